@@ -1,0 +1,43 @@
+// swift-tools-version:6.1
+import PackageDescription
+
+let package = Package(
+  name: "Settee",
+  platforms: [.macOS(.v13), .iOS(.v16)],
+  products: [
+    .library(name: "Settee", targets: ["Settee"]),
+    .library(name: "SetteeCore", targets: ["SetteeCore"]),
+    .executable(name: "settee", targets: ["settee"]),
+  ],
+  dependencies: [
+    .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
+    .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+    .package(url: "https://github.com/apple/swift-crypto", from: "3.12.0"),
+  ],
+  targets: [
+    .target(
+      name: "SetteeCore",
+      dependencies: [.product(name: "Crypto", package: "swift-crypto")]
+    ),
+    .target(
+      name: "Settee",
+      dependencies: ["SetteeCore", .product(name: "GRDB", package: "GRDB.swift")]
+    ),
+    .target(
+      name: "SetteeCLI",
+      dependencies: [
+        "Settee",
+        .product(name: "ArgumentParser", package: "swift-argument-parser"),
+      ]
+    ),
+    .executableTarget(name: "settee", dependencies: ["SetteeCLI"]),
+    .target(name: "SetteeTestSupport", dependencies: ["SetteeCore"], path: "Tests/SetteeTestSupport"),
+    .testTarget(name: "SetteeCoreTests", dependencies: ["SetteeCore", "SetteeTestSupport"]),
+    .testTarget(name: "SetteeTests", dependencies: ["Settee", "SetteeTestSupport"]),
+    .testTarget(
+      name: "SetteeCLITests",
+      dependencies: ["SetteeCLI", "settee", "SetteeTestSupport"]
+    ),
+  ],
+  swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,37 @@
+import SetteeCore
+
+extension DocumentCollection {
+  /// Creates or updates a document, without blocking the caller's thread.
+  @discardableResult
+  public func put(_ json: JSONObject) async throws -> WriteResult {
+    try await putAll([json])[0]
+  }
+
+  /// Writes several documents in one transaction: all of them or none.
+  @discardableResult
+  public func putAll(_ documents: [JSONObject]) async throws -> [WriteResult] {
+    try await database.write(writeOperation(validate(documents), mode: .edit))
+  }
+
+  /// Deletes a document, leaving a tombstone revision.
+  @discardableResult
+  public func delete(_ id: String, rev: RevisionID) async throws -> WriteResult {
+    try await database.write(
+      writeOperation([Document(id: id, rev: rev, isDeleted: true)], mode: .edit))[0]
+  }
+
+  /// The current revision of a live document; `nil` when missing or deleted.
+  public func get(_ id: String) async throws -> Document? {
+    try await database.read(getOperation([id]))[0]
+  }
+
+  /// Several documents read from one consistent snapshot, in the order of `ids`.
+  public func get(_ ids: [String]) async throws -> [Document?] {
+    try await database.read(getOperation(ids))
+  }
+
+  /// The changes feed from `since` on.
+  public func changes(since: Int64 = 0, limit: Int? = nil) async throws -> [Change] {
+    try await database.read(changesOperation(since: since, limit: limit))
+  }
+}

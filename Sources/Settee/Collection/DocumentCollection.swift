@@ -1,0 +1,176 @@
+import GRDB
+import SetteeCore
+
+/// A named set of documents in a ``Database``, with CouchDB's revision rules.
+///
+/// Collection handles are cheap values; a collection comes into being with its first write.
+///
+/// ```swift
+/// let people = db.collection("people")
+/// let created = try people.put(["_id": "mike", "age": 12])
+/// try people.put(["_id": "mike", "_rev": .string(created.rev.description), "age": 13])
+/// ```
+public struct DocumentCollection: Sendable {
+  public let database: Database
+  public let name: String
+
+  init(database: Database, name: String) {
+    self.database = database
+    self.name = name
+  }
+
+  // MARK: - Writing
+
+  /// Creates or updates a document given as JSON.
+  ///
+  /// Without `_id` the document gets a new random id. Updating an existing document needs
+  /// its current `_rev`; `"_deleted": true` deletes it.
+  ///
+  /// - Throws: ``SetteeError`` with code `conflict` when `_rev` is not the current
+  ///   revision (nothing is written), or a validation code for bad input.
+  @discardableResult
+  public func put(_ json: JSONObject) throws(SetteeError) -> WriteResult {
+    try putAll([json])[0]
+  }
+
+  /// Creates or updates a document.
+  @discardableResult
+  public func put(_ document: Document) throws(SetteeError) -> WriteResult {
+    try write([document], mode: .edit)[0]
+  }
+
+  /// Writes several documents in one transaction: all of them or, on any error, none.
+  ///
+  /// - Throws: ``SetteeError`` whose location names the offending record (0-based).
+  /// - Complexity: O(n) statements in one transaction.
+  @discardableResult
+  public func putAll(_ documents: [JSONObject]) throws(SetteeError) -> [WriteResult] {
+    try write(validate(documents), mode: .edit)
+  }
+
+  /// Deletes a document, leaving a tombstone revision.
+  ///
+  /// - Throws: ``SetteeError`` with code `conflict` when `rev` is not current, `notFound`
+  ///   when the document does not exist or is already deleted.
+  @discardableResult
+  public func delete(_ id: String, rev: RevisionID) throws(SetteeError) -> WriteResult {
+    try write([Document(id: id, rev: rev, isDeleted: true)], mode: .edit)[0]
+  }
+
+  func write(_ documents: [Document], mode: WriteMode) throws(SetteeError) -> [WriteResult] {
+    try database.write(writeOperation(documents, mode: mode))
+  }
+
+  func validate(_ documents: [JSONObject]) throws(SetteeError) -> [Document] {
+    let limits = database.configuration.limits
+    var validated: [Document] = []
+    validated.reserveCapacity(documents.count)
+    for (index, json) in documents.enumerated() {
+      do {
+        validated.append(try Document(validating: .object(json), limits: limits))
+      } catch {
+        throw documents.count > 1 ? error.at(record: index) : error
+      }
+    }
+    return validated
+  }
+
+  func writeOperation(_ documents: [Document], mode: WriteMode)
+    -> @Sendable (SQLConnection) throws -> [WriteResult]
+  {
+    let limits = database.configuration.limits
+    let name = self.name
+    return { db in
+      var writer = try DocumentWriter(db: db, collection: name, limits: limits)
+      var results: [WriteResult] = []
+      results.reserveCapacity(documents.count)
+      for (index, document) in documents.enumerated() {
+        do {
+          results.append(try writer.write(document, mode: mode))
+        } catch let error as SetteeError where documents.count > 1 {
+          throw error.at(record: index)
+        }
+      }
+      try writer.finish()
+      return results
+    }
+  }
+
+  // MARK: - Reading
+
+  /// The current revision of a live document; `nil` when missing or deleted.
+  public func get(_ id: String) throws(SetteeError) -> Document? {
+    try get([id])[0]
+  }
+
+  /// Several documents read from one consistent snapshot, in the order of `ids`.
+  public func get(_ ids: [String]) throws(SetteeError) -> [Document?] {
+    try database.read(getOperation(ids))
+  }
+
+  /// The winning revision of a document, tombstones included (`isDeleted` tells).
+  public func getRevision(_ id: String) throws(SetteeError) -> Document? {
+    try database.read(inCollection(nil) { db, cid in try DocumentReader.document(db, cid: cid, id: id) })
+  }
+
+  /// Every revision of a document, oldest first (its history); empty when unknown.
+  public func revisions(of id: String) throws(SetteeError) -> [RevisionInfo] {
+    try database.read(inCollection([]) { db, cid in try DocumentReader.revisions(db, cid: cid, id: id) })
+  }
+
+  /// The changes feed: the latest change of each document whose sequence number is above
+  /// `since`, in sequence order (CouchDB's `_changes`).
+  ///
+  /// - Parameter limit: the most entries to return; `nil` for all.
+  public func changes(since: Int64 = 0, limit: Int? = nil) throws(SetteeError) -> [Change] {
+    try database.read(changesOperation(since: since, limit: limit))
+  }
+
+  /// The number of live (not deleted) documents.
+  public func count() throws(SetteeError) -> Int {
+    try database.read(
+      inCollection(0) { db, cid in
+        try Int.fetchOne(
+          db.cachedStatement(sql: "SELECT count(*) FROM documents WHERE cid = ? AND deleted = 0"),
+          arguments: [cid]) ?? 0
+      })
+  }
+
+  /// The highest sequence number written so far (0 for a new collection).
+  public func lastSequence() throws(SetteeError) -> Int64 {
+    try database.read(
+      inCollection(0) { db, cid in
+        try Int64.fetchOne(
+          db.cachedStatement(sql: "SELECT last_seq FROM collections WHERE cid = ?"),
+          arguments: [cid]) ?? 0
+      })
+  }
+
+  func getOperation(_ ids: [String]) -> @Sendable (SQLConnection) throws -> [Document?] {
+    inCollection(Array(repeating: nil, count: ids.count)) { db, cid in
+      try ids.map { id in
+        guard let document = try DocumentReader.document(db, cid: cid, id: id),
+          !document.isDeleted
+        else { return nil }
+        return document
+      }
+    }
+  }
+
+  func changesOperation(since: Int64, limit: Int?) -> @Sendable (SQLConnection) throws -> [Change] {
+    inCollection([]) { db, cid in
+      try DocumentReader.changes(db, cid: cid, since: since, limit: limit)
+    }
+  }
+
+  /// A read of this collection that gives `empty` when the collection does not exist yet.
+  func inCollection<T: Sendable>(
+    _ empty: T, _ body: @escaping @Sendable (SQLConnection, Int64) throws -> T
+  ) -> @Sendable (SQLConnection) throws -> T {
+    let name = self.name
+    return { db in
+      guard let cid = try DocumentReader.collectionID(db, name) else { return empty }
+      return try body(db, cid)
+    }
+  }
+}

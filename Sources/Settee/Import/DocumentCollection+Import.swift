@@ -1,0 +1,102 @@
+import GRDB
+import SetteeCore
+
+/// What an import did.
+public struct ImportSummary: Sendable, Hashable {
+  /// Documents written.
+  public var documents: Int
+  /// Transactions committed.
+  public var batches: Int
+}
+
+/// How far an import has got, for progress displays.
+public struct ImportProgress: Sendable, Hashable {
+  public var documents: Int
+  public var bytes: Int
+}
+
+extension DocumentCollection {
+  /// Imports a stream of JSON records (a JSON array or NDJSON) as documents.
+  ///
+  /// Records follow ``put(_:)-(JSONObject)``'s rules, except that a `_rev` on a document
+  /// the collection does not hold is kept as given (CouchDB replication's rule), so that
+  /// the output of ``exportDocuments(_:)`` imports back unchanged. The input is streamed;
+  /// memory stays bounded whatever its size.
+  ///
+  /// - Parameters:
+  ///   - batchSize: `nil` (the default) imports everything in one transaction: all or
+  ///     nothing. A number commits every that many documents, so a failure keeps the
+  ///     batches before it.
+  ///   - progress: called now and then with how far the import has got.
+  /// - Throws: ``SetteeError`` naming the first bad record by line and position; with a
+  ///   `batchSize`, the error's message says how many documents were committed.
+  @discardableResult
+  public func importDocuments(
+    from reader: inout JSONRecordReader, batchSize: Int? = nil,
+    progress: ((ImportProgress) -> Void)? = nil
+  ) throws(SetteeError) -> ImportSummary {
+    if let batchSize, batchSize < 1 {
+      throw SetteeError(.invalidArgument, "batch size must be at least 1, not \(batchSize)")
+    }
+    let limits = database.configuration.limits
+    let name = self.name
+    var summary = ImportSummary(documents: 0, batches: 0)
+    var lastReport = 0
+    do {
+      try database.writer.writeWithoutTransaction { db in
+        var finished = false
+        while !finished {
+          var inBatch = 0
+          try db.inTransaction {
+            var writer = try DocumentWriter(db: db, collection: name, limits: limits)
+            while batchSize.map({ inBatch < $0 }) ?? true {
+              guard let record = try reader.next() else {
+                finished = true
+                break
+              }
+              do {
+                let json = try JSONParser.parse(record.bytes, maxDepth: limits.maxNestingDepth)
+                _ = try writer.write(Document(validating: json, limits: limits), mode: .restore)
+              } catch let error as SetteeError {
+                throw error.locatedIn(record)
+              }
+              inBatch += 1
+              if let progress, summary.documents + inBatch - lastReport >= 10_000 {
+                lastReport = summary.documents + inBatch
+                progress(ImportProgress(documents: lastReport, bytes: reader.bytesConsumed))
+              }
+            }
+            try writer.finish()
+            return .commit
+          }
+          if inBatch > 0 {
+            summary.documents += inBatch
+            summary.batches += 1
+          }
+        }
+      }
+    } catch {
+      var failure = SetteeError.from(error, "import failed")
+      if batchSize != nil {
+        failure.message += "; \(summary.documents) documents in \(summary.batches) batches were committed before it"
+      }
+      throw failure
+    }
+    progress?(ImportProgress(documents: summary.documents, bytes: reader.bytesConsumed))
+    return summary
+  }
+}
+
+extension SetteeError {
+  /// Places an error found inside a record at its line (and column) in the whole input.
+  fileprivate func locatedIn(_ record: JSONRecordReader.Record) -> SetteeError {
+    var copy = self
+    let inner = location ?? Location()
+    let innerLine = inner.line ?? 1
+    copy.location = Location(
+      line: record.line + innerLine - 1,
+      column: inner.column.map { innerLine == 1 ? record.column + $0 - 1 : $0 },
+      record: record.index)
+    return copy
+  }
+}

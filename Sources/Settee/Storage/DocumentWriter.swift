@@ -1,0 +1,137 @@
+import GRDB
+import SetteeCore
+
+/// The result of one successful write.
+public struct WriteResult: Sendable, Hashable {
+  public var id: String
+  public var rev: RevisionID
+  /// The collection's change sequence number this write got.
+  public var seq: Int64
+}
+
+/// How a write treats the `_rev` it is given.
+enum WriteMode {
+  /// CouchDB's rules: an existing document needs its current `_rev`; a new one must have none.
+  case edit
+  /// Restoring or importing: a `_rev` on a document the collection does not hold is kept
+  /// as it is (as CouchDB replication does), so an export imports back unchanged.
+  /// Existing documents follow the `edit` rules.
+  case restore
+}
+
+/// Writes documents of one collection inside one open write transaction.
+///
+/// Create it in a transaction, call ``write(_:mode:)`` any number of times, then
+/// ``finish()``; every statement is prepared once and bound, never spliced.
+struct DocumentWriter {
+  private let db: SQLConnection
+  private let cid: Int64
+  private let limits: DocumentLimits
+  private var lastSeq: Int64
+  private let startSeq: Int64
+
+  init(db: SQLConnection, collection name: String, limits: DocumentLimits) throws {
+    self.db = db
+    self.limits = limits
+    if let row = try Row.fetchOne(
+      db.cachedStatement(sql: "SELECT cid, last_seq FROM collections WHERE name = ?"),
+      arguments: [name])
+    {
+      cid = row[0]
+      lastSeq = row[1]
+    } else {
+      guard !name.isEmpty else {
+        throw SetteeError(.invalidArgument, "collection name must not be empty")
+      }
+      try db.execute(sql: "INSERT INTO collections (name) VALUES (?)", arguments: [name])
+      cid = db.lastInsertedRowID
+      lastSeq = 0
+    }
+    startSeq = lastSeq
+  }
+
+  /// Writes one document revision.
+  ///
+  /// - Throws: ``SetteeError`` with code `conflict`, `notFound`, `documentTooLarge`, or a
+  ///   validation code from ``Document/validate(limits:)``.
+  mutating func write(_ document: Document, mode: WriteMode) throws -> WriteResult {
+    try document.validate(limits: limits)
+    let body = try document.encodedBody(limits: limits)
+    let bodyText = String(decoding: body, as: UTF8.self)
+    let existing = try Row.fetchOne(
+      db.cachedStatement(sql: "SELECT rid, rev, deleted FROM documents WHERE cid = ? AND id = ?"),
+      arguments: [cid, document.id])
+    lastSeq += 1
+    let seq = lastSeq
+
+    guard let existing else {
+      let rev: RevisionID
+      switch (document.rev, mode) {
+      case (let given?, .restore):
+        rev = given
+      case (let given?, .edit):
+        throw SetteeError(
+          .conflict,
+          "document \(quoted(document.id)) does not exist, so the write must not name _rev \(given)",
+          documentID: document.id)
+      case (nil, _):
+        if document.isDeleted {
+          throw SetteeError(
+            .notFound, "document \(quoted(document.id)) does not exist, so it cannot be deleted",
+            documentID: document.id)
+        }
+        rev = RevisionID.next(after: nil, deleted: false, body: body)
+      }
+      try db.cachedStatement(
+        sql: "INSERT INTO documents (cid, id, rev, deleted, seq, body) VALUES (?, ?, ?, ?, ?, ?)"
+      ).execute(arguments: [cid, document.id, rev.description, document.isDeleted, seq, bodyText])
+      let rid = db.lastInsertedRowID
+      try insertRevision(rid: rid, rev: rev, parent: nil, deleted: document.isDeleted, seq: seq)
+      return WriteResult(id: document.id, rev: rev, seq: seq)
+    }
+
+    let rid: Int64 = existing[0]
+    let current = try RevisionID(parsing: existing[1])
+    let currentDeleted: Bool = existing[2]
+    if let given = document.rev {
+      guard given == current else {
+        throw SetteeError(
+          .conflict,
+          "document update conflict: \(quoted(document.id)) is at revision \(current), the write named \(given)",
+          documentID: document.id)
+      }
+    } else if !currentDeleted {
+      throw SetteeError(
+        .conflict,
+        "document update conflict: \(quoted(document.id)) exists, so the write must name its current _rev \(current)",
+        documentID: document.id)
+    }
+    if document.isDeleted && currentDeleted {
+      throw SetteeError(
+        .notFound, "document \(quoted(document.id)) is already deleted", documentID: document.id)
+    }
+    let rev = RevisionID.next(after: current, deleted: document.isDeleted, body: body)
+    try db.cachedStatement(
+      sql: "UPDATE documents SET rev = ?, deleted = ?, seq = ?, body = ? WHERE rid = ?"
+    ).execute(arguments: [rev.description, document.isDeleted, seq, bodyText, rid])
+    try insertRevision(rid: rid, rev: rev, parent: current, deleted: document.isDeleted, seq: seq)
+    return WriteResult(id: document.id, rev: rev, seq: seq)
+  }
+
+  /// Records the new sequence number; call once after the last write.
+  func finish() throws {
+    guard lastSeq != startSeq else { return }
+    try db.cachedStatement(sql: "UPDATE collections SET last_seq = ? WHERE cid = ?")
+      .execute(arguments: [lastSeq, cid])
+  }
+
+  private func insertRevision(
+    rid: Int64, rev: RevisionID, parent: RevisionID?, deleted: Bool, seq: Int64
+  ) throws {
+    try db.cachedStatement(
+      sql: "INSERT INTO revisions (rid, rev, parent, deleted, seq) VALUES (?, ?, ?, ?, ?)"
+    ).execute(arguments: [rid, rev.description, parent?.description, deleted, seq])
+  }
+}
+
+func quoted(_ text: String) -> String { JSONWriter.string(.string(text)) }

@@ -1,0 +1,45 @@
+import GRDB
+
+/// The on-disk format: one table of collections, one of documents (the winning revision of
+/// each, which queries read), and one of revision trees.
+///
+/// The revision table keeps every revision's id, parent and deletion flag, so that
+/// replication can compare histories later; bodies are kept only for the winning revision
+/// (in `documents`) and, once replication brings conflicts, for losing leaves
+/// (`revisions.body`), as CouchDB keeps them after compaction.
+enum Schema {
+  static var migrator: DatabaseMigrator {
+    var migrator = DatabaseMigrator()
+    migrator.registerMigration("v1") { db in
+      try db.execute(
+        sql: """
+          CREATE TABLE collections (
+            cid INTEGER PRIMARY KEY,
+            name TEXT NOT NULL UNIQUE,
+            last_seq INTEGER NOT NULL DEFAULT 0
+          );
+          CREATE TABLE documents (
+            rid INTEGER PRIMARY KEY,
+            cid INTEGER NOT NULL,
+            id TEXT NOT NULL,
+            rev TEXT NOT NULL,
+            deleted INTEGER NOT NULL DEFAULT 0,
+            seq INTEGER NOT NULL,
+            body TEXT NOT NULL
+          );
+          CREATE UNIQUE INDEX documents_by_id ON documents(cid, id);
+          CREATE UNIQUE INDEX documents_by_seq ON documents(cid, seq);
+          CREATE TABLE revisions (
+            rid INTEGER NOT NULL,
+            rev TEXT NOT NULL,
+            parent TEXT,
+            deleted INTEGER NOT NULL,
+            seq INTEGER NOT NULL,
+            body TEXT,
+            PRIMARY KEY (rid, rev)
+          ) WITHOUT ROWID;
+          """)
+    }
+    return migrator
+  }
+}

@@ -1,0 +1,111 @@
+import ArgumentParser
+import Foundation
+import Settee
+import SetteeCore
+
+struct DemoCommand: ParsableCommand {
+  static let configuration = CommandConfiguration(
+    commandName: "demo",
+    abstract: "Create a demo database from the bundled sample data and show what Settee does.")
+
+  @Option(help: "Where to create the demo database (must not exist; default: a new temporary file).")
+  var db: String?
+
+  func run() throws {
+    let path = try demoPath()
+    let database = try Database(path: path)
+    let people = database.collection(DemoData.collectionName)
+    var step = 0
+    func section(_ title: String) {
+      step += 1
+      Console.out("\n\(step). \(title)\n")
+    }
+    func show(_ label: String, _ value: JSON) {
+      Console.out("   \(label) \(JSONWriter.string(value))\n")
+    }
+
+    Console.out("Settee demo: a JSON document database in one SQLite file.\n")
+    Console.out("   database: \(path)\n")
+
+    section("Import the bundled sample data set (NDJSON, one transaction)")
+    var lines = DemoData.people.split(separator: "\n").map { Array($0.utf8) + [10] }.makeIterator()
+    var reader = JSONRecordReader(maxRecordBytes: 1 << 20) { lines.next() }
+    let summary = try people.importDocuments(from: &reader)
+    Console.out("   imported \(summary.documents) documents into collection \"\(people.name)\"\n")
+
+    section("Read a document by id")
+    let mike = try people.get("mike34")!
+    show("get mike34 ->", .object(mike.json))
+
+    section("Update it: the write must name the current _rev")
+    var changed = mike.json
+    changed["age"] = 35
+    let updated = try people.put(changed)
+    show("put ->", ["ok": true, "id": .string(updated.id), "rev": .string(updated.rev.description)])
+
+    section("A stale _rev is a conflict, and nothing is written")
+    do {
+      try people.put(changed)
+    } catch {
+      show("put with the old _rev ->", ["error": .string(error.code.name), "reason": .string(error.reason)])
+    }
+
+    section("Delete leaves a tombstone; the revision history stays")
+    let deleted = try people.delete("fred23", rev: try people.get("fred23")!.rev!)
+    show("delete fred23 ->", ["ok": true, "rev": .string(deleted.rev.description)])
+    show("get fred23 ->", try people.get("fred23").map { .object($0.json) } ?? .null)
+    for revision in try people.revisions(of: "fred23") {
+      Console.out("   history: \(revision.rev)\(revision.isDeleted ? " (deleted)" : "")\n")
+    }
+
+    section("Swift Codable values in and out")
+    let kiki = Person(name: "kiki", age: 9, pet: .init(species: "axolotl"))
+    let stored = try people.put(kiki, id: "kiki9")
+    let back = try people.get(Person.self, id: "kiki9")!
+    Console.out("   put Person(name: \"kiki\") as kiki9 at \(stored.rev); read back: \(back.name), \(back.age), \(back.pet?.species ?? "-")\n")
+
+    section("The changes feed, from sequence \(summary.documents) on")
+    for change in try people.changes(since: Int64(summary.documents)) {
+      Console.out("   seq \(change.seq): \(change.id) \(change.rev)\(change.isDeleted ? " deleted" : "")\n")
+    }
+
+    section("Export (NDJSON, first 3 lines)")
+    var exported: [UInt8] = []
+    try people.exportDocuments { exported.append(contentsOf: $0) }
+    for line in String(decoding: exported, as: UTF8.self).split(separator: "\n").prefix(3) {
+      Console.out("   \(line)\n")
+    }
+    Console.out("   … \(try people.count()) documents in all\n")
+
+    Console.out(
+      """
+
+      Try it yourself:
+         settee --db \(path) --collection people get mike34
+         settee --db \(path) --collection people export
+         settee --db \(path) --collection people changes --since 20
+
+      """)
+  }
+
+  private func demoPath() throws -> String {
+    if let db {
+      if FileManager.default.fileExists(atPath: db) {
+        throw ValidationError("\(db) already exists; the demo creates a new database")
+      }
+      return db
+    }
+    let directory = FileManager.default.temporaryDirectory
+      .appendingPathComponent("settee-demo-\(UUID().uuidString.prefix(8))")
+    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    return directory.appendingPathComponent("demo.db").path
+  }
+}
+
+/// The Swift type the demo stores with Codable.
+private struct Person: Codable {
+  struct Pet: Codable { var species: String }
+  var name: String
+  var age: Int
+  var pet: Pet?
+}

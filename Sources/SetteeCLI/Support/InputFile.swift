@@ -1,0 +1,55 @@
+import Foundation
+import SetteeCore
+
+/// A file (or standard input, `-`) read in chunks through a POSIX descriptor.
+final class InputFile {
+  let path: String
+  private let descriptor: Int32
+  /// The size in bytes when known (regular files), for progress.
+  let size: Int?
+
+  init(path: String) throws(SetteeError) {
+    self.path = path
+    if path == "-" {
+      descriptor = STDIN_FILENO
+      size = nil
+      return
+    }
+    descriptor = open(path, O_RDONLY)
+    guard descriptor >= 0 else {
+      throw SetteeError(.io, "cannot open \(path): \(String(cString: strerror(errno)))")
+    }
+    var info = stat()
+    if fstat(descriptor, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG {
+      size = Int(info.st_size)
+    } else {
+      size = nil
+    }
+  }
+
+  deinit {
+    if descriptor != STDIN_FILENO { close(descriptor) }
+  }
+
+  /// The next chunk of up to `count` bytes; `nil` at the end.
+  func read(upTo count: Int = 1 << 20) throws -> [UInt8]? {
+    var chunk = [UInt8](repeating: 0, count: count)
+    while true {
+      let got = chunk.withUnsafeMutableBytes { Foundation.read(descriptor, $0.baseAddress, count) }
+      if got < 0 {
+        if errno == EINTR { continue }
+        throw SetteeError(.io, "cannot read \(path): \(String(cString: strerror(errno)))")
+      }
+      if got == 0 { return nil }
+      chunk.removeSubrange(got...)
+      return chunk
+    }
+  }
+
+  /// The whole input as bytes.
+  func readAll() throws -> [UInt8] {
+    var bytes: [UInt8] = []
+    while let chunk = try read() { bytes.append(contentsOf: chunk) }
+    return bytes
+  }
+}

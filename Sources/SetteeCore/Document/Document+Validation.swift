@@ -1,0 +1,160 @@
+extension Document {
+  /// The special top-level members a written document may carry.
+  public static let specialMembers: Set<String> = ["_id", "_rev", "_deleted"]
+
+  /// Makes a document from JSON that a user wrote, checking every rule of SPEC section 1.
+  ///
+  /// A missing `_id` gets a new random id (32 lowercase hex digits, as CouchDB makes).
+  ///
+  /// - Throws: ``SetteeError`` with code `invalidDocument` (not an object, bad `_deleted`,
+  ///   a number that is not finite), `invalidID`, `invalidRevision`, `reservedField` or
+  ///   `nestingTooDeep`.
+  public init(validating json: JSON, limits: DocumentLimits = .default) throws(SetteeError) {
+    guard case .object(let object) = json else {
+      throw SetteeError(
+        .invalidDocument, "a document must be a JSON object, not \(json.typeName == "array" ? "an" : "a") \(json.typeName)")
+    }
+    var id: String?
+    var rev: RevisionID?
+    var deleted = false
+    var body: [JSONObject.Member] = []
+    body.reserveCapacity(object.count)
+    for member in object {
+      switch member.key {
+      case "_id":
+        guard case .string(let text) = member.value else {
+          throw SetteeError(.invalidID, "document id must be a string, not \(member.value.typeName)")
+        }
+        try Document.validateID(text)
+        id = text
+      case "_rev":
+        guard case .string(let text) = member.value else {
+          throw SetteeError(.invalidRevision, "_rev must be a string, not \(member.value.typeName)")
+        }
+        rev = try RevisionID(parsing: text)
+      case "_deleted":
+        guard case .bool(let flag) = member.value else {
+          throw SetteeError(
+            .invalidDocument, "_deleted must be true or false, not \(member.value.typeName)")
+        }
+        deleted = flag
+      default:
+        if member.key.utf8.first == UInt8(ascii: "_") {
+          throw SetteeError(
+            .reservedField,
+            "field name \(JSONWriter.string(.string(member.key))) is reserved: top-level names starting with '_' belong to the engine",
+            documentID: id)
+        }
+        try Document.validateValue(member.value, path: member.key, depth: 2, limits: limits)
+        body.append(member)
+      }
+    }
+    self.init(
+      id: id ?? Document.generateID(), rev: rev, isDeleted: deleted,
+      body: JSONObject(uniqueMembers: body))
+  }
+
+  /// Checks a document id: a non-empty string that starts with `_` only as `_design/`.
+  ///
+  /// - Throws: ``SetteeError`` with code `invalidID`.
+  public static func validateID(_ id: String) throws(SetteeError) {
+    if id.isEmpty { throw SetteeError(.invalidID, "document id must not be empty") }
+    if id.utf8.first == UInt8(ascii: "_") && !id.hasPrefix("_design/") {
+      throw SetteeError(
+        .invalidID,
+        "document id \(JSONWriter.string(.string(id))) is reserved: only ids starting with _design/ may start with '_'",
+        documentID: id)
+    }
+  }
+
+  /// A new document id: 32 lowercase hexadecimal digits, unique and mostly increasing
+  /// (CouchDB's `sequential` ids).
+  public static func generateID() -> String {
+    DocumentIDGenerator.shared.withLock { $0.next() }
+  }
+
+  /// Checks the body once more before it is stored (for documents built in Swift).
+  ///
+  /// - Throws: ``SetteeError`` with code `reservedField`, `invalidID`, `invalidDocument`
+  ///   or `nestingTooDeep`.
+  public func validate(limits: DocumentLimits = .default) throws(SetteeError) {
+    try Document.validateID(id)
+    for member in body {
+      if member.key.utf8.first == UInt8(ascii: "_") {
+        throw SetteeError(
+          .reservedField,
+          "field name \(JSONWriter.string(.string(member.key))) is reserved: top-level names starting with '_' belong to the engine",
+          documentID: id)
+      }
+      try Document.validateValue(member.value, path: member.key, depth: 2, limits: limits)
+    }
+  }
+
+  /// Encodes the body for storage.
+  ///
+  /// - Throws: ``SetteeError`` with code `documentTooLarge`.
+  public func encodedBody(limits: DocumentLimits = .default) throws(SetteeError) -> [UInt8] {
+    let bytes = JSONWriter.bytes(.object(body))
+    if bytes.count > limits.maxDocumentBytes {
+      throw SetteeError(
+        .documentTooLarge,
+        "document \(JSONWriter.string(.string(id))) is \(bytes.count) bytes, more than the limit of \(limits.maxDocumentBytes)",
+        documentID: id)
+    }
+    return bytes
+  }
+
+  /// What is wrong with a value, found without building any path until there is a problem.
+  private enum ValueProblem: Error {
+    case notFinite(Double, reversedPath: [String])
+    case tooDeep(reversedPath: [String])
+
+    func adding(_ component: String) -> ValueProblem {
+      switch self {
+      case .notFinite(let number, let path): .notFinite(number, reversedPath: path + [component])
+      case .tooDeep(let path): .tooDeep(reversedPath: path + [component])
+      }
+    }
+  }
+
+  private static func validateValue(_ value: JSON, path: String, depth: Int, limits: DocumentLimits)
+    throws(SetteeError)
+  {
+    guard let problem = findProblem(value, depth: depth, maxDepth: limits.maxNestingDepth) else {
+      return
+    }
+    switch problem {
+    case .notFinite(let number, let reversedPath):
+      let where_ = ([path] + reversedPath.reversed()).joined(separator: ".")
+      throw SetteeError(
+        .invalidDocument, "field \(where_) holds \(number), which JSON cannot represent")
+    case .tooDeep(let reversedPath):
+      let where_ = ([path] + reversedPath.reversed()).joined(separator: ".")
+      throw SetteeError(
+        .nestingTooDeep, "document nests deeper than \(limits.maxNestingDepth) levels at \(where_)")
+    }
+  }
+
+  private static func findProblem(_ value: JSON, depth: Int, maxDepth: Int) -> ValueProblem? {
+    switch value {
+    case .double(let number) where !number.isFinite:
+      return .notFinite(number, reversedPath: [])
+    case .array(let elements):
+      if depth > maxDepth { return .tooDeep(reversedPath: []) }
+      for (index, element) in elements.enumerated() {
+        if let problem = findProblem(element, depth: depth + 1, maxDepth: maxDepth) {
+          return problem.adding(String(index))
+        }
+      }
+    case .object(let object):
+      if depth > maxDepth { return .tooDeep(reversedPath: []) }
+      for member in object {
+        if let problem = findProblem(member.value, depth: depth + 1, maxDepth: maxDepth) {
+          return problem.adding(member.key)
+        }
+      }
+    default: break
+    }
+    return nil
+  }
+}

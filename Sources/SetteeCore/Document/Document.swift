@@ -1,0 +1,44 @@
+/// A stored JSON document: its id, revision, deletion flag and body.
+///
+/// The body holds every member but the special ones (`_id`, `_rev`, `_deleted`), in the
+/// order they were written.
+public struct Document: Sendable, Hashable {
+  public var id: String
+  /// The current revision; `nil` for a document not stored yet.
+  public var rev: RevisionID?
+  /// Whether this revision is a deletion (a tombstone).
+  public var isDeleted: Bool
+  public var body: JSONObject
+
+  public init(id: String, rev: RevisionID? = nil, isDeleted: Bool = false, body: JSONObject = [:])
+  {
+    self.id = id
+    self.rev = rev
+    self.isDeleted = isDeleted
+    self.body = body
+  }
+
+  /// A member of the body, or `_id` / `_rev`.
+  public subscript(key: String) -> JSON? {
+    switch key {
+    case "_id": .string(id)
+    case "_rev": rev.map { .string($0.description) }
+    default: body[key]
+    }
+  }
+
+  /// The document as JSON: `_id` and `_rev` first, then `_deleted` for a tombstone, then
+  /// the body's members (CouchDB's shape).
+  public var json: JSONObject {
+    var members = [JSONObject.Member(key: "_id", value: .string(id))]
+    if let rev { members.append(.init(key: "_rev", value: .string(rev.description))) }
+    if isDeleted { members.append(.init(key: "_deleted", value: .bool(true))) }
+    members.append(contentsOf: body.members)
+    return JSONObject(uniqueMembers: members)
+  }
+
+  /// The document's JSON text, as ``json`` prints.
+  public func jsonBytes() -> [UInt8] {
+    JSONWriter.bytes(.object(json))
+  }
+}

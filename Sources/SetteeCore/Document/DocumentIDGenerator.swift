@@ -1,0 +1,61 @@
+import Synchronization
+
+/// Makes new document ids the way CouchDB's default `sequential` algorithm does: a random
+/// 26-hex-digit prefix followed by a 6-digit suffix that grows by a random step, with a new
+/// prefix when the suffix would overflow.
+///
+/// Ids made one after the other sort together, so inserting them touches the same B-tree
+/// pages of the id index instead of random ones, while staying unguessable across prefixes.
+struct DocumentIDGenerator {
+  private var prefix: String
+  private var suffix: UInt32
+  private var random = SystemRandomNumberGenerator()
+
+  init() {
+    prefix = ""
+    suffix = 0
+    renewPrefix()
+  }
+
+  mutating func next() -> String {
+    suffix += UInt32.random(in: 1...0xFFE, using: &random)
+    if suffix > 0xFFF000 { renewPrefix() }
+    return prefix + Hex.string(of: suffix, digits: 6)
+  }
+
+  private mutating func renewPrefix() {
+    let high = UInt64.random(in: 0...UInt64.max, using: &random)
+    let low = UInt64.random(in: 0...UInt64.max, using: &random) >> 24  // 40 bits
+    prefix = Hex.string(of: high, digits: 16) + Hex.string(of: low, digits: 10)
+    suffix = UInt32.random(in: 0...0xFFF, using: &random)
+  }
+
+  static let shared = Mutex(DocumentIDGenerator())
+}
+
+/// Lowercase hexadecimal text.
+enum Hex {
+  private static let digits = Array("0123456789abcdef".utf8)
+
+  /// The low `digits` hex digits of `value`, zero-padded.
+  static func string(of value: some FixedWidthInteger, digits count: Int) -> String {
+    var value = UInt64(truncatingIfNeeded: value)
+    var bytes = [UInt8](repeating: UInt8(ascii: "0"), count: count)
+    for index in stride(from: count - 1, through: 0, by: -1) {
+      bytes[index] = digits[Int(value & 0xF)]
+      value >>= 4
+    }
+    return String(decoding: bytes, as: UTF8.self)
+  }
+
+  /// Two hex digits per byte.
+  static func string(of bytes: some Sequence<UInt8>) -> String {
+    var text: [UInt8] = []
+    text.reserveCapacity(32)
+    for byte in bytes {
+      text.append(digits[Int(byte >> 4)])
+      text.append(digits[Int(byte & 0xF)])
+    }
+    return String(decoding: text, as: UTF8.self)
+  }
+}

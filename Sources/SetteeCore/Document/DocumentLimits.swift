@@ -1,0 +1,15 @@
+/// Bounds that protect the database and the process from hostile or broken input.
+public struct DocumentLimits: Sendable, Hashable {
+  /// The largest encoded body accepted, in bytes (CouchDB's default: 8 MiB).
+  public var maxDocumentBytes: Int
+  /// The deepest nesting of objects and arrays accepted; the document itself is level 1
+  /// (MongoDB's limit: 100).
+  public var maxNestingDepth: Int
+
+  public init(maxDocumentBytes: Int = 8 * 1024 * 1024, maxNestingDepth: Int = 100) {
+    self.maxDocumentBytes = maxDocumentBytes
+    self.maxNestingDepth = maxNestingDepth
+  }
+
+  public static let `default` = DocumentLimits()
+}

@@ -1,0 +1,149 @@
+/// The one error type Settee throws.
+///
+/// Match on the code to handle a kind of failure:
+///
+/// ```swift
+/// do {
+///   try people.put(["_id": "mike", "age": 13])
+/// } catch SetteeError.Code.conflict {
+///   // someone else updated "mike" first
+/// }
+/// ```
+public struct SetteeError: Error, Sendable, Hashable, CustomStringConvertible {
+  /// What went wrong, as a value that can be matched and that can grow new cases.
+  public struct Code: Hashable, Sendable, CustomStringConvertible {
+    private enum Base: Hashable, Sendable {
+      case invalidJSON, invalidDocument, invalidID, invalidRevision, reservedField
+      case documentTooLarge, nestingTooDeep, conflict, notFound, invalidArgument
+      case storage, io
+    }
+    private let base: Base
+    private init(_ base: Base) { self.base = base }
+
+    /// The input is not well-formed JSON.
+    public static let invalidJSON = Code(.invalidJSON)
+    /// The input is JSON but not a valid document (not an object, a bad special member).
+    public static let invalidDocument = Code(.invalidDocument)
+    /// A document id is empty, not a string, or reserved.
+    public static let invalidID = Code(.invalidID)
+    /// A revision is not of the form `N-<hex digest>`.
+    public static let invalidRevision = Code(.invalidRevision)
+    /// A top-level field starts with `_` and is not one the engine knows.
+    public static let reservedField = Code(.reservedField)
+    /// A document is larger than ``DocumentLimits/maxDocumentBytes``.
+    public static let documentTooLarge = Code(.documentTooLarge)
+    /// A document nests deeper than ``DocumentLimits/maxNestingDepth``.
+    public static let nestingTooDeep = Code(.nestingTooDeep)
+    /// A write named a revision that is not the document's current one.
+    public static let conflict = Code(.conflict)
+    /// The document does not exist or is deleted.
+    public static let notFound = Code(.notFound)
+    /// An argument or option has a value Settee cannot use.
+    public static let invalidArgument = Code(.invalidArgument)
+    /// SQLite reported an error.
+    public static let storage = Code(.storage)
+    /// Reading or writing a file failed.
+    public static let io = Code(.io)
+
+    /// The CouchDB-style `error` name used in JSON error bodies.
+    public var name: String {
+      switch base {
+      case .invalidJSON, .invalidArgument, .nestingTooDeep: "bad_request"
+      case .invalidDocument, .reservedField: "doc_validation"
+      case .invalidID: "illegal_docid"
+      case .invalidRevision: "bad_request"
+      case .documentTooLarge: "document_too_large"
+      case .conflict: "conflict"
+      case .notFound: "not_found"
+      case .storage: "storage_error"
+      case .io: "io_error"
+      }
+    }
+
+    public var description: String {
+      switch base {
+      case .invalidJSON: "invalidJSON"
+      case .invalidDocument: "invalidDocument"
+      case .invalidID: "invalidID"
+      case .invalidRevision: "invalidRevision"
+      case .reservedField: "reservedField"
+      case .documentTooLarge: "documentTooLarge"
+      case .nestingTooDeep: "nestingTooDeep"
+      case .conflict: "conflict"
+      case .notFound: "notFound"
+      case .invalidArgument: "invalidArgument"
+      case .storage: "storage"
+      case .io: "io"
+      }
+    }
+
+    /// Lets `catch SetteeError.Code.conflict` match a thrown ``SetteeError``.
+    public static func ~= (code: Code, error: any Error) -> Bool {
+      (error as? SetteeError)?.code == code
+    }
+  }
+
+  /// Where in the input the problem is.
+  public struct Location: Hashable, Sendable, CustomStringConvertible {
+    /// 1-based line in a text input (a file, a JSON string), if known.
+    public var line: Int?
+    /// 1-based column (in bytes) on that line, if known.
+    public var column: Int?
+    /// 0-based position of the record in a batch or import, if known.
+    public var record: Int?
+
+    public init(line: Int? = nil, column: Int? = nil, record: Int? = nil) {
+      self.line = line
+      self.column = column
+      self.record = record
+    }
+
+    public var description: String {
+      var parts: [String] = []
+      if let record { parts.append("record \(record)") }
+      if let line { parts.append("line \(line)") }
+      if let column { parts.append("column \(column)") }
+      return parts.joined(separator: ", ")
+    }
+  }
+
+  public var code: Code
+  /// A sentence for people; it quotes the offending input.
+  public var message: String
+  /// The document id concerned, if any.
+  public var documentID: String?
+  public var location: Location?
+  /// The underlying error's description (for example SQLite's), if any.
+  public var cause: String?
+
+  public init(
+    _ code: Code, _ message: String, documentID: String? = nil, location: Location? = nil,
+    cause: String? = nil
+  ) {
+    self.code = code
+    self.message = message
+    self.documentID = documentID
+    self.location = location
+    self.cause = cause
+  }
+
+  /// The message with its location, as shown to users.
+  public var reason: String {
+    var text = message
+    if let location, location != Location() { text += " (at \(location))" }
+    if let cause { text += ": \(cause)" }
+    return text
+  }
+
+  public var description: String { "\(code.name): \(reason)" }
+
+  /// Returns this error with the position of the record in a batch or import added.
+  public func at(record: Int? = nil, line: Int? = nil) -> SetteeError {
+    var copy = self
+    var location = copy.location ?? Location()
+    if let record { location.record = record }
+    if let line { location.line = line }
+    copy.location = location
+    return copy
+  }
+}

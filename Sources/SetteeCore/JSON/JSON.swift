@@ -1,0 +1,101 @@
+/// A JSON value that round-trips exactly.
+///
+/// Objects keep their members in order, integers that fit in 64 bits stay integers,
+/// other numbers are `Double`s, and strings keep every Unicode scalar.
+///
+/// Equality is structural: `.int(1) != .double(1)` and member order matters. Query
+/// semantics (where `1 == 1.0`) use ``JSONCollation`` instead.
+public enum JSON: Sendable, Hashable {
+  case null
+  case bool(Bool)
+  case int(Int64)
+  case double(Double)
+  case string(String)
+  case array([JSON])
+  case object(JSONObject)
+}
+
+extension JSON {
+  /// The members if this is an object.
+  public var objectValue: JSONObject? {
+    if case .object(let object) = self { object } else { nil }
+  }
+
+  /// The elements if this is an array.
+  public var arrayValue: [JSON]? {
+    if case .array(let array) = self { array } else { nil }
+  }
+
+  /// The string if this is a string.
+  public var stringValue: String? {
+    if case .string(let string) = self { string } else { nil }
+  }
+
+  /// The value as a `Double` if this is a number.
+  public var doubleValue: Double? {
+    switch self {
+    case .int(let value): Double(value)
+    case .double(let value): value
+    default: nil
+    }
+  }
+
+  /// The boolean if this is `true` or `false`.
+  public var boolValue: Bool? {
+    if case .bool(let value) = self { value } else { nil }
+  }
+
+  public var isNull: Bool { self == .null }
+
+  /// The JSON type name: `null`, `boolean`, `number`, `string`, `array` or `object`.
+  public var typeName: String {
+    switch self {
+    case .null: "null"
+    case .bool: "boolean"
+    case .int, .double: "number"
+    case .string: "string"
+    case .array: "array"
+    case .object: "object"
+    }
+  }
+
+  /// Member access for objects; `nil` for other values and missing members.
+  public subscript(key: String) -> JSON? {
+    objectValue?[key]
+  }
+
+  /// Element access for arrays; `nil` when out of range or not an array.
+  public subscript(index: Int) -> JSON? {
+    guard case .array(let array) = self, array.indices.contains(index) else { return nil }
+    return array[index]
+  }
+
+  /// How deeply arrays and objects nest: 0 for a scalar, 1 for `[]` or `{}`.
+  public var depth: Int {
+    switch self {
+    case .array(let elements): 1 + (elements.lazy.map(\.depth).max() ?? 0)
+    case .object(let object): 1 + (object.lazy.map(\.value.depth).max() ?? 0)
+    default: 0
+    }
+  }
+}
+
+extension JSON: CustomStringConvertible {
+  /// The compact JSON text of this value.
+  public var description: String { JSONWriter.string(self) }
+}
+
+extension JSON: ExpressibleByNilLiteral, ExpressibleByBooleanLiteral, ExpressibleByIntegerLiteral,
+  ExpressibleByFloatLiteral, ExpressibleByStringLiteral, ExpressibleByArrayLiteral,
+  ExpressibleByDictionaryLiteral
+{
+  public init(nilLiteral: ()) { self = .null }
+  public init(booleanLiteral value: Bool) { self = .bool(value) }
+  public init(integerLiteral value: Int64) { self = .int(value) }
+  public init(floatLiteral value: Double) { self = .double(value) }
+  public init(stringLiteral value: String) { self = .string(value) }
+  public init(arrayLiteral elements: JSON...) { self = .array(elements) }
+  public init(dictionaryLiteral elements: (String, JSON)...) {
+    self = .object(JSONObject(elements))
+  }
+}

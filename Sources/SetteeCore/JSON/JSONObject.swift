@@ -1,0 +1,73 @@
+/// The members of a JSON object, in order.
+///
+/// Lookup by key is a linear search, which beats hashing for the small objects that
+/// documents are made of.
+public struct JSONObject: Sendable, Hashable, RandomAccessCollection, ExpressibleByDictionaryLiteral
+{
+  /// One member of an object.
+  public struct Member: Sendable, Hashable {
+    public var key: String
+    public var value: JSON
+
+    public init(key: String, value: JSON) {
+      self.key = key
+      self.value = value
+    }
+  }
+
+  public private(set) var members: [Member]
+
+  public init() { members = [] }
+
+  /// Creates an object from members; a repeated key keeps its first position and last value.
+  public init(_ pairs: some Sequence<(String, JSON)>) {
+    members = []
+    for (key, value) in pairs { self[key] = value }
+  }
+
+  /// Creates an object from members that are known to have distinct keys.
+  init(uniqueMembers: [Member]) { members = uniqueMembers }
+
+  public init(dictionaryLiteral elements: (String, JSON)...) { self.init(elements) }
+
+  public var startIndex: Int { members.startIndex }
+  public var endIndex: Int { members.endIndex }
+  public subscript(position: Int) -> Member { members[position] }
+
+  /// The member names in order.
+  public var keys: [String] { members.map(\.key) }
+
+  /// Gets, replaces (in place), appends, or with `nil` removes a member.
+  ///
+  /// - Complexity: O(n) in the number of members.
+  public subscript(key: String) -> JSON? {
+    get {
+      for member in members where member.key == key { return member.value }
+      return nil
+    }
+    set {
+      if let index = members.firstIndex(where: { $0.key == key }) {
+        if let newValue { members[index].value = newValue } else { members.remove(at: index) }
+      } else if let newValue {
+        members.append(Member(key: key, value: newValue))
+      }
+    }
+  }
+
+  /// Removes the member named `key` and returns its value.
+  @discardableResult
+  public mutating func removeValue(forKey key: String) -> JSON? {
+    guard let index = members.firstIndex(where: { $0.key == key }) else { return nil }
+    return members.remove(at: index).value
+  }
+
+  /// Inserts a member at a position; the key must not be present yet.
+  public mutating func insert(_ value: JSON, forKey key: String, at position: Int) {
+    precondition(self[key] == nil, "duplicate key \(key)")
+    members.insert(Member(key: key, value: value), at: position)
+  }
+}
+
+extension JSONObject: CustomStringConvertible {
+  public var description: String { JSONWriter.string(.object(self)) }
+}

@@ -1,0 +1,4 @@
+import Foundation
+import SetteeCLI
+
+exit(SetteeCLI.main(Array(CommandLine.arguments.dropFirst())))

@@ -1,0 +1,48 @@
+import SetteeCore
+
+/// Seed-shaped documents (`{name, age, docNumber, pet}`) made from a seeded generator, so
+/// every run sees the same data.
+public enum SampleData {
+  static let names = ["mike", "fred", "amara", "bo", "chen", "dagny", "elif", "léa", "太郎", "نور"]
+  static let pets = ["cat", "dog", "parrot", "fish"]
+
+  /// `count` documents with ids `doc-0000000`… when `withIDs` is true.
+  public static func people(_ count: Int, withIDs: Bool = true, seed: UInt64 = 42) -> [JSONObject] {
+    var random = SplitMix64(seed: seed)
+    return (0..<count).map { number in
+      var object: JSONObject = [:]
+      if withIDs { object["_id"] = .string(id(number)) }
+      object["name"] = .string(names[Int(random.next() % UInt64(names.count))])
+      object["age"] = .int(Int64(random.next() % 90))
+      object["docNumber"] = .int(Int64(number))
+      object["pet"] = .string(pets[Int(random.next() % UInt64(pets.count))])
+      return object
+    }
+  }
+
+  /// The id of the `number`th sample document; ids sort in number order.
+  public static func id(_ number: Int) -> String {
+    let digits = String(number)
+    return "doc-" + String(repeating: "0", count: max(0, 7 - digits.count)) + digits
+  }
+
+  /// NDJSON text of `people(count)`.
+  public static func ndjson(_ count: Int, withIDs: Bool = true) -> String {
+    people(count, withIDs: withIDs).map { JSONWriter.string(.object($0)) + "\n" }.joined()
+  }
+}
+
+/// A small, fast, seedable random number generator (SplitMix64), for reproducible tests.
+public struct SplitMix64: RandomNumberGenerator, Sendable {
+  private var state: UInt64
+
+  public init(seed: UInt64) { state = seed }
+
+  public mutating func next() -> UInt64 {
+    state &+= 0x9E37_79B9_7F4A_7C15
+    var z = state
+    z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+    z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+    return z ^ (z >> 31)
+  }
+}
