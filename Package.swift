@@ -36,7 +36,7 @@ let package = Package(
     .testTarget(name: "SetteeTests", dependencies: ["Settee", "SetteeTestSupport"]),
     .testTarget(
       name: "SetteeCLITests",
-      dependencies: ["SetteeCLI", "settee", "SetteeTestSupport"]
+      dependencies: ["Settee", "SetteeCLI", "settee", "SetteeTestSupport"]
     ),
   ],
   swiftLanguageModes: [.v6]

@@ -111,3 +111,11 @@ extension SetteeError {
     do { return try body() } catch { throw from(error, context) }
   }
 }
+
+extension Database {
+  /// Runs SQLite's `PRAGMA integrity_check` and returns the problems it finds (none: `[]`).
+  public func checkIntegrity() throws(SetteeError) -> [String] {
+    let messages = try read { db in try String.fetchAll(db, sql: "PRAGMA integrity_check") }
+    return messages == ["ok"] ? [] : messages
+  }
+}

@@ -7,6 +7,11 @@ public struct ImportSummary: Sendable, Hashable {
   public var documents: Int
   /// Transactions committed.
   public var batches: Int
+
+  public init(documents: Int, batches: Int) {
+    self.documents = documents
+    self.batches = batches
+  }
 }
 
 /// How far an import has got, for progress displays.

@@ -69,17 +69,16 @@ struct DocumentWriter {
       switch (document.rev, mode) {
       case (let given?, .restore):
         rev = given
+      case (_, .edit) where document.isDeleted, (nil, .restore) where document.isDeleted:
+        throw SetteeError(
+          .notFound, "document \(quoted(document.id)) does not exist, so it cannot be deleted",
+          documentID: document.id)
       case (let given?, .edit):
         throw SetteeError(
           .conflict,
           "document \(quoted(document.id)) does not exist, so the write must not name _rev \(given)",
           documentID: document.id)
       case (nil, _):
-        if document.isDeleted {
-          throw SetteeError(
-            .notFound, "document \(quoted(document.id)) does not exist, so it cannot be deleted",
-            documentID: document.id)
-        }
         rev = RevisionID.next(after: nil, deleted: false, body: body)
       }
       try db.cachedStatement(

@@ -8,8 +8,10 @@ struct DemoCommand: ParsableCommand {
     commandName: "demo",
     abstract: "Create a demo database from the bundled sample data and show what Settee does.")
 
-  @Option(help: "Where to create the demo database (must not exist; default: a new temporary file).")
-  var db: String?
+  @OptionGroup var local: GlobalOptions
+  @ParentCommand var root: SetteeCommand
+  /// `--db`: where to create the demo database; it must not exist. Default: a new temporary file.
+  var db: String? { local.merged(with: root.options).db }
 
   func run() throws {
     let path = try demoPath()

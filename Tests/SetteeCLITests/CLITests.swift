@@ -1,0 +1,126 @@
+import Foundation
+import SetteeCore
+import SetteeTestSupport
+import Testing
+
+@Suite("The settee command")
+struct CLITests {
+  let directory = TemporaryDirectory()
+  var db: String { directory.path("test.db") }
+
+  func settee(_ arguments: String..., stdin: String? = nil) throws -> SetteeBinary.Run {
+    try SetteeBinary.run(["--db", db] + arguments, stdin: stdin.map { Array($0.utf8) })
+  }
+
+  /// The JSON error object printed on stderr.
+  func errorJSON(_ run: SetteeBinary.Run) throws -> JSON {
+    try JSONParser.parse(run.stderr.trimmingCharacters(in: .whitespacesAndNewlines))
+  }
+
+  @Test func importExportRoundTripIsByteForByteStable() throws {
+    // Documents without ids get generated ids; the export is the reference.
+    let input = directory.path("in.ndjson")
+    try SampleData.ndjson(2_000, withIDs: false).write(toFile: input, atomically: true, encoding: .utf8)
+    let imported = try settee("import", input)
+    #expect(imported.status == 0)
+    #expect(try JSONParser.parse(imported.stdout.trimmingCharacters(in: .newlines)) == ["ok": true, "docs": 2000, "batches": 1])
+    let first = try settee("export")
+    #expect(first.status == 0)
+    #expect(first.stdout.split(separator: "\n").count == 2_000)
+
+    let exportFile = directory.path("export.ndjson")
+    try Data(first.stdoutBytes).write(to: URL(fileURLWithPath: exportFile))
+    let copyDB = directory.path("copy.db")
+    #expect(try SetteeBinary.run(["--db", copyDB, "import", exportFile]).status == 0)
+    let second = try SetteeBinary.run(["--db", copyDB, "export"])
+    #expect(second.stdoutBytes == first.stdoutBytes)
+
+    // Through stdin, into another collection, as a JSON array.
+    let array = "[" + first.stdout.split(separator: "\n").joined(separator: ",\n") + "]"
+    #expect(try settee("--collection", "again", "import", "-", stdin: array).status == 0)
+    #expect(try settee("export", "--collection", "again").stdoutBytes == first.stdoutBytes)
+  }
+
+  @Test func putGetDeleteSpeakCouchDBShapes() throws {
+    let put = try settee("put", #"{"_id":"mike","name":"mike","age":12}"#)
+    #expect(put.status == 0)
+    let answer = try JSONParser.parse(put.stdout)
+    #expect(answer["ok"] == true && answer["id"] == "mike")
+    let rev = try #require(answer["rev"]?.stringValue)
+    #expect(rev.hasPrefix("1-"))
+
+    let got = try settee("get", "mike")
+    #expect(got.stdout == #"{"_id":"mike","_rev":"\#(rev)","name":"mike","age":12}"# + "\n")
+
+    let conflict = try settee("put", #"{"_id":"mike","age":13}"#)
+    #expect(conflict.status == 1)
+    #expect(try errorJSON(conflict)["error"] == "conflict")
+
+    let update = try settee("put", "-", stdin: #"{"_id":"mike","_rev":"\#(rev)","age":13}"#)
+    #expect(update.status == 0)
+    let rev2 = try #require(try JSONParser.parse(update.stdout)["rev"]?.stringValue)
+
+    let delete = try settee("delete", "mike", "--rev", rev2)
+    #expect(delete.status == 0)
+    let missing = try settee("get", "mike")
+    #expect(missing.status == 1)
+    #expect(try errorJSON(missing)["error"] == "not_found")
+    #expect(missing.stderr.contains("deleted"))
+
+    let changes = try JSONParser.parse(try settee("changes").stdout)
+    #expect(changes["last_seq"] == 3)
+    #expect(changes["results"]?[0]?["deleted"] == true)
+  }
+
+  /// Every failure is one JSON line on stderr with status 1, or 2 for usage errors.
+  @Test(arguments: [
+    (["put", #"{"a":1,}"#], 1, "bad_request"),
+    (["put", "[1,2]"], 1, "doc_validation"),
+    (["put", #"{"_id":""}"#], 1, "illegal_docid"),
+    (["put", #"{"_x":1}"#], 1, "doc_validation"),
+    (["get", "nobody"], 1, "not_found"),
+    (["delete", "nobody", "--rev", "1-abc"], 1, "not_found"),
+    (["delete", "nobody", "--rev", "bogus"], 1, "bad_request"),
+    (["import", "/no/such/file"], 1, "io_error"),
+    (["get"], 2, "usage"),
+    (["frobnicate"], 2, "usage"),
+    (["import", "x", "--batch-size", "0"], 2, "usage"),
+  ])
+  func errorsAreJSONOnStderr(_ arguments: [String], _ status: Int32, _ name: String) throws {
+    let run = try SetteeBinary.run(["--db", db] + arguments)
+    #expect(run.status == status)
+    #expect(run.stdout.isEmpty)
+    #expect(run.stderr.split(separator: "\n").count == 1)
+    let error = try errorJSON(run)
+    #expect(error["error"] == .string(name))
+    #expect(error["reason"]?.stringValue?.isEmpty == false)
+  }
+
+  @Test func aBadRecordAbortsTheImportAndNamesItsLine() throws {
+    let input = directory.path("bad.ndjson")
+    try (SampleData.ndjson(100) + "{\"name\": oops}\n" + SampleData.ndjson(10, withIDs: false))
+      .write(toFile: input, atomically: true, encoding: .utf8)
+    let run = try settee("import", input)
+    #expect(run.status == 1)
+    let error = try errorJSON(run)
+    #expect(error["error"] == "bad_request")
+    #expect(error["line"] == 101)
+    #expect(error["column"] == 10)
+    #expect(try settee("export").stdout.isEmpty)
+  }
+
+  @Test func demoRuns() throws {
+    let run = try SetteeBinary.run(["demo", "--db", directory.path("demo.db")])
+    #expect(run.status == 0, "\(run.stderr)")
+    #expect(run.stdout.contains("imported 24 documents"))
+    #expect(run.stdout.contains("conflict"))
+    let again = try SetteeBinary.run(["demo", "--db", directory.path("demo.db")])
+    #expect(again.status == 2)
+  }
+
+  @Test func helpIsPrintedOnStdout() throws {
+    let run = try SetteeBinary.run(["--help"])
+    #expect(run.status == 0)
+    #expect(run.stdout.contains("import") && run.stdout.contains("export"))
+  }
+}

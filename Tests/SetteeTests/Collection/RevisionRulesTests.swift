@@ -1,0 +1,113 @@
+import Settee
+import SetteeCore
+import SetteeTestSupport
+import Testing
+
+@Suite("Revision rules")
+struct RevisionRulesTests {
+  let db: Database
+  let people: DocumentCollection
+
+  init() throws {
+    db = try Database(inMemoryWith: .init())
+    people = db.collection("people")
+  }
+
+  func expectCode(_ code: SetteeError.Code, _ body: () throws -> Void) {
+    #expect {
+      try body()
+    } throws: { ($0 as? SetteeError)?.code == code }
+  }
+
+  @Test func createsWithAGivenOrGeneratedID() throws {
+    let given = try people.put(["_id": "mike", "name": "mike"])
+    #expect(given.id == "mike" && given.rev.generation == 1 && given.seq == 1)
+    let generated = try people.put(["name": "fred"])
+    #expect(generated.id.count == 32 && generated.seq == 2)
+    #expect(try people.get(generated.id)?["name"] == "fred")
+    #expect(try people.get("mike")?.rev == given.rev)
+  }
+
+  @Test func updatesOnlyWithTheCurrentRevision() throws {
+    let first = try people.put(["_id": "mike", "age": 12])
+    let second = try people.put(["_id": "mike", "_rev": .string(first.rev.description), "age": 13])
+    #expect(second.rev.generation == 2)
+    #expect(try people.get("mike")?["age"] == 13)
+
+    // Stale, missing and unknown revisions are conflicts that write nothing.
+    expectCode(.conflict) { try people.put(["_id": "mike", "_rev": .string(first.rev.description), "age": 99]) }
+    expectCode(.conflict) { try people.put(["_id": "mike", "age": 99]) }
+    expectCode(.conflict) { try people.put(["_id": "mike", "_rev": "2-abc", "age": 99]) }
+    expectCode(.conflict) { try people.put(["_id": "nobody", "_rev": "1-abc"]) }
+    #expect(try people.get("mike")?.rev == second.rev)
+    #expect(try people.get("mike")?["age"] == 13)
+    #expect(try people.get("nobody") == nil)
+    #expect(try people.lastSequence() == 2)
+  }
+
+  @Test func deletesLeaveATombstone() throws {
+    let created = try people.put(["_id": "mike", "age": 12])
+    expectCode(.conflict) { try people.delete("mike", rev: "1-abc") }
+    let deleted = try people.delete("mike", rev: created.rev)
+    #expect(deleted.rev.generation == 2)
+    #expect(try people.get("mike") == nil)
+    let tombstone = try #require(try people.getRevision("mike"))
+    #expect(tombstone.isDeleted && tombstone.rev == deleted.rev)
+    #expect(try people.count() == 0)
+    expectCode(.notFound) { try people.delete("mike", rev: deleted.rev) }
+    expectCode(.notFound) { try people.delete("nobody", rev: "1-abc") }
+  }
+
+  @Test func deletingThroughPutWorksToo() throws {
+    let created = try people.put(["_id": "mike", "age": 12])
+    try people.put(["_id": "mike", "_rev": .string(created.rev.description), "_deleted": true])
+    #expect(try people.get("mike") == nil)
+  }
+
+  @Test func recreatesAfterDeleteAndKeepsHistory() throws {
+    let created = try people.put(["_id": "mike", "age": 12])
+    let updated = try people.put(["_id": "mike", "_rev": .string(created.rev.description), "age": 13])
+    let deleted = try people.delete("mike", rev: updated.rev)
+    // Re-creating needs no _rev (or the tombstone's); the new revision extends the tombstone.
+    let recreated = try people.put(["_id": "mike", "age": 1])
+    #expect(recreated.rev.generation == 4)
+    #expect(try people.get("mike")?["age"] == 1)
+
+    let history = try people.revisions(of: "mike")
+    #expect(history.map(\.rev) == [created.rev, updated.rev, deleted.rev, recreated.rev])
+    #expect(history.map(\.parent) == [nil, created.rev, updated.rev, deleted.rev])
+    #expect(history.map(\.isDeleted) == [false, false, true, false])
+  }
+
+  @Test func changesFeedShowsTheLatestChangeOfEachDocument() throws {
+    let a = try people.put(["_id": "a"])
+    try people.put(["_id": "b"])
+    try people.put(["_id": "c"])
+    try people.delete("a", rev: a.rev)
+    let changes = try people.changes()
+    #expect(changes.map(\.id) == ["b", "c", "a"])
+    #expect(changes.map(\.seq) == [2, 3, 4])
+    #expect(changes.map(\.isDeleted) == [false, false, true])
+    #expect(try people.changes(since: 2).map(\.id) == ["c", "a"])
+    #expect(try people.changes(since: 0, limit: 1).map(\.id) == ["b"])
+    #expect(try people.changes(since: 4).isEmpty)
+  }
+
+  @Test func collectionsAreSeparate() throws {
+    try people.put(["_id": "x", "kind": "person"])
+    try db.collection("pets").put(["_id": "x", "kind": "pet"])
+    #expect(try people.get("x")?["kind"] == "person")
+    #expect(try db.collection("pets").get("x")?["kind"] == "pet")
+    #expect(try db.collection("pets").lastSequence() == 1)
+    #expect(try db.collectionNames() == ["people", "pets"])
+    #expect(try db.collection("empty").get("x") == nil)
+    #expect(try db.collection("empty").changes().isEmpty)
+  }
+
+  @Test func identicalEditsOnTwoDatabasesGetTheSameRevision() throws {
+    let other = try Database(inMemoryWith: .init()).collection("people")
+    let here = try people.put(["_id": "m", "a": 1])
+    let there = try other.put(["_id": "m", "a": 1])
+    #expect(here.rev == there.rev)
+  }
+}
