@@ -26,7 +26,7 @@ public final class Database: Sendable {
   ///
   /// - Throws: ``SetteeError`` with code `storage` when the file cannot be opened or is
   ///   not a Settee database.
-  public init(path: String, configuration: Configuration = Configuration()) throws(SetteeError) {
+  public init(path: String, configuration: Configuration = Configuration()) throws {
     self.path = path
     self.configuration = configuration
     writer = try SetteeError.wrapping("cannot open database at \(path)") {
@@ -36,7 +36,7 @@ public final class Database: Sendable {
   }
 
   /// A new, empty database that lives in memory until the value is released.
-  public init(inMemoryWith configuration: Configuration = Configuration()) throws(SetteeError) {
+  public init(inMemoryWith configuration: Configuration = Configuration()) throws {
     self.path = nil
     self.configuration = configuration
     writer = try SetteeError.wrapping("cannot create an in-memory database") {
@@ -51,11 +51,11 @@ public final class Database: Sendable {
   }
 
   /// The names of the collections that have been written to, sorted.
-  public func collectionNames() throws(SetteeError) -> [String] {
+  public func collectionNames() throws -> [String] {
     try read { db in try String.fetchAll(db, sql: "SELECT name FROM collections ORDER BY name") }
   }
 
-  private func migrate() throws(SetteeError) {
+  private func migrate() throws {
     try SetteeError.wrapping("cannot prepare the database schema") {
       try Schema.migrator.migrate(writer)
     }
@@ -76,12 +76,12 @@ public final class Database: Sendable {
   // MARK: - Access
 
   /// Runs `body` in a write transaction; SQLite errors become ``SetteeError``s.
-  func write<T>(_ body: (SQLConnection) throws -> T) throws(SetteeError) -> T {
+  func write<T>(_ body: (SQLConnection) throws -> T) throws -> T {
     try SetteeError.wrapping("write failed") { try writer.write(body) }
   }
 
   /// Runs `body` in a read transaction (one consistent snapshot).
-  func read<T>(_ body: (SQLConnection) throws -> T) throws(SetteeError) -> T {
+  func read<T>(_ body: (SQLConnection) throws -> T) throws -> T {
     try SetteeError.wrapping("read failed") { try writer.read(body) }
   }
 
@@ -107,14 +107,14 @@ extension SetteeError {
     return SetteeError(.storage, context, cause: "\(error)")
   }
 
-  static func wrapping<T>(_ context: String, _ body: () throws -> T) throws(SetteeError) -> T {
+  static func wrapping<T>(_ context: String, _ body: () throws -> T) throws -> T {
     do { return try body() } catch { throw from(error, context) }
   }
 }
 
 extension Database {
   /// Runs SQLite's `PRAGMA integrity_check` and returns the problems it finds (none: `[]`).
-  public func checkIntegrity() throws(SetteeError) -> [String] {
+  public func checkIntegrity() throws -> [String] {
     let messages = try read { db in try String.fetchAll(db, sql: "PRAGMA integrity_check") }
     return messages == ["ok"] ? [] : messages
   }

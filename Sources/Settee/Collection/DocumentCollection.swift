@@ -29,13 +29,13 @@ public struct DocumentCollection: Sendable {
   /// - Throws: ``SetteeError`` with code `conflict` when `_rev` is not the current
   ///   revision (nothing is written), or a validation code for bad input.
   @discardableResult
-  public func put(_ json: JSONObject) throws(SetteeError) -> WriteResult {
+  public func put(_ json: JSONObject) throws -> WriteResult {
     try putAll([json])[0]
   }
 
   /// Creates or updates a document.
   @discardableResult
-  public func put(_ document: Document) throws(SetteeError) -> WriteResult {
+  public func put(_ document: Document) throws -> WriteResult {
     try write([document], mode: .edit)[0]
   }
 
@@ -44,7 +44,7 @@ public struct DocumentCollection: Sendable {
   /// - Throws: ``SetteeError`` whose location names the offending record (0-based).
   /// - Complexity: O(n) statements in one transaction.
   @discardableResult
-  public func putAll(_ documents: [JSONObject]) throws(SetteeError) -> [WriteResult] {
+  public func putAll(_ documents: [JSONObject]) throws -> [WriteResult] {
     try write(validate(documents), mode: .edit)
   }
 
@@ -53,23 +53,23 @@ public struct DocumentCollection: Sendable {
   /// - Throws: ``SetteeError`` with code `conflict` when `rev` is not current, `notFound`
   ///   when the document does not exist or is already deleted.
   @discardableResult
-  public func delete(_ id: String, rev: RevisionID) throws(SetteeError) -> WriteResult {
+  public func delete(_ id: String, rev: RevisionID) throws -> WriteResult {
     try write([Document(id: id, rev: rev, isDeleted: true)], mode: .edit)[0]
   }
 
-  func write(_ documents: [Document], mode: WriteMode) throws(SetteeError) -> [WriteResult] {
+  func write(_ documents: [Document], mode: WriteMode) throws -> [WriteResult] {
     try database.write(writeOperation(documents, mode: mode))
   }
 
-  func validate(_ documents: [JSONObject]) throws(SetteeError) -> [Document] {
+  func validate(_ documents: [JSONObject]) throws -> [Document] {
     let limits = database.configuration.limits
     var validated: [Document] = []
     validated.reserveCapacity(documents.count)
     for (index, json) in documents.enumerated() {
       do {
         validated.append(try Document(validating: .object(json), limits: limits))
-      } catch {
-        throw documents.count > 1 ? error.at(record: index) : error
+      } catch let error as SetteeError where documents.count > 1 {
+        throw error.at(record: index)
       }
     }
     return validated
@@ -99,22 +99,22 @@ public struct DocumentCollection: Sendable {
   // MARK: - Reading
 
   /// The current revision of a live document; `nil` when missing or deleted.
-  public func get(_ id: String) throws(SetteeError) -> Document? {
+  public func get(_ id: String) throws -> Document? {
     try get([id])[0]
   }
 
   /// Several documents read from one consistent snapshot, in the order of `ids`.
-  public func get(_ ids: [String]) throws(SetteeError) -> [Document?] {
+  public func get(_ ids: [String]) throws -> [Document?] {
     try database.read(getOperation(ids))
   }
 
   /// The winning revision of a document, tombstones included (`isDeleted` tells).
-  public func getRevision(_ id: String) throws(SetteeError) -> Document? {
+  public func getRevision(_ id: String) throws -> Document? {
     try database.read(inCollection(nil) { db, cid in try DocumentReader.document(db, cid: cid, id: id) })
   }
 
   /// Every revision of a document, oldest first (its history); empty when unknown.
-  public func revisions(of id: String) throws(SetteeError) -> [RevisionInfo] {
+  public func revisions(of id: String) throws -> [RevisionInfo] {
     try database.read(inCollection([]) { db, cid in try DocumentReader.revisions(db, cid: cid, id: id) })
   }
 
@@ -122,12 +122,12 @@ public struct DocumentCollection: Sendable {
   /// `since`, in sequence order (CouchDB's `_changes`).
   ///
   /// - Parameter limit: the most entries to return; `nil` for all.
-  public func changes(since: Int64 = 0, limit: Int? = nil) throws(SetteeError) -> [Change] {
+  public func changes(since: Int64 = 0, limit: Int? = nil) throws -> [Change] {
     try database.read(changesOperation(since: since, limit: limit))
   }
 
   /// The number of live (not deleted) documents.
-  public func count() throws(SetteeError) -> Int {
+  public func count() throws -> Int {
     try database.read(
       inCollection(0) { db, cid in
         try Int.fetchOne(
@@ -137,7 +137,7 @@ public struct DocumentCollection: Sendable {
   }
 
   /// The highest sequence number written so far (0 for a new collection).
-  public func lastSequence() throws(SetteeError) -> Int64 {
+  public func lastSequence() throws -> Int64 {
     try database.read(
       inCollection(0) { db, cid in
         try Int64.fetchOne(

@@ -13,7 +13,7 @@ extension DocumentCollection {
   /// - Parameter output: receives chunks of about 64 KiB.
   /// - Returns: the number of documents written.
   @discardableResult
-  public func exportDocuments(_ output: ([UInt8]) throws -> Void) throws(SetteeError) -> Int {
+  public func exportDocuments(_ output: ([UInt8]) throws -> Void) throws -> Int {
     let name = self.name
     return try database.read { db in
       guard let cid = try DocumentReader.collectionID(db, name) else { return 0 }

@@ -39,7 +39,7 @@ extension DocumentCollection {
   public func importDocuments(
     from reader: inout JSONRecordReader, batchSize: Int? = nil,
     progress: ((ImportProgress) -> Void)? = nil
-  ) throws(SetteeError) -> ImportSummary {
+  ) throws -> ImportSummary {
     if let batchSize, batchSize < 1 {
       throw SetteeError(.invalidArgument, "batch size must be at least 1, not \(batchSize)")
     }

@@ -77,7 +77,7 @@ enum DocumentReader {
       revisions.append(
         RevisionInfo(
           rev: try RevisionID(parsing: row[0]),
-          parent: try parent.map { text throws(SetteeError) in try RevisionID(parsing: text) },
+          parent: try parent.map { text throws in try RevisionID(parsing: text) },
           isDeleted: row[2], seq: row[3]))
     }
     return revisions

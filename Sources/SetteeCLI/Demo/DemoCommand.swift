@@ -48,7 +48,7 @@ struct DemoCommand: ParsableCommand {
     section("A stale _rev is a conflict, and nothing is written")
     do {
       try people.put(changed)
-    } catch {
+    } catch let error as SetteeError {
       show("put with the old _rev ->", ["error": .string(error.code.name), "reason": .string(error.reason)])
     }
 

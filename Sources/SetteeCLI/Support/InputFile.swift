@@ -8,7 +8,7 @@ final class InputFile {
   /// The size in bytes when known (regular files), for progress.
   let size: Int?
 
-  init(path: String) throws(SetteeError) {
+  init(path: String) throws {
     self.path = path
     if path == "-" {
       descriptor = STDIN_FILENO

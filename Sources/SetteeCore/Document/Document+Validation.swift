@@ -9,7 +9,7 @@ extension Document {
   /// - Throws: ``SetteeError`` with code `invalidDocument` (not an object, bad `_deleted`,
   ///   a number that is not finite), `invalidID`, `invalidRevision`, `reservedField` or
   ///   `nestingTooDeep`.
-  public init(validating json: JSON, limits: DocumentLimits = .default) throws(SetteeError) {
+  public init(validating json: JSON, limits: DocumentLimits = .default) throws {
     guard case .object(let object) = json else {
       throw SetteeError(
         .invalidDocument, "a document must be a JSON object, not \(json.typeName == "array" ? "an" : "a") \(json.typeName)")
@@ -57,7 +57,7 @@ extension Document {
   /// Checks a document id: a non-empty string that starts with `_` only as `_design/`.
   ///
   /// - Throws: ``SetteeError`` with code `invalidID`.
-  public static func validateID(_ id: String) throws(SetteeError) {
+  public static func validateID(_ id: String) throws {
     if id.isEmpty { throw SetteeError(.invalidID, "document id must not be empty") }
     if id.utf8.first == UInt8(ascii: "_") && !id.hasPrefix("_design/") {
       throw SetteeError(
@@ -77,7 +77,7 @@ extension Document {
   ///
   /// - Throws: ``SetteeError`` with code `reservedField`, `invalidID`, `invalidDocument`
   ///   or `nestingTooDeep`.
-  public func validate(limits: DocumentLimits = .default) throws(SetteeError) {
+  public func validate(limits: DocumentLimits = .default) throws {
     try Document.validateID(id)
     for member in body {
       if member.key.utf8.first == UInt8(ascii: "_") {
@@ -93,7 +93,7 @@ extension Document {
   /// Encodes the body for storage.
   ///
   /// - Throws: ``SetteeError`` with code `documentTooLarge`.
-  public func encodedBody(limits: DocumentLimits = .default) throws(SetteeError) -> [UInt8] {
+  public func encodedBody(limits: DocumentLimits = .default) throws -> [UInt8] {
     let bytes = JSONWriter.bytes(.object(body))
     if bytes.count > limits.maxDocumentBytes {
       throw SetteeError(
@@ -118,7 +118,7 @@ extension Document {
   }
 
   private static func validateValue(_ value: JSON, path: String, depth: Int, limits: DocumentLimits)
-    throws(SetteeError)
+    throws
   {
     guard let problem = findProblem(value, depth: depth, maxDepth: limits.maxNestingDepth) else {
       return

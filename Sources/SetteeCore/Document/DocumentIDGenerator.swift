@@ -9,25 +9,43 @@ import Synchronization
 struct DocumentIDGenerator {
   private var prefix: String
   private var suffix: UInt32
-  private var random = SystemRandomNumberGenerator()
+  /// The prefixes come from the system's secure generator; the steps, which need not be
+  /// secret, from a fast generator seeded by it (a system call per id would cost more
+  /// than the rest of making the id).
+  private var system = SystemRandomNumberGenerator()
+  private var steps: StepGenerator
 
   init() {
     prefix = ""
     suffix = 0
+    steps = StepGenerator(seed: system.next())
     renewPrefix()
   }
 
   mutating func next() -> String {
-    suffix += UInt32.random(in: 1...0xFFE, using: &random)
+    suffix += UInt32(steps.next() % 0xFFE) + 1
     if suffix > 0xFFF000 { renewPrefix() }
     return prefix + Hex.string(of: suffix, digits: 6)
   }
 
   private mutating func renewPrefix() {
-    let high = UInt64.random(in: 0...UInt64.max, using: &random)
-    let low = UInt64.random(in: 0...UInt64.max, using: &random) >> 24  // 40 bits
+    let high: UInt64 = system.next()
+    let low: UInt64 = system.next() >> 24  // 40 bits
     prefix = Hex.string(of: high, digits: 16) + Hex.string(of: low, digits: 10)
-    suffix = UInt32.random(in: 0...0xFFF, using: &random)
+    suffix = UInt32(system.next() % 0x1000)
+  }
+
+  /// SplitMix64: tiny and fast; only used for the suffix steps.
+  private struct StepGenerator {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+      state &+= 0x9E37_79B9_7F4A_7C15
+      var z = state
+      z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+      z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+      return z ^ (z >> 31)
+    }
   }
 
   static let shared = Mutex(DocumentIDGenerator())

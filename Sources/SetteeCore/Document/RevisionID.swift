@@ -29,7 +29,7 @@ public struct RevisionID: Sendable, Hashable, Comparable, CustomStringConvertibl
   /// Parses `N-<hex>`.
   ///
   /// - Throws: ``SetteeError`` with code `invalidRevision`.
-  public init(parsing text: String) throws(SetteeError) {
+  public init(parsing text: String) throws {
     guard let revision = RevisionID(text) else {
       throw SetteeError(
         .invalidRevision,

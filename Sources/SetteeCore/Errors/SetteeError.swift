@@ -81,6 +81,11 @@ public struct SetteeError: Error, Sendable, Hashable, CustomStringConvertible {
     public static func ~= (code: Code, error: any Error) -> Bool {
       (error as? SetteeError)?.code == code
     }
+
+    /// The same match where the thrown type is known to be ``SetteeError`` (typed throws).
+    public static func ~= (code: Code, error: SetteeError) -> Bool {
+      error.code == code
+    }
   }
 
   /// Where in the input the problem is.

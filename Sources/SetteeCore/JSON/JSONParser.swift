@@ -22,6 +22,15 @@ public struct JSONParser: ~Copyable {
   /// - Complexity: O(n) in the input's size.
   public static func parse(
     _ bytes: UnsafeBufferPointer<UInt8>, maxDepth: Int = defaultMaxDepth
+  ) throws -> JSON {
+    try parseTyped(bytes, maxDepth: maxDepth)
+  }
+
+  /// Typed throws inside the parser avoids boxing errors; the public API throws plain
+  /// `Error`s because Swift 6.3's compiler crashes on a `do`/`catch` with a `where`
+  /// clause around a typed-throwing call.
+  static func parseTyped(
+    _ bytes: UnsafeBufferPointer<UInt8>, maxDepth: Int
   ) throws(SetteeError) -> JSON {
     var parser = JSONParser(bytes: bytes, maxDepth: maxDepth)
     parser.skipWhitespace()
@@ -34,24 +43,14 @@ public struct JSONParser: ~Copyable {
   }
 
   /// Parses JSON from a byte array.
-  public static func parse(_ bytes: [UInt8], maxDepth: Int = defaultMaxDepth) throws(SetteeError)
-    -> JSON
-  {
-    let result = bytes.withUnsafeBufferPointer { buffer in
-      Result { () throws(SetteeError) in try parse(buffer, maxDepth: maxDepth) }
-    }
-    return try result.get()
+  public static func parse(_ bytes: [UInt8], maxDepth: Int = defaultMaxDepth) throws -> JSON {
+    try bytes.withUnsafeBufferPointer { try parse($0, maxDepth: maxDepth) }
   }
 
   /// Parses JSON text.
-  public static func parse(_ text: String, maxDepth: Int = defaultMaxDepth) throws(SetteeError)
-    -> JSON
-  {
+  public static func parse(_ text: String, maxDepth: Int = defaultMaxDepth) throws -> JSON {
     var text = text
-    let result = text.withUTF8 { buffer in
-      Result { () throws(SetteeError) in try parse(buffer, maxDepth: maxDepth) }
-    }
-    return try result.get()
+    return try text.withUTF8 { try parse($0, maxDepth: maxDepth) }
   }
 
   // MARK: - Values
