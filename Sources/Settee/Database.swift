@@ -69,6 +69,7 @@ public final class Database: Sendable {
     let fullSync = configuration.fullSync
     grdb.prepareDatabase { db in
       try db.execute(sql: fullSync ? "PRAGMA synchronous = FULL" : "PRAGMA synchronous = NORMAL")
+      SQLFunctions.register(in: db)
     }
     return grdb
   }

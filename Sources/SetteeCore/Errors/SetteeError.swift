@@ -15,7 +15,7 @@ public struct SetteeError: Error, Sendable, Hashable, CustomStringConvertible {
     private enum Base: Hashable, Sendable {
       case invalidJSON, invalidDocument, invalidID, invalidRevision, reservedField
       case documentTooLarge, nestingTooDeep, conflict, notFound, invalidArgument
-      case storage, io
+      case storage, io, invalidQuery, invalidIndex, noUsableIndex
     }
     private let base: Base
     private init(_ base: Base) { self.base = base }
@@ -40,6 +40,14 @@ public struct SetteeError: Error, Sendable, Hashable, CustomStringConvertible {
     public static let notFound = Code(.notFound)
     /// An argument or option has a value Settee cannot use.
     public static let invalidArgument = Code(.invalidArgument)
+    /// A selector, sort, projection or query option is malformed; the message names the
+    /// operator and the field path.
+    public static let invalidQuery = Code(.invalidQuery)
+    /// An index definition is malformed, or clashes with an existing index of that name.
+    public static let invalidIndex = Code(.invalidIndex)
+    /// The query names an index (`use_index`) that does not exist or cannot serve it, or
+    /// needs a kind of index (a TEXT index for `$text`) that the collection lacks.
+    public static let noUsableIndex = Code(.noUsableIndex)
     /// SQLite reported an error.
     public static let storage = Code(.storage)
     /// Reading or writing a file failed.
@@ -57,6 +65,9 @@ public struct SetteeError: Error, Sendable, Hashable, CustomStringConvertible {
       case .notFound: "not_found"
       case .storage: "storage_error"
       case .io: "io_error"
+      case .invalidQuery: "invalid_query"
+      case .invalidIndex: "invalid_index"
+      case .noUsableIndex: "no_usable_index"
       }
     }
 
@@ -74,6 +85,9 @@ public struct SetteeError: Error, Sendable, Hashable, CustomStringConvertible {
       case .invalidArgument: "invalidArgument"
       case .storage: "storage"
       case .io: "io"
+      case .invalidQuery: "invalidQuery"
+      case .invalidIndex: "invalidIndex"
+      case .noUsableIndex: "noUsableIndex"
       }
     }
 

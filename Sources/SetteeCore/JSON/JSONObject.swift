@@ -39,14 +39,17 @@ public struct JSONObject: Sendable, Hashable, RandomAccessCollection, Expressibl
 
   /// Gets, replaces (in place), appends, or with `nil` removes a member.
   ///
+  /// Names match byte for byte (as SQLite's JSON functions match them), not by Unicode
+  /// canonical equivalence as `String`'s `==` would.
+  ///
   /// - Complexity: O(n) in the number of members.
   public subscript(key: String) -> JSON? {
     get {
-      for member in members where member.key == key { return member.value }
+      for member in members where member.key.utf8.elementsEqual(key.utf8) { return member.value }
       return nil
     }
     set {
-      if let index = members.firstIndex(where: { $0.key == key }) {
+      if let index = members.firstIndex(where: { $0.key.utf8.elementsEqual(key.utf8) }) {
         if let newValue { members[index].value = newValue } else { members.remove(at: index) }
       } else if let newValue {
         members.append(Member(key: key, value: newValue))
@@ -57,7 +60,9 @@ public struct JSONObject: Sendable, Hashable, RandomAccessCollection, Expressibl
   /// Removes the member named `key` and returns its value.
   @discardableResult
   public mutating func removeValue(forKey key: String) -> JSON? {
-    guard let index = members.firstIndex(where: { $0.key == key }) else { return nil }
+    guard let index = members.firstIndex(where: { $0.key.utf8.elementsEqual(key.utf8) }) else {
+      return nil
+    }
     return members.remove(at: index).value
   }
 

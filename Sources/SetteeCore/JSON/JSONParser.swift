@@ -86,7 +86,7 @@ public struct JSONParser: ~Copyable {
       position += 1
       return JSONObject(uniqueMembers: members)
     }
-    var seen: Set<String>? = nil
+    var seen: Set<[UInt8]>? = nil
     while true {
       skipWhitespace()
       guard position < bytes.count, bytes[position] == UInt8(ascii: "\"") else {
@@ -94,11 +94,14 @@ public struct JSONParser: ~Copyable {
       }
       let keyStart = position
       let key = try parseString()
+      // Names compare byte for byte: canonically equivalent spellings are distinct names.
       if members.count < 16 {
-        if members.contains(where: { $0.key == key }) { throw duplicateKey(key, at: keyStart) }
+        if members.contains(where: { $0.key.utf8.elementsEqual(key.utf8) }) {
+          throw duplicateKey(key, at: keyStart)
+        }
       } else {
-        if seen == nil { seen = Set(members.map(\.key)) }
-        if seen!.insert(key).inserted == false { throw duplicateKey(key, at: keyStart) }
+        if seen == nil { seen = Set(members.map { Array($0.key.utf8) }) }
+        if seen!.insert(Array(key.utf8)).inserted == false { throw duplicateKey(key, at: keyStart) }
       }
       skipWhitespace()
       guard position < bytes.count, bytes[position] == UInt8(ascii: ":") else {

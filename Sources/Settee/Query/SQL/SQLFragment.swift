@@ -1,0 +1,70 @@
+import GRDB
+
+/// A piece of SQL built from three kinds of part: fixed SQL text written in this module,
+/// bound values, and identifiers quoted by ``identifier(_:)``. User input can only ever
+/// become a bound value, so it cannot change the statement.
+struct SQLFragment: Sendable, Hashable, CustomStringConvertible {
+  private(set) var text: String
+  private(set) var arguments: [DatabaseValue]
+
+  /// SQL text written in this module (never user input).
+  init(_ text: StaticString) {
+    self.text = "\(text)"
+    arguments = []
+  }
+
+  private init(text: String, arguments: [DatabaseValue]) {
+    self.text = text
+    self.arguments = arguments
+  }
+
+  /// A bound value: `?`.
+  static func value(_ value: some DatabaseValueConvertible) -> SQLFragment {
+    SQLFragment(text: "?", arguments: [value.databaseValue])
+  }
+
+  static func value(_ value: DatabaseValue) -> SQLFragment {
+    SQLFragment(text: "?", arguments: [value])
+  }
+
+  /// A quoted identifier. Identifiers are made by Settee (`ix_12`, aliases such as `j3`),
+  /// but they are quoted anyway, by this one function.
+  static func identifier(_ name: String) -> SQLFragment {
+    SQLFragment(text: "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\"", arguments: [])
+  }
+
+  /// An integer written into the text (for generated numbers such as LIMIT counts).
+  static func integer(_ number: Int) -> SQLFragment {
+    SQLFragment(text: String(number), arguments: [])
+  }
+
+  static func + (lhs: SQLFragment, rhs: SQLFragment) -> SQLFragment {
+    SQLFragment(text: lhs.text + rhs.text, arguments: lhs.arguments + rhs.arguments)
+  }
+
+  static func += (lhs: inout SQLFragment, rhs: SQLFragment) { lhs = lhs + rhs }
+
+  /// The fragments joined by a separator.
+  static func joined(_ parts: [SQLFragment], separator: StaticString) -> SQLFragment {
+    guard var result = parts.first else { return SQLFragment("") }
+    for part in parts.dropFirst() { result = result + SQLFragment(separator) + part }
+    return result
+  }
+
+  /// `(a) AND (b) …`; `1` for none.
+  static func and(_ parts: [SQLFragment]) -> SQLFragment {
+    parts.isEmpty ? SQLFragment("1") : SQLFragment("(") + joined(parts, separator: " AND ") + SQLFragment(")")
+  }
+
+  /// `(a) OR (b) …`; `0` for none.
+  static func or(_ parts: [SQLFragment]) -> SQLFragment {
+    parts.isEmpty ? SQLFragment("0") : SQLFragment("(") + joined(parts, separator: " OR ") + SQLFragment(")")
+  }
+
+  /// Parenthesized.
+  var grouped: SQLFragment { SQLFragment("(") + self + SQLFragment(")") }
+
+  var statementArguments: StatementArguments { StatementArguments(arguments) }
+
+  var description: String { text }
+}

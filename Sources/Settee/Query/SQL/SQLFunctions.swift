@@ -1,0 +1,57 @@
+import Foundation
+import GRDB
+import SetteeCore
+
+/// The SQL functions Settee adds to every connection.
+enum SQLFunctions {
+  static func register(in db: SQLConnection) {
+    db.add(function: collationKey)
+    db.add(function: sortKey)
+    db.add(function: regexp)
+  }
+
+  /// `settee_key(value, json_type)`: the ``CollationKey`` of a value that SQLite's JSON
+  /// functions returned with its type (arrays and objects come as JSON text).
+  static let collationKey = DatabaseFunction("settee_key", argumentCount: 2, pure: true) { values in
+    guard let type = String.fromDatabaseValue(values[1]) else { return nil }
+    let json: JSON
+    switch type {
+    case "null": json = .null
+    case "true": json = .bool(true)
+    case "false": json = .bool(false)
+    case "integer": json = .int(Int64.fromDatabaseValue(values[0]) ?? 0)
+    case "real": json = .double(Double.fromDatabaseValue(values[0]) ?? 0)
+    case "text": json = .string(String.fromDatabaseValue(values[0]) ?? "")
+    default:
+      guard let text = String.fromDatabaseValue(values[0]) else { return nil }
+      json = try JSONParser.parse(text)
+    }
+    return Data(CollationKey.encode(json))
+  }
+
+  /// `settee_sort_key(body, id, rev, path, descending)`: the key a document sorts by for
+  /// one sort field (NULL when the field is missing, which sorts first).
+  static let sortKey = DatabaseFunction("settee_sort_key", argumentCount: 5, pure: true) { values in
+    guard let body = String.fromDatabaseValue(values[0]), let id = String.fromDatabaseValue(values[1]),
+      let rev = String.fromDatabaseValue(values[2]), let pathText = String.fromDatabaseValue(values[3]),
+      let descending = Bool.fromDatabaseValue(values[4])
+    else { return nil }
+    var document = try JSONParser.parse(body).objectValue ?? [:]
+    document.insert(.string(id), forKey: "_id", at: 0)
+    document.insert(.string(rev), forKey: "_rev", at: 1)
+    let path = FieldPath(components: try JSONParser.parse(pathText).arrayValue?.compactMap(\.stringValue) ?? [])
+    guard let key = Matcher.sortKey(.object(document), FindQuery.SortField(path, descending: descending)) else {
+      return nil
+    }
+    return Data(CollationKey.encode(key))
+  }
+
+  /// `regexp(pattern, text)`, which SQLite's `REGEXP` operator calls: an unanchored
+  /// NSRegularExpression search.
+  static let regexp = DatabaseFunction("regexp", argumentCount: 2, pure: true) { values in
+    guard let pattern = String.fromDatabaseValue(values[0]), let text = String.fromDatabaseValue(values[1]) else {
+      return false
+    }
+    return RegexCache.shared.matches(pattern, text)
+  }
+}

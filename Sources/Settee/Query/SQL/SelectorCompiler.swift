@@ -1,0 +1,424 @@
+import Foundation
+import GRDB
+import SetteeCore
+
+/// Compiles a ``Selector`` into an SQL boolean expression (0 or 1, never NULL) over a row
+/// of `documents`, with SQLite's JSON functions, so that the SQL path gives exactly the
+/// reference ``Matcher``'s results.
+///
+/// A pure function of the selector: it reads no database, and every value and JSON path
+/// reaches SQL as a bound argument.
+struct SelectorCompiler {
+  /// The SQL names of the document row's columns.
+  struct Row {
+    var body: SQLFragment
+    var id: SQLFragment
+    var rev: SQLFragment
+
+    static let documents = Row(body: SQLFragment("d.body"), id: SQLFragment("d.id"), rev: SQLFragment("d.rev"))
+  }
+
+  /// What a selector is evaluated against.
+  enum Context {
+    case document(Row)
+    /// An array element (inside `$elemMatch`/`$allMatch`): its value and JSON type columns.
+    case element(value: SQLFragment, type: SQLFragment)
+    /// An object member name (inside `$keyMapMatch`).
+    case key(SQLFragment)
+  }
+
+  /// One value found at a path.
+  enum Candidate {
+    /// The value at JSON path `path` (bound) inside the JSON text `source`.
+    case path(source: SQLFragment, path: String)
+    /// A value and its JSON type held in columns (`value` is JSON text for arrays).
+    case column(value: SQLFragment, type: SQLFragment)
+    /// A string held in a column that is not JSON (`_id`, `_rev`, a member name).
+    case text(SQLFragment)
+
+    var value: SQLFragment {
+      switch self {
+      case .path(let source, let path): SQLFragment("json_extract(") + source + SQLFragment(", ") + .value(path) + SQLFragment(")")
+      case .column(let value, _), .text(let value): value
+      }
+    }
+
+    /// Whether the value may be an array or object (and JSON functions may read it).
+    var mayBeContainer: Bool {
+      if case .text = self { false } else { true }
+    }
+
+    var type: SQLFragment {
+      switch self {
+      case .path(let source, let path): SQLFragment("json_type(") + source + SQLFragment(", ") + .value(path) + SQLFragment(")")
+      case .column(_, let type): type
+      case .text: SQLFragment("'text'")
+      }
+    }
+
+    /// `json_each(…)` over the value (an array or object).
+    var each: SQLFragment {
+      switch self {
+      case .path(let source, let path): SQLFragment("json_each(") + source + SQLFragment(", ") + .value(path) + SQLFragment(")")
+      case .column(let value, _), .text(let value): SQLFragment("json_each(") + value + SQLFragment(")")
+      }
+    }
+
+    var arrayLength: SQLFragment {
+      switch self {
+      case .path(let source, let path): SQLFragment("json_array_length(") + source + SQLFragment(", ") + .value(path) + SQLFragment(")")
+      case .column(let value, _), .text(let value): SQLFragment("json_array_length(") + value + SQLFragment(")")
+      }
+    }
+  }
+
+  private var aliasCount = 0
+
+  /// Compiles a selector over a `documents` row aliased `d`.
+  static func compile(_ selector: Selector, row: Row = .documents) throws -> SQLFragment {
+    var compiler = SelectorCompiler()
+    return try compiler.compile(selector, .document(row))
+  }
+
+  mutating func compile(_ selector: Selector, _ context: Context) throws -> SQLFragment {
+    switch selector {
+    case .all: return SQLFragment("1")
+    case .and(let parts): return .and(try parts.map { try compile($0, context) })
+    case .or(let parts): return .or(try parts.map { try compile($0, context) })
+    case .not(let inner): return SQLFragment("NOT ") + (try compile(inner, context)).grouped
+    case .text:
+      throw SetteeError(.noUsableIndex, "$text needs a TEXT index (full-text search arrives with issue 4)")
+    case .condition(let path, let condition):
+      return try candidates(context, path) { compiler, candidate in
+        try compiler.condition(condition, candidate)
+      }
+    }
+  }
+
+  // MARK: - Paths
+
+  typealias Predicate = (inout SelectorCompiler, Candidate) throws -> SQLFragment
+
+  /// "Some value at `path` satisfies `predicate`".
+  mutating func candidates(_ context: Context, _ path: FieldPath, _ predicate: Predicate) throws
+    -> SQLFragment
+  {
+    switch context {
+    case .document(let row):
+      if let first = path.components.first, first == "_id" || first == "_rev" {
+        guard path.components.count == 1 else { return SQLFragment("0") }
+        return try predicate(&self, .text(first == "_id" ? row.id : row.rev))
+      }
+      return try traverse(row.body, "$", path.components[...], knownObject: true, predicate)
+    case .element(let value, let type):
+      if path.isRoot { return try predicate(&self, .column(value: value, type: type)) }
+      return SQLFragment("(") + type + SQLFragment(" = 'object' AND ")
+        + (try traverse(value, "$", path.components[...], knownObject: true, predicate)) + SQLFragment(")")
+    case .key(let name):
+      if path.isRoot { return try predicate(&self, .text(name)) }
+      return SQLFragment("0")
+    }
+  }
+
+  /// Follows `components` from the value at JSON path `path` in `source`, the way
+  /// ``PathResolver`` does: member, array index, or each object element of an array.
+  mutating func traverse(
+    _ source: SQLFragment, _ path: String, _ components: ArraySlice<String>, knownObject: Bool,
+    _ predicate: Predicate
+  ) throws -> SQLFragment {
+    guard let component = components.first else {
+      return try predicate(&self, .path(source: source, path: path))
+    }
+    let rest = components.dropFirst()
+    var alternatives: [SQLFragment] = []
+    if component.contains("\"") {
+      // SQLite's JSON paths cannot spell a name with a double quote: look the member up.
+      let member = nextAlias("m")
+      let here = Candidate.path(source: source, path: path)
+      var inner = SQLFragment("SELECT 1 FROM ") + here.each + SQLFragment(" AS ") + member
+        + SQLFragment(" WHERE ") + member + SQLFragment(".key = ") + .value(component) + SQLFragment(" AND ")
+      let value = member + SQLFragment(".value")
+      let type = member + SQLFragment(".type")
+      if rest.isEmpty {
+        inner += try predicate(&self, .column(value: value, type: type))
+      } else {
+        inner += SQLFragment("(") + type + SQLFragment(" IN ('object', 'array') AND ")
+          + (try traverse(value, "$", rest, knownObject: false, predicate)) + SQLFragment(")")
+      }
+      alternatives.append(
+        SQLFragment("(coalesce(") + here.type + SQLFragment(" = 'object', 0) AND EXISTS (") + inner
+          + SQLFragment("))"))
+    } else {
+      alternatives.append(
+        try traverse(source, path + ".\"" + component + "\"", rest, knownObject: false, predicate))
+    }
+    if !knownObject {
+      if let index = FieldPath.arrayIndexOf(component) {
+        alternatives.append(try traverse(source, path + "[\(index)]", rest, knownObject: false, predicate))
+      }
+      let element = nextAlias("j")
+      let here = Candidate.path(source: source, path: path)
+      let inner = try traverse(element + SQLFragment(".value"), "$", components, knownObject: true, predicate)
+      alternatives.append(
+        SQLFragment("(coalesce(") + here.type + SQLFragment(" = 'array', 0) AND EXISTS (SELECT 1 FROM ") + here.each
+          + SQLFragment(" AS ") + element + SQLFragment(" WHERE ") + element + SQLFragment(".type = 'object' AND ")
+          + inner + SQLFragment("))"))
+    }
+    return alternatives.count == 1 ? alternatives[0] : .or(alternatives)
+  }
+
+  mutating func nextAlias(_ prefix: String) -> SQLFragment {
+    aliasCount += 1
+    return .identifier("\(prefix)\(aliasCount)")
+  }
+
+  // MARK: - Conditions
+
+  /// A condition on one candidate value.
+  mutating func condition(_ condition: Condition, _ candidate: Candidate) throws -> SQLFragment {
+    let type = candidate.type
+    if !candidate.mayBeContainer {
+      switch condition {
+      case .size, .all, .elementMatch, .allMatch, .keyMapMatch: return SQLFragment("0")
+      case .exists: return SQLFragment("1")
+      case .type(let wanted): return wanted == .string ? SQLFragment("1") : SQLFragment("0")
+      default: return value(condition, value: candidate.value, type: type)
+      }
+    }
+    switch condition {
+    case .exists:
+      return SQLFragment("(") + type + SQLFragment(" IS NOT NULL)")
+    case .type(let wanted):
+      return SQLFragment("coalesce(") + type + SQLFragment(" IN ") + SQLCompilerTypes.names(of: wanted)
+        + SQLFragment(", 0)")
+    case .size(let count):
+      return whenArray(type, candidate.arrayLength + SQLFragment(" = ") + .value(Int64(count)))
+    case .all(let wanted):
+      guard !wanted.isEmpty else { return SQLFragment("0") }
+      var parts: [SQLFragment] = []
+      for item in wanted {
+        let element = nextAlias("a")
+        parts.append(
+          SQLFragment("EXISTS (SELECT 1 FROM ") + candidate.each + SQLFragment(" AS ") + element
+            + SQLFragment(" WHERE ")
+            + equal(item, value: element + SQLFragment(".value"), type: element + SQLFragment(".type"))
+            + SQLFragment(")"))
+      }
+      return whenArray(type, .and(parts))
+    case .elementMatch(let selector):
+      let element = nextAlias("e")
+      let inner = try compile(
+        selector, .element(value: element + SQLFragment(".value"), type: element + SQLFragment(".type")))
+      return whenArray(
+        type,
+        SQLFragment("EXISTS (SELECT 1 FROM ") + candidate.each + SQLFragment(" AS ") + element
+          + SQLFragment(" WHERE ") + inner + SQLFragment(")"))
+    case .allMatch(let selector):
+      let element = nextAlias("e")
+      let inner = try compile(
+        selector, .element(value: element + SQLFragment(".value"), type: element + SQLFragment(".type")))
+      return whenArray(
+        type,
+        candidate.arrayLength + SQLFragment(" > 0 AND NOT EXISTS (SELECT 1 FROM ") + candidate.each
+          + SQLFragment(" AS ") + element + SQLFragment(" WHERE NOT ") + inner.grouped + SQLFragment(")"))
+    case .keyMapMatch(let selector):
+      let member = nextAlias("k")
+      let inner = try compile(selector, .key(member + SQLFragment(".key")))
+      return SQLFragment("CASE WHEN ") + type + SQLFragment(" = 'object' THEN EXISTS (SELECT 1 FROM ")
+        + candidate.each + SQLFragment(" AS ") + member + SQLFragment(" WHERE ") + inner
+        + SQLFragment(") ELSE 0 END")
+    default:
+      // The value itself when it is not an array; for an array, any element (or the whole
+      // array, for equality and comparison with an array argument).
+      let element = nextAlias("v")
+      var arrayCase = [
+        SQLFragment("EXISTS (SELECT 1 FROM ") + candidate.each + SQLFragment(" AS ") + element
+          + SQLFragment(" WHERE ")
+          + value(condition, value: element + SQLFragment(".value"), type: element + SQLFragment(".type"))
+          + SQLFragment(")")
+      ]
+      if let whole = wholeArray(condition, value: candidate.value) { arrayCase.append(whole) }
+      return SQLFragment("((coalesce(") + type + SQLFragment(" <> 'array', 0) AND ")
+        + value(condition, value: candidate.value, type: type) + SQLFragment(") OR ")
+        + whenArray(type, .or(arrayCase)) + SQLFragment(")")
+    }
+  }
+
+  /// `expression` where `type` is `'array'`, else 0. A CASE, because SQLite may evaluate
+  /// both sides of an AND, and JSON functions fail on values that are not JSON text.
+  func whenArray(_ type: SQLFragment, _ expression: SQLFragment) -> SQLFragment {
+    SQLFragment("CASE WHEN ") + type + SQLFragment(" = 'array' THEN ") + expression
+      + SQLFragment(" ELSE 0 END")
+  }
+
+  /// A value condition on one non-array value (or array element).
+  func value(_ condition: Condition, value: SQLFragment, type: SQLFragment) -> SQLFragment {
+    switch condition {
+    case .equal(let argument): return equal(argument, value: value, type: type)
+    case .in(let arguments): return .or(arguments.map { equal($0, value: value, type: type) })
+    case .lessThan(let argument): return compare(value, type, .less, orEqual: false, argument)
+    case .lessThanOrEqual(let argument): return compare(value, type, .less, orEqual: true, argument)
+    case .greaterThan(let argument): return compare(value, type, .greater, orEqual: false, argument)
+    case .greaterThanOrEqual(let argument): return compare(value, type, .greater, orEqual: true, argument)
+    case .regex(let pattern):
+      return SQLFragment("coalesce(") + type + SQLFragment(" = 'text' AND regexp(") + .value(pattern)
+        + SQLFragment(", ") + value + SQLFragment("), 0)")
+    case .beginsWith(let prefix):
+      let bytes = Array(prefix.utf8)
+      // An empty blob would bind as NULL: the empty prefix is every string.
+      if bytes.isEmpty { return SQLFragment("coalesce(") + type + SQLFragment(" = 'text', 0)") }
+      return SQLFragment("coalesce(") + type + SQLFragment(" = 'text' AND substr(CAST(") + value
+        + SQLFragment(" AS BLOB), 1, ") + .value(Int64(bytes.count)) + SQLFragment(") = ")
+        + .value(Data(bytes)) + SQLFragment(", 0)")
+    case .mod(let divisor, let remainder):
+      return SQLFragment("coalesce(") + type + SQLFragment(" IN ('integer', 'real') AND ") + value
+        + SQLFragment(" >= -9223372036854775808.0 AND ") + value
+        + SQLFragment(" < 9223372036854775808.0 AND CAST(") + value + SQLFragment(" AS INTEGER) % ")
+        + .value(divisor) + SQLFragment(" = ") + .value(remainder) + SQLFragment(", 0)")
+    default:
+      return SQLFragment("0")
+    }
+  }
+
+  /// Equality with a JSON value, by collation (`1` equals `1.0`).
+  func equal(_ argument: JSON, value: SQLFragment, type: SQLFragment) -> SQLFragment {
+    switch argument {
+    case .null: return SQLFragment("coalesce(") + type + SQLFragment(" = 'null', 0)")
+    case .bool(let flag):
+      return SQLFragment("coalesce(") + type + (flag ? SQLFragment(" = 'true', 0)") : SQLFragment(" = 'false', 0)"))
+    case .int, .double:
+      return SQLFragment("coalesce(") + type + SQLFragment(" IN ('integer', 'real') AND ") + value
+        + SQLFragment(" = ") + SQLCompilerTypes.number(argument) + SQLFragment(", 0)")
+    case .string(let text):
+      return SQLFragment("coalesce(") + type + SQLFragment(" = 'text' AND ") + value + SQLFragment(" = ")
+        + .value(text) + SQLFragment(", 0)")
+    case .array, .object:
+      return SQLFragment("coalesce(") + type + SQLFragment(" = ")
+        + (argument.arrayValue != nil ? SQLFragment("'array'") : SQLFragment("'object'"))
+        + SQLFragment(" AND settee_key(") + value + SQLFragment(", ") + type + SQLFragment(") = ")
+        + .value(Data(CollationKey.encode(argument))) + SQLFragment(", 0)")
+    }
+  }
+
+  enum Direction { case less, greater }
+
+  /// A comparison across types by the collation order; `null` never satisfies it.
+  func compare(
+    _ value: SQLFragment, _ type: SQLFragment, _ direction: Direction, orEqual: Bool, _ argument: JSON
+  ) -> SQLFragment {
+    let rank = SQLCompilerTypes.rank(argument)
+    let others = direction == .greater
+      ? SQLCompilerTypes.typesRanked(above: rank)
+      : SQLCompilerTypes.typesRanked(below: rank).filter { $0 != "null" }
+    var parts: [SQLFragment] = []
+    if !others.isEmpty {
+      parts.append(SQLFragment("coalesce(") + type + SQLFragment(" IN ") + SQLCompilerTypes.list(others) + SQLFragment(", 0)"))
+    }
+    let op: SQLFragment =
+      switch (direction, orEqual) {
+      case (.less, false): SQLFragment(" < ")
+      case (.less, true): SQLFragment(" <= ")
+      case (.greater, false): SQLFragment(" > ")
+      case (.greater, true): SQLFragment(" >= ")
+      }
+    switch argument {
+    case .null:
+      break  // null itself never satisfies a comparison
+    case .bool(let flag):
+      if orEqual {
+        parts.append(SQLFragment("coalesce(") + type + (flag ? SQLFragment(" = 'true', 0)") : SQLFragment(" = 'false', 0)")))
+      }
+    case .int, .double:
+      parts.append(
+        SQLFragment("coalesce(") + type + SQLFragment(" IN ('integer', 'real') AND ") + value + op
+          + SQLCompilerTypes.number(argument) + SQLFragment(", 0)"))
+    case .string(let text):
+      parts.append(
+        SQLFragment("coalesce(") + type + SQLFragment(" = 'text' AND ") + value + op + .value(text)
+          + SQLFragment(", 0)"))
+    case .array, .object:
+      parts.append(
+        SQLFragment("coalesce(") + type + SQLFragment(" = ")
+          + (argument.arrayValue != nil ? SQLFragment("'array'") : SQLFragment("'object'"))
+          + SQLFragment(" AND settee_key(") + value + SQLFragment(", ") + type + SQLFragment(")") + op
+          + .value(Data(CollationKey.encode(argument))) + SQLFragment(", 0)"))
+    }
+    return .or(parts)
+  }
+
+  /// Equality and comparison of a whole array with an array argument.
+  func wholeArray(_ condition: Condition, value: SQLFragment) -> SQLFragment? {
+    func key(_ op: StaticString, _ argument: JSON) -> SQLFragment? {
+      guard case .array = argument else { return nil }
+      return SQLFragment("coalesce(settee_key(") + value + SQLFragment(", 'array') ") + SQLFragment(op)
+        + SQLFragment(" ") + .value(Data(CollationKey.encode(argument))) + SQLFragment(", 0)")
+    }
+    switch condition {
+    case .equal(let argument): return key("=", argument)
+    case .in(let arguments):
+      let parts = arguments.compactMap { key("=", $0) }
+      return parts.isEmpty ? nil : .or(parts)
+    case .lessThan(let argument): return key("<", argument)
+    case .lessThanOrEqual(let argument): return key("<=", argument)
+    case .greaterThan(let argument): return key(">", argument)
+    case .greaterThanOrEqual(let argument): return key(">=", argument)
+    default: return nil
+    }
+  }
+}
+
+/// SQLite's JSON type names (`json_type`) in collation order.
+enum SQLCompilerTypes {
+  /// By rank: null 0, false 1, true 2, numbers 3, text 4, array 5, object 6.
+  static let ranked: [[String]] = [["null"], ["false"], ["true"], ["integer", "real"], ["text"], ["array"], ["object"]]
+
+  static func rank(_ value: JSON) -> Int {
+    switch value {
+    case .null: 0
+    case .bool(false): 1
+    case .bool(true): 2
+    case .int, .double: 3
+    case .string: 4
+    case .array: 5
+    case .object: 6
+    }
+  }
+
+  static func typesRanked(above rank: Int) -> [String] { Array(ranked[(rank + 1)...].joined()) }
+  static func typesRanked(below rank: Int) -> [String] { Array(ranked[..<rank].joined()) }
+
+  static func names(of type: JSONType) -> SQLFragment {
+    switch type {
+    case .null: list(["null"])
+    case .boolean: list(["true", "false"])
+    case .number: list(["integer", "real"])
+    case .string: list(["text"])
+    case .array: list(["array"])
+    case .object: list(["object"])
+    }
+  }
+
+  /// `('a', 'b')` from the fixed type names above (never user input).
+  static func list(_ names: [String]) -> SQLFragment {
+    .joined(names.map { name in
+      switch name {
+      case "null": SQLFragment("'null'")
+      case "false": SQLFragment("'false'")
+      case "true": SQLFragment("'true'")
+      case "integer": SQLFragment("'integer'")
+      case "real": SQLFragment("'real'")
+      case "text": SQLFragment("'text'")
+      case "array": SQLFragment("'array'")
+      default: SQLFragment("'object'")
+      }
+    }, separator: ", ").grouped
+  }
+
+  static func number(_ value: JSON) -> SQLFragment {
+    switch value {
+    case .int(let number): .value(number)
+    case .double(let number): .value(number)
+    default: SQLFragment("NULL")
+    }
+  }
+}

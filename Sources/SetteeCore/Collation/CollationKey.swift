@@ -1,0 +1,98 @@
+/// Encodes JSON values as byte strings whose byte order (`memcmp`) is ``JSONCollation``'s
+/// order, so that SQLite can compare, index and sort them as BLOBs.
+///
+/// Layout: a type tag (null 0x01, false 0x02, true 0x03, number 0x04, string 0x05,
+/// array 0x06, object 0x07), then for a number 8 bytes of order-preserving IEEE double and
+/// a byte (0x80) or 9 bytes that place a 64-bit integer exactly among the integers that
+/// round to the same double; for a string its UTF-8 with 0x00 written 0x00 0xFF, ended by
+/// 0x00; for an array its elements then 0x00; for an object each name (as a string) and
+/// value, then 0x00. Equal values (`1` and `1.0`, `-0.0` and `0`) encode identically.
+public enum CollationKey {
+  /// Tag that starts the key of a whole array in a multi-entry index, after the keys of
+  /// all scalar and element values (see the index layer).
+  public static let wholeArrayTag: UInt8 = 0x08
+
+  /// The key of `value`.
+  public static func encode(_ value: JSON) -> [UInt8] {
+    var output: [UInt8] = []
+    output.reserveCapacity(16)
+    append(value, to: &output)
+    return output
+  }
+
+  /// The key of a whole array entry: ``wholeArrayTag`` followed by the array's key.
+  public static func encodeWholeArray(_ value: JSON) -> [UInt8] {
+    var output: [UInt8] = [wholeArrayTag]
+    append(value, to: &output)
+    return output
+  }
+
+  /// The key prefix shared by every string that starts with `prefix`.
+  public static func stringPrefix(_ prefix: String) -> [UInt8] {
+    var output: [UInt8] = [0x05]
+    appendStringBody(prefix, to: &output)
+    return output
+  }
+
+  public static func append(_ value: JSON, to output: inout [UInt8]) {
+    switch value {
+    case .null: output.append(0x01)
+    case .bool(let flag): output.append(flag ? 0x03 : 0x02)
+    case .int(let number): appendNumber(integer: number, to: &output)
+    case .double(let number): appendNumber(double: number, to: &output)
+    case .string(let text):
+      output.append(0x05)
+      appendStringBody(text, to: &output)
+      output.append(0x00)
+    case .array(let elements):
+      output.append(0x06)
+      for element in elements { append(element, to: &output) }
+      output.append(0x00)
+    case .object(let object):
+      output.append(0x07)
+      for member in object {
+        output.append(0x05)
+        appendStringBody(member.key, to: &output)
+        output.append(0x00)
+        append(member.value, to: &output)
+      }
+      output.append(0x00)
+    }
+  }
+
+  static func appendStringBody(_ text: String, to output: inout [UInt8]) {
+    for byte in text.utf8 {
+      output.append(byte)
+      if byte == 0 { output.append(0xFF) }
+    }
+  }
+
+  static func appendNumber(double: Double, to output: inout [UInt8]) {
+    appendDoubleBits(double, to: &output)
+    output.append(0x80)
+  }
+
+  static func appendNumber(integer: Int64, to output: inout [UInt8]) {
+    let double = Double(integer)
+    appendDoubleBits(double, to: &output)
+    // Integers beyond 2^53 may round; the exact difference orders them among themselves.
+    let delta = Int128(integer) - Int128(double)
+    if delta == 0 {
+      output.append(0x80)
+    } else {
+      output.append(delta < 0 ? 0x7F : 0x81)
+      appendBigEndian(UInt64(bitPattern: Int64(delta)) ^ (1 << 63), to: &output)
+    }
+  }
+
+  static func appendDoubleBits(_ double: Double, to output: inout [UInt8]) {
+    output.append(0x04)
+    let normalized = double == 0 ? 0.0 : double  // -0.0 and 0.0 are equal
+    let bits = normalized.bitPattern
+    appendBigEndian(bits & (1 << 63) != 0 ? ~bits : bits | (1 << 63), to: &output)
+  }
+
+  static func appendBigEndian(_ value: UInt64, to output: inout [UInt8]) {
+    for shift in stride(from: 56, through: 0, by: -8) { output.append(UInt8(truncatingIfNeeded: value >> UInt64(shift))) }
+  }
+}

@@ -1,0 +1,91 @@
+/// A path to a value inside a document: `pet.species`, `tags.0`, `a\.b` (one member named
+/// `a.b`).
+///
+/// A numeric component indexes an array or names an object member, whichever the
+/// document holds; a component that meets an array of objects applies to each element.
+public struct FieldPath: Sendable, Hashable, Comparable, CustomStringConvertible,
+  ExpressibleByStringLiteral
+{
+  public var components: [String]
+
+  public init(components: [String]) { self.components = components }
+
+  /// Parses dotted notation; `\.` is a literal dot.
+  ///
+  /// - Throws: ``SetteeError`` (`invalidQuery`) for an empty path or component, or a
+  ///   component that starts with `$`.
+  public init(parsing text: String) throws {
+    var components: [String] = []
+    var current = ""
+    var escaped = false
+    for character in text {
+      if escaped {
+        if character != "." { current.append("\\") }
+        current.append(character)
+        escaped = false
+      } else if character == "\\" {
+        escaped = true
+      } else if character == "." {
+        components.append(current)
+        current = ""
+      } else {
+        current.append(character)
+      }
+    }
+    if escaped { current.append("\\") }
+    components.append(current)
+    for component in components {
+      if component.isEmpty {
+        throw SetteeError(.invalidQuery, "field path \(quoted(text)) has an empty component")
+      }
+      if component.hasPrefix("$") {
+        throw SetteeError(
+          .invalidQuery,
+          "field path \(quoted(text)) has a component starting with '$' (\(quoted(component)))")
+      }
+    }
+    self.components = components
+  }
+
+  public init(stringLiteral value: String) {
+    do { try self.init(parsing: value) } catch { preconditionFailure("\(error)") }
+  }
+
+  /// The path itself, for selectors inside `$elemMatch` that apply to the element.
+  public static let root = FieldPath(components: [])
+
+  public var isRoot: Bool { components.isEmpty }
+
+  /// This path followed by `other`.
+  public func appending(_ other: FieldPath) -> FieldPath {
+    FieldPath(components: components + other.components)
+  }
+
+  /// Dotted notation, with dots inside components escaped.
+  public var description: String {
+    components.map { $0.replacingDots() }.joined(separator: ".")
+  }
+
+  public static func < (lhs: FieldPath, rhs: FieldPath) -> Bool {
+    lhs.components.lexicographicallyPrecedes(rhs.components)
+  }
+
+  /// The component as an array index, if it is a canonical non-negative integer.
+  public static func arrayIndexOf(_ component: String) -> Int? { arrayIndex(component) }
+
+  static func arrayIndex(_ component: String) -> Int? {
+    guard let first = component.utf8.first, first >= UInt8(ascii: "0"), first <= UInt8(ascii: "9"),
+      component == "0" || first != UInt8(ascii: "0"), component.utf8.count < 10
+    else { return nil }
+    return Int(component)
+  }
+}
+
+extension String {
+  fileprivate func replacingDots() -> String {
+    guard contains(".") else { return self }
+    return split(separator: ".", omittingEmptySubsequences: false).joined(separator: "\\.")
+  }
+}
+
+func quoted(_ text: String) -> String { JSONWriter.string(.string(text)) }

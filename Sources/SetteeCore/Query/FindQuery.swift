@@ -1,0 +1,126 @@
+/// A whole query: selector, sort, projection, skip and limit (CouchDB's `_find` body).
+///
+/// ```swift
+/// let query = try FindQuery(json: JSONParser.parse(#"""
+///   {"selector": {"age": {"$gt": 12}}, "sort": [{"age": "desc"}], "limit": 10}
+///   """#))
+/// ```
+public struct FindQuery: Sendable, Hashable {
+  /// One sort key.
+  public struct SortField: Sendable, Hashable {
+    public var path: FieldPath
+    public var descending: Bool
+
+    public init(_ path: FieldPath, descending: Bool = false) {
+      self.path = path
+      self.descending = descending
+    }
+  }
+
+  public var selector: Selector
+  /// Sort keys, most significant first; ties are broken by `_id`, ascending.
+  public var sort: [SortField]
+  /// The fields to return (besides `_id` and `_rev`, which always come back); `nil` for
+  /// whole documents.
+  public var fields: [FieldPath]?
+  /// How many results to skip; 0 for none.
+  public var skip: Int
+  /// The most results to return; 0 for no limit.
+  public var limit: Int
+  /// The name of the index the query must use, if any (`use_index`).
+  public var useIndex: String?
+
+  public init(
+    selector: Selector = .all, sort: [SortField] = [], fields: [FieldPath]? = nil, skip: Int = 0,
+    limit: Int = 0, useIndex: String? = nil
+  ) {
+    self.selector = selector
+    self.sort = sort
+    self.fields = fields
+    self.skip = skip
+    self.limit = limit
+    self.useIndex = useIndex
+  }
+}
+
+extension FindQuery {
+  /// Parses a `_find` body: `{"selector": …, "sort": […], "fields": […], "skip": n,
+  /// "limit": n, "use_index": "name"}`.
+  ///
+  /// - Throws: ``SetteeError`` with code `invalidQuery` naming the bad member.
+  public init(json: JSON) throws {
+    guard case .object(let object) = json else {
+      throw SetteeError(.invalidQuery, "a query must be a JSON object, not \(json.typeName)")
+    }
+    self.init()
+    for member in object {
+      switch member.key {
+      case "selector": selector = try SelectorParser.parse(member.value)
+      case "sort": sort = try FindQuery.parseSort(member.value)
+      case "fields": fields = try FindQuery.parseFields(member.value)
+      case "skip": skip = try FindQuery.parseCount(member.value, "skip")
+      case "limit": limit = try FindQuery.parseCount(member.value, "limit")
+      case "use_index":
+        switch member.value {
+        case .string(let name): useIndex = name
+        // CouchDB also accepts ["design doc", "name"]; the name is what identifies ours.
+        case .array(let parts) where parts.count == 2 && parts[1].stringValue != nil:
+          useIndex = parts[1].stringValue
+        default:
+          throw SetteeError(.invalidQuery, "\"use_index\" needs an index name, not \(member.value.typeName)")
+        }
+      default:
+        throw SetteeError(
+          .invalidQuery,
+          "unknown query member \(quoted(member.key)); expected selector, sort, fields, skip, limit or use_index")
+      }
+    }
+    if object["selector"] == nil {
+      throw SetteeError(.invalidQuery, "a query needs a \"selector\" (use {} for every document)")
+    }
+  }
+
+  /// Parses a `sort` array: `["name", {"age": "desc"}]`.
+  public static func parseSort(_ json: JSON) throws -> [SortField] {
+    guard case .array(let elements) = json else {
+      throw SetteeError(.invalidQuery, "\"sort\" needs an array, not \(json.typeName)")
+    }
+    return try elements.map { element in
+      switch element {
+      case .string(let field): return SortField(try FieldPath(parsing: field))
+      case .object(let object) where object.count == 1:
+        let member = object[0]
+        guard case .string(let direction) = member.value, direction == "asc" || direction == "desc"
+        else {
+          throw SetteeError(
+            .invalidQuery,
+            "sort direction for \(quoted(member.key)) must be \"asc\" or \"desc\", not \(JSONWriter.string(member.value))")
+        }
+        return SortField(try FieldPath(parsing: member.key), descending: direction == "desc")
+      default:
+        throw SetteeError(
+          .invalidQuery,
+          "a sort entry must be \"field\" or {\"field\": \"asc\"|\"desc\"}, not \(JSONWriter.string(element))")
+      }
+    }
+  }
+
+  static func parseFields(_ json: JSON) throws -> [FieldPath] {
+    guard case .array(let elements) = json else {
+      throw SetteeError(.invalidQuery, "\"fields\" needs an array of field names, not \(json.typeName)")
+    }
+    return try elements.map { element in
+      guard case .string(let field) = element else {
+        throw SetteeError(.invalidQuery, "\"fields\" needs field names, not \(JSONWriter.string(element))")
+      }
+      return try FieldPath(parsing: field)
+    }
+  }
+
+  static func parseCount(_ json: JSON, _ name: String) throws -> Int {
+    guard let count = SelectorParser.integer(json), count >= 0, count <= Int64(Int32.max) * 1024 else {
+      throw SetteeError(.invalidQuery, "\(quoted(name)) needs a non-negative integer, not \(JSONWriter.string(json))")
+    }
+    return Int(count)
+  }
+}

@@ -1,0 +1,120 @@
+import Foundation
+
+/// The reference implementation of the query language: simple, obviously right, and slow.
+///
+/// The SQL path must give exactly the results this gives; randomized differential tests
+/// hold the two together.
+public enum Matcher {
+  /// Whether a document (as JSON, with `_id` and `_rev`) matches.
+  public static func matches(_ selector: Selector, _ document: JSON) -> Bool {
+    switch selector {
+    case .all: return true
+    case .and(let parts): return parts.allSatisfy { matches($0, document) }
+    case .or(let parts): return parts.contains { matches($0, document) }
+    case .not(let inner): return !matches(inner, document)
+    case .condition(let path, let condition):
+      return PathResolver.candidates(document, path).contains { holds(condition, $0) }
+    case .text:
+      // Full-text search has its own reference (the FTS tokenizer); see issue 4.
+      preconditionFailure("the matcher does not evaluate $text")
+    }
+  }
+
+  /// Whether a condition holds for one value found at the condition's path.
+  static func holds(_ condition: Condition, _ value: JSON) -> Bool {
+    switch condition {
+    case .exists: return true
+    case .type(let type): return JSONType(of: value) == type
+    case .size(let count):
+      if case .array(let elements) = value { return elements.count == count }
+      return false
+    case .all(let wanted):
+      guard case .array(let elements) = value, !wanted.isEmpty else { return false }
+      return wanted.allSatisfy { item in elements.contains { JSONCollation.equal($0, item) } }
+    case .elementMatch(let selector):
+      guard case .array(let elements) = value else { return false }
+      return elements.contains { matches(selector, $0) }
+    case .allMatch(let selector):
+      guard case .array(let elements) = value, !elements.isEmpty else { return false }
+      return elements.allSatisfy { matches(selector, $0) }
+    case .keyMapMatch(let selector):
+      guard case .object(let object) = value else { return false }
+      return object.contains { matches(selector, .string($0.key)) }
+    default:
+      // Value conditions: the value itself, or for an array any element (and for equality
+      // and comparison with an array argument, the whole array).
+      guard case .array(let elements) = value else { return holdsForValue(condition, value) }
+      return elements.contains { holdsForValue(condition, $0) }
+        || holdsForWholeArray(condition, value)
+    }
+  }
+
+  /// A value condition on one value (which may be an array nested in an array).
+  static func holdsForValue(_ condition: Condition, _ value: JSON) -> Bool {
+    switch condition {
+    case .equal(let argument): return JSONCollation.equal(value, argument)
+    case .in(let arguments): return arguments.contains { JSONCollation.equal(value, $0) }
+    case .lessThan(let argument): return value != .null && JSONCollation.compare(value, argument) < 0
+    case .lessThanOrEqual(let argument):
+      return value != .null && JSONCollation.compare(value, argument) <= 0
+    case .greaterThan(let argument):
+      return value != .null && JSONCollation.compare(value, argument) > 0
+    case .greaterThanOrEqual(let argument):
+      return value != .null && JSONCollation.compare(value, argument) >= 0
+    case .regex(let pattern):
+      guard case .string(let text) = value else { return false }
+      return RegexCache.shared.matches(pattern, text)
+    case .beginsWith(let prefix):
+      guard case .string(let text) = value else { return false }
+      return text.utf8.starts(with: prefix.utf8)
+    case .mod(let divisor, let remainder):
+      guard let number = SelectorParser.truncated(value) else { return false }
+      return number.remainderReportingOverflow(dividingBy: divisor).partialValue == remainder
+    default: return false
+    }
+  }
+
+  /// Equality and comparison against an array argument also look at the whole array.
+  static func holdsForWholeArray(_ condition: Condition, _ array: JSON) -> Bool {
+    func isArray(_ value: JSON) -> Bool { if case .array = value { true } else { false } }
+    switch condition {
+    case .equal(let argument): return isArray(argument) && JSONCollation.equal(array, argument)
+    case .in(let arguments):
+      return arguments.contains { isArray($0) && JSONCollation.equal(array, $0) }
+    case .lessThan(let argument): return isArray(argument) && JSONCollation.compare(array, argument) < 0
+    case .lessThanOrEqual(let argument):
+      return isArray(argument) && JSONCollation.compare(array, argument) <= 0
+    case .greaterThan(let argument):
+      return isArray(argument) && JSONCollation.compare(array, argument) > 0
+    case .greaterThanOrEqual(let argument):
+      return isArray(argument) && JSONCollation.compare(array, argument) >= 0
+    default: return false
+    }
+  }
+}
+
+/// Compiled regular expressions, shared by pattern.
+public final class RegexCache: @unchecked Sendable {
+  // @unchecked: `expressions` is only touched with `lock` held; NSRegularExpression is
+  // immutable and documented as safe to share between threads.
+  public static let shared = RegexCache()
+  private var expressions: [String: NSRegularExpression] = [:]
+  private let lock = NSLock()
+
+  /// Whether the pattern finds a match anywhere in `text`; `false` for a bad pattern.
+  public func matches(_ pattern: String, _ text: String) -> Bool {
+    guard let expression = expression(pattern) else { return false }
+    let range = NSRange(text.startIndex..<text.endIndex, in: text)
+    return expression.firstMatch(in: text, range: range) != nil
+  }
+
+  func expression(_ pattern: String) -> NSRegularExpression? {
+    lock.lock()
+    defer { lock.unlock() }
+    if let cached = expressions[pattern] { return cached }
+    guard let compiled = try? NSRegularExpression(pattern: pattern) else { return nil }
+    if expressions.count > 256 { expressions.removeAll() }
+    expressions[pattern] = compiled
+    return compiled
+  }
+}
