@@ -306,7 +306,7 @@ struct SelectorCompiler {
   func compare(
     _ value: SQLFragment, _ type: SQLFragment, _ direction: Direction, orEqual: Bool, _ argument: JSON
   ) -> SQLFragment {
-    let rank = SQLCompilerTypes.rank(argument)
+    let rank = JSONCollation.rank(argument)
     let others = direction == .greater
       ? SQLCompilerTypes.typesRanked(above: rank)
       : SQLCompilerTypes.typesRanked(below: rank).filter { $0 != "null" }
@@ -369,20 +369,8 @@ struct SelectorCompiler {
 
 /// SQLite's JSON type names (`json_type`) in collation order.
 enum SQLCompilerTypes {
-  /// By rank: null 0, false 1, true 2, numbers 3, text 4, array 5, object 6.
+  /// By ``JSONCollation/rank(_:)``: null, false, true, numbers, text, array, object.
   static let ranked: [[String]] = [["null"], ["false"], ["true"], ["integer", "real"], ["text"], ["array"], ["object"]]
-
-  static func rank(_ value: JSON) -> Int {
-    switch value {
-    case .null: 0
-    case .bool(false): 1
-    case .bool(true): 2
-    case .int, .double: 3
-    case .string: 4
-    case .array: 5
-    case .object: 6
-    }
-  }
 
   static func typesRanked(above rank: Int) -> [String] { Array(ranked[(rank + 1)...].joined()) }
   static func typesRanked(below rank: Int) -> [String] { Array(ranked[..<rank].joined()) }
