@@ -7,8 +7,8 @@ public struct RandomQueries {
 
   public init(seed: UInt64) { random = SplitMix64(seed: seed) }
 
-  mutating func pick<T>(_ choices: [T]) -> T { choices[Int(random.next() % UInt64(choices.count))] }
-  mutating func chance(_ percent: UInt64) -> Bool { random.next() % 100 < percent }
+  public mutating func pick<T>(_ choices: [T]) -> T { choices[Int(random.next() % UInt64(choices.count))] }
+  public mutating func chance(_ percent: UInt64) -> Bool { random.next() % 100 < percent }
 
   static let strings: [JSON] = ["a", "b", "ab", "B", "abc", "é", "", "a.b", "1", "ba", "中"]
   static let numbers: [JSON] = [0, 1, 2, -1, 7, 10, .double(1.5), .double(-0.5), .double(2.0), .double(1e20), .int(9_007_199_254_740_993)]

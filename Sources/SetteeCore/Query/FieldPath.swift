@@ -10,7 +10,8 @@ public struct FieldPath: Sendable, Hashable, Comparable, CustomStringConvertible
 
   public init(components: [String]) { self.components = components }
 
-  /// Parses dotted notation; `\.` is a literal dot.
+  /// Parses dotted notation; `\.` is a literal dot and `\\` a literal backslash (any other
+  /// backslash is itself).
   ///
   /// - Throws: ``SetteeError`` (`invalidQuery`) for an empty path or component, or a
   ///   component that starts with `$`.
@@ -20,7 +21,7 @@ public struct FieldPath: Sendable, Hashable, Comparable, CustomStringConvertible
     var escaped = false
     for character in text {
       if escaped {
-        if character != "." { current.append("\\") }
+        if character != "." && character != "\\" { current.append("\\") }
         current.append(character)
         escaped = false
       } else if character == "\\" {
@@ -61,9 +62,15 @@ public struct FieldPath: Sendable, Hashable, Comparable, CustomStringConvertible
     FieldPath(components: components + other.components)
   }
 
-  /// Dotted notation, with dots inside components escaped.
+  /// Dotted notation, with dots and backslashes inside components escaped.
   public var description: String {
-    components.map { $0.replacingDots() }.joined(separator: ".")
+    components.map(FieldPath.escape).joined(separator: ".")
+  }
+
+  /// A member name written as one path component: `\` and `.` escaped.
+  public static func escape(_ name: String) -> String {
+    guard name.contains(where: { $0 == "." || $0 == "\\" }) else { return name }
+    return name.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: ".", with: "\\.")
   }
 
   public static func < (lhs: FieldPath, rhs: FieldPath) -> Bool {
@@ -78,13 +85,6 @@ public struct FieldPath: Sendable, Hashable, Comparable, CustomStringConvertible
       component == "0" || first != UInt8(ascii: "0"), component.utf8.count < 10
     else { return nil }
     return Int(component)
-  }
-}
-
-extension String {
-  fileprivate func replacingDots() -> String {
-    guard contains(".") else { return self }
-    return split(separator: ".", omittingEmptySubsequences: false).joined(separator: "\\.")
   }
 }
 

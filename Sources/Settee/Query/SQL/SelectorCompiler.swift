@@ -131,8 +131,9 @@ struct SelectorCompiler {
     }
     let rest = components.dropFirst()
     var alternatives: [SQLFragment] = []
-    if component.contains("\"") {
-      // SQLite's JSON paths cannot spell a name with a double quote: look the member up.
+    if component.utf8.contains(where: { $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") || $0 < 0x20 }) {
+      // SQLite's JSON paths cannot spell a name with a double quote, and compare labels with
+      // the stored (escaped) text of names: look such members up by their decoded name.
       let member = nextAlias("m")
       let here = Candidate.path(source: source, path: path)
       var inner = SQLFragment("SELECT 1 FROM ") + here.each + SQLFragment(" AS ") + member
