@@ -22,8 +22,13 @@ extension DocumentCollection {
   public func find(_ query: FindQuery, _ body: (Document) throws -> Void) throws {
     let name = self.name
     try database.read { db in
-      guard let cid = try DocumentReader.collectionID(db, name) else { return }
-      let plan = try QueryPlanner.plan(query, collectionID: cid)
+      guard let cid = try DocumentReader.collectionID(db, name) else {
+        if let forced = query.useIndex {
+          throw SetteeError(.noUsableIndex, "use_index names \(JSONWriter.string(.string(forced))), which is not a JSON index of this collection")
+        }
+        return
+      }
+      let plan = try DocumentCollection.plan(query, cid: cid, db: db)
       try DocumentCollection.run(plan, query: query, db: db, body)
     }
   }
@@ -61,7 +66,18 @@ extension DocumentCollection {
     let name = self.name
     return try database.read { db in
       guard let cid = try DocumentReader.collectionID(db, name) else { return 0 }
-      let sql = try QueryPlanner.count(query, collectionID: cid)
+      var all = query
+      all.sort = []
+      all.skip = 0
+      all.limit = 0
+      all.fields = []
+      let plan = try DocumentCollection.plan(all, cid: cid, db: db)
+      if plan.filteredInSwift {
+        var count = 0
+        try DocumentCollection.run(plan, query: all, db: db) { _ in count += 1 }
+        return count
+      }
+      let sql = SQLFragment("SELECT count(*) FROM (") + plan.statement + SQLFragment(")")
       return try Int.fetchOne(db, sql: sql.text, arguments: sql.statementArguments) ?? 0
     }
   }
@@ -71,7 +87,21 @@ extension DocumentCollection {
     let name = self.name
     return try database.read { db in
       let cid = try DocumentReader.collectionID(db, name) ?? -1
-      return try QueryPlanner.plan(query, collectionID: cid)
+      return try DocumentCollection.plan(query, cid: cid, db: db)
+    }
+  }
+
+  static func plan(_ query: FindQuery, cid: Int64, db: SQLConnection) throws -> QueryPlan {
+    let plan = try QueryPlanner.plan(query, collectionID: cid, indexes: StoredIndex.all(db, cid: cid)) { rids in
+      let probe = SQLFragment("SELECT count(*) FROM (") + rids + SQLFragment(" LIMIT ")
+        + .integer(QueryPlanner.probeCap) + SQLFragment(")")
+      return try Int.fetchOne(db, sql: probe.text, arguments: probe.statementArguments) ?? 0
+    }
+    do {
+      _ = try db.cachedStatement(sql: plan.statement.text)
+      return plan
+    } catch let error as DatabaseError where error.message?.contains("parser stack overflow") == true {
+      return QueryPlanner.swiftFiltered(plan, query, plan.choice, collectionID: cid)
     }
   }
 
@@ -79,11 +109,20 @@ extension DocumentCollection {
     _ plan: QueryPlan, query: FindQuery, db: SQLConnection, _ body: (Document) throws -> Void
   ) throws {
     let rows = try Row.fetchCursor(db, sql: plan.statement.text, arguments: plan.statement.statementArguments)
+    if plan.filteredInSwift {
+      var candidates: [Document] = []
+      while let row = try rows.next() { candidates.append(try document(row)) }
+      for document in Matcher.find(query, in: candidates) { try body(document) }
+      return
+    }
     while let row = try rows.next() {
-      var document = Document(
-        id: row[0], rev: try RevisionID(parsing: row[1]), body: try DocumentReader.parseBody(row, at: 2))
+      var document = try document(row)
       if let fields = query.fields { document = Matcher.project(document, fields) }
       try body(document)
     }
+  }
+
+  static func document(_ row: Row) throws -> Document {
+    Document(id: row[0], rev: try RevisionID(parsing: row[1]), body: try DocumentReader.parseBody(row, at: 2))
   }
 }

@@ -29,6 +29,7 @@ struct DocumentWriter {
   private let limits: DocumentLimits
   private var lastSeq: Int64
   private let startSeq: Int64
+  private var indexes: IndexMaintainer
 
   init(db: SQLConnection, collection name: String, limits: DocumentLimits) throws {
     self.db = db
@@ -48,7 +49,11 @@ struct DocumentWriter {
       lastSeq = 0
     }
     startSeq = lastSeq
+    indexes = IndexMaintainer(db: db, indexes: try StoredIndex.all(db, cid: cid))
   }
+
+  /// The collection's id.
+  var collectionID: Int64 { cid }
 
   /// Writes one document revision.
   ///
@@ -86,6 +91,7 @@ struct DocumentWriter {
       ).execute(arguments: [cid, document.id, rev.description, document.isDeleted, seq, bodyText])
       let rid = db.lastInsertedRowID
       try insertRevision(rid: rid, rev: rev, parent: nil, deleted: document.isDeleted, seq: seq)
+      try indexes.update(rid: rid, document: stored(document, rev), isNew: true)
       return WriteResult(id: document.id, rev: rev, seq: seq)
     }
 
@@ -114,11 +120,19 @@ struct DocumentWriter {
       sql: "UPDATE documents SET rev = ?, deleted = ?, seq = ?, body = ? WHERE rid = ?"
     ).execute(arguments: [rev.description, document.isDeleted, seq, bodyText, rid])
     try insertRevision(rid: rid, rev: rev, parent: current, deleted: document.isDeleted, seq: seq)
+    try indexes.update(rid: rid, document: stored(document, rev), isNew: currentDeleted)
     return WriteResult(id: document.id, rev: rev, seq: seq)
+  }
+
+  private func stored(_ document: Document, _ rev: RevisionID) -> Document {
+    var stored = document
+    stored.rev = rev
+    return stored
   }
 
   /// Records the new sequence number; call once after the last write.
   func finish() throws {
+    try indexes.finish()
     guard lastSeq != startSeq else { return }
     try db.cachedStatement(sql: "UPDATE collections SET last_seq = ? WHERE cid = ?")
       .execute(arguments: [lastSeq, cid])

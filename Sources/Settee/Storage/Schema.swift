@@ -40,6 +40,26 @@ enum Schema {
           ) WITHOUT ROWID;
           """)
     }
+    migrator.registerMigration("v2-indexes") { db in
+      // Query indexes. A JSON index's entries live in a table of its own, "ix_<xid>", with
+      // one column of collation keys per field; `multi_docs` counts the documents that put
+      // more than one entry into it (array fields), which decides whether it can order a
+      // sort by itself.
+      try db.execute(
+        sql: """
+          CREATE TABLE indexes (
+            xid INTEGER PRIMARY KEY,
+            cid INTEGER NOT NULL,
+            name TEXT NOT NULL,
+            type TEXT NOT NULL,
+            fields TEXT NOT NULL,
+            settings TEXT NOT NULL,
+            multi_docs INTEGER NOT NULL DEFAULT 0,
+            UNIQUE (cid, name)
+          );
+          CREATE INDEX documents_by_rev ON documents(cid, rev);
+          """)
+    }
     return migrator
   }
 }

@@ -18,7 +18,8 @@ public struct FindQuery: Sendable, Hashable {
   }
 
   public var selector: Selector
-  /// Sort keys, most significant first; ties are broken by `_id`, ascending.
+  /// Sort keys, most significant first; ties are broken by `_id`, in the direction of the
+  /// last sort key.
   public var sort: [SortField]
   /// The fields to return (besides `_id` and `_rev`, which always come back); `nil` for
   /// whole documents.

@@ -2,8 +2,8 @@ import Foundation
 import GRDB
 import SetteeCore
 
-/// Compiles a ``Selector`` into an SQL boolean expression (0 or 1, never NULL) over a row
-/// of `documents`, with SQLite's JSON functions, so that the SQL path gives exactly the
+/// Compiles a ``Selector`` into an SQL boolean expression over a row of `documents` (NULL,
+/// which SQLite gives for a missing value, counts as false throughout), with SQLite's JSON functions, so that the SQL path gives exactly the
 /// reference ``Matcher``'s results.
 ///
 /// A pure function of the selector: it reads no database, and every value and JSON path
@@ -85,7 +85,9 @@ struct SelectorCompiler {
     case .all: return SQLFragment("1")
     case .and(let parts): return .and(try parts.map { try compile($0, context) })
     case .or(let parts): return .or(try parts.map { try compile($0, context) })
-    case .not(let inner): return SQLFragment("NOT ") + (try compile(inner, context)).grouped
+    // NULL (an unknown, which SQLite gives for a missing value) counts as false; `IS NOT 1`
+    // keeps that true under negation, so NOT gives the complement.
+    case .not(let inner): return (try compile(inner, context)).grouped + SQLFragment(" IS NOT 1")
     case .text:
       throw SetteeError(.noUsableIndex, "$text needs a TEXT index (full-text search arrives with issue 4)")
     case .condition(let path, let condition):
@@ -112,8 +114,9 @@ struct SelectorCompiler {
       return try traverse(row.body, "$", path.components[...], knownObject: true, predicate)
     case .element(let value, let type):
       if path.isRoot { return try predicate(&self, .column(value: value, type: type)) }
-      return SQLFragment("(") + type + SQLFragment(" = 'object' AND ")
-        + (try traverse(value, "$", path.components[...], knownObject: true, predicate)) + SQLFragment(")")
+      return SQLFragment("CASE WHEN ") + type + SQLFragment(" = 'object' THEN ")
+        + (try traverse(value, "$", path.components[...], knownObject: true, predicate))
+        + SQLFragment(" ELSE 0 END")
     case .key(let name):
       if path.isRoot { return try predicate(&self, .text(name)) }
       return SQLFragment("0")
@@ -126,46 +129,54 @@ struct SelectorCompiler {
     _ source: SQLFragment, _ path: String, _ components: ArraySlice<String>, knownObject: Bool,
     _ predicate: Predicate
   ) throws -> SQLFragment {
+    let alternatives = try self.alternatives(source, path, components, knownObject: knownObject, predicate)
+    return alternatives.count == 1 ? alternatives[0] : .or(alternatives)
+  }
+
+  /// The ways a path can lead to values, as one flat list to OR (flat, because SQLite's
+  /// parser has a small stack for nested expressions).
+  mutating func alternatives(
+    _ source: SQLFragment, _ path: String, _ components: ArraySlice<String>, knownObject: Bool,
+    _ predicate: Predicate
+  ) throws -> [SQLFragment] {
     guard let component = components.first else {
-      return try predicate(&self, .path(source: source, path: path))
+      return [try predicate(&self, .path(source: source, path: path))]
     }
     let rest = components.dropFirst()
     var alternatives: [SQLFragment] = []
+    let here = Candidate.path(source: source, path: path)
     if component.utf8.contains(where: { $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") || $0 < 0x20 }) {
       // SQLite's JSON paths cannot spell a name with a double quote, and compare labels with
       // the stored (escaped) text of names: look such members up by their decoded name.
       let member = nextAlias("m")
-      let here = Candidate.path(source: source, path: path)
-      var inner = SQLFragment("SELECT 1 FROM ") + here.each + SQLFragment(" AS ") + member
-        + SQLFragment(" WHERE ") + member + SQLFragment(".key = ") + .value(component) + SQLFragment(" AND ")
       let value = member + SQLFragment(".value")
       let type = member + SQLFragment(".type")
-      if rest.isEmpty {
-        inner += try predicate(&self, .column(value: value, type: type))
-      } else {
-        inner += SQLFragment("(") + type + SQLFragment(" IN ('object', 'array') AND ")
-          + (try traverse(value, "$", rest, knownObject: false, predicate)) + SQLFragment(")")
-      }
+      let inner =
+        rest.isEmpty
+        ? try predicate(&self, .column(value: value, type: type))
+        : SQLFragment("CASE WHEN ") + type + SQLFragment(" IN ('object', 'array') THEN ")
+          + (try traverse(value, "$", rest, knownObject: false, predicate)) + SQLFragment(" ELSE 0 END")
       alternatives.append(
-        SQLFragment("(coalesce(") + here.type + SQLFragment(" = 'object', 0) AND EXISTS (") + inner
-          + SQLFragment("))"))
+        SQLFragment("CASE WHEN ") + here.type + SQLFragment(" = 'object' THEN EXISTS (SELECT 1 FROM ")
+          + here.each + SQLFragment(" AS ") + member + SQLFragment(" WHERE ") + member
+          + SQLFragment(".key = ") + .value(component) + SQLFragment(" AND ") + inner
+          + SQLFragment(") ELSE 0 END"))
     } else {
-      alternatives.append(
-        try traverse(source, path + ".\"" + component + "\"", rest, knownObject: false, predicate))
+      alternatives += try self.alternatives(
+        source, path + ".\"" + component + "\"", rest, knownObject: false, predicate)
     }
     if !knownObject {
       if let index = FieldPath.arrayIndexOf(component) {
-        alternatives.append(try traverse(source, path + "[\(index)]", rest, knownObject: false, predicate))
+        alternatives += try self.alternatives(source, path + "[\(index)]", rest, knownObject: false, predicate)
       }
       let element = nextAlias("j")
-      let here = Candidate.path(source: source, path: path)
       let inner = try traverse(element + SQLFragment(".value"), "$", components, knownObject: true, predicate)
       alternatives.append(
-        SQLFragment("(coalesce(") + here.type + SQLFragment(" = 'array', 0) AND EXISTS (SELECT 1 FROM ") + here.each
-          + SQLFragment(" AS ") + element + SQLFragment(" WHERE ") + element + SQLFragment(".type = 'object' AND ")
-          + inner + SQLFragment("))"))
+        SQLFragment("CASE WHEN ") + here.type + SQLFragment(" = 'array' THEN EXISTS (SELECT 1 FROM ")
+          + here.each + SQLFragment(" AS ") + element + SQLFragment(" WHERE ") + element
+          + SQLFragment(".type = 'object' AND ") + inner + SQLFragment(") ELSE 0 END"))
     }
-    return alternatives.count == 1 ? alternatives[0] : .or(alternatives)
+    return alternatives
   }
 
   mutating func nextAlias(_ prefix: String) -> SQLFragment {
@@ -190,8 +201,8 @@ struct SelectorCompiler {
     case .exists:
       return SQLFragment("(") + type + SQLFragment(" IS NOT NULL)")
     case .type(let wanted):
-      return SQLFragment("coalesce(") + type + SQLFragment(" IN ") + SQLCompilerTypes.names(of: wanted)
-        + SQLFragment(", 0)")
+      return SQLFragment("(") + type + SQLFragment(" IN ") + SQLCompilerTypes.names(of: wanted)
+        + SQLFragment(")")
     case .size(let count):
       return whenArray(type, candidate.arrayLength + SQLFragment(" = ") + .value(Int64(count)))
     case .all(let wanted):
@@ -221,7 +232,7 @@ struct SelectorCompiler {
       return whenArray(
         type,
         candidate.arrayLength + SQLFragment(" > 0 AND NOT EXISTS (SELECT 1 FROM ") + candidate.each
-          + SQLFragment(" AS ") + element + SQLFragment(" WHERE NOT ") + inner.grouped + SQLFragment(")"))
+          + SQLFragment(" AS ") + element + SQLFragment(" WHERE ") + inner.grouped + SQLFragment(" IS NOT 1)"))
     case .keyMapMatch(let selector):
       let member = nextAlias("k")
       let inner = try compile(selector, .key(member + SQLFragment(".key")))
@@ -239,7 +250,7 @@ struct SelectorCompiler {
           + SQLFragment(")")
       ]
       if let whole = wholeArray(condition, value: candidate.value) { arrayCase.append(whole) }
-      return SQLFragment("((coalesce(") + type + SQLFragment(" <> 'array', 0) AND ")
+      return SQLFragment("(((") + type + SQLFragment(" <> 'array') AND ")
         + value(condition, value: candidate.value, type: type) + SQLFragment(") OR ")
         + whenArray(type, .or(arrayCase)) + SQLFragment(")")
     }
@@ -262,20 +273,20 @@ struct SelectorCompiler {
     case .greaterThan(let argument): return compare(value, type, .greater, orEqual: false, argument)
     case .greaterThanOrEqual(let argument): return compare(value, type, .greater, orEqual: true, argument)
     case .regex(let pattern):
-      return SQLFragment("coalesce(") + type + SQLFragment(" = 'text' AND regexp(") + .value(pattern)
-        + SQLFragment(", ") + value + SQLFragment("), 0)")
+      return SQLFragment("(") + type + SQLFragment(" = 'text' AND regexp(") + .value(pattern)
+        + SQLFragment(", ") + value + SQLFragment("))")
     case .beginsWith(let prefix):
       let bytes = Array(prefix.utf8)
       // An empty blob would bind as NULL: the empty prefix is every string.
-      if bytes.isEmpty { return SQLFragment("coalesce(") + type + SQLFragment(" = 'text', 0)") }
-      return SQLFragment("coalesce(") + type + SQLFragment(" = 'text' AND substr(CAST(") + value
+      if bytes.isEmpty { return SQLFragment("(") + type + SQLFragment(" = 'text')") }
+      return SQLFragment("(") + type + SQLFragment(" = 'text' AND substr(CAST(") + value
         + SQLFragment(" AS BLOB), 1, ") + .value(Int64(bytes.count)) + SQLFragment(") = ")
-        + .value(Data(bytes)) + SQLFragment(", 0)")
+        + .value(Data(bytes)) + SQLFragment(")")
     case .mod(let divisor, let remainder):
-      return SQLFragment("coalesce(") + type + SQLFragment(" IN ('integer', 'real') AND ") + value
+      return SQLFragment("(") + type + SQLFragment(" IN ('integer', 'real') AND ") + value
         + SQLFragment(" >= -9223372036854775808.0 AND ") + value
         + SQLFragment(" < 9223372036854775808.0 AND CAST(") + value + SQLFragment(" AS INTEGER) % ")
-        + .value(divisor) + SQLFragment(" = ") + .value(remainder) + SQLFragment(", 0)")
+        + .value(divisor) + SQLFragment(" = ") + .value(remainder) + SQLFragment(")")
     default:
       return SQLFragment("0")
     }
@@ -284,20 +295,20 @@ struct SelectorCompiler {
   /// Equality with a JSON value, by collation (`1` equals `1.0`).
   func equal(_ argument: JSON, value: SQLFragment, type: SQLFragment) -> SQLFragment {
     switch argument {
-    case .null: return SQLFragment("coalesce(") + type + SQLFragment(" = 'null', 0)")
+    case .null: return SQLFragment("(") + type + SQLFragment(" = 'null')")
     case .bool(let flag):
-      return SQLFragment("coalesce(") + type + (flag ? SQLFragment(" = 'true', 0)") : SQLFragment(" = 'false', 0)"))
+      return SQLFragment("(") + type + (flag ? SQLFragment(" = 'true')") : SQLFragment(" = 'false')"))
     case .int, .double:
-      return SQLFragment("coalesce(") + type + SQLFragment(" IN ('integer', 'real') AND ") + value
-        + SQLFragment(" = ") + SQLCompilerTypes.number(argument) + SQLFragment(", 0)")
+      return SQLFragment("(") + type + SQLFragment(" IN ('integer', 'real') AND ") + value
+        + SQLFragment(" = ") + SQLCompilerTypes.number(argument) + SQLFragment(")")
     case .string(let text):
-      return SQLFragment("coalesce(") + type + SQLFragment(" = 'text' AND ") + value + SQLFragment(" = ")
-        + .value(text) + SQLFragment(", 0)")
+      return SQLFragment("(") + type + SQLFragment(" = 'text' AND ") + value + SQLFragment(" = ")
+        + .value(text) + SQLFragment(")")
     case .array, .object:
-      return SQLFragment("coalesce(") + type + SQLFragment(" = ")
+      return SQLFragment("(") + type + SQLFragment(" = ")
         + (argument.arrayValue != nil ? SQLFragment("'array'") : SQLFragment("'object'"))
         + SQLFragment(" AND settee_key(") + value + SQLFragment(", ") + type + SQLFragment(") = ")
-        + .value(Data(CollationKey.encode(argument))) + SQLFragment(", 0)")
+        + .value(Data(CollationKey.encode(argument))) + SQLFragment(")")
     }
   }
 
@@ -313,7 +324,7 @@ struct SelectorCompiler {
       : SQLCompilerTypes.typesRanked(below: rank).filter { $0 != "null" }
     var parts: [SQLFragment] = []
     if !others.isEmpty {
-      parts.append(SQLFragment("coalesce(") + type + SQLFragment(" IN ") + SQLCompilerTypes.list(others) + SQLFragment(", 0)"))
+      parts.append(SQLFragment("(") + type + SQLFragment(" IN ") + SQLCompilerTypes.list(others) + SQLFragment(")"))
     }
     let op: SQLFragment =
       switch (direction, orEqual) {
@@ -327,22 +338,22 @@ struct SelectorCompiler {
       break  // null itself never satisfies a comparison
     case .bool(let flag):
       if orEqual {
-        parts.append(SQLFragment("coalesce(") + type + (flag ? SQLFragment(" = 'true', 0)") : SQLFragment(" = 'false', 0)")))
+        parts.append(SQLFragment("(") + type + (flag ? SQLFragment(" = 'true')") : SQLFragment(" = 'false')")))
       }
     case .int, .double:
       parts.append(
-        SQLFragment("coalesce(") + type + SQLFragment(" IN ('integer', 'real') AND ") + value + op
-          + SQLCompilerTypes.number(argument) + SQLFragment(", 0)"))
+        SQLFragment("(") + type + SQLFragment(" IN ('integer', 'real') AND ") + value + op
+          + SQLCompilerTypes.number(argument) + SQLFragment(")"))
     case .string(let text):
       parts.append(
-        SQLFragment("coalesce(") + type + SQLFragment(" = 'text' AND ") + value + op + .value(text)
-          + SQLFragment(", 0)"))
+        SQLFragment("(") + type + SQLFragment(" = 'text' AND ") + value + op + .value(text)
+          + SQLFragment(")"))
     case .array, .object:
       parts.append(
-        SQLFragment("coalesce(") + type + SQLFragment(" = ")
+        SQLFragment("(") + type + SQLFragment(" = ")
           + (argument.arrayValue != nil ? SQLFragment("'array'") : SQLFragment("'object'"))
           + SQLFragment(" AND settee_key(") + value + SQLFragment(", ") + type + SQLFragment(")") + op
-          + .value(Data(CollationKey.encode(argument))) + SQLFragment(", 0)"))
+          + .value(Data(CollationKey.encode(argument))) + SQLFragment(")"))
     }
     return .or(parts)
   }
@@ -351,8 +362,8 @@ struct SelectorCompiler {
   func wholeArray(_ condition: Condition, value: SQLFragment) -> SQLFragment? {
     func key(_ op: StaticString, _ argument: JSON) -> SQLFragment? {
       guard case .array = argument else { return nil }
-      return SQLFragment("coalesce(settee_key(") + value + SQLFragment(", 'array') ") + SQLFragment(op)
-        + SQLFragment(" ") + .value(Data(CollationKey.encode(argument))) + SQLFragment(", 0)")
+      return SQLFragment("(settee_key(") + value + SQLFragment(", 'array') ") + SQLFragment(op)
+        + SQLFragment(" ") + .value(Data(CollationKey.encode(argument))) + SQLFragment(")")
     }
     switch condition {
     case .equal(let argument): return key("=", argument)

@@ -23,14 +23,16 @@ extension Matcher {
     return best
   }
 
-  /// The order of results: each sort field in turn, then `_id` ascending.
+  /// The order of results: each sort field in turn, then `_id` in the direction of the last
+  /// sort field (ascending without a sort), as an index that holds `_id` last orders them.
   static func sortsBefore(_ lhs: Document, _ rhs: Document, by sort: [FindQuery.SortField]) -> Bool {
     let (left, right) = (JSON.object(lhs.json), JSON.object(rhs.json))
     for field in sort {
       let order = compareKeys(sortKey(left, field), sortKey(right, field))
       if order != 0 { return field.descending ? order > 0 : order < 0 }
     }
-    return JSONCollation.compareUTF8(lhs.id, rhs.id) < 0
+    let order = JSONCollation.compareUTF8(lhs.id, rhs.id)
+    return sort.last?.descending == true ? order > 0 : order < 0
   }
 
   static func compareKeys(_ lhs: JSON?, _ rhs: JSON?) -> Int {

@@ -1,0 +1,82 @@
+import GRDB
+import SetteeCore
+
+extension DocumentCollection {
+  /// Creates an index unless the same one exists, and returns its name (the seed's
+  /// `ensureIndexed`). Documents already stored are indexed before it returns.
+  ///
+  /// ```swift
+  /// try people.ensureIndexed(["name", "age", "pet.species"], name: "basic")
+  /// ```
+  ///
+  /// - Throws: ``SetteeError`` with code `invalidIndex` for a bad definition or when an
+  ///   index of that name exists with another definition.
+  @discardableResult
+  public func ensureIndexed(
+    _ fields: [String], name: String, type: IndexDefinition.Kind = .json, settings: [String: String] = [:]
+  ) throws -> String {
+    try ensureIndexed(IndexDefinition(name: name, fields: fields, type: type.rawValue, settings: settings))
+  }
+
+  /// Creates an index from a definition unless the same one exists.
+  @discardableResult
+  public func ensureIndexed(_ definition: IndexDefinition) throws -> String {
+    let limits = database.configuration.limits
+    let name = self.name
+    return try database.write { db in
+      let writer = try DocumentWriter(db: db, collection: name, limits: limits)
+      let cid = writer.collectionID
+      if let existing = try StoredIndex.all(db, cid: cid).first(where: { $0.definition.name == definition.name }) {
+        guard existing.definition == definition else {
+          throw SetteeError(
+            .invalidIndex,
+            "an index named \(JSONWriter.string(.string(definition.name))) exists with another definition; delete it first")
+        }
+        return definition.name
+      }
+      if definition.kind == .text {
+        throw SetteeError(.invalidIndex, "TEXT indexes are not available yet (issue 4, full-text search)")
+      }
+      _ = try StoredIndex.create(definition, db: db, cid: cid)
+      return definition.name
+    }
+  }
+
+  /// The collection's indexes in the seed's dictionary shape: name → `{"fields": […],
+  /// "type": "json", "name": …}` (TEXT indexes add `"settings": "{tokenize: …}"`).
+  public func listIndexes() throws -> [String: JSONObject] {
+    var listing: [String: JSONObject] = [:]
+    for definition in try indexes() { listing[definition.name] = definition.listing }
+    return listing
+  }
+
+  /// The collection's index definitions, by name.
+  public func indexes() throws -> [IndexDefinition] {
+    try database.read(inCollection([]) { db, cid in try StoredIndex.all(db, cid: cid).map(\.definition) })
+  }
+
+  /// Deletes an index.
+  ///
+  /// - Throws: ``SetteeError`` with code `notFound` when there is no index of that name.
+  public func deleteIndex(named indexName: String) throws {
+    let name = self.name
+    try database.write { db in
+      guard let cid = try DocumentReader.collectionID(db, name),
+        let index = try StoredIndex.all(db, cid: cid).first(where: { $0.definition.name == indexName })
+      else {
+        throw SetteeError(.notFound, "no index named \(JSONWriter.string(.string(indexName))) in \(JSONWriter.string(.string(name)))")
+      }
+      try index.drop(db)
+    }
+  }
+}
+
+extension Database {
+  /// Whether the SQLite in use has full-text search (FTS4 and FTS5), which TEXT indexes need.
+  public var isTextSearchEnabled: Bool {
+    (try? read { db in
+      let options = try String.fetchAll(db, sql: "PRAGMA compile_options")
+      return options.contains("ENABLE_FTS4") && options.contains("ENABLE_FTS5")
+    }) ?? false
+  }
+}

@@ -1,0 +1,132 @@
+import Foundation
+import GRDB
+import SetteeCore
+
+/// An index as the database holds it: its definition and where its entries live.
+struct StoredIndex: Sendable {
+  var xid: Int64
+  var definition: IndexDefinition
+  /// Documents with more than one entry in the index.
+  var multiDocuments: Int64
+
+  /// The entry table of a JSON index.
+  var table: SQLFragment { .identifier("ix_\(xid)") }
+
+  /// The key column of the field at `position`.
+  static func keyColumn(_ position: Int) -> SQLFragment { .identifier("k\(position)") }
+
+  /// The key that stands for a missing field (it sorts before `null`).
+  static let missingKey: [UInt8] = [0x00]
+
+  static func all(_ db: SQLConnection, cid: Int64) throws -> [StoredIndex] {
+    let rows = try Row.fetchAll(
+      db.cachedStatement(
+        sql: "SELECT xid, name, type, fields, settings, multi_docs FROM indexes WHERE cid = ? ORDER BY name"),
+      arguments: [cid])
+    return try rows.map { row in
+      let fields = try JSONParser.parse(row[3] as String).arrayValue?.compactMap(\.stringValue) ?? []
+      var settings: [String: String] = [:]
+      for member in try JSONParser.parse(row[4] as String).objectValue ?? [:] {
+        settings[member.key] = member.value.stringValue
+      }
+      return StoredIndex(
+        xid: row[0],
+        definition: try IndexDefinition(name: row[1], fields: fields, type: row[2], settings: settings),
+        multiDocuments: row[5])
+    }
+  }
+
+  /// Creates an index and fills it from the collection's live documents.
+  static func create(_ definition: IndexDefinition, db: SQLConnection, cid: Int64) throws -> StoredIndex {
+    let fields = JSONWriter.string(.array(definition.fields.map { .string($0.description) }))
+    var settings = JSONObject()
+    for key in definition.settings.keys.sorted() { settings[key] = .string(definition.settings[key]!) }
+    try db.execute(
+      sql: "INSERT INTO indexes (cid, name, type, fields, settings) VALUES (?, ?, ?, ?, ?)",
+      arguments: [cid, definition.name, definition.kind.rawValue, fields, JSONWriter.string(.object(settings))])
+    let index = StoredIndex(xid: db.lastInsertedRowID, definition: definition, multiDocuments: 0)
+    let keys = SQLFragment.joined(
+      (0..<definition.fields.count).map { keyColumn($0) + SQLFragment(" BLOB NOT NULL") }, separator: ", ")
+    let primary = SQLFragment.joined((0..<definition.fields.count).map { keyColumn($0) }, separator: ", ")
+    try db.execute(
+      sql: (SQLFragment("CREATE TABLE ") + index.table + SQLFragment(" (") + keys
+        + SQLFragment(", id TEXT NOT NULL, rid INTEGER NOT NULL, PRIMARY KEY (") + primary
+        + SQLFragment(", id, rid)) WITHOUT ROWID")).text)
+    try db.execute(
+      sql: (SQLFragment("CREATE INDEX ") + .identifier("ix_\(index.xid)_rid") + SQLFragment(" ON ")
+        + index.table + SQLFragment(" (rid)")).text)
+
+    var maintainer = IndexMaintainer(db: db, indexes: [index])
+    let rows = try Row.fetchCursor(
+      db.cachedStatement(sql: "SELECT rid, id, rev, body FROM documents WHERE cid = ? AND deleted = 0"),
+      arguments: [cid])
+    while let row = try rows.next() {
+      let document = Document(
+        id: row[1], rev: try RevisionID(parsing: row[2]), body: try DocumentReader.parseBody(row, at: 3))
+      try maintainer.update(rid: row[0], document: document, isNew: true)
+    }
+    try maintainer.finish()
+    try db.execute(sql: (SQLFragment("ANALYZE ") + index.table).text)
+    return index
+  }
+
+  func drop(_ db: SQLConnection) throws {
+    try db.execute(sql: (SQLFragment("DROP TABLE ") + table).text)
+    try db.execute(sql: "DELETE FROM indexes WHERE xid = ?", arguments: [xid])
+  }
+}
+
+/// Keeps a collection's JSON indexes in step with document writes, in the same transaction.
+struct IndexMaintainer {
+  private let db: SQLConnection
+  private let indexes: [StoredIndex]
+  private var multiDelta: [Int64]
+
+  init(db: SQLConnection, indexes: [StoredIndex]) {
+    self.db = db
+    self.indexes = indexes.filter { $0.definition.kind == .json }
+    multiDelta = Array(repeating: 0, count: self.indexes.count)
+  }
+
+  var isEmpty: Bool { indexes.isEmpty }
+
+  /// Replaces a document's entries (none for a deleted document).
+  mutating func update(rid: Int64, document: Document, isNew: Bool) throws {
+    guard !indexes.isEmpty else { return }
+    let json = JSON.object(document.json)
+    for (position, index) in indexes.enumerated() {
+      var before = 0
+      if !isNew {
+        try db.cachedStatement(sql: (SQLFragment("DELETE FROM ") + index.table + SQLFragment(" WHERE rid = ?")).text)
+          .execute(arguments: [rid])
+        before = db.changesCount
+      }
+      var after = 0
+      if !document.isDeleted {
+        let rows = try IndexKeys.rows(json, fields: index.definition.fields, indexName: index.definition.name)
+        let columns = (0..<index.definition.fields.count).map { StoredIndex.keyColumn($0) }
+        let insert = try db.cachedStatement(
+          sql: (SQLFragment("INSERT OR IGNORE INTO ") + index.table + SQLFragment(" (")
+            + .joined(columns, separator: ", ") + SQLFragment(", id, rid) VALUES (")
+            + .joined(Array(repeating: SQLFragment("?"), count: columns.count + 2), separator: ", ")
+            + SQLFragment(")")).text)
+        for row in rows {
+          var arguments: [DatabaseValueConvertible?] = row.map { Data($0 ?? StoredIndex.missingKey) }
+          arguments.append(document.id)
+          arguments.append(rid)
+          try insert.execute(arguments: StatementArguments(arguments))
+        }
+        after = rows.count
+      }
+      multiDelta[position] += Int64((after > 1 ? 1 : 0) - (before > 1 ? 1 : 0))
+    }
+  }
+
+  /// Records the changed counts of multi-entry documents.
+  func finish() throws {
+    for (index, delta) in zip(indexes, multiDelta) where delta != 0 {
+      try db.cachedStatement(sql: "UPDATE indexes SET multi_docs = multi_docs + ? WHERE xid = ?")
+        .execute(arguments: [delta, index.xid])
+    }
+  }
+}

@@ -1,0 +1,87 @@
+import Foundation
+import GRDB
+import SetteeCore
+
+/// Turns conditions into predicates on the key columns of a JSON index.
+///
+/// A predicate only has to hold for every entry of a matching document (a superset): the
+/// full selector is checked again on the documents the index yields, so the index narrows
+/// and the selector decides.
+enum IndexPredicates {
+  /// The predicate on key column `column` for `condition`, or `nil` when the index cannot
+  /// narrow that condition.
+  static func predicate(_ condition: Condition, column: SQLFragment) -> SQLFragment? {
+    func blob(_ bytes: [UInt8]) -> SQLFragment { .value(Data(bytes)) }
+    func key(_ value: JSON) -> SQLFragment { blob(CollationKey.encode(value)) }
+    func between(_ low: [UInt8], _ high: [UInt8]) -> SQLFragment {
+      SQLFragment("(") + column + SQLFragment(" >= ") + blob(low) + SQLFragment(" AND ") + column
+        + SQLFragment(" < ") + blob(high) + SQLFragment(")")
+    }
+    func keys(_ value: JSON) -> [SQLFragment] {
+      if case .array = value { return [key(value), blob(CollationKey.encodeWholeArray(value))] }
+      return [key(value)]
+    }
+    let wholeArrays = CollationKey.wholeArrayTag
+    switch condition {
+    case .equal(let value):
+      return column + SQLFragment(" IN (") + .joined(keys(value), separator: ", ") + SQLFragment(")")
+    case .in(let values):
+      guard !values.isEmpty else { return SQLFragment("0") }
+      return column + SQLFragment(" IN (") + .joined(values.flatMap(keys), separator: ", ") + SQLFragment(")")
+    case .greaterThan(let value), .greaterThanOrEqual(let value):
+      let op = condition.isStrict ? SQLFragment(" > ") : SQLFragment(" >= ")
+      switch value {
+      case .null: return between([0x02], [wholeArrays])
+      case .array: return column + op + key(value)
+      default:
+        return SQLFragment("(") + column + op + key(value) + SQLFragment(" AND ") + column
+          + SQLFragment(" < ") + blob([wholeArrays]) + SQLFragment(")")
+      }
+    case .lessThan(let value), .lessThanOrEqual(let value):
+      let op = condition.isStrict ? SQLFragment(" < ") : SQLFragment(" <= ")
+      switch value {
+      case .null: return SQLFragment("0")
+      case .array: return column + SQLFragment(" >= ") + blob([0x02])
+      default:
+        return SQLFragment("(") + column + SQLFragment(" >= ") + blob([0x02]) + SQLFragment(" AND ")
+          + column + op + key(value) + SQLFragment(")")
+      }
+    case .beginsWith(let prefix):
+      let low = CollationKey.stringPrefix(prefix)
+      return between(low, low + [0xFF])
+    case .exists:
+      return column + SQLFragment(" > ") + blob(StoredIndex.missingKey)
+    case .type(let type):
+      switch type {
+      case .null: return column + SQLFragment(" = ") + blob([0x01])
+      case .boolean: return between([0x02], [0x04])
+      case .number: return between([0x04], [0x05])
+      case .string: return between([0x05], [0x06])
+      case .object: return between([0x07], [0x08])
+      case .array: return column + SQLFragment(" >= ") + blob([wholeArrays])
+      }
+    case .all(let values):
+      guard let first = values.first else { return SQLFragment("0") }
+      return column + SQLFragment(" = ") + key(first)
+    case .regex: return between([0x05], [0x06])
+    case .mod: return between([0x04], [0x05])
+    case .size, .elementMatch, .allMatch, .keyMapMatch: return nil
+    }
+  }
+}
+
+extension Condition {
+  var isEquality: Bool {
+    switch self {
+    case .equal, .in: true
+    default: false
+    }
+  }
+
+  var isStrict: Bool {
+    switch self {
+    case .lessThan, .greaterThan: true
+    default: false
+    }
+  }
+}

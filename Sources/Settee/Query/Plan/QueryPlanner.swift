@@ -1,0 +1,265 @@
+import GRDB
+import SetteeCore
+
+/// Chooses how to run a ``FindQuery`` on one collection and writes its SQL.
+///
+/// Choosing reads statistics (``Probe``); writing the SQL from the choice is a pure
+/// function (``sql(for:query:collectionID:)``), tested without a database.
+enum QueryPlanner {
+  /// Counts index entries for a candidate access, up to ``probeCap``.
+  typealias Probe = (SQLFragment) throws -> Int
+
+  /// Above this many entries an index is not selective; the count stops there.
+  static let probeCap = 2_000
+
+  /// How the documents are reached.
+  enum Access: Equatable {
+    /// Every document of the collection.
+    case scan
+    /// The documents whose entries in one index satisfy `predicates`.
+    case index(StoredIndexAccess)
+    /// The union of several index accesses (an `$or`).
+    case union([StoredIndexAccess])
+  }
+
+  /// One index and the predicates on its key columns.
+  struct StoredIndexAccess: Equatable {
+    var name: String
+    var table: SQLFragment
+    var predicates: [SQLFragment]
+
+    var rids: SQLFragment {
+      SQLFragment("SELECT x.rid FROM ") + table + SQLFragment(" x WHERE ") + .and(predicates)
+    }
+  }
+
+  /// The decision `sql(for:…)` turns into SQL.
+  struct Choice: Equatable {
+    var access: Access
+    /// An index (with no multi-entry documents) whose key order is the sort order.
+    var orderedBy: StoredIndexAccess?
+    var descending = false
+    var sortFieldCount = 0
+  }
+
+  static func plan(
+    _ query: FindQuery, collectionID: Int64, indexes: [StoredIndex], probe: Probe
+  ) throws -> QueryPlan {
+    if query.selector.textClauseCount > 1 {
+      throw SetteeError(.invalidQuery, "a query may hold one $text clause, not \(query.selector.textClauseCount)")
+    }
+    let jsonIndexes = indexes.filter { $0.definition.kind == .json }
+    var candidates: [QueryPlan.Candidate] = []
+    var best: (access: StoredIndexAccess, entries: Int)?
+    let conjuncts = conjunction(query.selector)
+
+    if let forced = query.useIndex {
+      guard let index = jsonIndexes.first(where: { $0.definition.name == forced }) else {
+        throw SetteeError(.noUsableIndex, "use_index names \(JSONWriter.string(.string(forced))), which is not a JSON index of this collection")
+      }
+      let access = self.access(index, conjuncts) ?? StoredIndexAccess(name: forced, table: index.table, predicates: [])
+      var choice = Choice(access: .index(access))
+      if let order = sortOrder(query.sort, index) {
+        choice.orderedBy = access
+        choice.descending = order
+        choice.sortFieldCount = query.sort.count
+      }
+      return finish(query, collectionID, choice, candidates: [
+        .init(index: forced, usable: true, estimatedEntries: nil, reason: "forced by use_index")
+      ], reason: "use_index named it")
+    }
+
+    for index in jsonIndexes {
+      guard let access = access(index, conjuncts) else {
+        candidates.append(.init(
+          index: index.definition.name, usable: false, estimatedEntries: nil,
+          reason: "no condition of the selector narrows its first field \(JSONWriter.string(.string(index.definition.fields[0].description)))"))
+        continue
+      }
+      let entries = try probe(access.rids)
+      candidates.append(.init(
+        index: index.definition.name, usable: true, estimatedEntries: entries,
+        reason: entries >= probeCap ? "selects \(probeCap) or more entries" : "selects \(entries) entries"))
+      if best == nil || entries < best!.entries { best = (access, entries) }
+    }
+
+    // An $or whose every branch an index narrows becomes a union of index reads.
+    var union: (accesses: [StoredIndexAccess], entries: Int)?
+    for conjunct in conjuncts {
+      guard case .or(let branches) = conjunct else { continue }
+      var accesses: [StoredIndexAccess] = []
+      var entries = 0
+      for branch in branches {
+        let options = jsonIndexes.compactMap { access($0, conjunction(branch)) }
+        var bestBranch: (StoredIndexAccess, Int)?
+        for option in options {
+          let count = try probe(option.rids)
+          if bestBranch == nil || count < bestBranch!.1 { bestBranch = (option, count) }
+        }
+        guard let chosen = bestBranch else { accesses = []; break }
+        accesses.append(chosen.0)
+        entries += chosen.1
+      }
+      if !accesses.isEmpty, union == nil || entries < union!.entries { union = (accesses, entries) }
+    }
+
+    // An index that already orders the sort.
+    var ordered: (index: StoredIndex, descending: Bool)?
+    for index in jsonIndexes {
+      if let descending = sortOrder(query.sort, index) { ordered = (index, descending); break }
+    }
+
+    var choice = Choice(access: .scan)
+    var reason = jsonIndexes.isEmpty ? "the collection has no JSON index: it is scanned" : "no index narrows the selector: the collection is scanned"
+    let selective = min(best?.entries ?? Int.max, union?.entries ?? Int.max)
+    if selective < probeCap {
+      if let union, union.entries < (best?.entries ?? Int.max) {
+        choice.access = .union(union.accesses)
+        reason = "each branch of $or is narrowed by an index (\(union.entries) entries in all)"
+      } else if let best {
+        choice.access = .index(best.access)
+        reason = "index \(JSONWriter.string(.string(best.access.name))) selects the fewest entries (\(best.entries))"
+      }
+    } else if let ordered {
+      let access = self.access(ordered.index, conjuncts)
+        ?? StoredIndexAccess(name: ordered.index.definition.name, table: ordered.index.table, predicates: [])
+      choice.access = .index(access)
+      choice.orderedBy = access
+      choice.descending = ordered.descending
+      choice.sortFieldCount = query.sort.count
+      reason = "index \(JSONWriter.string(.string(access.name))) gives the sort order, so results stream in order without a sort"
+    } else if let best {
+      choice.access = .index(best.access)
+      reason = "index \(JSONWriter.string(.string(best.access.name))) narrows the selector, though not much"
+    }
+    if case .index(let access) = choice.access, choice.orderedBy == nil,
+      let ordered, ordered.index.definition.name == access.name
+    {
+      choice.orderedBy = access
+      choice.descending = ordered.descending
+      choice.sortFieldCount = query.sort.count
+    }
+    return finish(query, collectionID, choice, candidates: candidates, reason: reason)
+  }
+
+  static func finish(
+    _ query: FindQuery, _ collectionID: Int64, _ choice: Choice, candidates: [QueryPlan.Candidate],
+    reason: String
+  ) -> QueryPlan {
+    let statement = (try? sql(for: choice, query: query, collectionID: collectionID)) ?? SQLFragment("SELECT NULL WHERE 0")
+    let indexes: [String] =
+      switch choice.access {
+      case .scan: []
+      case .index(let access): [access.name]
+      case .union(let accesses): accesses.map(\.name)
+      }
+    return QueryPlan(
+      indexes: indexes, sortedByIndex: choice.orderedBy != nil && !query.sort.isEmpty,
+      candidates: candidates, reason: reason, sql: statement.text,
+      arguments: statement.arguments.map(\.description), statement: statement, choice: choice,
+      collectionID: collectionID)
+  }
+
+  /// The plan for a selector whose SQL SQLite cannot parse: the same documents are read
+  /// (through the same index), and the matcher filters, sorts and pages them in Swift.
+  static func swiftFiltered(_ plan: QueryPlan, _ query: FindQuery, _ choice: Choice, collectionID: Int64) -> QueryPlan {
+    var unsorted = query
+    unsorted.selector = .all
+    unsorted.sort = []
+    unsorted.skip = 0
+    unsorted.limit = 0
+    var bare = choice
+    bare.orderedBy = nil
+    let statement = (try? sql(for: bare, query: unsorted, collectionID: collectionID)) ?? plan.statement
+    var fallback = plan
+    fallback.filteredInSwift = true
+    fallback.sortedByIndex = false
+    fallback.reason += "; the selector's SQL nests deeper than SQLite's parser allows, so the matcher checks it in Swift"
+    fallback.sql = statement.text
+    fallback.arguments = statement.arguments.map(\.description)
+    fallback.statement = statement
+    return fallback
+  }
+
+  /// The SQL for a choice: a pure function.
+  static func sql(for choice: Choice, query: FindQuery, collectionID: Int64) throws -> SQLFragment {
+    let filter = try SelectorCompiler.compile(query.selector)
+    var statement: SQLFragment
+    if let ordered = choice.orderedBy {
+      statement = SQLFragment("SELECT d.id, d.rev, d.body FROM ") + ordered.table
+        + SQLFragment(" x JOIN documents d ON d.rid = x.rid WHERE ") + .and(ordered.predicates)
+        + SQLFragment(" AND d.deleted = 0 AND ") + filter
+      let direction = choice.descending ? SQLFragment(" DESC") : SQLFragment("")
+      var keys = (0..<choice.sortFieldCount).map { SQLFragment("x.") + StoredIndex.keyColumn($0) + direction }
+      keys.append(SQLFragment("x.id") + direction)
+      statement += SQLFragment(" ORDER BY ") + .joined(keys, separator: ", ")
+    } else {
+      statement = SQLFragment("SELECT d.id, d.rev, d.body FROM documents d WHERE d.cid = ") + .value(collectionID)
+        + SQLFragment(" AND d.deleted = 0")
+      switch choice.access {
+      case .scan: break
+      case .index(let access): statement += SQLFragment(" AND d.rid IN (") + access.rids + SQLFragment(")")
+      case .union(let accesses):
+        statement += SQLFragment(" AND d.rid IN (") + .joined(accesses.map(\.rids), separator: " UNION ") + SQLFragment(")")
+      }
+      statement += SQLFragment(" AND ") + filter + orderBy(query.sort)
+    }
+    return statement + limit(query)
+  }
+
+  /// The top-level conjuncts of a selector.
+  static func conjunction(_ selector: Selector) -> [Selector] {
+    if case .and(let parts) = selector { return parts }
+    return [selector]
+  }
+
+  /// The predicates an index can apply for the conjuncts; `nil` when none narrows its
+  /// first field.
+  static func access(_ index: StoredIndex, _ conjuncts: [Selector]) -> StoredIndexAccess? {
+    var predicates: [SQLFragment] = []
+    for (position, field) in index.definition.fields.enumerated() {
+      // One predicate per column: an array field has an entry per element, and two
+      // conditions on the field may be met by different elements, so they cannot both be
+      // required of one entry. Equality narrows best; otherwise the first condition.
+      let conditions = conjuncts.compactMap { conjunct -> Condition? in
+        guard case .condition(let path, let condition) = conjunct, path == field else { return nil }
+        return condition
+      }
+      let column = SQLFragment("x.") + StoredIndex.keyColumn(position)
+      let ranked = conditions.filter(\.isEquality) + conditions.filter { !$0.isEquality }
+      if let predicate = ranked.lazy.compactMap({ IndexPredicates.predicate($0, column: column) }).first {
+        predicates.append(predicate)
+      } else if position == 0 {
+        return nil
+      }
+    }
+    return StoredIndexAccess(name: index.definition.name, table: index.table, predicates: predicates)
+  }
+
+  /// Whether the index's key order is the sort order: the sort fields are its fields, in
+  /// order and all in one direction (ties then fall to `_id`, the entries' last key), and no
+  /// document has several entries. Returns the
+  /// direction (`true` for descending).
+  static func sortOrder(_ sort: [FindQuery.SortField], _ index: StoredIndex) -> Bool? {
+    guard let first = sort.first, index.multiDocuments == 0, sort.count == index.definition.fields.count,
+      sort.allSatisfy({ $0.descending == first.descending }),
+      zip(sort, index.definition.fields).allSatisfy({ $0.path == $1 })
+    else { return nil }
+    return first.descending
+  }
+
+  static func orderBy(_ sort: [FindQuery.SortField]) -> SQLFragment {
+    var keys: [SQLFragment] = sort.map { field in
+      let path = JSONWriter.string(.array(field.path.components.map { .string($0) }))
+      return SQLFragment("settee_sort_key(d.body, d.id, d.rev, ") + .value(path) + SQLFragment(", ")
+        + .value(field.descending) + (field.descending ? SQLFragment(") DESC") : SQLFragment(")"))
+    }
+    keys.append(SQLFragment("d.id") + (sort.last?.descending == true ? SQLFragment(" DESC") : SQLFragment("")))
+    return SQLFragment(" ORDER BY ") + .joined(keys, separator: ", ")
+  }
+
+  static func limit(_ query: FindQuery) -> SQLFragment {
+    SQLFragment(" LIMIT ") + .value(Int64(query.limit == 0 ? -1 : query.limit)) + SQLFragment(" OFFSET ")
+      + .value(Int64(query.skip))
+  }
+}

@@ -1,0 +1,132 @@
+/// A query index over fields of a collection's documents (SPEC section 3).
+public struct IndexDefinition: Sendable, Hashable {
+  public enum Kind: String, Sendable, Hashable {
+    /// Ordered keys for `$eq`, `$in`, comparisons, `$beginsWith`, `$exists` and sorting.
+    case json
+    /// Full-text search for `$text` (SQLite FTS).
+    case text
+  }
+
+  public var name: String
+  /// The indexed fields, as dotted paths.
+  public var fields: [FieldPath]
+  public var kind: Kind
+  /// `tokenize` (`simple` or `porter`) for TEXT indexes; nothing for JSON ones.
+  public var settings: [String: String]
+
+  /// Checks a definition.
+  ///
+  /// - Throws: ``SetteeError`` with code `invalidIndex`: an empty name, no fields, a field
+  ///   twice, a setting other than `tokenize` (and that only for TEXT indexes), a tokenizer
+  ///   other than `simple` or `porter`.
+  public init(name: String, fields: [FieldPath], kind: Kind = .json, settings: [String: String] = [:])
+    throws
+  {
+    if name.isEmpty { throw SetteeError(.invalidIndex, "an index name must not be empty") }
+    if fields.isEmpty { throw SetteeError(.invalidIndex, "index \(quoted(name)) needs at least one field") }
+    if let repeated = fields.first(where: { field in fields.filter { $0 == field }.count > 1 }) {
+      throw SetteeError(.invalidIndex, "index \(quoted(name)) names field \(quoted(repeated.description)) twice")
+    }
+    if fields.contains(where: \.isRoot) {
+      throw SetteeError(.invalidIndex, "index \(quoted(name)) has an empty field name")
+    }
+    var settings = settings
+    switch kind {
+    case .json:
+      if let setting = settings.keys.sorted().first {
+        throw SetteeError(.invalidIndex, "JSON index \(quoted(name)) takes no settings, not \(quoted(setting))")
+      }
+    case .text:
+      if let setting = settings.keys.sorted().first(where: { $0 != "tokenize" }) {
+        throw SetteeError(.invalidIndex, "TEXT index \(quoted(name)) takes only the setting \"tokenize\", not \(quoted(setting))")
+      }
+      let tokenizer = settings["tokenize"] ?? "simple"
+      guard ["simple", "porter"].contains(tokenizer) else {
+        throw SetteeError(.invalidIndex, "tokenizer must be \"simple\" or \"porter\", not \(quoted(tokenizer))")
+      }
+      settings["tokenize"] = tokenizer
+    }
+    self.name = name
+    self.fields = fields
+    self.kind = kind
+    self.settings = settings
+  }
+
+  /// Parses field names and a type name as users give them.
+  public init(name: String, fields: [String], type: String = "json", settings: [String: String] = [:]) throws {
+    guard let kind = Kind(rawValue: type) else {
+      throw SetteeError(.invalidIndex, "index type must be \"json\" or \"text\", not \(quoted(type))")
+    }
+    let paths = try fields.map { field in
+      do { return try FieldPath(parsing: field) } catch let error as SetteeError {
+        throw SetteeError(.invalidIndex, "index \(quoted(name)): \(error.message)")
+      }
+    }
+    try self.init(name: name, fields: paths, kind: kind, settings: settings)
+  }
+
+  /// Parses CouchDB's `_index` body: `{"index": {"fields": ["name", {"age": "asc"}]},
+  /// "name": "…", "type": "json"|"text", "settings": {"tokenize": "porter"}}`.
+  public init(json: JSON) throws {
+    guard case .object(let object) = json else {
+      throw SetteeError(.invalidIndex, "an index definition must be a JSON object, not \(json.typeName)")
+    }
+    for key in object.keys where !["index", "name", "type", "settings", "ddoc"].contains(key) {
+      throw SetteeError(.invalidIndex, "unknown index member \(quoted(key))")
+    }
+    guard case .object(let index)? = object["index"], case .array(let fieldList)? = index["fields"] else {
+      throw SetteeError(.invalidIndex, #"an index definition needs "index": {"fields": [...]}"#)
+    }
+    let fields = try fieldList.map { field -> String in
+      switch field {
+      case .string(let name): return name
+      case .object(let sorted) where sorted.count == 1:
+        // CouchDB's {"field": "asc"}: the direction does not matter to Settee's indexes,
+        // which serve both.
+        guard case .string(let direction) = sorted[0].value, ["asc", "desc"].contains(direction) else {
+          throw SetteeError(.invalidIndex, "index field direction must be \"asc\" or \"desc\"")
+        }
+        return sorted[0].key
+      default:
+        throw SetteeError(.invalidIndex, "index fields must be names, not \(JSONWriter.string(field))")
+      }
+    }
+    guard case .string(let name)? = object["name"] else {
+      throw SetteeError(.invalidIndex, #"an index definition needs a "name" string"#)
+    }
+    var type = "json"
+    if let value = object["type"] {
+      guard case .string(let text) = value else {
+        throw SetteeError(.invalidIndex, "index type must be a string, not \(value.typeName)")
+      }
+      type = text
+    }
+    var settings: [String: String] = [:]
+    if let value = object["settings"] {
+      guard case .object(let members) = value else {
+        throw SetteeError(.invalidIndex, "index settings must be an object, not \(value.typeName)")
+      }
+      for member in members {
+        guard case .string(let setting) = member.value else {
+          throw SetteeError(.invalidIndex, "index setting \(quoted(member.key)) must be a string")
+        }
+        settings[member.key] = setting
+      }
+    }
+    try self.init(name: name, fields: fields, type: type, settings: settings)
+  }
+
+  /// The seed's `listIndexes` shape: `{"fields": [...], "type": "json", "name": …}`, with
+  /// `"settings": "{tokenize: simple}"` (a string, as the seed returns it) for TEXT indexes.
+  public var listing: JSONObject {
+    var object: JSONObject = [
+      "fields": .array(fields.map { .string($0.description) }),
+      "type": .string(kind.rawValue),
+      "name": .string(name),
+    ]
+    if kind == .text {
+      object["settings"] = .string("{tokenize: \(settings["tokenize"] ?? "simple")}")
+    }
+    return object
+  }
+}
