@@ -78,7 +78,7 @@ extension DocumentCollection {
         return count
       }
       let sql = SQLFragment("SELECT count(*) FROM (") + plan.statement + SQLFragment(")")
-      return try Int.fetchOne(db, sql: sql.text, arguments: sql.statementArguments) ?? 0
+      return try Int.fetchOne(db.cachedStatement(sql: sql.text), arguments: sql.statementArguments) ?? 0
     }
   }
 
@@ -95,7 +95,7 @@ extension DocumentCollection {
     let plan = try QueryPlanner.plan(query, collectionID: cid, indexes: StoredIndex.all(db, cid: cid)) { rids in
       let probe = SQLFragment("SELECT count(*) FROM (") + rids + SQLFragment(" LIMIT ")
         + .integer(QueryPlanner.probeCap) + SQLFragment(")")
-      return try Int.fetchOne(db, sql: probe.text, arguments: probe.statementArguments) ?? 0
+      return try Int.fetchOne(db.cachedStatement(sql: probe.text), arguments: probe.statementArguments) ?? 0
     }
     do {
       _ = try db.cachedStatement(sql: plan.statement.text)
@@ -108,7 +108,8 @@ extension DocumentCollection {
   static func run(
     _ plan: QueryPlan, query: FindQuery, db: SQLConnection, _ body: (Document) throws -> Void
   ) throws {
-    let rows = try Row.fetchCursor(db, sql: plan.statement.text, arguments: plan.statement.statementArguments)
+    let rows = try Row.fetchCursor(
+      db.cachedStatement(sql: plan.statement.text), arguments: plan.statement.statementArguments)
     if plan.filteredInSwift {
       var candidates: [Document] = []
       while let row = try rows.next() { candidates.append(try document(row)) }

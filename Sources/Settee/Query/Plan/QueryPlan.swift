@@ -17,9 +17,16 @@ public struct QueryPlan: Sendable {
   /// Why this plan.
   public var reason: String
   /// The SQL that runs, with `?` for bound values.
-  public var sql: String
-  /// The bound values, as SQLite shows them.
-  public var arguments: [String]
+  public var sql: String { statement.text }
+  /// The bound values: text and numbers as SQL literals, BLOBs (collation keys) in hex.
+  public var arguments: [String] {
+    statement.arguments.map { value in
+      switch value.storage {
+      case .blob(let data): "x'" + data.map { String($0, radix: 16).count == 1 ? "0" + String($0, radix: 16) : String($0, radix: 16) }.joined() + "'"
+      default: value.description
+      }
+    }
+  }
 
   var statement: SQLFragment
   let choice: QueryPlanner.Choice

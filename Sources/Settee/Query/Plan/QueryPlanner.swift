@@ -155,8 +155,7 @@ enum QueryPlanner {
       }
     return QueryPlan(
       indexes: indexes, sortedByIndex: choice.orderedBy != nil && !query.sort.isEmpty,
-      candidates: candidates, reason: reason, sql: statement.text,
-      arguments: statement.arguments.map(\.description), statement: statement, choice: choice,
+      candidates: candidates, reason: reason, statement: statement, choice: choice,
       collectionID: collectionID)
   }
 
@@ -175,8 +174,6 @@ enum QueryPlanner {
     fallback.filteredInSwift = true
     fallback.sortedByIndex = false
     fallback.reason += "; the selector's SQL nests deeper than SQLite's parser allows, so the matcher checks it in Swift"
-    fallback.sql = statement.text
-    fallback.arguments = statement.arguments.map(\.description)
     fallback.statement = statement
     return fallback
   }
@@ -194,13 +191,21 @@ enum QueryPlanner {
       keys.append(SQLFragment("x.id") + direction)
       statement += SQLFragment(" ORDER BY ") + .joined(keys, separator: ", ")
     } else {
-      statement = SQLFragment("SELECT d.id, d.rev, d.body FROM documents d WHERE d.cid = ") + .value(collectionID)
-        + SQLFragment(" AND d.deleted = 0")
+      // Through an index, the entries come first and documents are looked up by rowid
+      // (CROSS JOIN fixes that order: left alone, SQLite may prefer walking the id index
+      // for the ORDER BY and testing every document against the entries).
+      let rids: SQLFragment?
       switch choice.access {
-      case .scan: break
-      case .index(let access): statement += SQLFragment(" AND d.rid IN (") + access.rids + SQLFragment(")")
-      case .union(let accesses):
-        statement += SQLFragment(" AND d.rid IN (") + .joined(accesses.map(\.rids), separator: " UNION ") + SQLFragment(")")
+      case .scan: rids = nil
+      case .index(let access): rids = SQLFragment("SELECT DISTINCT") + access.rids.dropFirst("SELECT")
+      case .union(let accesses): rids = .joined(accesses.map(\.rids), separator: " UNION ")
+      }
+      if let rids {
+        statement = SQLFragment("SELECT d.id, d.rev, d.body FROM (") + rids
+          + SQLFragment(") AS r CROSS JOIN documents d ON d.rid = r.rid WHERE d.deleted = 0")
+      } else {
+        statement = SQLFragment("SELECT d.id, d.rev, d.body FROM documents d WHERE d.cid = ")
+          + .value(collectionID) + SQLFragment(" AND d.deleted = 0")
       }
       statement += SQLFragment(" AND ") + filter + orderBy(query.sort)
     }

@@ -61,6 +61,13 @@ struct SQLFragment: Sendable, Hashable, CustomStringConvertible {
     parts.isEmpty ? SQLFragment("0") : SQLFragment("(") + joined(parts, separator: " OR ") + SQLFragment(")")
   }
 
+  /// This fragment without a leading keyword that it is known to start with.
+  func dropFirst(_ keyword: StaticString) -> SQLFragment {
+    let prefix = "\(keyword)"
+    precondition(text.hasPrefix(prefix), "\(text) does not start with \(prefix)")
+    return SQLFragment(text: String(text.dropFirst(prefix.count)), arguments: arguments)
+  }
+
   /// Parenthesized.
   var grouped: SQLFragment { SQLFragment("(") + self + SQLFragment(")") }
 

@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import Synchronization
 import SetteeCore
 
 /// Compiles a ``Selector`` into an SQL boolean expression over a row of `documents` (NULL,
@@ -10,7 +11,7 @@ import SetteeCore
 /// reaches SQL as a bound argument.
 struct SelectorCompiler {
   /// The SQL names of the document row's columns.
-  struct Row {
+  struct Row: Equatable {
     var body: SQLFragment
     var id: SQLFragment
     var rev: SQLFragment
@@ -75,10 +76,24 @@ struct SelectorCompiler {
   private var aliasCount = 0
 
   /// Compiles a selector over a `documents` row aliased `d`.
+  ///
+  /// Compiled selectors are kept in a small cache: an application runs the same few
+  /// query shapes again and again, and compiling costs more than running an indexed query.
   static func compile(_ selector: Selector, row: Row = .documents) throws -> SQLFragment {
+    let cacheable = row == .documents
+    if cacheable, let cached = cache.withLock({ $0[selector] }) { return cached }
     var compiler = SelectorCompiler()
-    return try compiler.compile(selector, .document(row))
+    let compiled = try compiler.compile(selector, .document(row))
+    if cacheable {
+      cache.withLock { cache in
+        if cache.count >= 256 { cache.removeAll(keepingCapacity: true) }
+        cache[selector] = compiled
+      }
+    }
+    return compiled
   }
+
+  private static let cache = Mutex<[Selector: SQLFragment]>([:])
 
   mutating func compile(_ selector: Selector, _ context: Context) throws -> SQLFragment {
     switch selector {

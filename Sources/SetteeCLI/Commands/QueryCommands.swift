@@ -1,0 +1,128 @@
+import ArgumentParser
+import Settee
+import SetteeCore
+
+struct IndexCommand: ParsableCommand {
+  static let configuration = CommandConfiguration(
+    commandName: "index", abstract: "Create, list and delete query indexes.",
+    subcommands: [IndexCreateCommand.self, IndexListCommand.self, IndexDeleteCommand.self])
+}
+
+struct IndexCreateCommand: ParsableCommand {
+  static let configuration = CommandConfiguration(
+    commandName: "create",
+    abstract: "Create an index (CouchDB's _index body).",
+    discussion: #"Example: settee index create '{"index":{"fields":["name","age"]},"name":"basic","type":"json"}'. Prints {"result":"created"|"exists","name":…}. Documents already stored are indexed before it returns."#)
+
+  @OptionGroup var local: GlobalOptions
+  @ParentCommand var root: SetteeCommand
+  @Argument(help: "The index definition as JSON, or - to read it from standard input.") var definition: String
+
+  func run() throws {
+    let options = local.merged(with: root.options)
+    let definition = try IndexDefinition(json: JSONParser.parse(readArgument(self.definition)))
+    let collection = try options.openCollection()
+    let existed = try collection.indexes().contains(definition)
+    try collection.ensureIndexed(definition)
+    Console.outJSON(["result": existed ? "exists" : "created", "name": .string(definition.name)])
+  }
+}
+
+struct IndexListCommand: ParsableCommand {
+  static let configuration = CommandConfiguration(
+    commandName: "list", abstract: "List the indexes (CouchDB's GET _index shape).")
+
+  @OptionGroup var local: GlobalOptions
+  @ParentCommand var root: SetteeCommand
+
+  func run() throws {
+    let options = local.merged(with: root.options)
+    let indexes = try options.openCollection().indexes()
+    var listed: [JSON] = [
+      ["ddoc": .null, "name": "_all_docs", "type": "special", "def": ["fields": [["_id": "asc"]]]]
+    ]
+    for index in indexes {
+      var entry: JSONObject = [
+        "ddoc": .null, "name": .string(index.name), "type": .string(index.kind.rawValue),
+        "def": ["fields": .array(index.fields.map { field -> JSON in .object([field.description: "asc"]) })],
+      ]
+      if index.kind == .text {
+        var settings = JSONObject()
+        for key in index.settings.keys.sorted() { settings[key] = .string(index.settings[key]!) }
+        entry["settings"] = .object(settings)
+      }
+      listed.append(.object(entry))
+    }
+    Console.outJSON(["total_rows": .int(Int64(listed.count)), "indexes": .array(listed)])
+  }
+}
+
+struct IndexDeleteCommand: ParsableCommand {
+  static let configuration = CommandConfiguration(commandName: "delete", abstract: "Delete an index by name.")
+
+  @OptionGroup var local: GlobalOptions
+  @ParentCommand var root: SetteeCommand
+  @Argument(help: "The index name.") var name: String
+
+  func run() throws {
+    let options = local.merged(with: root.options)
+    try options.openCollection().deleteIndex(named: name)
+    Console.outJSON(["ok": true])
+  }
+}
+
+struct FindCommand: ParsableCommand {
+  static let configuration = CommandConfiguration(
+    commandName: "find",
+    abstract: "Find documents with a Cloudant Query / Mango query.",
+    discussion: #"Example: settee find '{"selector":{"age":{"$gt":20}},"sort":[{"age":"desc"}],"fields":["name"],"limit":10}'. Prints {"docs":[…]}, streaming, so large results do not fill memory."#)
+
+  @OptionGroup var local: GlobalOptions
+  @ParentCommand var root: SetteeCommand
+  @Argument(help: "The query (CouchDB's _find body), or - to read it from standard input.") var query: String
+
+  func run() throws {
+    let options = local.merged(with: root.options)
+    let query = try FindQuery(json: JSONParser.parse(readArgument(self.query)))
+    var chunk = Array(#"{"docs":["#.utf8)
+    var first = true
+    try options.openCollection().find(query) { document in
+      if !first { chunk.append(UInt8(ascii: ",")) }
+      first = false
+      chunk.append(UInt8(ascii: "\n"))
+      JSONWriter.write(.object(document.json), into: &chunk)
+      if chunk.count > 64 * 1024 {
+        Console.out(chunk)
+        chunk.removeAll(keepingCapacity: true)
+      }
+    }
+    chunk.append(contentsOf: Array((first ? "]}\n" : "\n]}\n").utf8))
+    Console.out(chunk)
+  }
+}
+
+struct ExplainCommand: ParsableCommand {
+  static let configuration = CommandConfiguration(
+    commandName: "explain",
+    abstract: "Show how a query would run: the index (or a scan), the SQL, and why.")
+
+  @OptionGroup var local: GlobalOptions
+  @ParentCommand var root: SetteeCommand
+  @Argument(help: "The query, as for find, or - to read it from standard input.") var query: String
+
+  func run() throws {
+    let options = local.merged(with: root.options)
+    let json = try JSONParser.parse(readArgument(self.query))
+    let query = try FindQuery(json: json)
+    var plan = try options.openCollection().explain(query).json.objectValue ?? [:]
+    plan["selector"] = json["selector"] ?? [:]
+    plan["skip"] = .int(Int64(query.skip))
+    plan["limit"] = .int(Int64(query.limit))
+    Console.outJSON(.object(plan))
+  }
+}
+
+/// An argument that may be `-` for standard input.
+func readArgument(_ argument: String) throws -> String {
+  argument == "-" ? String(decoding: try InputFile(path: "-").readAll(), as: UTF8.self) : argument
+}
