@@ -57,3 +57,24 @@ struct ReadmeExampleTests {
     #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == Data(repeating: 0x42, count: 8192))
   }
 }
+
+extension ReadmeExampleTests {
+  @Test func theQueryExampleWorks() throws {
+    let people = try Database(inMemoryWith: .init()).collection("people")
+    try people.putAll([
+      ["name": "mike", "age": 12, "pet": ["species": "cat"]],
+      ["name": "mike", "age": 34, "pet": ["species": "dog"]],
+      ["name": "fred", "age": 23, "pet": ["species": "cat"]],
+    ])
+    try people.ensureIndexed(["name", "age"], name: "basic")
+    let query = try FindQuery(json: JSONParser.parse("""
+      {"selector": {"age": {"$gt": 12}, "pet.species": {"$in": ["cat", "dog"]}},
+       "sort": [{"age": "desc"}], "fields": ["name", "age"], "limit": 10}
+      """))
+    #expect(try people.find(query).map { $0["name"] } == ["mike", "fred"])
+    #expect(try people.count(query) == 2)
+    #expect(!(try people.explain(query).reason.isEmpty))
+    let cats = try people.find(["pet.species": "cat"], skip: 0, limit: 0, fields: ["name"], sort: ["name"])
+    #expect(cats.map { $0["name"] } == ["fred", "mike"])
+  }
+}

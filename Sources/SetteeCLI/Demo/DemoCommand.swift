@@ -71,6 +71,26 @@ struct DemoCommand: ParsableCommand {
       Console.out("   seq \(change.seq): \(change.id) \(change.rev)\(change.isDeleted ? " deleted" : "")\n")
     }
 
+    section("Query with Cloudant Query selectors (seed 000), with and without an index")
+    try people.ensureIndexed(["name", "age", "pet.species"], name: "basic")
+    Console.out("   ensureIndexed([\"name\", \"age\", \"pet.species\"], name: \"basic\")\n")
+    let examples: [(String, String)] = [
+      (#"{"selector": {"pet.species": "cat"}, "fields": ["name"]}"#, "cats"),
+      (#"{"selector": {"age": {"$gt": 12, "$lt": 30}}, "sort": [{"age": "asc"}], "fields": ["name", "age"]}"#, "12 < age < 30, by age"),
+      (#"{"selector": {"$or": [{"pet.species": "dog"}, {"$and": [{"age": {"$gt": 30}}, {"name": "mike"}]}]}, "fields": ["name"]}"#, "dogs, or mikes over 30"),
+      (#"{"selector": {"name": "mike", "age": {"$gte": 30}}, "fields": ["name", "age"]}"#, "indexed: name and age"),
+      (#"{"selector": {"tags": {"$all": ["student", "reader"]}}, "fields": ["name", "tags"]}"#, "arrays: $all"),
+      (#"{"selector": {"comment": {"$regex": "(?i)doctor"}}, "sort": ["name"], "fields": ["name"], "limit": 3}"#, "$regex, sorted, limit 3"),
+    ]
+    for (text, title) in examples {
+      let query = try FindQuery(json: JSONParser.parse(text))
+      let plan = try people.explain(query)
+      let names = try people.find(query).map { JSONWriter.string(.object($0.body)) }
+      Console.out("   \(title): \(text)\n")
+      Console.out("     -> \(names.joined(separator: " "))\n")
+      Console.out("     plan: \(plan.indexes.isEmpty ? "collection scan" : "index " + plan.indexes.joined(separator: ", "))\n")
+    }
+
     section("Export (NDJSON, first 3 lines)")
     var exported: [UInt8] = []
     try people.exportDocuments { exported.append(contentsOf: $0) }
@@ -86,6 +106,8 @@ struct DemoCommand: ParsableCommand {
          settee --db \(path) --collection people get mike34
          settee --db \(path) --collection people export
          settee --db \(path) --collection people changes --since 20
+         settee --db \(path) --collection people find '{"selector": {"pet.species": "cat"}}'
+         settee --db \(path) --collection people explain '{"selector": {"age": {"$gt": 40}}}'
 
       """)
   }

@@ -64,7 +64,7 @@ enum QueryPlanner {
         choice.descending = order
         choice.sortFieldCount = query.sort.count
       }
-      return finish(query, collectionID, choice, candidates: [
+      return try finish(query, collectionID, choice, candidates: [
         .init(index: forced, usable: true, estimatedEntries: nil, reason: "forced by use_index")
       ], reason: "use_index named it")
     }
@@ -139,14 +139,14 @@ enum QueryPlanner {
       choice.descending = ordered.descending
       choice.sortFieldCount = query.sort.count
     }
-    return finish(query, collectionID, choice, candidates: candidates, reason: reason)
+    return try finish(query, collectionID, choice, candidates: candidates, reason: reason)
   }
 
   static func finish(
     _ query: FindQuery, _ collectionID: Int64, _ choice: Choice, candidates: [QueryPlan.Candidate],
     reason: String
-  ) -> QueryPlan {
-    let statement = (try? sql(for: choice, query: query, collectionID: collectionID)) ?? SQLFragment("SELECT NULL WHERE 0")
+  ) throws -> QueryPlan {
+    let statement = try sql(for: choice, query: query, collectionID: collectionID)
     let indexes: [String] =
       switch choice.access {
       case .scan: []
@@ -169,6 +169,7 @@ enum QueryPlanner {
     unsorted.limit = 0
     var bare = choice
     bare.orderedBy = nil
+    // The selector is `{}` here, which always compiles.
     let statement = (try? sql(for: bare, query: unsorted, collectionID: collectionID)) ?? plan.statement
     var fallback = plan
     fallback.filteredInSwift = true

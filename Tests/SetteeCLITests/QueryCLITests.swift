@@ -1,0 +1,75 @@
+import Foundation
+import SetteeCore
+import SetteeTestSupport
+import Testing
+
+@Suite("settee index, find and explain")
+struct QueryCLITests {
+  let directory = TemporaryDirectory()
+  var db: String { directory.path("query.db") }
+
+  func settee(_ arguments: String...) throws -> SetteeBinary.Run {
+    try SetteeBinary.run(["--db", db] + arguments)
+  }
+
+  func json(_ run: SetteeBinary.Run) throws -> JSON {
+    #expect(run.status == 0, "\(run.stderr)")
+    return try JSONParser.parse(run.stdout)
+  }
+
+  @Test func indexesFindAndExplain() throws {
+    let input = directory.path("people.ndjson")
+    try SampleData.ndjson(500).write(toFile: input, atomically: true, encoding: .utf8)
+    _ = try json(try settee("import", input))
+
+    let created = try json(try settee("index", "create", #"{"index":{"fields":["docNumber"]},"name":"num","type":"json"}"#))
+    #expect(created == ["result": "created", "name": "num"])
+    #expect(try json(try settee("index", "create", #"{"index":{"fields":["docNumber"]},"name":"num"}"#))["result"] == "exists")
+    let clash = try settee("index", "create", #"{"index":{"fields":["age"]},"name":"num"}"#)
+    #expect(clash.status == 1)
+    #expect(try JSONParser.parse(clash.stderr)["error"] == "invalid_index")
+
+    let listed = try json(try settee("index", "list"))
+    #expect(listed["total_rows"] == 2)
+    #expect(listed["indexes"]?[1]?["name"] == "num")
+
+    let found = try json(try settee(
+      "find", #"{"selector":{"docNumber":{"$gte":10,"$lt":13}},"fields":["docNumber"],"sort":[{"docNumber":"desc"}]}"#))
+    let docs = try #require(found["docs"]?.arrayValue)
+    #expect(docs.map { $0["docNumber"] } == [12, 11, 10])
+    #expect(docs[0]["_id"] == .string(SampleData.id(12)))
+    #expect(docs[0]["name"] == nil)
+
+    let plan = try json(try settee("explain", #"{"selector":{"docNumber":{"$gte":10,"$lt":13}}}"#))
+    #expect(plan["index"] == "num")
+    #expect(plan["sql"]?.stringValue?.contains("ix_") == true)
+    let scan = try json(try settee("explain", #"{"selector":{"name":"mike"}}"#))
+    #expect(scan["index"] == .null)
+    #expect(scan["scan"] == "collection")
+
+    #expect(try json(try settee("find", #"{"selector":{"nobody":true}}"#)) == ["docs": []])
+    #expect(try json(try settee("index", "delete", "num")) == ["ok": true])
+    #expect(try settee("index", "delete", "num").status == 1)
+  }
+
+  @Test(arguments: [
+    (#"{"selector":{"age":{"$bogus":1}}}"#, "invalid_query", "$bogus"),
+    (#"{"selector":{"age":{"$size":-1}}}"#, "invalid_query", "$size"),
+    (#"{"selector":{"age":{"$mod":[0,1]}}}"#, "invalid_query", "$mod"),
+    (#"{"selector":{"a":{"$regex":"("}}}"#, "invalid_query", "$regex"),
+    (#"{"selector":{}, "limit": -1}"#, "invalid_query", "limit"),
+    (#"{"selector":{}, "use_index": "nope"}"#, "no_usable_index", "nope"),
+    (#"{"selector":{"$text":{"$search":"x"}}}"#, "no_usable_index", "TEXT"),
+    (#"{"selector":[1]}"#, "invalid_query", "object"),
+    (#"{"sort":["a"]}"#, "invalid_query", "selector"),
+    (#"{"selector":{"a":1}"#, "bad_request", "JSON"),
+  ])
+  func badQueriesAreTypedErrorsNamingTheOperator(_ query: String, _ error: String, _ mentions: String) throws {
+    _ = try settee("put", #"{"_id":"x","age":1}"#)
+    let run = try settee("find", query)
+    #expect(run.status == 1)
+    let body = try JSONParser.parse(run.stderr)
+    #expect(body["error"] == .string(error), "\(run.stderr)")
+    #expect(body["reason"]?.stringValue?.contains(mentions) == true, "\(run.stderr)")
+  }
+}
