@@ -78,3 +78,15 @@ extension ReadmeExampleTests {
     #expect(cats.map { $0["name"] } == ["fred", "mike"])
   }
 }
+
+extension ReadmeExampleTests {
+  @Test func queriesHaveAsyncForms() async throws {
+    let people = try Database(inMemoryWith: .init()).collection("people")
+    try await people.putAll([["name": "mike", "age": 12], ["name": "fred", "age": 23]])
+    let query = FindQuery(selector: try SelectorParser.parse(#"{"age": {"$gt": 20}}"#))
+    #expect(try await people.find(query).map(\.id).count == 1)
+    #expect(try await people.count(query) == 1)
+    struct Person: Decodable, Sendable { var name: String }
+    #expect(try await people.find(Person.self, query).map(\.name) == ["fred"])
+  }
+}

@@ -35,3 +35,26 @@ extension DocumentCollection {
     try await database.read(changesOperation(since: since, limit: limit))
   }
 }
+
+extension DocumentCollection {
+  /// The documents that match a query, without blocking the caller's thread.
+  public func find(_ query: FindQuery) async throws -> [Document] {
+    let name = self.name
+    return try await database.read { db in
+      var results: [Document] = []
+      try DocumentCollection.find(query, collection: name, db: db) { results.append($0) }
+      return results
+    }
+  }
+
+  /// The matching documents decoded as `type`, without blocking the caller's thread.
+  public func find<T: Decodable & Sendable>(_ type: T.Type, _ query: FindQuery) async throws -> [T] {
+    try await find(query).map { try $0.decode(type) }
+  }
+
+  /// How many documents match, without blocking the caller's thread.
+  public func count(_ query: FindQuery) async throws -> Int {
+    let name = self.name
+    return try await database.read { db in try DocumentCollection.count(query, collection: name, db: db) }
+  }
+}

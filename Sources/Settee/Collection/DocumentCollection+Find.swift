@@ -21,16 +21,20 @@ extension DocumentCollection {
   /// holding them all in memory.
   public func find(_ query: FindQuery, _ body: (Document) throws -> Void) throws {
     let name = self.name
-    try database.read { db in
-      guard let cid = try DocumentReader.collectionID(db, name) else {
-        if let forced = query.useIndex {
-          throw SetteeError(.noUsableIndex, "use_index names \(JSONWriter.string(.string(forced))), which is not a JSON index of this collection")
-        }
-        return
+    try database.read { db in try DocumentCollection.find(query, collection: name, db: db, body) }
+  }
+
+  static func find(
+    _ query: FindQuery, collection name: String, db: SQLConnection, _ body: (Document) throws -> Void
+  ) throws {
+    guard let cid = try DocumentReader.collectionID(db, name) else {
+      if let forced = query.useIndex {
+        throw SetteeError(.noUsableIndex, "use_index names \(JSONWriter.string(.string(forced))), which is not a JSON index of this collection")
       }
-      let plan = try DocumentCollection.plan(query, cid: cid, db: db)
-      try DocumentCollection.run(plan, query: query, db: db, body)
+      return
     }
+    let plan = try plan(query, cid: cid, db: db)
+    try run(plan, query: query, db: db, body)
   }
 
   /// Runs a selector given as JSON, the seed's `find(_:skip:limit:fields:sort:)`.
@@ -64,7 +68,10 @@ extension DocumentCollection {
   /// How many documents match (skip and limit do not apply).
   public func count(_ query: FindQuery) throws -> Int {
     let name = self.name
-    return try database.read { db in
+    return try database.read { db in try DocumentCollection.count(query, collection: name, db: db) }
+  }
+
+  static func count(_ query: FindQuery, collection name: String, db: SQLConnection) throws -> Int {
       guard let cid = try DocumentReader.collectionID(db, name) else { return 0 }
       var all = query
       all.sort = []
@@ -79,7 +86,6 @@ extension DocumentCollection {
       }
       let sql = SQLFragment("SELECT count(*) FROM (") + plan.statement + SQLFragment(")")
       return try Int.fetchOne(db.cachedStatement(sql: sql.text), arguments: sql.statementArguments) ?? 0
-    }
   }
 
   /// The plan a query would run with: index, SQL, and why.

@@ -79,6 +79,8 @@ extension DocumentCollection {
             summary.batches += 1
           }
         }
+        // After a large import, let SQLite refresh the statistics its planner uses.
+        if summary.documents >= 10_000 { try db.execute(sql: "PRAGMA optimize") }
       }
     } catch {
       var failure = SetteeError.from(error, "import failed")
