@@ -116,6 +116,10 @@ extension DocumentCollection {
   ) throws {
     let rows = try Row.fetchCursor(
       db.cachedStatement(sql: plan.statement.text), arguments: plan.statement.statementArguments)
+    if let index = plan.coveringIndex {
+      while let row = try rows.next() { try body(try CoveringPlan.document(row, index, query)) }
+      return
+    }
     if plan.filteredInSwift {
       var candidates: [Document] = []
       while let row = try rows.next() { candidates.append(try document(row)) }

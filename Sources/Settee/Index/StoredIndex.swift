@@ -15,6 +15,10 @@ struct StoredIndex: Sendable {
   /// The key column of the field at `position`.
   static func keyColumn(_ position: Int) -> SQLFragment { .identifier("k\(position)") }
 
+  /// The value column (JSON text, NULL when missing) of the field at `position`, which lets
+  /// a covering query answer from the index alone.
+  static func valueColumn(_ position: Int) -> SQLFragment { .identifier("v\(position)") }
+
   /// The key that stands for a missing field (it sorts before `null`).
   static let missingKey: [UInt8] = [0x00]
 
@@ -45,13 +49,14 @@ struct StoredIndex: Sendable {
       sql: "INSERT INTO indexes (cid, name, type, fields, settings) VALUES (?, ?, ?, ?, ?)",
       arguments: [cid, definition.name, definition.kind.rawValue, fields, JSONWriter.string(.object(settings))])
     let index = StoredIndex(xid: db.lastInsertedRowID, definition: definition, multiDocuments: 0)
-    let keys = SQLFragment.joined(
-      (0..<definition.fields.count).map { keyColumn($0) + SQLFragment(" BLOB NOT NULL") }, separator: ", ")
-    let primary = SQLFragment.joined((0..<definition.fields.count).map { keyColumn($0) }, separator: ", ")
+    let positions = 0..<definition.fields.count
+    let keys = SQLFragment.joined(positions.map { keyColumn($0) + SQLFragment(" BLOB NOT NULL") }, separator: ", ")
+    let values = SQLFragment.joined(positions.map { valueColumn($0) + SQLFragment(" TEXT") }, separator: ", ")
+    let primary = SQLFragment.joined(positions.map { keyColumn($0) }, separator: ", ")
     try db.execute(
       sql: (SQLFragment("CREATE TABLE ") + index.table + SQLFragment(" (") + keys
-        + SQLFragment(", id TEXT NOT NULL, rid INTEGER NOT NULL, PRIMARY KEY (") + primary
-        + SQLFragment(", id, rid)) WITHOUT ROWID")).text)
+        + SQLFragment(", id TEXT NOT NULL, rid INTEGER NOT NULL, rev TEXT NOT NULL, ") + values
+        + SQLFragment(", PRIMARY KEY (") + primary + SQLFragment(", id, rid)) WITHOUT ROWID")).text)
     try db.execute(
       sql: (SQLFragment("CREATE INDEX ") + .identifier("ix_\(index.xid)_rid") + SQLFragment(" ON ")
         + index.table + SQLFragment(" (rid)")).text)
@@ -104,16 +109,18 @@ struct IndexMaintainer {
       var after = 0
       if !document.isDeleted {
         let rows = try IndexKeys.rows(json, fields: index.definition.fields, indexName: index.definition.name)
-        let columns = (0..<index.definition.fields.count).map { StoredIndex.keyColumn($0) }
+        let positions = 0..<index.definition.fields.count
+        let columns = positions.map { StoredIndex.keyColumn($0) } + positions.map { StoredIndex.valueColumn($0) }
         let insert = try db.cachedStatement(
           sql: (SQLFragment("INSERT OR IGNORE INTO ") + index.table + SQLFragment(" (")
-            + .joined(columns, separator: ", ") + SQLFragment(", id, rid) VALUES (")
-            + .joined(Array(repeating: SQLFragment("?"), count: columns.count + 2), separator: ", ")
+            + .joined(columns, separator: ", ") + SQLFragment(", id, rid, rev) VALUES (")
+            + .joined(Array(repeating: SQLFragment("?"), count: columns.count + 3), separator: ", ")
             + SQLFragment(")")).text)
+        let rev = document.rev?.description ?? ""
         for row in rows {
-          var arguments: [DatabaseValueConvertible?] = row.map { Data($0 ?? StoredIndex.missingKey) }
-          arguments.append(document.id)
-          arguments.append(rid)
+          var arguments: [DatabaseValueConvertible?] = row.map { Data($0.key ?? StoredIndex.missingKey) }
+          arguments += row.map { entry in entry.value.map { JSONWriter.string($0) } }
+          arguments += [document.id, rid, rev]
           try insert.execute(arguments: StatementArguments(arguments))
         }
         after = rows.count

@@ -10,12 +10,19 @@ public enum IndexKeys {
   /// The most entries one document may put into one index.
   public static let maxRowsPerDocument = 1_000
 
-  /// The rows of keys (`nil` for missing) for `document` (with `_id` and `_rev`).
+  /// One field's entry: its collation key and the value it was made from (`nil` for a
+  /// missing field).
+  public struct Entry: Sendable, Hashable {
+    public var key: [UInt8]?
+    public var value: JSON?
+  }
+
+  /// The rows of entries for `document` (with `_id` and `_rev`), one entry per field.
   ///
   /// - Throws: ``SetteeError`` (`invalidDocument`) when the product of the fields' values
   ///   exceeds ``maxRowsPerDocument``.
-  public static func rows(_ document: JSON, fields: [FieldPath], indexName: String) throws -> [[[UInt8]?]] {
-    var rows: [[[UInt8]?]] = [[]]
+  public static func rows(_ document: JSON, fields: [FieldPath], indexName: String) throws -> [[Entry]] {
+    var rows: [[Entry]] = [[]]
     for field in fields {
       let keys = self.keys(document, field)
       if rows.count * keys.count > maxRowsPerDocument {
@@ -28,27 +35,27 @@ public enum IndexKeys {
     return rows
   }
 
-  /// The distinct keys of one field.
-  public static func keys(_ document: JSON, _ field: FieldPath) -> [[UInt8]?] {
-    var keys: [[UInt8]?] = []
+  /// The distinct entries of one field.
+  public static func keys(_ document: JSON, _ field: FieldPath) -> [Entry] {
+    var entries: [Entry] = []
     var seen = Set<[UInt8]>()
-    func add(_ key: [UInt8]?) {
+    func add(_ key: [UInt8]?, _ value: JSON?) {
       if let key {
-        if seen.insert(key).inserted { keys.append(key) }
-      } else if !keys.contains(where: { $0 == nil }) {
-        keys.append(nil)
+        if seen.insert(key).inserted { entries.append(Entry(key: key, value: value)) }
+      } else if !entries.contains(where: { $0.key == nil }) {
+        entries.append(Entry(key: nil, value: nil))
       }
     }
     for candidate in PathResolver.candidates(document, field) {
       if case .array(let elements) = candidate {
-        for element in elements { add(CollationKey.encode(element)) }
-        add(CollationKey.encodeWholeArray(candidate))
-        if elements.isEmpty { add(nil) }
+        for element in elements { add(CollationKey.encode(element), element) }
+        add(CollationKey.encodeWholeArray(candidate), candidate)
+        if elements.isEmpty { add(nil, nil) }
       } else {
-        add(CollationKey.encode(candidate))
+        add(CollationKey.encode(candidate), candidate)
       }
     }
-    if keys.isEmpty { add(nil) }
-    return keys
+    if entries.isEmpty { add(nil, nil) }
+    return entries
   }
 }

@@ -58,6 +58,7 @@ struct DifferentialTests {
     let stored = try collection.find(FindQuery())
     #expect(stored.count == 200 - 15)
 
+    var coveredQueries = 0
     for round in 0..<300 {
       let selectorJSON = generator.selector()
       let text = JSONWriter.string(selectorJSON)
@@ -69,7 +70,17 @@ struct DifferentialTests {
         continue
       }
       var query = FindQuery(selector: selector)
-      if indexing == .scalarSort && round % 2 == 0 {
+      if indexing == .scalarSort && round % 2 == 1 {
+        // Selectors, sorts and projections within the indexed fields: covering queries.
+        var object = JSONObject()
+        object[generator.pick(["n", "m"])] = generator.condition(depth: 1)
+        if generator.chance(40) { object[generator.pick(["n", "m"])] = generator.condition(depth: 1) }
+        query.selector = try SelectorParser.parse(.object(object))
+        query.fields = [generator.pick([["n"], ["m", "n"], ["n", "_id"], ["m"]])].flatMap { $0 }
+        if generator.chance(50) { query.sort = [.init("n", descending: generator.chance(50))] }
+        query.limit = Int(generator.random.next() % 5)
+      }
+      if indexing == .scalarSort && round % 4 == 0 {
         let descending = generator.chance(50)
         query.sort = generator.chance(50)
           ? [.init("n", descending: descending)]
@@ -84,7 +95,14 @@ struct DifferentialTests {
       if indexing != .none && round % 10 == 0 {
         query.useIndex = generator.pick(try collection.indexes().map(\.name))
       }
+      if try collection.explain(query).covering { coveredQueries += 1 }
       let expected = Matcher.find(query, in: stored).map(\.id)
+      if query.fields != nil {
+        // Projected bodies must agree too.
+        #expect(
+          try collection.find(query).map(\.body) == Matcher.find(query, in: stored).map(\.body),
+          "projection of \(text)")
+      }
       let actual: [String]
       do {
         actual = try collection.find(query).map(\.id)
@@ -106,5 +124,6 @@ struct DifferentialTests {
         #expect(actual == expected, "selector \(text) sort \(query.sort)")
       }
     }
+    if indexing == .scalarSort { #expect(coveredQueries > 50, "covering indexes were used \(coveredQueries) times") }
   }
 }

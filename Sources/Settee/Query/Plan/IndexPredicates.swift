@@ -52,20 +52,32 @@ enum IndexPredicates {
     case .exists:
       return column + SQLFragment(" > ") + blob(StoredIndex.missingKey)
     case .type(let type):
-      switch type {
-      case .null: return column + SQLFragment(" = ") + blob([0x01])
-      case .boolean: return between([0x02], [0x04])
-      case .number: return between([0x04], [0x05])
-      case .string: return between([0x05], [0x06])
-      case .object: return between([0x07], [0x08])
-      case .array: return column + SQLFragment(" >= ") + blob([wholeArrays])
-      }
+      return typePredicate(type, column: column)
     case .all(let values):
       guard let first = values.first else { return SQLFragment("0") }
       return column + SQLFragment(" = ") + key(first)
     case .regex: return between([0x05], [0x06])
     case .mod: return between([0x04], [0x05])
     case .size, .elementMatch, .allMatch, .keyMapMatch: return nil
+    }
+  }
+}
+
+extension IndexPredicates {
+  /// Keys of values of a JSON type: by the key's tag (whole-array entries for arrays).
+  static func typePredicate(_ type: JSONType, column: SQLFragment) -> SQLFragment {
+    func blob(_ bytes: [UInt8]) -> SQLFragment { .value(Data(bytes)) }
+    func between(_ low: UInt8, _ high: UInt8) -> SQLFragment {
+      SQLFragment("(") + column + SQLFragment(" >= ") + blob([low]) + SQLFragment(" AND ") + column
+        + SQLFragment(" < ") + blob([high]) + SQLFragment(")")
+    }
+    switch type {
+    case .null: return column + SQLFragment(" = ") + blob([0x01])
+    case .boolean: return between(0x02, 0x04)
+    case .number: return between(0x04, 0x05)
+    case .string: return between(0x05, 0x06)
+    case .object: return between(0x07, CollationKey.wholeArrayTag)
+    case .array: return column + SQLFragment(" >= ") + blob([CollationKey.wholeArrayTag])
     }
   }
 }

@@ -12,6 +12,11 @@ public struct QueryPlan: Sendable {
   /// SQL: when its SQL nests deeper than SQLite's parser allows. Sorting, skip and limit
   /// then happen in Swift too.
   public var filteredInSwift = false
+  /// Whether one index holds every field the query needs, so it is answered from the
+  /// index entries without reading any document.
+  public var covering: Bool { coveringIndex != nil }
+
+  var coveringIndex: StoredIndex?
   /// One entry per index considered, with why it was or was not chosen.
   public var candidates: [Candidate]
   /// Why this plan.
@@ -48,6 +53,7 @@ public struct QueryPlan: Sendable {
       "scan": indexes.isEmpty ? "collection" : (indexes.count == 1 ? "index" : "index union"),
       "sorted_by_index": .bool(sortedByIndex),
       "filtered_in_swift": .bool(filteredInSwift),
+      "covering": .bool(covering),
       "reason": .string(reason),
       "candidates": .array(candidates.map { candidate in
         var object: JSONObject = [

@@ -109,6 +109,22 @@ enum QueryPlanner {
       if let descending = sortOrder(query.sort, index) { ordered = (index, descending); break }
     }
 
+    // An index that holds everything the query needs answers it without documents, unless
+    // another index is far more selective.
+    for index in jsonIndexes where CoveringPlan.covers(index, query) {
+      var entries = Int.max
+      if let access = access(index, conjuncts) { entries = try probe(access.rids) }
+      if let best, best.entries * 4 < entries, best.access.name != index.definition.name { continue }
+      guard let statement = CoveringPlan.sql(index, query) else { continue }
+      let name = JSONWriter.string(.string(index.definition.name))
+      var plan = QueryPlan(
+        indexes: [index.definition.name], sortedByIndex: !query.sort.isEmpty, candidates: candidates,
+        reason: "index \(name) holds every field of the selector, sort and projection: the query reads only its entries",
+        statement: statement, choice: Choice(access: .scan), collectionID: collectionID)
+      plan.coveringIndex = index
+      return plan
+    }
+
     var choice = Choice(access: .scan)
     var reason = jsonIndexes.isEmpty ? "the collection has no JSON index: it is scanned" : "no index narrows the selector: the collection is scanned"
     let selective = min(best?.entries ?? Int.max, union?.entries ?? Int.max)

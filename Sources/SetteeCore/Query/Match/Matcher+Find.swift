@@ -44,7 +44,8 @@ extension Matcher {
     }
   }
 
-  /// The document with only `fields` (and `_id`, `_rev`), members in document order.
+  /// The document with only `fields` (and `_id`, `_rev`), members in the order of `fields`
+  /// (CouchDB's rule; a covering index can answer it without the document).
   public static func project(_ document: Document, _ fields: [FieldPath]) -> Document {
     var projected = document
     projected.body = project(.object(document.body), fields.map { $0.components[...] })?.objectValue ?? [:]
@@ -56,11 +57,12 @@ extension Matcher {
     switch value {
     case .object(let object):
       var result = JSONObject()
-      for member in object {
-        let below = paths.filter { $0.first.map { $0.utf8.elementsEqual(member.key.utf8) } ?? false }
-          .map { $0.dropFirst() }
-        guard !below.isEmpty, let projected = project(member.value, below) else { continue }
-        result[member.key] = projected
+      var done = Set<String>()
+      for path in paths {
+        let name = path.first!
+        guard done.insert(name).inserted, let member = object[name] else { continue }
+        let below = paths.filter { $0.first!.utf8.elementsEqual(name.utf8) }.map { $0.dropFirst() }
+        if let projected = project(member, below) { result[name] = projected }
       }
       return .object(result)
     case .array(let elements):
