@@ -127,6 +127,9 @@ enum QueryPlanner {
 
     var choice = Choice(access: .scan)
     var reason = jsonIndexes.isEmpty ? "the collection has no JSON index: it is scanned" : "no index narrows the selector: the collection is scanned"
+    if conjuncts.contains(where: isIDLookup) {
+      reason = "the built-in _id index (CouchDB's _all_docs) finds the documents by id"
+    }
     let selective = min(best?.entries ?? Int.max, union?.entries ?? Int.max)
     if selective < probeCap {
       if let union, union.entries < (best?.entries ?? Int.max) {
@@ -227,6 +230,17 @@ enum QueryPlanner {
       statement += SQLFragment(" AND ") + filter + orderBy(query.sort)
     }
     return statement + limit(query)
+  }
+
+  /// `_id` equal to a string, or in a list of strings: SQLite answers it from the
+  /// `documents_by_id` index, which every collection has.
+  static func isIDLookup(_ selector: Selector) -> Bool {
+    guard case .condition(let path, let condition) = selector, path.components == ["_id"] else { return false }
+    switch condition {
+    case .equal(.string): return true
+    case .in(let values): return !values.isEmpty && values.allSatisfy { $0.stringValue != nil }
+    default: return false
+    }
   }
 
   /// The top-level conjuncts of a selector.
