@@ -107,6 +107,11 @@ extension DocumentCollection {
       _ = try db.cachedStatement(sql: plan.statement.text)
       return plan
     } catch let error as DatabaseError where error.message?.contains("parser stack overflow") == true {
+      guard query.selector.textClauseCount == 0 else {
+        throw SetteeError(
+          .invalidQuery,
+          "the selector nests too deeply for SQLite's parser, and with $text it cannot be checked in Swift; simplify it")
+      }
       return QueryPlanner.swiftFiltered(plan, query, plan.choice, collectionID: cid)
     }
   }

@@ -35,7 +35,14 @@ extension DocumentCollection {
         return definition.name
       }
       if definition.kind == .text {
-        throw SetteeError(.invalidIndex, "TEXT indexes are not available yet (issue 4, full-text search)")
+        if let other = try StoredIndex.all(db, cid: cid).first(where: { $0.definition.kind == .text }) {
+          throw SetteeError(
+            .invalidIndex,
+            "a collection has one TEXT index, and \(JSONWriter.string(.string(name))) has \(JSONWriter.string(.string(other.definition.name))) already")
+        }
+        guard Database.hasFTS4(db) else {
+          throw SetteeError(.invalidIndex, "this SQLite has no full-text search (FTS4); see isTextSearchEnabled")
+        }
       }
       _ = try StoredIndex.create(definition, db: db, cid: cid)
       return definition.name
@@ -72,11 +79,19 @@ extension DocumentCollection {
 }
 
 extension Database {
-  /// Whether the SQLite in use has full-text search (FTS4 and FTS5), which TEXT indexes need.
+  /// Whether the SQLite in use has full-text search (FTS4), which TEXT indexes need: it
+  /// creates and drops a temporary FTS4 table to find out.
   public var isTextSearchEnabled: Bool {
-    (try? read { db in
-      let options = try String.fetchAll(db, sql: "PRAGMA compile_options")
-      return options.contains("ENABLE_FTS4") && options.contains("ENABLE_FTS5")
-    }) ?? false
+    (try? writer.writeWithoutTransaction { db in Database.hasFTS4(db) }) ?? false
+  }
+
+  static func hasFTS4(_ db: SQLConnection) -> Bool {
+    do {
+      try db.execute(sql: "CREATE VIRTUAL TABLE temp.settee_fts_probe USING fts4(x)")
+      try db.execute(sql: "DROP TABLE temp.settee_fts_probe")
+      return true
+    } catch {
+      return false
+    }
   }
 }

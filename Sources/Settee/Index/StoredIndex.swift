@@ -49,6 +49,11 @@ struct StoredIndex: Sendable {
       sql: "INSERT INTO indexes (cid, name, type, fields, settings) VALUES (?, ?, ?, ?, ?)",
       arguments: [cid, definition.name, definition.kind.rawValue, fields, JSONWriter.string(.object(settings))])
     let index = StoredIndex(xid: db.lastInsertedRowID, definition: definition, multiDocuments: 0)
+    if definition.kind == .text {
+      try TextIndex.create(index, db: db)
+      try index.fill(db, cid: cid)
+      return index
+    }
     let positions = 0..<definition.fields.count
     let keys = SQLFragment.joined(positions.map { keyColumn($0) + SQLFragment(" BLOB NOT NULL") }, separator: ", ")
     let values = SQLFragment.joined(positions.map { valueColumn($0) + SQLFragment(" TEXT") }, separator: ", ")
@@ -61,7 +66,14 @@ struct StoredIndex: Sendable {
       sql: (SQLFragment("CREATE INDEX ") + .identifier("ix_\(index.xid)_rid") + SQLFragment(" ON ")
         + index.table + SQLFragment(" (rid)")).text)
 
-    var maintainer = IndexMaintainer(db: db, indexes: [index])
+    try index.fill(db, cid: cid)
+    try db.execute(sql: (SQLFragment("ANALYZE ") + index.table).text)
+    return index
+  }
+
+  /// Indexes the collection's live documents.
+  func fill(_ db: SQLConnection, cid: Int64) throws {
+    var maintainer = IndexMaintainer(db: db, indexes: [self])
     let rows = try Row.fetchCursor(
       db.cachedStatement(sql: "SELECT rid, id, rev, body FROM documents WHERE cid = ? AND deleted = 0"),
       arguments: [cid])
@@ -71,11 +83,10 @@ struct StoredIndex: Sendable {
       try maintainer.update(rid: row[0], document: document, isNew: true)
     }
     try maintainer.finish()
-    try db.execute(sql: (SQLFragment("ANALYZE ") + index.table).text)
-    return index
   }
 
   func drop(_ db: SQLConnection) throws {
+    let table = definition.kind == .text ? TextIndex(stored: self).table : self.table
     try db.execute(sql: (SQLFragment("DROP TABLE ") + table).text)
     try db.execute(sql: "DELETE FROM indexes WHERE xid = ?", arguments: [xid])
   }
@@ -85,18 +96,19 @@ struct StoredIndex: Sendable {
 struct IndexMaintainer {
   private let db: SQLConnection
   private let indexes: [StoredIndex]
+  private let textIndexes: [TextIndex]
   private var multiDelta: [Int64]
 
   init(db: SQLConnection, indexes: [StoredIndex]) {
     self.db = db
     self.indexes = indexes.filter { $0.definition.kind == .json }
+    textIndexes = indexes.filter { $0.definition.kind == .text }.map(TextIndex.init)
     multiDelta = Array(repeating: 0, count: self.indexes.count)
   }
 
-  var isEmpty: Bool { indexes.isEmpty }
-
   /// Replaces a document's entries (none for a deleted document).
   mutating func update(rid: Int64, document: Document, isNew: Bool) throws {
+    for text in textIndexes { try text.update(rid: rid, document: document, isNew: isNew, db: db) }
     guard !indexes.isEmpty else { return }
     let json = JSON.object(document.json)
     for (position, index) in indexes.enumerated() {

@@ -15,6 +15,14 @@ public struct FindQuery: Sendable, Hashable {
       self.path = path
       self.descending = descending
     }
+
+    /// Sort by full-text relevance (`{"$relevance": "desc"}`), most relevant first when
+    /// descending; the query must hold a `$text` clause.
+    public static func relevance(descending: Bool = true) -> SortField {
+      SortField(FieldPath(components: ["$relevance"]), descending: descending)
+    }
+
+    public var isRelevance: Bool { path.components == ["$relevance"] }
   }
 
   public var selector: Selector
@@ -57,7 +65,11 @@ extension FindQuery {
     for member in object {
       switch member.key {
       case "selector": selector = try SelectorParser.parse(member.value)
-      case "sort": sort = try FindQuery.parseSort(member.value)
+      case "sort":
+        sort = try FindQuery.parseSort(member.value)
+        if sort.contains(where: \.isRelevance), !sort[0].isRelevance {
+          throw SetteeError(.invalidQuery, "\"$relevance\" must be the first sort key")
+        }
       case "fields": fields = try FindQuery.parseFields(member.value)
       case "skip": skip = try FindQuery.parseCount(member.value, "skip")
       case "limit": limit = try FindQuery.parseCount(member.value, "limit")
@@ -88,6 +100,7 @@ extension FindQuery {
     }
     return try elements.map { element in
       switch element {
+      case .string("$relevance"): return .relevance(descending: true)
       case .string(let field): return SortField(try FieldPath(parsing: field))
       case .object(let object) where object.count == 1:
         let member = object[0]
@@ -97,6 +110,7 @@ extension FindQuery {
             .invalidQuery,
             "sort direction for \(quoted(member.key)) must be \"asc\" or \"desc\", not \(JSONWriter.string(member.value))")
         }
+        if member.key == "$relevance" { return .relevance(descending: direction == "desc") }
         return SortField(try FieldPath(parsing: member.key), descending: direction == "desc")
       default:
         throw SetteeError(

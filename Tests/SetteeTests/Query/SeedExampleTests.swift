@@ -11,14 +11,8 @@ struct SeedExampleTests {
 
   init() throws {
     people = try Database(inMemoryWith: .init()).collection("people")
-    try people.putAll([
-      ["_id": "mike12", "name": "mike", "age": 12, "pet": ["species": "cat"],
-       "comment": "Mike goes to middle school and likes reading books."],
-      ["_id": "mike34", "name": "mike", "age": 34, "pet": ["species": "dog"],
-       "comment": "Mike is a doctor and likes reading books."],
-      ["_id": "fred23", "name": "fred", "age": 23, "pet": ["species": "cat"],
-       "comment": "Fred works for a startup out of his home office."],
-      ["_id": "mike32", "pet": ["cat", "dog", "parrot"], "name": "mike", "age": 32],
+    try people.putAll(SampleData.seedPeople + [
+      ["_id": "mike32", "pet": ["cat", "dog", "parrot"], "name": "mike", "age": 32]
     ])
   }
 

@@ -20,6 +20,8 @@ enum QueryPlanner {
     case index(StoredIndexAccess)
     /// The union of several index accesses (an `$or`).
     case union([StoredIndexAccess])
+    /// The documents a full-text search finds (a top-level `$text` clause).
+    case text(String)
   }
 
   /// One index and the predicates on its key columns.
@@ -36,6 +38,9 @@ enum QueryPlanner {
   /// The decision `sql(for:…)` turns into SQL.
   struct Choice: Equatable {
     var access: Access
+    /// The FTS table of the collection's TEXT index, if it has one.
+    var textTable: SQLFragment?
+    var textColumns: [String: String] = [:]
     /// An index (with no multi-entry documents) whose key order is the sort order.
     var orderedBy: StoredIndexAccess?
     var descending = false
@@ -52,6 +57,25 @@ enum QueryPlanner {
     var candidates: [QueryPlan.Candidate] = []
     var best: (access: StoredIndexAccess, entries: Int)?
     let conjuncts = conjunction(query.selector)
+    let textIndex = indexes.first { $0.definition.kind == .text }.map(TextIndex.init)
+    if query.sort.contains(where: \.isRelevance) {
+      guard conjuncts.contains(where: { if case .text = $0 { true } else { false } }) else {
+        throw SetteeError(.invalidQuery, "sorting by \"$relevance\" needs a $text clause at the top of the selector")
+      }
+    }
+    // A top-level $text clause drives the query: the search finds the documents, and the
+    // rest of the selector filters them.
+    if let textIndex, let search = conjuncts.lazy.compactMap({ selector -> String? in
+      if case .text(let search) = selector { search } else { nil }
+    }).first {
+      var choice = Choice(access: .text(search))
+      choice.textTable = textIndex.table
+      choice.textColumns = textIndex.columns
+      let name = JSONWriter.string(.string(textIndex.stored.definition.name))
+      return try finish(query, collectionID, choice, candidates: [
+        .init(index: textIndex.stored.definition.name, usable: true, estimatedEntries: nil, reason: "answers $text")
+      ], reason: "the TEXT index \(name) finds the documents that match $text; the rest of the selector filters them")
+    }
 
     if let forced = query.useIndex {
       guard let index = jsonIndexes.first(where: { $0.definition.name == forced }) else {
@@ -126,6 +150,10 @@ enum QueryPlanner {
     }
 
     var choice = Choice(access: .scan)
+    if let textIndex {
+      choice.textTable = textIndex.table
+      choice.textColumns = textIndex.columns
+    }
     var reason = jsonIndexes.isEmpty ? "the collection has no JSON index: it is scanned" : "no index narrows the selector: the collection is scanned"
     if conjuncts.contains(where: isIDLookup) {
       reason = "the built-in _id index (CouchDB's _all_docs) finds the documents by id"
@@ -171,6 +199,7 @@ enum QueryPlanner {
       case .scan: []
       case .index(let access): [access.name]
       case .union(let accesses): accesses.map(\.name)
+      case .text: choice.textTable.map { _ in candidates.map(\.index) } ?? []
       }
     return QueryPlan(
       indexes: indexes, sortedByIndex: choice.orderedBy != nil && !query.sort.isEmpty,
@@ -200,7 +229,30 @@ enum QueryPlanner {
 
   /// The SQL for a choice: a pure function.
   static func sql(for choice: Choice, query: FindQuery, collectionID: Int64) throws -> SQLFragment {
-    let filter = try SelectorCompiler.compile(query.selector)
+    var selector = query.selector
+    var textSource: SQLFragment?
+    if case .text(let search) = choice.access, let table = choice.textTable {
+      // The search drives; the other conjuncts filter.
+      let text = TextIndex.Query(table: table, columns: choice.textColumns)
+      let rank = query.sort.first?.isRelevance == true
+        ? SQLFragment(", settee_rank(matchinfo(") + table + SQLFragment(", 'pcnalx')) AS rank") : SQLFragment(", 0 AS rank")
+      textSource = SQLFragment("SELECT docid AS rid") + rank + SQLFragment(" FROM ") + table + SQLFragment(" WHERE ")
+        + table + SQLFragment(" MATCH ") + .value(try text.match(search))
+      selector = Selector.conjunction(conjunction(selector).filter { if case .text = $0 { false } else { true } })
+    }
+    let textIndex = choice.textTable.map { TextIndex.Query(table: $0, columns: choice.textColumns) }
+    let filter = try SelectorCompiler.compile(selector, textIndex: textIndex)
+    if let textSource {
+      let relevanceFirst = query.sort.first?.isRelevance == true
+      var order = orderBy(query.sort.filter { !$0.isRelevance })
+      if relevanceFirst {
+        order = SQLFragment(" ORDER BY r.rank") + (query.sort[0].descending ? SQLFragment(" DESC, ") : SQLFragment(", "))
+          + order.dropFirst(" ORDER BY ")
+      }
+      return SQLFragment("SELECT d.id, d.rev, d.body FROM (") + textSource
+        + SQLFragment(") AS r CROSS JOIN documents d ON d.rid = r.rid WHERE d.deleted = 0 AND ") + filter + order
+        + limit(query)
+    }
     var statement: SQLFragment
     if let ordered = choice.orderedBy {
       statement = SQLFragment("SELECT d.id, d.rev, d.body FROM ") + ordered.table
@@ -219,6 +271,7 @@ enum QueryPlanner {
       case .scan: rids = nil
       case .index(let access): rids = SQLFragment("SELECT DISTINCT") + access.rids.dropFirst("SELECT")
       case .union(let accesses): rids = .joined(accesses.map(\.rids), separator: " UNION ")
+      case .text: rids = nil  // handled above
       }
       if let rids {
         statement = SQLFragment("SELECT d.id, d.rev, d.body FROM (") + rids
@@ -285,6 +338,7 @@ enum QueryPlanner {
   }
 
   static func orderBy(_ sort: [FindQuery.SortField]) -> SQLFragment {
+    let sort = sort.filter { !$0.isRelevance }
     var keys: [SQLFragment] = sort.map { field in
       let path = JSONWriter.string(.array(field.path.components.map { .string($0) }))
       return SQLFragment("settee_sort_key(d.body, d.id, d.rev, ") + .value(path) + SQLFragment(", ")

@@ -8,6 +8,7 @@ enum SQLFunctions {
     db.add(function: collationKey)
     db.add(function: sortKey)
     db.add(function: regexp)
+    db.add(function: Relevance.function)
   }
 
   /// `settee_key(value, json_type)`: the ``CollationKey`` of a value that SQLite's JSON

@@ -15,8 +15,10 @@ struct SelectorCompiler {
     var body: SQLFragment
     var id: SQLFragment
     var rev: SQLFragment
+    var rowid: SQLFragment
 
-    static let documents = Row(body: SQLFragment("d.body"), id: SQLFragment("d.id"), rev: SQLFragment("d.rev"))
+    static let documents = Row(
+      body: SQLFragment("d.body"), id: SQLFragment("d.id"), rev: SQLFragment("d.rev"), rowid: SQLFragment("d.rid"))
   }
 
   /// What a selector is evaluated against.
@@ -74,6 +76,17 @@ struct SelectorCompiler {
   }
 
   private var aliasCount = 0
+  /// The collection's TEXT index, for `$text` clauses.
+  var textIndex: TextIndex.Query?
+
+  /// Compiles a selector over a `documents` row aliased `d`, with the collection's TEXT
+  /// index when it has one.
+  static func compile(_ selector: Selector, textIndex: TextIndex.Query?) throws -> SQLFragment {
+    guard let textIndex, selector.textClauseCount > 0 else { return try compile(selector) }
+    var compiler = SelectorCompiler()
+    compiler.textIndex = textIndex
+    return try compiler.compile(selector, .document(.documents))
+  }
 
   /// Compiles a selector over a `documents` row aliased `d`.
   ///
@@ -103,8 +116,16 @@ struct SelectorCompiler {
     // NULL (an unknown, which SQLite gives for a missing value) counts as false; `IS NOT 1`
     // keeps that true under negation, so NOT gives the complement.
     case .not(let inner): return (try compile(inner, context)).grouped + SQLFragment(" IS NOT 1")
-    case .text:
-      throw SetteeError(.noUsableIndex, "$text needs a TEXT index (full-text search arrives with issue 4)")
+    case .text(let search):
+      guard let textIndex else {
+        throw SetteeError(
+          .noUsableIndex,
+          "\"$text\" needs a TEXT index on the collection: create one with ensureIndexed(fields, name:, type: .text)")
+      }
+      guard case .document(let row) = context else {
+        throw SetteeError(.invalidQuery, "\"$text\" may only apply to whole documents")
+      }
+      return SQLFragment("(") + row.rowid + SQLFragment(" IN (") + (try textIndex.rids(search)) + SQLFragment("))")
     case .condition(let path, let condition):
       return try candidates(context, path) { compiler, candidate in
         try compiler.condition(condition, candidate)
