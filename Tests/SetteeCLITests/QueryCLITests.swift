@@ -73,3 +73,22 @@ struct QueryCLITests {
     #expect(body["reason"]?.stringValue?.contains(mentions) == true, "\(run.stderr)")
   }
 }
+
+extension QueryCLITests {
+  @Test func textIndexesAndSearch() throws {
+    for (id, comment) in [("a", "Goran retired from the navy"), ("b", "Rosa is a retiring teacher")] {
+      _ = try json(try settee("put", #"{"_id":"\#(id)","comment":"\#(comment)"}"#))
+    }
+    let created = try json(try settee(
+      "index", "create", #"{"index":{"fields":["comment"]},"name":"t","type":"text","settings":{"tokenize":"porter"}}"#))
+    #expect(created["result"] == "created")
+    let listed = try json(try settee("index", "list"))
+    #expect(listed["indexes"]?[1]?["type"] == "text")
+    #expect(listed["indexes"]?[1]?["settings"] == ["tokenize": "porter"])
+    let found = try json(try settee(
+      "find", #"{"selector":{"$text":{"$search":"retire"}},"sort":[{"$relevance":"desc"}],"fields":["comment"]}"#))
+    #expect(Set(found["docs"]?.arrayValue?.compactMap { $0["_id"]?.stringValue } ?? []) == ["a", "b"])
+    let plan = try json(try settee("explain", #"{"selector":{"$text":{"$search":"navy"}}}"#))
+    #expect(plan["index"] == "t")
+  }
+}

@@ -90,3 +90,19 @@ extension ReadmeExampleTests {
     #expect(try await people.find(Person.self, query).map(\.name) == ["fred"])
   }
 }
+
+extension ReadmeExampleTests {
+  @Test func theSearchExampleWorks() throws {
+    let db = try Database(inMemoryWith: .init())
+    let people = db.collection("people")
+    try people.putAll(SampleData.seedPeople)
+    if db.isTextSearchEnabled {
+      try people.ensureIndexed(["name", "comment"], name: "comments", type: .text, settings: ["tokenize": "porter"])
+    }
+    let hits = try people.find(try FindQuery(json: JSONParser.parse("""
+      {"selector": {"$text": {"$search": "doctor books"}, "age": {"$gt": 20}},
+       "sort": [{"$relevance": "desc"}], "fields": ["name"]}
+      """)))
+    #expect(hits.map(\.id) == ["mike34"])
+  }
+}

@@ -91,6 +91,20 @@ struct DemoCommand: ParsableCommand {
       Console.out("     plan: \(plan.indexes.isEmpty ? "collection scan" : "index " + plan.indexes.joined(separator: ", "))\n")
     }
 
+    section("Full-text search (a TEXT index, FTS4 query syntax, any language)")
+    if database.isTextSearchEnabled {
+      try people.ensureIndexed(["name", "comment"], name: "comments", type: .text, settings: ["tokenize": "porter"])
+      Console.out("   ensureIndexed([\"name\", \"comment\"], name: \"comments\", type: .text, settings: [\"tokenize\": \"porter\"])\n")
+      for search in ["doctor books", "\"is a doctor\"", "doc*", "retire", "teach* OR pilot", "léa", "東京"] {
+        let query = FindQuery(
+          selector: .text(search), sort: [.relevance()], fields: ["name"])
+        let names = try people.find(query).compactMap { $0["name"]?.stringValue }
+        Console.out("   $search \(JSONWriter.string(.string(search))) -> \(names.joined(separator: ", "))\n")
+      }
+    } else {
+      Console.out("   this SQLite has no FTS4, so text search is off (isTextSearchEnabled is false)\n")
+    }
+
     section("Export (NDJSON, first 3 lines)")
     var exported: [UInt8] = []
     try people.exportDocuments { exported.append(contentsOf: $0) }
@@ -108,6 +122,7 @@ struct DemoCommand: ParsableCommand {
          settee --db \(path) --collection people changes --since 20
          settee --db \(path) --collection people find '{"selector": {"pet.species": "cat"}}'
          settee --db \(path) --collection people explain '{"selector": {"age": {"$gt": 40}}}'
+         settee --db \(path) --collection people find '{"selector": {"$text": {"$search": "doctor OR pilot"}}, "fields": ["name"]}'
 
       """)
   }
