@@ -28,6 +28,8 @@ let package = Package(
       dependencies: [
         "Settee",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
+        // The benchmarks' hand-written baselines talk to SQLite through GRDB directly.
+        .product(name: "GRDB", package: "GRDB.swift"),
       ]
     ),
     .executableTarget(name: "settee", dependencies: ["SetteeCLI"]),

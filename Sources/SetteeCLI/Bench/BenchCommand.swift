@@ -1,0 +1,67 @@
+import ArgumentParser
+import Foundation
+import GRDB
+import Settee
+import SetteeCore
+
+struct BenchCommand: ParsableCommand {
+  static let configuration = CommandConfiguration(
+    commandName: "bench",
+    abstract: "Measure Settee against hand-written SQL on the same SQLite file and data.",
+    discussion: "Build with 'swift build -c release' first: a debug build measures the compiler's checks. Each workload runs Settee's API and a baseline that does the same work with hand-written SQL through GRDB, on the same file and the same documents, and prints the medians and their ratio.")
+
+  @Flag(help: "A smoke run that takes seconds (2,000 documents, one repetition).") var quick = false
+  @Option(help: "How many documents in the main collection.") var docs: Int?
+  @Flag(help: "Print JSON instead of a table.") var json = false
+  @Option(help: "Where to create the benchmark database (default: a new temporary directory).") var db: String?
+
+  func run() throws {
+    let count = docs ?? (quick ? 2_000 : 100_000)
+    guard count >= 100 else { throw ValidationError("--docs must be at least 100") }
+    let directory = FileManager.default.temporaryDirectory.appendingPathComponent("settee-bench-\(UUID().uuidString.prefix(8))")
+    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    defer { if db == nil { try? FileManager.default.removeItem(at: directory) } }
+    let path = db ?? directory.appendingPathComponent("bench.db").path
+    var suite = try BenchSuite(path: path, documents: count, quick: quick) { message in
+      if !json { Console.err(message + "\n") }
+    }
+    #if DEBUG
+      if !json { Console.err("warning: this is a debug build; run 'swift build -c release' and .build/release/settee bench\n") }
+    #endif
+    let results = try suite.run()
+    if json {
+      Console.outJSON([
+        "machine": BenchSuite.machine,
+        "benchmarks": .array(results.map(\.json)),
+        "peak_memory_bytes": .int(Int64(Measure.peakMemory)),
+      ])
+    } else {
+      Console.out(BenchSuite.table(results))
+      Console.out("peak memory: \(Measure.peakMemory / 1_048_576) MB\n")
+    }
+  }
+}
+
+/// One measured workload.
+struct BenchResult {
+  var name: String
+  var n: Int
+  var settee: Double
+  var baseline: Double
+  /// The ratio the project aims for, if any.
+  var target: Double?
+  /// The seed's own figure for the same work (iPhone 5, 2014), if it published one.
+  var seed: Double?
+
+  var ratio: Double { baseline > 0 ? settee / baseline : 0 }
+
+  var json: JSON {
+    var object: JSONObject = [
+      "name": .string(name), "n": .int(Int64(n)), "settee_s": .double(settee), "baseline_s": .double(baseline),
+      "ratio": .double((ratio * 1000).rounded() / 1000),
+    ]
+    if let target { object["target"] = .double(target) }
+    if let seed { object["seed_iphone5_s"] = .double(seed) }
+    return .object(object)
+  }
+}

@@ -1,0 +1,402 @@
+import Foundation
+import GRDB
+import Settee
+import SetteeCore
+
+/// The workloads of `settee bench`, each beside its hand-written baseline.
+///
+/// Baselines use GRDB on the same file, the same tables and the same documents; they do
+/// what a careful programmer would write by hand for the same result, and nothing that
+/// Settee's API does not also do.
+struct BenchSuite {
+  let path: String
+  let count: Int
+  let quick: Bool
+  let log: (String) -> Void
+  let database: Settee.Database
+  let pool: DatabasePool
+  var data = BenchData()
+  let people: [[UInt8]]
+
+  init(path: String, documents: Int, quick: Bool, log: @escaping (String) -> Void) throws {
+    self.path = path
+    count = documents
+    self.quick = quick
+    self.log = log
+    database = try Settee.Database(path: path)
+    pool = try DatabasePool(path: path)
+    people = data.people(documents)
+  }
+
+  var repetitions: Int { quick ? 1 : 5 }
+
+  mutating func run() throws -> [BenchResult] {
+    var results: [BenchResult] = []
+    func add(_ result: BenchResult) {
+      log(String(format: "  %@ (n=%d): %.4f s vs %.4f s", result.name, result.n, result.settee, result.baseline))
+      results.append(result)
+    }
+    log("preparing \(count) documents…")
+    try load("people", people)
+    let main = database.collection("people")
+    try main.ensureIndexed(["docNumber"], name: "num")
+    try main.ensureIndexed(["name", "age", "pet"], name: "nap")
+    let cid = try collectionID("people")
+
+    add(try bulkInsert())
+    add(try getByID(main, cid))
+    add(try update(main, cid))
+    for result in try indexBuilds() { add(result) }
+    add(try indexedEquality(main, cid))
+    add(try indexedRange(main, cid))
+    add(try indexedOr(main, cid))
+    add(try indexedIn(main, cid))
+    add(try unindexedScan(main, cid))
+    let profiles = try prepareProfiles()
+    add(try arrayElement(profiles.collection, profiles.cid))
+    add(try textSearch(profiles.collection, profiles.cid))
+    let small = min(10_000, count)
+    if small < count {
+      try load("people-small", Array(people.prefix(small)))
+      let smallCollection = database.collection("people-small")
+      try smallCollection.ensureIndexed(["docNumber"], name: "num")
+      add(try sortedLimit(smallCollection, try collectionID("people-small")))
+    }
+    add(try sortedLimit(main, cid))
+    return results
+  }
+
+  // MARK: - Setup
+
+  func load(_ name: String, _ lines: [[UInt8]]) throws {
+    var iterator = lines.makeIterator()
+    var reader = JSONRecordReader(maxRecordBytes: 1 << 20) { iterator.next() }
+    try database.collection(name).importDocuments(from: &reader)
+  }
+
+  func collectionID(_ name: String) throws -> Int64 {
+    try pool.read { db in try Int64.fetchOne(db, sql: "SELECT cid FROM collections WHERE name = ?", arguments: [name])! }
+  }
+
+  /// The entry table of an index, as the baselines address it.
+  func table(_ index: String, _ cid: Int64, prefix: String = "ix_") throws -> String {
+    let xid = try pool.read { db in
+      try Int64.fetchOne(db, sql: "SELECT xid FROM indexes WHERE cid = ? AND name = ?", arguments: [cid, index])!
+    }
+    return "\"\(prefix)\(xid)\""
+  }
+
+  static func key(_ value: JSON) -> Data { Data(CollationKey.encode(value)) }
+
+  static func documents(_ rows: [Row]) -> Int {
+    // What a hand-written reader does with a row: take its id, revision and body text.
+    rows.reduce(0) { sum, row in
+      let id: String = row[0]
+      let rev: String = row[1]
+      let body: String = row[2]
+      return sum + id.utf8.count + rev.utf8.count + body.utf8.count
+    }
+  }
+
+  // MARK: - Writes
+
+  mutating func bulkInsert() throws -> BenchResult {
+    let lines = people
+    let ids = (0..<count).map { BenchData.id($0, prefix: "p") }
+    let runs = quick ? 1 : 3
+    let settee = try Measure.median(repetitions: runs, prepare: { "bulk-s\($0)" }) { name in try load(name, lines) }
+    let baseline = try Measure.median(repetitions: runs, prepare: { "bulk-b\($0)" }) { name in
+      try pool.write { db in
+        try db.execute(sql: "INSERT INTO collections (name) VALUES (?)", arguments: [name])
+        let cid = db.lastInsertedRowID
+        let insertDocument = try db.makeStatement(
+          sql: "INSERT INTO documents (cid, id, rev, deleted, seq, body) VALUES (?, ?, ?, 0, ?, ?)")
+        let insertRevision = try db.makeStatement(
+          sql: "INSERT INTO revisions (rid, rev, parent, deleted, seq) VALUES (?, ?, NULL, 0, ?)")
+        for (number, line) in lines.enumerated() {
+          let rev = RevisionID.next(after: nil, deleted: false, body: line).description
+          try insertDocument.execute(arguments: [cid, ids[number], rev, number + 1, String(decoding: line.dropLast(), as: UTF8.self)])
+          try insertRevision.execute(arguments: [db.lastInsertedRowID, rev, number + 1])
+        }
+        try db.execute(sql: "UPDATE collections SET last_seq = ? WHERE cid = ?", arguments: [lines.count, cid])
+      }
+    }
+    return BenchResult(name: "bulk insert", n: count, settee: settee, baseline: baseline, target: 1.5)
+  }
+
+  mutating func sampleIDs(_ n: Int) -> [String] {
+    (0..<n).map { _ in BenchData.id(Int(data.next() % UInt64(count)), prefix: "p") }
+  }
+
+  mutating func getByID(_ collection: DocumentCollection, _ cid: Int64) throws -> BenchResult {
+    let ids = sampleIDs(quick ? 100 : 1_000)
+    let settee = try Measure.median(repetitions: repetitions) {
+      for id in ids { _ = try collection.get(id) }
+    }
+    let baseline = try Measure.median(repetitions: repetitions) {
+      for id in ids {
+        _ = try pool.read { db in
+          try Row.fetchAll(
+            db.cachedStatement(sql: "SELECT id, rev, body FROM documents WHERE cid = ? AND id = ? AND deleted = 0"),
+            arguments: [cid, id]).count
+        }
+      }
+    }
+    return BenchResult(name: "get by id", n: ids.count, settee: settee, baseline: baseline, target: 1.5)
+  }
+
+  mutating func update(_ collection: DocumentCollection, _ cid: Int64) throws -> BenchResult {
+    let ids = Array(Set(sampleIDs(quick ? 50 : 300)))
+    let settee = try Measure.median(repetitions: quick ? 1 : 3, warmUp: false) {
+      for id in ids {
+        var document = try collection.get(id)!.json
+        document["age"] = .int(Int64((document["age"]?.doubleValue ?? 0) + 1))
+        try collection.put(document)
+      }
+    }
+    let baseline = try Measure.median(repetitions: quick ? 1 : 3, warmUp: false) {
+      for id in ids {
+        try pool.write { db in
+          let row = try Row.fetchOne(
+            db.cachedStatement(sql: "SELECT rid, rev, body FROM documents WHERE cid = ? AND id = ?"), arguments: [cid, id])!
+          let body: String = row[2]
+          let parent = RevisionID(row[1] as String)!
+          let rev = RevisionID.next(after: parent, deleted: false, body: Array(body.utf8)).description
+          let seq = try Int64.fetchOne(db.cachedStatement(sql: "SELECT last_seq + 1 FROM collections WHERE cid = ?"), arguments: [cid])!
+          try db.cachedStatement(sql: "UPDATE documents SET rev = ?, seq = ?, body = ? WHERE rid = ?")
+            .execute(arguments: [rev, seq, body, row[0] as Int64])
+          try db.cachedStatement(sql: "INSERT INTO revisions (rid, rev, parent, deleted, seq) VALUES (?, ?, ?, 0, ?)")
+            .execute(arguments: [row[0] as Int64, rev, parent.description, seq])
+          try db.cachedStatement(sql: "UPDATE collections SET last_seq = ? WHERE cid = ?").execute(arguments: [seq, cid])
+        }
+      }
+    }
+    return BenchResult(name: "update (read, change, write)", n: ids.count, settee: settee, baseline: baseline, target: nil)
+  }
+
+  /// Seed 000's indexing table: 1 and 3 fields at 1,000 to 100,000 documents.
+  mutating func indexBuilds() throws -> [BenchResult] {
+    let seed: [Int: (Double, Double)] = [1_000: (0.8, 0.8), 10_000: (6.9, 7.6), 50_000: (56.2, 60.7), 100_000: (169.2, 179.9)]
+    var results: [BenchResult] = []
+    for size in [1_000, 10_000, 50_000, 100_000] where size <= count {
+      let name = "build-\(size)"
+      try load(name, Array(people.prefix(size)))
+      let collection = database.collection(name)
+      let cid = try collectionID(name)
+      for fields in [["name"], ["name", "age", "pet"]] {
+        let runs = quick ? 1 : 3
+        let settee = try Measure.median(repetitions: runs, prepare: { _ in () }) { _ in
+          try collection.ensureIndexed(fields, name: "bench")
+        } cleanUp: {
+          try collection.deleteIndex(named: "bench")
+        }
+        let expressions = fields.map { "json_extract(body, '$.\($0)')" }.joined(separator: ", ")
+        let baseline = try Measure.median(repetitions: runs, prepare: { _ in () }) { _ in
+          try pool.write { db in
+            // cid is a number Settee made, not user input.
+            try db.execute(sql: "CREATE INDEX bench_baseline ON documents (\(expressions)) WHERE cid = \(cid)")
+          }
+        } cleanUp: {
+          try pool.write { db in try db.execute(sql: "DROP INDEX bench_baseline") }
+        }
+        results.append(BenchResult(
+          name: "index build, \(fields.count) field\(fields.count == 1 ? "" : "s")", n: size,
+          settee: settee, baseline: baseline, target: 2,
+          seed: fields.count == 1 ? seed[size]?.0 : seed[size]?.1))
+      }
+    }
+    return results
+  }
+
+  // MARK: - Queries
+
+  mutating func queries(_ n: Int) -> [(name: String, age: Int64, pet: String, number: Int64)] {
+    (0..<n).map { _ in
+      (data.pick(BenchData.names), Int64(1 + data.next() % 90), data.pick(BenchData.pets), Int64(data.next() % UInt64(count)))
+    }
+  }
+
+  mutating func indexedEquality(_ collection: DocumentCollection, _ cid: Int64) throws -> BenchResult {
+    let values = queries(quick ? 20 : 200)
+    let nap = try table("nap", cid)
+    let queries = try values.map { value in
+      FindQuery(selector: try SelectorParser.parse(["name": .string(value.name), "age": .int(value.age), "pet": .string(value.pet)]))
+    }
+    var returned = 0
+    let settee = try Measure.median(repetitions: repetitions) {
+      returned = 0
+      for query in queries { returned += try collection.find(query).count }
+    }
+    let baseline = try Measure.median(repetitions: repetitions) {
+      for value in values {
+        _ = try pool.read { db in
+          BenchSuite.documents(try Row.fetchAll(
+            db.cachedStatement(sql: "SELECT d.id, d.rev, d.body FROM \(nap) x JOIN documents d ON d.rid = x.rid WHERE x.k0 = ? AND x.k1 = ? AND x.k2 = ? AND d.deleted = 0 ORDER BY d.id"),
+            arguments: [BenchSuite.key(.string(value.name)), BenchSuite.key(.int(value.age)), BenchSuite.key(.string(value.pet))]))
+        }
+      }
+    }
+    log("    (\(returned / max(queries.count, 1)) documents per query)")
+    return BenchResult(name: "indexed equality, 3 fields", n: queries.count, settee: settee, baseline: baseline, target: 1.5)
+  }
+
+  mutating func indexedRange(_ collection: DocumentCollection, _ cid: Int64) throws -> BenchResult {
+    let values = queries(quick ? 20 : 200)
+    let num = try table("num", cid)
+    let queries = try values.map { value in
+      FindQuery(selector: try SelectorParser.parse(["docNumber": ["$gt": .int(value.number)]]), sort: [.init("docNumber")], limit: 10)
+    }
+    let settee = try Measure.median(repetitions: repetitions) { for query in queries { _ = try collection.find(query) } }
+    let baseline = try Measure.median(repetitions: repetitions) {
+      for value in values {
+        _ = try pool.read { db in
+          BenchSuite.documents(try Row.fetchAll(
+            db.cachedStatement(sql: "SELECT d.id, d.rev, d.body FROM \(num) x JOIN documents d ON d.rid = x.rid WHERE x.k0 > ? AND x.k0 < x'08' AND d.deleted = 0 ORDER BY x.k0, x.id LIMIT 10"),
+            arguments: [BenchSuite.key(.int(value.number))]))
+        }
+      }
+    }
+    return BenchResult(name: "indexed range, sort, limit 10", n: queries.count, settee: settee, baseline: baseline, target: 1.5)
+  }
+
+  mutating func indexedOr(_ collection: DocumentCollection, _ cid: Int64) throws -> BenchResult {
+    let values = queries(quick ? 20 : 200)
+    let (num, nap) = (try table("num", cid), try table("nap", cid))
+    let queries = try values.map { value in
+      FindQuery(selector: try SelectorParser.parse(["$or": [
+        ["docNumber": .int(value.number)],
+        ["name": .string(value.name), "age": .int(value.age), "pet": .string(value.pet)],
+      ]]))
+    }
+    let settee = try Measure.median(repetitions: repetitions) { for query in queries { _ = try collection.find(query) } }
+    let baseline = try Measure.median(repetitions: repetitions) {
+      for value in values {
+        _ = try pool.read { db in
+          BenchSuite.documents(try Row.fetchAll(
+            db.cachedStatement(sql: "SELECT d.id, d.rev, d.body FROM documents d WHERE d.rid IN (SELECT rid FROM \(num) WHERE k0 = ? UNION SELECT rid FROM \(nap) WHERE k0 = ? AND k1 = ? AND k2 = ?) AND d.deleted = 0 ORDER BY d.id"),
+            arguments: [BenchSuite.key(.int(value.number)), BenchSuite.key(.string(value.name)), BenchSuite.key(.int(value.age)), BenchSuite.key(.string(value.pet))]))
+        }
+      }
+    }
+    return BenchResult(name: "$or over two indexes", n: queries.count, settee: settee, baseline: baseline, target: 1.5)
+  }
+
+  mutating func indexedIn(_ collection: DocumentCollection, _ cid: Int64) throws -> BenchResult {
+    let lists = (0..<(quick ? 20 : 200)).map { _ in (0..<10).map { _ in Int64(data.next() % UInt64(count)) } }
+    let num = try table("num", cid)
+    let queries = try lists.map { list in
+      FindQuery(selector: try SelectorParser.parse(["docNumber": ["$in": .array(list.map { .int($0) })]]))
+    }
+    let settee = try Measure.median(repetitions: repetitions) { for query in queries { _ = try collection.find(query) } }
+    let baseline = try Measure.median(repetitions: repetitions) {
+      for list in lists {
+        _ = try pool.read { db in
+          BenchSuite.documents(try Row.fetchAll(
+            db.cachedStatement(sql: "SELECT d.id, d.rev, d.body FROM \(num) x JOIN documents d ON d.rid = x.rid WHERE x.k0 IN (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) AND d.deleted = 0 ORDER BY d.id"),
+            arguments: StatementArguments(list.map { BenchSuite.key(.int($0)) })))
+        }
+      }
+    }
+    return BenchResult(name: "$in, 10 values", n: queries.count, settee: settee, baseline: baseline, target: 1.5)
+  }
+
+  func unindexedScan(_ collection: DocumentCollection, _ cid: Int64) throws -> BenchResult {
+    let query = FindQuery(selector: try SelectorParser.parse(#"{"pet": "parrot", "age": {"$gt": 85}}"#))
+    let settee = try Measure.median(repetitions: repetitions) { _ = try collection.find(query) }
+    let baseline = try Measure.median(repetitions: repetitions) {
+      _ = try pool.read { db in
+        BenchSuite.documents(try Row.fetchAll(
+          db.cachedStatement(sql: "SELECT id, rev, body FROM documents WHERE cid = ? AND deleted = 0 AND json_extract(body, '$.pet') = 'parrot' AND json_extract(body, '$.age') > 85 ORDER BY id"),
+          arguments: [cid]))
+      }
+    }
+    return BenchResult(name: "unindexed query (scan)", n: count, settee: settee, baseline: baseline, target: 2)
+  }
+
+  mutating func prepareProfiles() throws -> (collection: DocumentCollection, cid: Int64) {
+    try load("profiles", data.profiles(count))
+    let collection = database.collection("profiles")
+    if database.isTextSearchEnabled { try collection.ensureIndexed(["comment"], name: "comments", type: .text) }
+    return (collection, try collectionID("profiles"))
+  }
+
+  func arrayElement(_ collection: DocumentCollection, _ cid: Int64) throws -> BenchResult {
+    let query = FindQuery(selector: try SelectorParser.parse(#"{"tags": "hamster", "name": "mike"}"#))
+    let settee = try Measure.median(repetitions: repetitions) { _ = try collection.find(query) }
+    let baseline = try Measure.median(repetitions: repetitions) {
+      _ = try pool.read { db in
+        BenchSuite.documents(try Row.fetchAll(
+          db.cachedStatement(sql: "SELECT id, rev, body FROM documents WHERE cid = ? AND deleted = 0 AND EXISTS (SELECT 1 FROM json_each(body, '$.tags') WHERE value = 'hamster') AND json_extract(body, '$.name') = 'mike' ORDER BY id"),
+          arguments: [cid]))
+      }
+    }
+    return BenchResult(name: "array element query (scan)", n: count, settee: settee, baseline: baseline, target: 2)
+  }
+
+  func textSearch(_ collection: DocumentCollection, _ cid: Int64) throws -> BenchResult {
+    guard database.isTextSearchEnabled else {
+      return BenchResult(name: "text search (FTS4 unavailable)", n: 0, settee: 0, baseline: 0, target: nil)
+    }
+    let fts = try table("comments", cid, prefix: "fts_")
+    let query = FindQuery(selector: .text("\"chess sailing\""))
+    let settee = try Measure.median(repetitions: repetitions) { _ = try collection.find(query) }
+    let baseline = try Measure.median(repetitions: repetitions) {
+      _ = try pool.read { db in
+        BenchSuite.documents(try Row.fetchAll(
+          db.cachedStatement(sql: "SELECT d.id, d.rev, d.body FROM \(fts) f JOIN documents d ON d.rid = f.docid WHERE \(fts) MATCH ? AND d.deleted = 0 ORDER BY d.id"),
+          arguments: ["\"chess sailing\""]))
+      }
+    }
+    return BenchResult(name: "text search, a phrase", n: count, settee: settee, baseline: baseline, target: 1.5)
+  }
+
+  func sortedLimit(_ collection: DocumentCollection, _ cid: Int64) throws -> BenchResult {
+    let num = try table("num", cid)
+    let size = try collection.count()
+    let query = FindQuery(selector: .all, sort: [.init("docNumber", descending: true)], limit: 10)
+    let settee = try Measure.median(repetitions: repetitions * 20) { _ = try collection.find(query) }
+    let baseline = try Measure.median(repetitions: repetitions * 20) {
+      _ = try pool.read { db in
+        BenchSuite.documents(try Row.fetchAll(
+          db.cachedStatement(sql: "SELECT d.id, d.rev, d.body FROM \(num) x JOIN documents d ON d.rid = x.rid WHERE d.deleted = 0 ORDER BY x.k0 DESC, x.id DESC LIMIT 10")))
+      }
+    }
+    return BenchResult(name: "sorted by index, limit 10", n: size, settee: settee, baseline: baseline, target: 1.5)
+  }
+
+  // MARK: - Output
+
+  static var machine: JSON {
+    let info = ProcessInfo.processInfo
+    return [
+      "cpus": .int(Int64(info.activeProcessorCount)),
+      "memory_bytes": .int(Int64(info.physicalMemory)),
+      "os": .string(info.operatingSystemVersionString),
+      "sqlite": .string(sqliteVersion),
+    ]
+  }
+
+  static var sqliteVersion: String {
+    let version = try? DatabaseQueue().read { db in try String.fetchOne(db, sql: "SELECT sqlite_version()") }
+    return (version ?? nil) ?? "?"
+  }
+
+  static func table(_ results: [BenchResult]) -> String {
+    func pad(_ text: String, _ width: Int, left: Bool = false) -> String {
+      let padding = String(repeating: " ", count: max(0, width - text.count))
+      return left ? text + padding : padding + text
+    }
+    var lines = [
+      pad("workload", 32, left: true) + pad("n", 9) + pad("settee s", 11) + pad("baseline s", 12) + pad("ratio", 8)
+        + pad("target", 8) + pad("seed iPhone5 s", 16)
+    ]
+    for result in results {
+      lines.append(
+        pad(result.name, 32, left: true) + pad(String(result.n), 9) + pad(String(format: "%.5f", result.settee), 11)
+          + pad(String(format: "%.5f", result.baseline), 12) + pad(String(format: "%.2f", result.ratio), 8)
+          + pad(result.target.map { String(format: "<= %.1f", $0) } ?? "", 8)
+          + pad(result.seed.map { String(format: "%.1f", $0) } ?? "", 16))
+    }
+    return lines.joined(separator: "\n") + "\n"
+  }
+}

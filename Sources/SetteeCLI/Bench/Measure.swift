@@ -1,0 +1,46 @@
+import Foundation
+
+/// Times work: a warm-up run, then the median of several.
+enum Measure {
+  static func median(repetitions: Int, warmUp: Bool = true, _ body: () throws -> Void) rethrows -> Double {
+    if warmUp { try body() }
+    var times: [Double] = []
+    for _ in 0..<max(repetitions, 1) {
+      let start = DispatchTime.now().uptimeNanoseconds
+      try body()
+      times.append(Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9)
+    }
+    times.sort()
+    return times[times.count / 2]
+  }
+
+  /// Times work that can run only once on the same state (a bulk insert, an index build):
+  /// `prepare` makes fresh state for each run, untimed.
+  static func median<State>(
+    repetitions: Int, prepare: (Int) throws -> State, _ body: (State) throws -> Void,
+    cleanUp: () throws -> Void = {}
+  ) rethrows -> Double {
+    var times: [Double] = []
+    for run in 0..<max(repetitions, 1) {
+      let state = try prepare(run)
+      let start = DispatchTime.now().uptimeNanoseconds
+      try body(state)
+      times.append(Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9)
+      try cleanUp()
+    }
+    times.sort()
+    return times[times.count / 2]
+  }
+
+  /// The process's peak resident memory, in bytes.
+  static var peakMemory: Int {
+    var usage = rusage()
+    #if os(Linux)
+      getrusage(RUSAGE_SELF.rawValue, &usage)
+      return Int(usage.ru_maxrss) * 1024  // kilobytes on Linux
+    #else
+      getrusage(RUSAGE_SELF, &usage)
+      return Int(usage.ru_maxrss)  // bytes on Darwin
+    #endif
+  }
+}
