@@ -62,18 +62,28 @@ struct StoredIndex: Sendable {
       sql: (SQLFragment("CREATE TABLE ") + index.table + SQLFragment(" (") + keys
         + SQLFragment(", id TEXT NOT NULL, rid INTEGER NOT NULL, rev TEXT NOT NULL, ") + values
         + SQLFragment(", PRIMARY KEY (") + primary + SQLFragment(", id, rid)) WITHOUT ROWID")).text)
+    // Entries of existing documents go to a scratch table first and then into the index in
+    // key order: appending to a B-tree is several times faster than inserting at random.
+    let scratch = SQLFragment("temp.") + .identifier("ix_build_\(index.xid)")
+    try db.execute(
+      sql: (SQLFragment("CREATE TABLE ") + scratch + SQLFragment(" AS SELECT * FROM ") + index.table
+        + SQLFragment(" WHERE 0")).text)
+    try index.fill(db, cid: cid, into: scratch)
+    try db.execute(
+      sql: (SQLFragment("INSERT INTO ") + index.table + SQLFragment(" SELECT * FROM ") + scratch
+        + SQLFragment(" ORDER BY ") + primary + SQLFragment(", id, rid")).text)
+    try db.execute(sql: (SQLFragment("DROP TABLE ") + scratch).text)
     try db.execute(
       sql: (SQLFragment("CREATE INDEX ") + .identifier("ix_\(index.xid)_rid") + SQLFragment(" ON ")
         + index.table + SQLFragment(" (rid)")).text)
-
-    try index.fill(db, cid: cid)
     try db.execute(sql: (SQLFragment("ANALYZE ") + index.table).text)
     return index
   }
 
-  /// Indexes the collection's live documents.
-  func fill(_ db: SQLConnection, cid: Int64) throws {
-    var maintainer = IndexMaintainer(db: db, indexes: [self])
+  /// Indexes the collection's live documents (into `table` instead of the index's own, for
+  /// a bulk build).
+  func fill(_ db: SQLConnection, cid: Int64, into table: SQLFragment? = nil) throws {
+    var maintainer = IndexMaintainer(db: db, indexes: [self], buildTable: table)
     let rows = try Row.fetchCursor(
       db.cachedStatement(sql: "SELECT rid, id, rev, body FROM documents WHERE cid = ? AND deleted = 0"),
       arguments: [cid])
@@ -92,43 +102,54 @@ struct StoredIndex: Sendable {
   }
 }
 
-/// Keeps a collection's JSON indexes in step with document writes, in the same transaction.
+/// Keeps a collection's indexes in step with document writes, in the same transaction.
 struct IndexMaintainer {
+  /// A JSON index and its statements, written once.
+  private struct Target {
+    var index: StoredIndex
+    var delete: String
+    var insert: String
+  }
+
   private let db: SQLConnection
-  private let indexes: [StoredIndex]
+  private let targets: [Target]
   private let textIndexes: [TextIndex]
   private var multiDelta: [Int64]
 
-  init(db: SQLConnection, indexes: [StoredIndex]) {
+  /// - Parameter buildTable: where entries go during a bulk build, instead of the index's
+  ///   own table.
+  init(db: SQLConnection, indexes: [StoredIndex], buildTable: SQLFragment? = nil) {
     self.db = db
-    self.indexes = indexes.filter { $0.definition.kind == .json }
+    targets = indexes.filter { $0.definition.kind == .json }.map { index in
+      let positions = 0..<index.definition.fields.count
+      let columns = positions.map { StoredIndex.keyColumn($0) } + positions.map { StoredIndex.valueColumn($0) }
+      let insert = SQLFragment("INSERT OR IGNORE INTO ") + (buildTable ?? index.table) + SQLFragment(" (")
+        + .joined(columns, separator: ", ") + SQLFragment(", id, rid, rev) VALUES (")
+        + .joined(Array(repeating: SQLFragment("?"), count: columns.count + 3), separator: ", ") + SQLFragment(")")
+      let delete = SQLFragment("DELETE FROM ") + index.table + SQLFragment(" WHERE rid = ?")
+      return Target(index: index, delete: delete.text, insert: insert.text)
+    }
     textIndexes = indexes.filter { $0.definition.kind == .text }.map(TextIndex.init)
-    multiDelta = Array(repeating: 0, count: self.indexes.count)
+    multiDelta = Array(repeating: 0, count: targets.count)
   }
 
   /// Replaces a document's entries (none for a deleted document).
   mutating func update(rid: Int64, document: Document, isNew: Bool) throws {
     for text in textIndexes { try text.update(rid: rid, document: document, isNew: isNew, db: db) }
-    guard !indexes.isEmpty else { return }
+    guard !targets.isEmpty else { return }
     let json = JSON.object(document.json)
-    for (position, index) in indexes.enumerated() {
+    let rev = document.rev?.description ?? ""
+    for (position, target) in targets.enumerated() {
       var before = 0
       if !isNew {
-        try db.cachedStatement(sql: (SQLFragment("DELETE FROM ") + index.table + SQLFragment(" WHERE rid = ?")).text)
-          .execute(arguments: [rid])
+        try db.cachedStatement(sql: target.delete).execute(arguments: [rid])
         before = db.changesCount
       }
       var after = 0
       if !document.isDeleted {
-        let rows = try IndexKeys.rows(json, fields: index.definition.fields, indexName: index.definition.name)
-        let positions = 0..<index.definition.fields.count
-        let columns = positions.map { StoredIndex.keyColumn($0) } + positions.map { StoredIndex.valueColumn($0) }
-        let insert = try db.cachedStatement(
-          sql: (SQLFragment("INSERT OR IGNORE INTO ") + index.table + SQLFragment(" (")
-            + .joined(columns, separator: ", ") + SQLFragment(", id, rid, rev) VALUES (")
-            + .joined(Array(repeating: SQLFragment("?"), count: columns.count + 3), separator: ", ")
-            + SQLFragment(")")).text)
-        let rev = document.rev?.description ?? ""
+        let definition = target.index.definition
+        let rows = try IndexKeys.rows(json, fields: definition.fields, indexName: definition.name)
+        let insert = try db.cachedStatement(sql: target.insert)
         for row in rows {
           var arguments: [DatabaseValueConvertible?] = row.map { Data($0.key ?? StoredIndex.missingKey) }
           arguments += row.map { entry in entry.value.map { JSONWriter.string($0) } }
@@ -143,9 +164,9 @@ struct IndexMaintainer {
 
   /// Records the changed counts of multi-entry documents.
   func finish() throws {
-    for (index, delta) in zip(indexes, multiDelta) where delta != 0 {
+    for (target, delta) in zip(targets, multiDelta) where delta != 0 {
       try db.cachedStatement(sql: "UPDATE indexes SET multi_docs = multi_docs + ? WHERE xid = ?")
-        .execute(arguments: [delta, index.xid])
+        .execute(arguments: [delta, target.index.xid])
     }
   }
 }

@@ -10,7 +10,7 @@ enum QueryPlanner {
   typealias Probe = (SQLFragment) throws -> Int
 
   /// Above this many entries an index is not selective; the count stops there.
-  static let probeCap = 2_000
+  static let probeCap = 256
 
   /// How the documents are reached.
   enum Access: Equatable {

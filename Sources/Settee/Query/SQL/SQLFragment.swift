@@ -30,7 +30,8 @@ struct SQLFragment: Sendable, Hashable, CustomStringConvertible {
   /// A quoted identifier. Identifiers are made by Settee (`ix_12`, aliases such as `j3`),
   /// but they are quoted anyway, by this one function.
   static func identifier(_ name: String) -> SQLFragment {
-    SQLFragment(text: "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\"", arguments: [])
+    let escaped = name.contains("\"") ? name.replacingOccurrences(of: "\"", with: "\"\"") : name
+    return SQLFragment(text: "\"" + escaped + "\"", arguments: [])
   }
 
   /// An integer written into the text (for generated numbers such as LIMIT counts).
