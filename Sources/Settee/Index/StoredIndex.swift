@@ -8,6 +8,10 @@ struct StoredIndex: Sendable {
   var definition: IndexDefinition
   /// Documents with more than one entry in the index.
   var multiDocuments: Int64
+  /// Entries, and entries per distinct first key, as SQLite counted them when the index was
+  /// built (0 when unknown).
+  var entries: Int64 = 0
+  var entriesPerKey: Int64 = 0
 
   /// The entry table of a JSON index.
   var table: SQLFragment { .identifier("ix_\(xid)") }
@@ -25,7 +29,7 @@ struct StoredIndex: Sendable {
   static func all(_ db: SQLConnection, cid: Int64) throws -> [StoredIndex] {
     let rows = try Row.fetchAll(
       db.cachedStatement(
-        sql: "SELECT xid, name, type, fields, settings, multi_docs FROM indexes WHERE cid = ? ORDER BY name"),
+        sql: "SELECT xid, name, type, fields, settings, multi_docs, entries, entries_per_key FROM indexes WHERE cid = ? ORDER BY name"),
       arguments: [cid])
     return try rows.map { row in
       let fields = try JSONParser.parse(row[3] as String).arrayValue?.compactMap(\.stringValue) ?? []
@@ -36,7 +40,7 @@ struct StoredIndex: Sendable {
       return StoredIndex(
         xid: row[0],
         definition: try IndexDefinition(name: row[1], fields: fields, type: row[2], settings: settings),
-        multiDocuments: row[5])
+        multiDocuments: row[5], entries: row[6], entriesPerKey: row[7])
     }
   }
 
@@ -77,6 +81,18 @@ struct StoredIndex: Sendable {
       sql: (SQLFragment("CREATE INDEX ") + .identifier("ix_\(index.xid)_rid") + SQLFragment(" ON ")
         + index.table + SQLFragment(" (rid)")).text)
     try db.execute(sql: (SQLFragment("ANALYZE ") + index.table).text)
+    // "N A …": N entries, A entries per distinct first key.
+    let name = "ix_\(index.xid)"
+    if let stat = try String.fetchOne(
+      db, sql: "SELECT stat FROM sqlite_stat1 WHERE tbl = ? AND idx = ?", arguments: [name, name])
+    {
+      let numbers = stat.split(separator: " ").prefix(2).compactMap { Int64($0) }
+      if numbers.count == 2 {
+        try db.execute(
+          sql: "UPDATE indexes SET entries = ?, entries_per_key = ? WHERE xid = ?",
+          arguments: [numbers[0], numbers[1], index.xid])
+      }
+    }
     return index
   }
 

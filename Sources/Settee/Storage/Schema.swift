@@ -44,7 +44,8 @@ enum Schema {
       // Query indexes. A JSON index's entries live in a table of its own, "ix_<xid>", with
       // one column of collation keys per field; `multi_docs` counts the documents that put
       // more than one entry into it (array fields), which decides whether it can order a
-      // sort by itself.
+      // sort by itself; `entries` and `entries_per_key` are SQLite's statistics (ANALYZE)
+      // from when it was built, which the planner uses when its probes reach their cap.
       try db.execute(
         sql: """
           CREATE TABLE indexes (
@@ -55,6 +56,8 @@ enum Schema {
             fields TEXT NOT NULL,
             settings TEXT NOT NULL,
             multi_docs INTEGER NOT NULL DEFAULT 0,
+            entries INTEGER NOT NULL DEFAULT 0,
+            entries_per_key INTEGER NOT NULL DEFAULT 0,
             UNIQUE (cid, name)
           );
           CREATE INDEX documents_by_rev ON documents(cid, rev);

@@ -23,7 +23,9 @@ public struct RevisionID: Sendable, Hashable, Comparable, CustomStringConvertibl
       hex.utf8.allSatisfy({ $0.isHexDigit })
     else { return nil }
     self.generation = generation
-    self.digest = hex.lowercased()
+    // Stored revisions are lowercase already; only copy when they are not.
+    self.digest = hex.utf8.contains(where: { $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "F") })
+      ? hex.lowercased() : String(hex)
   }
 
   /// Parses `N-<hex>`.

@@ -29,6 +29,8 @@ enum QueryPlanner {
     var name: String
     var table: SQLFragment
     var predicates: [SQLFragment]
+    /// How many values an equality (`$eq`, `$in`) on the first field names; nil for ranges.
+    var leadingValues: Int? = nil
 
     var rids: SQLFragment {
       SQLFragment("SELECT x.rid FROM ") + table + SQLFragment(" x WHERE ") + .and(predicates)
@@ -93,17 +95,31 @@ enum QueryPlanner {
       ], reason: "use_index named it")
     }
 
+    // With one usable index, an equality on its first field and no sort or $or to weigh it
+    // against, counting its entries would cost more than it tells.
+    let usable = jsonIndexes.compactMap { index in access(index, conjuncts).map { (index, $0) } }
+    let alone = usable.count == 1 && usable[0].1.leadingValues != nil && query.sort.isEmpty
+      && !conjuncts.contains(where: { if case .or = $0 { true } else { false } })
+      && !jsonIndexes.contains(where: { CoveringPlan.covers($0, query) })
     for index in jsonIndexes {
+      if alone, index.definition.name == usable[0].0.definition.name {
+        let access = usable[0].1
+        candidates.append(.init(
+          index: index.definition.name, usable: true, estimatedEntries: nil,
+          reason: "the only index that narrows the selector, by equality on its first field"))
+        best = (access, 0)
+        continue
+      }
       guard let access = access(index, conjuncts) else {
         candidates.append(.init(
           index: index.definition.name, usable: false, estimatedEntries: nil,
           reason: "no condition of the selector narrows its first field \(JSONWriter.string(.string(index.definition.fields[0].description)))"))
         continue
       }
-      let entries = try probe(access.rids)
+      let entries = estimate(access, index, counted: try probe(access.rids))
       candidates.append(.init(
         index: index.definition.name, usable: true, estimatedEntries: entries,
-        reason: entries >= probeCap ? "selects \(probeCap) or more entries" : "selects \(entries) entries"))
+        reason: entries >= probeCap ? "selects about \(entries) entries (by SQLite's statistics)" : "selects \(entries) entries"))
       if best == nil || entries < best!.entries { best = (access, entries) }
     }
 
@@ -159,7 +175,7 @@ enum QueryPlanner {
       reason = "the built-in _id index (CouchDB's _all_docs) finds the documents by id"
     }
     let selective = min(best?.entries ?? Int.max, union?.entries ?? Int.max)
-    if selective < probeCap {
+    if selective < probeCap || (ordered == nil && selective < Int.max) {
       if let union, union.entries < (best?.entries ?? Int.max) {
         choice.access = .union(union.accesses)
         reason = "each branch of $or is narrowed by an index (\(union.entries) entries in all)"
@@ -296,6 +312,16 @@ enum QueryPlanner {
     }
   }
 
+  /// The entries an access selects: the probe's count, or past its cap an estimate from
+  /// SQLite's statistics (entries per key for an equality, a third of all for a range).
+  static func estimate(_ access: StoredIndexAccess, _ index: StoredIndex, counted: Int) -> Int {
+    guard counted >= probeCap, index.entries > 0 else { return counted }
+    if let values = access.leadingValues, index.entriesPerKey > 0 {
+      return max(probeCap, Int(index.entriesPerKey) * values / max(access.predicates.count, 1))
+    }
+    return max(probeCap, Int(index.entries) / 3)
+  }
+
   /// The top-level conjuncts of a selector.
   static func conjunction(_ selector: Selector) -> [Selector] {
     if case .and(let parts) = selector { return parts }
@@ -306,6 +332,7 @@ enum QueryPlanner {
   /// first field.
   static func access(_ index: StoredIndex, _ conjuncts: [Selector]) -> StoredIndexAccess? {
     var predicates: [SQLFragment] = []
+    var leadingValues: Int?
     for (position, field) in index.definition.fields.enumerated() {
       // One predicate per column: an array field has an entry per element, and two
       // conditions on the field may be met by different elements, so they cannot both be
@@ -316,13 +343,21 @@ enum QueryPlanner {
       }
       let column = SQLFragment("x.") + StoredIndex.keyColumn(position)
       let ranked = conditions.filter(\.isEquality) + conditions.filter { !$0.isEquality }
-      if let predicate = ranked.lazy.compactMap({ IndexPredicates.predicate($0, column: column) }).first {
-        predicates.append(predicate)
+      if let chosen = ranked.first(where: { IndexPredicates.predicate($0, column: column) != nil }) {
+        predicates.append(IndexPredicates.predicate(chosen, column: column)!)
+        if position == 0 {
+          switch chosen {
+          case .equal: leadingValues = 1
+          case .in(let values): leadingValues = values.count
+          default: break
+          }
+        }
       } else if position == 0 {
         return nil
       }
     }
-    return StoredIndexAccess(name: index.definition.name, table: index.table, predicates: predicates)
+    return StoredIndexAccess(
+      name: index.definition.name, table: index.table, predicates: predicates, leadingValues: leadingValues)
   }
 
   /// Whether the index's key order is the sort order: the sort fields are its fields, in
