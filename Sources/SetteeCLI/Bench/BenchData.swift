@@ -13,17 +13,11 @@ struct BenchData {
     "painting", "football", "chess", "cooking", "science", "history", "sailing", "poetry", "cycling", "movies",
   ]
 
-  private var state: UInt64
+  private var random: SplitMix64
 
-  init(seed: UInt64 = 2014) { state = seed }
+  init(seed: UInt64 = 2014) { random = SplitMix64(seed: seed) }
 
-  mutating func next() -> UInt64 {
-    state &+= 0x9E37_79B9_7F4A_7C15
-    var z = state
-    z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-    z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-    return z ^ (z >> 31)
-  }
+  mutating func next() -> UInt64 { random.next() }
 
   mutating func pick<T>(_ values: [T]) -> T { values[Int(next() % UInt64(values.count))] }
 

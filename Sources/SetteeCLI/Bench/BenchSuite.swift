@@ -216,101 +216,81 @@ struct BenchSuite {
     }
   }
 
-  mutating func indexedEquality(_ collection: DocumentCollection, _ cid: Int64) throws -> BenchResult {
-    let values = queries(quick ? 20 : 200)
-    let nap = try table("nap", cid)
-    let queries = try values.map { value in
-      FindQuery(selector: try SelectorParser.parse(["name": .string(value.name), "age": .int(value.age), "pet": .string(value.pet)]))
+  /// Runs each query through Settee and, for the baseline, the hand-written `sql` with the
+  /// matching arguments; the times cover all the queries.
+  func compare(
+    _ name: String, n: Int, target: Double?, _ collection: DocumentCollection,
+    _ cases: [(query: FindQuery, arguments: StatementArguments)], baseline sql: String, repetitions: Int? = nil
+  ) throws -> BenchResult {
+    let runs = repetitions ?? self.repetitions
+    let settee = try Measure.median(repetitions: runs) {
+      for item in cases { _ = try collection.find(item.query) }
     }
-    var returned = 0
-    let settee = try Measure.median(repetitions: repetitions) {
-      returned = 0
-      for query in queries { returned += try collection.find(query).count }
-    }
-    let baseline = try Measure.median(repetitions: repetitions) {
-      for value in values {
+    let baseline = try Measure.median(repetitions: runs) {
+      for item in cases {
         _ = try pool.read { db in
-          BenchSuite.documents(try Row.fetchAll(
-            db.cachedStatement(sql: "SELECT d.id, d.rev, d.body FROM \(nap) x JOIN documents d ON d.rid = x.rid WHERE x.k0 = ? AND x.k1 = ? AND x.k2 = ? AND d.deleted = 0 ORDER BY d.id"),
-            arguments: [BenchSuite.key(.string(value.name)), BenchSuite.key(.int(value.age)), BenchSuite.key(.string(value.pet))]))
+          BenchSuite.documents(try Row.fetchAll(db.cachedStatement(sql: sql), arguments: item.arguments))
         }
       }
     }
-    log("    (\(returned / max(queries.count, 1)) documents per query)")
-    return BenchResult(name: "indexed equality, 3 fields", n: queries.count, settee: settee, baseline: baseline, target: 1.5)
+    return BenchResult(name: name, n: n, settee: settee, baseline: baseline, target: target)
+  }
+
+  mutating func indexedEquality(_ collection: DocumentCollection, _ cid: Int64) throws -> BenchResult {
+    let nap = try table("nap", cid)
+    let cases = try queries(quick ? 20 : 200).map { value in
+      (FindQuery(selector: try SelectorParser.parse(["name": .string(value.name), "age": .int(value.age), "pet": .string(value.pet)])),
+       StatementArguments([BenchSuite.key(.string(value.name)), BenchSuite.key(.int(value.age)), BenchSuite.key(.string(value.pet))]))
+    }
+    let returned = try cases.reduce(0) { $0 + (try collection.find($1.0).count) }
+    log("    (\(returned / max(cases.count, 1)) documents per query)")
+    return try compare(
+      "indexed equality, 3 fields", n: cases.count, target: 1.5, collection, cases,
+      baseline: "SELECT d.id, d.rev, d.body FROM \(nap) x JOIN documents d ON d.rid = x.rid WHERE x.k0 = ? AND x.k1 = ? AND x.k2 = ? AND d.deleted = 0 ORDER BY d.id")
   }
 
   mutating func indexedRange(_ collection: DocumentCollection, _ cid: Int64) throws -> BenchResult {
-    let values = queries(quick ? 20 : 200)
     let num = try table("num", cid)
-    let queries = try values.map { value in
-      FindQuery(selector: try SelectorParser.parse(["docNumber": ["$gt": .int(value.number)]]), sort: [.init("docNumber")], limit: 10)
+    let cases = try queries(quick ? 20 : 200).map { value in
+      (FindQuery(selector: try SelectorParser.parse(["docNumber": ["$gt": .int(value.number)]]), sort: [.init("docNumber")], limit: 10),
+       StatementArguments([BenchSuite.key(.int(value.number))]))
     }
-    let settee = try Measure.median(repetitions: repetitions) { for query in queries { _ = try collection.find(query) } }
-    let baseline = try Measure.median(repetitions: repetitions) {
-      for value in values {
-        _ = try pool.read { db in
-          BenchSuite.documents(try Row.fetchAll(
-            db.cachedStatement(sql: "SELECT d.id, d.rev, d.body FROM \(num) x JOIN documents d ON d.rid = x.rid WHERE x.k0 > ? AND x.k0 < x'08' AND d.deleted = 0 ORDER BY x.k0, x.id LIMIT 10"),
-            arguments: [BenchSuite.key(.int(value.number))]))
-        }
-      }
-    }
-    return BenchResult(name: "indexed range, sort, limit 10", n: queries.count, settee: settee, baseline: baseline, target: 1.5)
+    return try compare(
+      "indexed range, sort, limit 10", n: cases.count, target: 1.5, collection, cases,
+      baseline: "SELECT d.id, d.rev, d.body FROM \(num) x JOIN documents d ON d.rid = x.rid WHERE x.k0 > ? AND x.k0 < x'08' AND d.deleted = 0 ORDER BY x.k0, x.id LIMIT 10")
   }
 
   mutating func indexedOr(_ collection: DocumentCollection, _ cid: Int64) throws -> BenchResult {
-    let values = queries(quick ? 20 : 200)
     let (num, nap) = (try table("num", cid), try table("nap", cid))
-    let queries = try values.map { value in
-      FindQuery(selector: try SelectorParser.parse(["$or": [
+    let cases = try queries(quick ? 20 : 200).map { value in
+      (FindQuery(selector: try SelectorParser.parse(["$or": [
         ["docNumber": .int(value.number)],
         ["name": .string(value.name), "age": .int(value.age), "pet": .string(value.pet)],
-      ]]))
+      ]])),
+       StatementArguments([BenchSuite.key(.int(value.number)), BenchSuite.key(.string(value.name)), BenchSuite.key(.int(value.age)), BenchSuite.key(.string(value.pet))]))
     }
-    let settee = try Measure.median(repetitions: repetitions) { for query in queries { _ = try collection.find(query) } }
-    let baseline = try Measure.median(repetitions: repetitions) {
-      for value in values {
-        _ = try pool.read { db in
-          BenchSuite.documents(try Row.fetchAll(
-            db.cachedStatement(sql: "SELECT d.id, d.rev, d.body FROM documents d WHERE d.rid IN (SELECT rid FROM \(num) WHERE k0 = ? UNION SELECT rid FROM \(nap) WHERE k0 = ? AND k1 = ? AND k2 = ?) AND d.deleted = 0 ORDER BY d.id"),
-            arguments: [BenchSuite.key(.int(value.number)), BenchSuite.key(.string(value.name)), BenchSuite.key(.int(value.age)), BenchSuite.key(.string(value.pet))]))
-        }
-      }
-    }
-    return BenchResult(name: "$or over two indexes", n: queries.count, settee: settee, baseline: baseline, target: 1.5)
+    return try compare(
+      "$or over two indexes", n: cases.count, target: 1.5, collection, cases,
+      baseline: "SELECT d.id, d.rev, d.body FROM documents d WHERE d.rid IN (SELECT rid FROM \(num) WHERE k0 = ? UNION SELECT rid FROM \(nap) WHERE k0 = ? AND k1 = ? AND k2 = ?) AND d.deleted = 0 ORDER BY d.id")
   }
 
   mutating func indexedIn(_ collection: DocumentCollection, _ cid: Int64) throws -> BenchResult {
-    let lists = (0..<(quick ? 20 : 200)).map { _ in (0..<10).map { _ in Int64(data.next() % UInt64(count)) } }
     let num = try table("num", cid)
-    let queries = try lists.map { list in
-      FindQuery(selector: try SelectorParser.parse(["docNumber": ["$in": .array(list.map { .int($0) })]]))
+    let lists = (0..<(quick ? 20 : 200)).map { _ in (0..<10).map { _ in Int64(data.next() % UInt64(count)) } }
+    let cases = try lists.map { list in
+      (FindQuery(selector: try SelectorParser.parse(["docNumber": ["$in": .array(list.map { .int($0) })]])),
+       StatementArguments(list.map { BenchSuite.key(.int($0)) }))
     }
-    let settee = try Measure.median(repetitions: repetitions) { for query in queries { _ = try collection.find(query) } }
-    let baseline = try Measure.median(repetitions: repetitions) {
-      for list in lists {
-        _ = try pool.read { db in
-          BenchSuite.documents(try Row.fetchAll(
-            db.cachedStatement(sql: "SELECT d.id, d.rev, d.body FROM \(num) x JOIN documents d ON d.rid = x.rid WHERE x.k0 IN (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) AND d.deleted = 0 ORDER BY d.id"),
-            arguments: StatementArguments(list.map { BenchSuite.key(.int($0)) })))
-        }
-      }
-    }
-    return BenchResult(name: "$in, 10 values", n: queries.count, settee: settee, baseline: baseline, target: 1.5)
+    return try compare(
+      "$in, 10 values", n: cases.count, target: 1.5, collection, cases,
+      baseline: "SELECT d.id, d.rev, d.body FROM \(num) x JOIN documents d ON d.rid = x.rid WHERE x.k0 IN (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) AND d.deleted = 0 ORDER BY d.id")
   }
 
   func unindexedScan(_ collection: DocumentCollection, _ cid: Int64) throws -> BenchResult {
     let query = FindQuery(selector: try SelectorParser.parse(#"{"pet": "parrot", "age": {"$gt": 85}}"#))
-    let settee = try Measure.median(repetitions: repetitions) { _ = try collection.find(query) }
-    let baseline = try Measure.median(repetitions: repetitions) {
-      _ = try pool.read { db in
-        BenchSuite.documents(try Row.fetchAll(
-          db.cachedStatement(sql: "SELECT id, rev, body FROM documents WHERE cid = ? AND deleted = 0 AND json_extract(body, '$.pet') = 'parrot' AND json_extract(body, '$.age') > 85 ORDER BY id"),
-          arguments: [cid]))
-      }
-    }
-    return BenchResult(name: "unindexed query (scan)", n: count, settee: settee, baseline: baseline, target: 2)
+    return try compare(
+      "unindexed query (scan)", n: count, target: 2, collection, [(query, [cid])],
+      baseline: "SELECT id, rev, body FROM documents WHERE cid = ? AND deleted = 0 AND json_extract(body, '$.pet') = 'parrot' AND json_extract(body, '$.age') > 85 ORDER BY id")
   }
 
   mutating func prepareProfiles() throws -> (collection: DocumentCollection, cid: Int64) {
@@ -322,15 +302,9 @@ struct BenchSuite {
 
   func arrayElement(_ collection: DocumentCollection, _ cid: Int64) throws -> BenchResult {
     let query = FindQuery(selector: try SelectorParser.parse(#"{"tags": "hamster", "name": "mike"}"#))
-    let settee = try Measure.median(repetitions: repetitions) { _ = try collection.find(query) }
-    let baseline = try Measure.median(repetitions: repetitions) {
-      _ = try pool.read { db in
-        BenchSuite.documents(try Row.fetchAll(
-          db.cachedStatement(sql: "SELECT id, rev, body FROM documents WHERE cid = ? AND deleted = 0 AND EXISTS (SELECT 1 FROM json_each(body, '$.tags') WHERE value = 'hamster') AND json_extract(body, '$.name') = 'mike' ORDER BY id"),
-          arguments: [cid]))
-      }
-    }
-    return BenchResult(name: "array element query (scan)", n: count, settee: settee, baseline: baseline, target: 2)
+    return try compare(
+      "array element query (scan)", n: count, target: 2, collection, [(query, [cid])],
+      baseline: "SELECT id, rev, body FROM documents WHERE cid = ? AND deleted = 0 AND EXISTS (SELECT 1 FROM json_each(body, '$.tags') WHERE value = 'hamster') AND json_extract(body, '$.name') = 'mike' ORDER BY id")
   }
 
   func textSearch(_ collection: DocumentCollection, _ cid: Int64) throws -> BenchResult {
@@ -338,30 +312,19 @@ struct BenchSuite {
       return BenchResult(name: "text search (FTS4 unavailable)", n: 0, settee: 0, baseline: 0, target: nil)
     }
     let fts = try table("comments", cid, prefix: "fts_")
-    let query = FindQuery(selector: .text("\"chess sailing\""))
-    let settee = try Measure.median(repetitions: repetitions) { _ = try collection.find(query) }
-    let baseline = try Measure.median(repetitions: repetitions) {
-      _ = try pool.read { db in
-        BenchSuite.documents(try Row.fetchAll(
-          db.cachedStatement(sql: "SELECT d.id, d.rev, d.body FROM \(fts) f JOIN documents d ON d.rid = f.docid WHERE \(fts) MATCH ? AND d.deleted = 0 ORDER BY d.id"),
-          arguments: ["\"chess sailing\""]))
-      }
-    }
-    return BenchResult(name: "text search, a phrase", n: count, settee: settee, baseline: baseline, target: 1.5)
+    return try compare(
+      "text search, a phrase", n: count, target: 1.5, collection,
+      [(FindQuery(selector: .text("\"chess sailing\"")), ["\"chess sailing\""])],
+      baseline: "SELECT d.id, d.rev, d.body FROM \(fts) f JOIN documents d ON d.rid = f.docid WHERE \(fts) MATCH ? AND d.deleted = 0 ORDER BY d.id")
   }
 
   func sortedLimit(_ collection: DocumentCollection, _ cid: Int64) throws -> BenchResult {
     let num = try table("num", cid)
-    let size = try collection.count()
     let query = FindQuery(selector: .all, sort: [.init("docNumber", descending: true)], limit: 10)
-    let settee = try Measure.median(repetitions: repetitions * 20) { _ = try collection.find(query) }
-    let baseline = try Measure.median(repetitions: repetitions * 20) {
-      _ = try pool.read { db in
-        BenchSuite.documents(try Row.fetchAll(
-          db.cachedStatement(sql: "SELECT d.id, d.rev, d.body FROM \(num) x JOIN documents d ON d.rid = x.rid WHERE d.deleted = 0 ORDER BY x.k0 DESC, x.id DESC LIMIT 10")))
-      }
-    }
-    return BenchResult(name: "sorted by index, limit 10", n: size, settee: settee, baseline: baseline, target: 1.5)
+    return try compare(
+      "sorted by index, limit 10", n: try collection.count(), target: 1.5, collection, [(query, [])],
+      baseline: "SELECT d.id, d.rev, d.body FROM \(num) x JOIN documents d ON d.rid = x.rid WHERE d.deleted = 0 ORDER BY x.k0 DESC, x.id DESC LIMIT 10",
+      repetitions: repetitions * 20)
   }
 
   // MARK: - Output

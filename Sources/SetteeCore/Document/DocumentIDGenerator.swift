@@ -13,12 +13,12 @@ struct DocumentIDGenerator {
   /// secret, from a fast generator seeded by it (a system call per id would cost more
   /// than the rest of making the id).
   private var system = SystemRandomNumberGenerator()
-  private var steps: StepGenerator
+  private var steps: SplitMix64
 
   init() {
     prefix = ""
     suffix = 0
-    steps = StepGenerator(seed: system.next())
+    steps = SplitMix64(seed: system.next())
     renewPrefix()
   }
 
@@ -33,19 +33,6 @@ struct DocumentIDGenerator {
     let low: UInt64 = system.next() >> 24  // 40 bits
     prefix = Hex.string(of: high, digits: 16) + Hex.string(of: low, digits: 10)
     suffix = UInt32(system.next() % 0x1000)
-  }
-
-  /// SplitMix64: tiny and fast; only used for the suffix steps.
-  private struct StepGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-      state &+= 0x9E37_79B9_7F4A_7C15
-      var z = state
-      z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-      z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-      return z ^ (z >> 31)
-    }
   }
 
   static let shared = Mutex(DocumentIDGenerator())
