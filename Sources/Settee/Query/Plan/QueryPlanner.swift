@@ -40,8 +40,9 @@ enum QueryPlanner {
   /// The decision `sql(for:…)` turns into SQL.
   struct Choice: Equatable {
     var access: Access
-    /// The FTS table of the collection's TEXT index, if it has one.
+    /// The FTS table of the collection's TEXT index, if it has one, and its name.
     var textTable: SQLFragment?
+    var textIndexName: String?
     var textColumns: [String: String] = [:]
     /// An index (with no multi-entry documents) whose key order is the sort order.
     var orderedBy: StoredIndexAccess?
@@ -72,6 +73,7 @@ enum QueryPlanner {
     }).first {
       var choice = Choice(access: .text(search))
       choice.textTable = textIndex.table
+      choice.textIndexName = textIndex.stored.definition.name
       choice.textColumns = textIndex.columns
       let name = JSONWriter.string(.string(textIndex.stored.definition.name))
       return try finish(query, collectionID, choice, candidates: [
@@ -215,7 +217,7 @@ enum QueryPlanner {
       case .scan: []
       case .index(let access): [access.name]
       case .union(let accesses): accesses.map(\.name)
-      case .text: choice.textTable.map { _ in candidates.map(\.index) } ?? []
+      case .text: choice.textIndexName.map { [$0] } ?? []
       }
     return QueryPlan(
       indexes: indexes, sortedByIndex: choice.orderedBy != nil && !query.sort.isEmpty,
