@@ -190,14 +190,20 @@ struct BenchSuite {
         } cleanUp: {
           try collection.deleteIndex(named: "bench")
         }
-        let expressions = fields.map { "json_extract(body, '$.\($0)')" }.joined(separator: ", ")
+        // By hand: the collection's rows (found through its id index, as Settee finds them)
+        // with json_extract of each field, then an index over those keys. A partial
+        // expression index on `documents` would scan every collection's rows instead.
+        let columns = fields.enumerated().map { "json_extract(body, '$.\($1)') AS k\($0)" }.joined(separator: ", ")
+        let keys = fields.indices.map { "k\($0)" }.joined(separator: ", ")
         let baseline = try Measure.median(repetitions: runs, prepare: { _ in () }) { _ in
           try pool.write { db in
             // cid is a number Settee made, not user input.
-            try db.execute(sql: "CREATE INDEX bench_baseline ON documents (\(expressions)) WHERE cid = \(cid)")
+            try db.execute(
+              sql: "CREATE TABLE bench_baseline AS SELECT \(columns), id, rid FROM documents WHERE cid = \(cid) AND deleted = 0")
+            try db.execute(sql: "CREATE INDEX bench_baseline_keys ON bench_baseline (\(keys), id)")
           }
         } cleanUp: {
-          try pool.write { db in try db.execute(sql: "DROP INDEX bench_baseline") }
+          try pool.write { db in try db.execute(sql: "DROP TABLE bench_baseline") }
         }
         results.append(BenchResult(
           name: "index build, \(fields.count) field\(fields.count == 1 ? "" : "s")", n: size,
