@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import SetteeCore
+import Synchronization
 
 typealias SQLConnection = GRDB.Database
 
@@ -19,6 +20,9 @@ public final class Database: Sendable {
 
   let writer: any DatabaseWriter
   public let configuration: Configuration
+  /// Collection ids by name. A collection keeps its id for the life of the file (there is
+  /// no way to drop one), so ids found once are kept.
+  private let collectionIDs = Mutex<[String: Int64]>([:])
   /// The file's path; `nil` for an in-memory database.
   public let path: String?
 
@@ -114,6 +118,14 @@ extension SetteeError {
 }
 
 extension Database {
+  /// The id of the collection named `name`, or `nil` if it has never been written to.
+  func collectionID(_ db: SQLConnection, _ name: String) throws -> Int64? {
+    if let known = collectionIDs.withLock({ $0[name] }) { return known }
+    guard let cid = try DocumentReader.collectionID(db, name) else { return nil }
+    collectionIDs.withLock { $0[name] = cid }
+    return cid
+  }
+
   /// Runs SQLite's `PRAGMA integrity_check` and returns the problems it finds (none: `[]`).
   public func checkIntegrity() throws -> [String] {
     let messages = try read { db in try String.fetchAll(db, sql: "PRAGMA integrity_check") }

@@ -39,10 +39,10 @@ extension DocumentCollection {
 extension DocumentCollection {
   /// The documents that match a query, without blocking the caller's thread.
   public func find(_ query: FindQuery) async throws -> [Document] {
-    let name = self.name
+    let (name, database) = (self.name, self.database)
     return try await database.read { db in
       var results: [Document] = []
-      try DocumentCollection.find(query, collection: name, db: db) { results.append($0) }
+      try DocumentCollection.find(query, collection: name, in: database, db: db) { results.append($0) }
       return results
     }
   }
@@ -54,7 +54,7 @@ extension DocumentCollection {
 
   /// How many documents match, without blocking the caller's thread.
   public func count(_ query: FindQuery) async throws -> Int {
-    let name = self.name
-    return try await database.read { db in try DocumentCollection.count(query, collection: name, db: db) }
+    let (name, database) = (self.name, self.database)
+    return try await database.read { db in try DocumentCollection.count(query, collection: name, in: database, db: db) }
   }
 }

@@ -20,14 +20,15 @@ extension DocumentCollection {
   /// Streams the matching documents to `body` one at a time, from one snapshot, without
   /// holding them all in memory.
   public func find(_ query: FindQuery, _ body: (Document) throws -> Void) throws {
-    let name = self.name
-    try database.read { db in try DocumentCollection.find(query, collection: name, db: db, body) }
+    let (name, database) = (self.name, self.database)
+    try database.read { db in try DocumentCollection.find(query, collection: name, in: database, db: db, body) }
   }
 
   static func find(
-    _ query: FindQuery, collection name: String, db: SQLConnection, _ body: (Document) throws -> Void
+    _ query: FindQuery, collection name: String, in database: Database, db: SQLConnection,
+    _ body: (Document) throws -> Void
   ) throws {
-    guard let cid = try DocumentReader.collectionID(db, name) else {
+    guard let cid = try database.collectionID(db, name) else {
       if let forced = query.useIndex {
         throw SetteeError(.noUsableIndex, "use_index names \(JSONWriter.string(.string(forced))), which is not a JSON index of this collection")
       }
@@ -67,12 +68,12 @@ extension DocumentCollection {
 
   /// How many documents match (skip and limit do not apply).
   public func count(_ query: FindQuery) throws -> Int {
-    let name = self.name
-    return try database.read { db in try DocumentCollection.count(query, collection: name, db: db) }
+    let (name, database) = (self.name, self.database)
+    return try database.read { db in try DocumentCollection.count(query, collection: name, in: database, db: db) }
   }
 
-  static func count(_ query: FindQuery, collection name: String, db: SQLConnection) throws -> Int {
-      guard let cid = try DocumentReader.collectionID(db, name) else { return 0 }
+  static func count(_ query: FindQuery, collection name: String, in database: Database, db: SQLConnection) throws -> Int {
+      guard let cid = try database.collectionID(db, name) else { return 0 }
       var all = query
       all.sort = []
       all.skip = 0
@@ -92,7 +93,7 @@ extension DocumentCollection {
   public func explain(_ query: FindQuery) throws -> QueryPlan {
     let name = self.name
     return try database.read { db in
-      let cid = try DocumentReader.collectionID(db, name) ?? -1
+      let cid = try database.collectionID(db, name) ?? -1
       return try DocumentCollection.plan(query, cid: cid, db: db)
     }
   }

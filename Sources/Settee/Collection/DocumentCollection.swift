@@ -167,9 +167,9 @@ public struct DocumentCollection: Sendable {
   func inCollection<T: Sendable>(
     _ empty: T, _ body: @escaping @Sendable (SQLConnection, Int64) throws -> T
   ) -> @Sendable (SQLConnection) throws -> T {
-    let name = self.name
+    let (name, database) = (self.name, self.database)
     return { db in
-      guard let cid = try DocumentReader.collectionID(db, name) else { return empty }
+      guard let cid = try database.collectionID(db, name) else { return empty }
       return try body(db, cid)
     }
   }

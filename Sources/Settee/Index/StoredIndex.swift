@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import SetteeCore
+import Synchronization
 
 /// An index as the database holds it: its definition and where its entries live.
 struct StoredIndex: Sendable {
@@ -32,16 +33,30 @@ struct StoredIndex: Sendable {
         sql: "SELECT xid, name, type, fields, settings, multi_docs, entries, entries_per_key FROM indexes WHERE cid = ? ORDER BY name"),
       arguments: [cid])
     return try rows.map { row in
-      let fields = try JSONParser.parse(row[3] as String).arrayValue?.compactMap(\.stringValue) ?? []
-      var settings: [String: String] = [:]
-      for member in try JSONParser.parse(row[4] as String).objectValue ?? [:] {
-        settings[member.key] = member.value.stringValue
-      }
-      return StoredIndex(
-        xid: row[0],
-        definition: try IndexDefinition(name: row[1], fields: fields, type: row[2], settings: settings),
+      StoredIndex(
+        xid: row[0], definition: try definition(name: row[1], type: row[2], fields: row[3], settings: row[4]),
         multiDocuments: row[5], entries: row[6], entriesPerKey: row[7])
     }
+  }
+
+  /// Parsed definitions by their stored text: every query reads the index list, and
+  /// parsing it again each time cost more than the rest of planning.
+  private static let definitions = Mutex<[[String]: IndexDefinition]>([:])
+
+  static func definition(name: String, type: String, fields: String, settings: String) throws -> IndexDefinition {
+    let key = [name, type, fields, settings]
+    if let known = definitions.withLock({ $0[key] }) { return known }
+    let fieldNames = try JSONParser.parse(fields).arrayValue?.compactMap(\.stringValue) ?? []
+    var settingValues: [String: String] = [:]
+    for member in try JSONParser.parse(settings).objectValue ?? [:] {
+      settingValues[member.key] = member.value.stringValue
+    }
+    let definition = try IndexDefinition(name: name, fields: fieldNames, type: type, settings: settingValues)
+    definitions.withLock { cache in
+      if cache.count > 1_024 { cache.removeAll() }
+      cache[key] = definition
+    }
+    return definition
   }
 
   /// Creates an index and fills it from the collection's live documents.
