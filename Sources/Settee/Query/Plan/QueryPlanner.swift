@@ -31,6 +31,9 @@ enum QueryPlanner {
     var predicates: [SQLFragment]
     /// How many values an equality (`$eq`, `$in`) on the first field names; nil for ranges.
     var leadingValues: Int? = nil
+    /// Conjuncts of the selector that the predicates decide exactly, so the documents the
+    /// index yields need not be checked for them again.
+    var exactConjuncts: [Selector] = []
 
     var rids: SQLFragment {
       SQLFragment("SELECT x.rid FROM ") + table + SQLFragment(" x WHERE ") + .and(predicates)
@@ -258,6 +261,15 @@ enum QueryPlanner {
         + table + SQLFragment(" MATCH ") + .value(try text.match(search))
       selector = Selector.conjunction(conjunction(selector).filter { if case .text = $0 { false } else { true } })
     }
+    // What one index decides exactly is not checked again on the documents.
+    let decided: [Selector]
+    switch choice.access {
+    case .index(let access): decided = access.exactConjuncts
+    default: decided = choice.orderedBy?.exactConjuncts ?? []
+    }
+    if !decided.isEmpty {
+      selector = Selector.conjunction(conjunction(selector).filter { !decided.contains($0) })
+    }
     let textIndex = choice.textTable.map { TextIndex.Query(table: $0, columns: choice.textColumns) }
     let filter = try SelectorCompiler.compile(selector, textIndex: textIndex)
     if let textSource {
@@ -335,31 +347,47 @@ enum QueryPlanner {
   static func access(_ index: StoredIndex, _ conjuncts: [Selector]) -> StoredIndexAccess? {
     var predicates: [SQLFragment] = []
     var leadingValues: Int?
+    var exact: [Selector] = []
     for (position, field) in index.definition.fields.enumerated() {
-      // One predicate per column: an array field has an entry per element, and two
-      // conditions on the field may be met by different elements, so they cannot both be
-      // required of one entry. Equality narrows best; otherwise the first condition.
-      let conditions = conjuncts.compactMap { conjunct -> Condition? in
-        guard case .condition(let path, let condition) = conjunct, path == field else { return nil }
+      let onField = conjuncts.filter { conjunct in
+        if case .condition(let path, _) = conjunct { path == field } else { false }
+      }
+      let conditions = onField.map { conjunct -> Condition in
+        guard case .condition(_, let condition) = conjunct else { preconditionFailure() }
         return condition
       }
       let column = SQLFragment("x.") + StoredIndex.keyColumn(position)
-      let ranked = conditions.filter(\.isEquality) + conditions.filter { !$0.isEquality }
-      if let chosen = ranked.first(where: { IndexPredicates.predicate($0, column: column) != nil }) {
-        predicates.append(IndexPredicates.predicate(chosen, column: column)!)
-        if position == 0 {
-          switch chosen {
-          case .equal: leadingValues = 1
-          case .in(let values): leadingValues = values.count
-          default: break
-          }
+      // With one entry per document (no array values), key predicates are exact: every
+      // condition on the field applies to the entry, and the documents need no second look.
+      if index.multiDocuments == 0, !conditions.isEmpty,
+        case let exactPredicates = conditions.compactMap({ CoveringPlan.exact($0, column: column) }),
+        exactPredicates.count == conditions.count
+      {
+        predicates += exactPredicates
+        exact += onField
+      } else {
+        // One predicate per column: an array field has an entry per element, and two
+        // conditions on the field may be met by different elements, so they cannot both be
+        // required of one entry. Equality narrows best; otherwise the first condition.
+        let ranked = conditions.filter(\.isEquality) + conditions.filter { !$0.isEquality }
+        if let chosen = ranked.first(where: { IndexPredicates.predicate($0, column: column) != nil }) {
+          predicates.append(IndexPredicates.predicate(chosen, column: column)!)
+        } else if position == 0 {
+          return nil
         }
-      } else if position == 0 {
-        return nil
+      }
+      if position == 0 {
+        let ranked = conditions.filter(\.isEquality)
+        switch ranked.first {
+        case .equal: leadingValues = 1
+        case .in(let values): leadingValues = values.count
+        default: break
+        }
       }
     }
     return StoredIndexAccess(
-      name: index.definition.name, table: index.table, predicates: predicates, leadingValues: leadingValues)
+      name: index.definition.name, table: index.table, predicates: predicates, leadingValues: leadingValues,
+      exactConjuncts: exact)
   }
 
   /// Whether the index's key order is the sort order: the sort fields are its fields, in
