@@ -15,17 +15,36 @@ public struct RevisionID: Sendable, Hashable, Comparable, CustomStringConvertibl
 
   /// Parses `N-<hex>`; `nil` when the text is not of that form.
   public init?(_ description: String) {
-    guard let dash = description.utf8.firstIndex(of: UInt8(ascii: "-")) else { return nil }
-    let number = description[..<dash]
-    let hex = description[description.index(after: dash)...]
-    guard let generation = Int(number), generation >= 1, number.first != "+",
-      !hex.isEmpty, hex.utf8.count <= 128,
-      hex.utf8.allSatisfy({ $0.isHexDigit })
-    else { return nil }
+    var generation = 0
+    var digestStart: String.UTF8View.Index?
+    var hasUppercase = false
+    let utf8 = description.utf8
+    var index = utf8.startIndex
+    // The generation: decimal digits, no sign, at least 1.
+    while index < utf8.endIndex, utf8[index] != UInt8(ascii: "-") {
+      let digit = utf8[index] &- UInt8(ascii: "0")
+      guard digit < 10, generation < Int.max / 10 - 10 else { return nil }
+      generation = generation * 10 + Int(digit)
+      index = utf8.index(after: index)
+    }
+    guard index < utf8.endIndex, index != utf8.startIndex, generation >= 1 else { return nil }
+    index = utf8.index(after: index)
+    digestStart = index
+    var count = 0
+    while index < utf8.endIndex {
+      let byte = utf8[index]
+      switch byte {
+      case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "a")...UInt8(ascii: "f"): break
+      case UInt8(ascii: "A")...UInt8(ascii: "F"): hasUppercase = true
+      default: return nil
+      }
+      count += 1
+      index = utf8.index(after: index)
+    }
+    guard let digestStart, count >= 1, count <= 128 else { return nil }
+    let hex = Substring(utf8[digestStart...])
     self.generation = generation
-    // Stored revisions are lowercase already; only copy when they are not.
-    self.digest = hex.utf8.contains(where: { $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "F") })
-      ? hex.lowercased() : String(hex)
+    self.digest = hasUppercase ? hex.lowercased() : String(hex)
   }
 
   /// Parses `N-<hex>`.
@@ -66,12 +85,5 @@ public struct RevisionID: Sendable, Hashable, Comparable, CustomStringConvertibl
 
   public static func < (lhs: RevisionID, rhs: RevisionID) -> Bool {
     (lhs.generation, lhs.digest) < (rhs.generation, rhs.digest)
-  }
-}
-
-extension UInt8 {
-  fileprivate var isHexDigit: Bool {
-    (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(self)
-      || (UInt8(ascii: "a")...UInt8(ascii: "f")).contains(self | 0x20)
   }
 }
