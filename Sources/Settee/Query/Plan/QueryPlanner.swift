@@ -100,6 +100,12 @@ enum QueryPlanner {
       ], reason: "use_index named it")
     }
 
+    // An index that already orders the sort.
+    var ordered: (index: StoredIndex, descending: Bool)?
+    for index in jsonIndexes {
+      if let descending = sortOrder(query.sort, index) { ordered = (index, descending); break }
+    }
+
     // With one usable index, an equality on its first field and no sort or $or to weigh it
     // against, counting its entries would cost more than it tells.
     let usable = jsonIndexes.compactMap { index in access(index, conjuncts).map { (index, $0) } }
@@ -107,6 +113,16 @@ enum QueryPlanner {
       && !conjuncts.contains(where: { if case .or = $0 { true } else { false } })
       && !jsonIndexes.contains(where: { CoveringPlan.covers($0, query) })
     for index in jsonIndexes {
+      // Reading an index in sort order stops after `limit` documents, however many its
+      // conditions select: no need to count them.
+      if let ordered, query.limit > 0, ordered.index.definition.name == index.definition.name, usable.count == 1,
+        usable[0].0.definition.name == index.definition.name
+      {
+        candidates.append(.init(
+          index: index.definition.name, usable: true, estimatedEntries: nil,
+          reason: "gives the sort order, and reading in order stops after the limit"))
+        continue
+      }
       if alone, index.definition.name == usable[0].0.definition.name {
         let access = usable[0].1
         candidates.append(.init(
@@ -146,12 +162,6 @@ enum QueryPlanner {
         entries += chosen.1
       }
       if !accesses.isEmpty, union == nil || entries < union!.entries { union = (accesses, entries) }
-    }
-
-    // An index that already orders the sort.
-    var ordered: (index: StoredIndex, descending: Bool)?
-    for index in jsonIndexes {
-      if let descending = sortOrder(query.sort, index) { ordered = (index, descending); break }
     }
 
     // An index that holds everything the query needs answers it without documents, unless
