@@ -106,35 +106,34 @@ enum QueryPlanner {
       if let descending = sortOrder(query.sort, index) { ordered = (index, descending); break }
     }
 
+    // Each index's access, built once: nil where no condition narrows its first field.
+    let accesses = jsonIndexes.map { access($0, conjuncts) }
+    let usable = zip(jsonIndexes, accesses).compactMap { index, access in access.map { (index, $0) } }
     // With one usable index, an equality on its first field and no sort or $or to weigh it
     // against, counting its entries would cost more than it tells.
-    let usable = jsonIndexes.compactMap { index in access(index, conjuncts).map { (index, $0) } }
     let alone = usable.count == 1 && usable[0].1.leadingValues != nil && query.sort.isEmpty
       && !conjuncts.contains(where: { if case .or = $0 { true } else { false } })
       && !jsonIndexes.contains(where: { CoveringPlan.covers($0, query) })
-    for index in jsonIndexes {
+    for (index, access) in zip(jsonIndexes, accesses) {
+      guard let access else {
+        candidates.append(.init(
+          index: index.definition.name, usable: false, estimatedEntries: nil,
+          reason: "no condition of the selector narrows its first field \(JSONWriter.string(.string(index.definition.fields[0].description)))"))
+        continue
+      }
       // Reading an index in sort order stops after `limit` documents, however many its
       // conditions select: no need to count them.
-      if let ordered, query.limit > 0, ordered.index.definition.name == index.definition.name, usable.count == 1,
-        usable[0].0.definition.name == index.definition.name
-      {
+      if let ordered, query.limit > 0, usable.count == 1, ordered.index.definition.name == index.definition.name {
         candidates.append(.init(
           index: index.definition.name, usable: true, estimatedEntries: nil,
           reason: "gives the sort order, and reading in order stops after the limit"))
         continue
       }
-      if alone, index.definition.name == usable[0].0.definition.name {
-        let access = usable[0].1
+      if alone {
         candidates.append(.init(
           index: index.definition.name, usable: true, estimatedEntries: nil,
           reason: "the only index that narrows the selector, by equality on its first field"))
         best = (access, 0)
-        continue
-      }
-      guard let access = access(index, conjuncts) else {
-        candidates.append(.init(
-          index: index.definition.name, usable: false, estimatedEntries: nil,
-          reason: "no condition of the selector narrows its first field \(JSONWriter.string(.string(index.definition.fields[0].description)))"))
         continue
       }
       let entries = estimate(access, index, counted: try probe(access.rids))
