@@ -150,10 +150,15 @@ enum QueryPlanner {
       var accesses: [StoredIndexAccess] = []
       var entries = 0
       for branch in branches {
-        let options = jsonIndexes.compactMap { access($0, conjunction(branch)) }
+        let options = jsonIndexes.compactMap { index in access(index, conjunction(branch)).map { (index, $0) } }
         var bestBranch: (StoredIndexAccess, Int)?
-        for option in options {
-          let count = try probe(option.rids)
+        if options.count == 1, options[0].1.leadingValues != nil {
+          // A lone equality index for the branch: its statistics are estimate enough.
+          let (index, option) = options[0]
+          bestBranch = (option, estimate(option, index, counted: probeCap))
+        }
+        for (index, option) in options where bestBranch == nil || options.count > 1 {
+          let count = estimate(option, index, counted: try probe(option.rids))
           if bestBranch == nil || count < bestBranch!.1 { bestBranch = (option, count) }
         }
         guard let chosen = bestBranch else { accesses = []; break }
