@@ -81,17 +81,19 @@ struct StoredIndex: Sendable {
       sql: (SQLFragment("CREATE TABLE ") + index.table + SQLFragment(" (") + keys
         + SQLFragment(", id TEXT NOT NULL, rid INTEGER NOT NULL, rev TEXT NOT NULL, ") + values
         + SQLFragment(", PRIMARY KEY (") + primary + SQLFragment(", id, rid)) WITHOUT ROWID")).text)
-    // Entries of existing documents go to a scratch table first and then into the index in
-    // key order: appending to a B-tree is several times faster than inserting at random.
-    let scratch = SQLFragment("temp.") + .identifier("ix_build_\(index.xid)")
-    try db.execute(
-      sql: (SQLFragment("CREATE TABLE ") + scratch + SQLFragment(" AS SELECT * FROM ") + index.table
-        + SQLFragment(" WHERE 0")).text)
-    try index.fill(db, cid: cid, into: scratch)
-    try db.execute(
-      sql: (SQLFragment("INSERT INTO ") + index.table + SQLFragment(" SELECT * FROM ") + scratch
-        + SQLFragment(" ORDER BY ") + primary + SQLFragment(", id, rid")).text)
-    try db.execute(sql: (SQLFragment("DROP TABLE ") + scratch).text)
+    if try !index.fillInSQL(db, cid: cid) {
+      // Entries of existing documents go to a scratch table first and then into the index
+      // in key order: appending to a B-tree is several times faster than inserting at random.
+      let scratch = SQLFragment("temp.") + .identifier("ix_build_\(index.xid)")
+      try db.execute(
+        sql: (SQLFragment("CREATE TABLE ") + scratch + SQLFragment(" AS SELECT * FROM ") + index.table
+          + SQLFragment(" WHERE 0")).text)
+      try index.fill(db, cid: cid, into: scratch)
+      try db.execute(
+        sql: (SQLFragment("INSERT INTO ") + index.table + SQLFragment(" SELECT * FROM ") + scratch
+          + SQLFragment(" ORDER BY ") + primary + SQLFragment(", id, rid")).text)
+      try db.execute(sql: (SQLFragment("DROP TABLE ") + scratch).text)
+    }
     try db.execute(
       sql: (SQLFragment("CREATE INDEX ") + .identifier("ix_\(index.xid)_rid") + SQLFragment(" ON ")
         + index.table + SQLFragment(" (rid)")).text)
@@ -109,6 +111,56 @@ struct StoredIndex: Sendable {
       }
     }
     return index
+  }
+
+  /// Builds the entries of the collection's live documents with one SQL statement, when that
+  /// gives exactly what ``IndexKeys`` would: every field a plain member path (no numeric
+  /// component, no name SQLite's JSON paths cannot spell) and no document holding an array
+  /// along it or a U+0000 (which SQLite's JSON functions cut). Returns `false`, having done
+  /// nothing, when that is not so.
+  ///
+  /// Each entry's key is `settee_key` of SQLite's value, so keys match those Settee computes
+  /// in Swift (the number tests check SQLite and Swift read doubles alike).
+  func fillInSQL(_ db: SQLConnection, cid: Int64) throws -> Bool {
+    let fields = definition.fields
+    let plain = fields.allSatisfy { field in
+      field.components.first != "_id" && field.components.first != "_rev"
+        && field.components.allSatisfy { component in
+          FieldPath.arrayIndexOf(component) == nil
+            && !component.utf8.contains { $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") || $0 < 0x20 }
+        }
+    }
+    guard plain else { return false }
+    func path(_ components: ArraySlice<String>) -> String {
+      "$" + components.map { ".\"" + $0 + "\"" }.joined()
+    }
+    // Any array on any field's path, or an escaped U+0000 anywhere, sends the build to Swift.
+    var checks: [SQLFragment] = [SQLFragment("instr(body, ") + .value("\\u0000") + SQLFragment(") > 0")]
+    for field in fields {
+      for length in 1...field.components.count {
+        checks.append(
+          SQLFragment("json_type(body, ") + .value(path(field.components.prefix(length))) + SQLFragment(") = 'array'"))
+      }
+    }
+    let check = SQLFragment("SELECT EXISTS (SELECT 1 FROM documents WHERE cid = ") + .value(cid)
+      + SQLFragment(" AND deleted = 0 AND ") + .or(checks) + SQLFragment(")")
+    if try Bool.fetchOne(db, sql: check.text, arguments: check.statementArguments) ?? true { return false }
+
+    let positions = 0..<fields.count
+    let keys = positions.map { position -> SQLFragment in
+      let fieldPath = path(fields[position].components[...])
+      return SQLFragment("coalesce(settee_key(json_extract(body, ") + .value(fieldPath) + SQLFragment("), json_type(body, ")
+        + .value(fieldPath) + SQLFragment(")), ") + .value(Data(StoredIndex.missingKey)) + SQLFragment(")")
+    }
+    let values = positions.map { SQLFragment("(body -> ") + .value(path(fields[$0].components[...])) + SQLFragment(")") }
+    let columns = positions.map { StoredIndex.keyColumn($0) } + positions.map { StoredIndex.valueColumn($0) }
+    let insert = SQLFragment("INSERT INTO ") + table + SQLFragment(" (") + .joined(columns, separator: ", ")
+      + SQLFragment(", id, rid, rev) SELECT ") + .joined(keys + values, separator: ", ")
+      + SQLFragment(", id, rid, rev FROM documents WHERE cid = ") + .value(cid)
+      + SQLFragment(" AND deleted = 0 ORDER BY ") + .joined(positions.map { .integer($0 + 1) }, separator: ", ")
+      + SQLFragment(", id, rid")
+    try db.execute(sql: insert.text, arguments: insert.statementArguments)
+    return true
   }
 
   /// Indexes the collection's live documents (into `table` instead of the index's own, for

@@ -51,9 +51,12 @@ struct DifferentialTests {
       for document in try collection.find(FindQuery()) {
         var json = document.json
         json["n"] = generator.scalar()
-        json["m"] = generator.pick([1, 2, "x"])
+        json["m"] = generator.pick([1, 2, "x", ["o": 1], .double(2.5)])
         try collection.put(json)
       }
+      // Built over existing scalar values: the SQL bulk build, checked by the same queries.
+      try collection.ensureIndexed(["m", "n"], name: "m+n")
+      try collection.ensureIndexed(["pet.age"], name: "pet.age")
     }
     let stored = try collection.find(FindQuery())
     #expect(stored.count == 200 - 15)
