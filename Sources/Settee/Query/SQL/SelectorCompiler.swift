@@ -286,9 +286,12 @@ struct SelectorCompiler {
           + SQLFragment(")")
       ]
       if let whole = wholeArray(condition, value: candidate.value) { arrayCase.append(whole) }
-      return SQLFragment("(((") + type + SQLFragment(" <> 'array') AND ")
-        + value(condition, value: candidate.value, type: type) + SQLFragment(") OR ")
-        + whenArray(type, .or(arrayCase)) + SQLFragment(")")
+      // Conditions that no array can satisfy as a whole need no `<> 'array'` guard.
+      let itself = condition.excludesArrays
+        ? value(condition, value: candidate.value, type: type)
+        : SQLFragment("((") + type + SQLFragment(" <> 'array') AND ")
+          + value(condition, value: candidate.value, type: type) + SQLFragment(")")
+      return SQLFragment("(") + itself + SQLFragment(" OR ") + whenArray(type, .or(arrayCase)) + SQLFragment(")")
     }
   }
 
@@ -334,12 +337,13 @@ struct SelectorCompiler {
     case .null: return SQLFragment("(") + type + SQLFragment(" = 'null')")
     case .bool(let flag):
       return SQLFragment("(") + type + (flag ? SQLFragment(" = 'true')") : SQLFragment(" = 'false')"))
+    // The value test comes first: it is false for most rows, and SQLite then skips the type.
     case .int, .double:
-      return SQLFragment("(") + type + SQLFragment(" IN ('integer', 'real') AND ") + value
-        + SQLFragment(" = ") + SQLCompilerTypes.number(argument) + SQLFragment(")")
+      return SQLFragment("(") + value + SQLFragment(" = ") + SQLCompilerTypes.number(argument)
+        + SQLFragment(" AND ") + type + SQLFragment(" IN ('integer', 'real'))")
     case .string(let text):
-      return SQLFragment("(") + type + SQLFragment(" = 'text' AND ") + value + SQLFragment(" = ")
-        + .value(text) + SQLFragment(")")
+      return SQLFragment("(") + value + SQLFragment(" = ") + .value(text) + SQLFragment(" AND ") + type
+        + SQLFragment(" = 'text')")
     case .array, .object:
       return SQLFragment("(") + type + SQLFragment(" = ")
         + (argument.arrayValue != nil ? SQLFragment("'array'") : SQLFragment("'object'"))
@@ -411,6 +415,26 @@ struct SelectorCompiler {
     case .greaterThan(let argument): return key(">", argument)
     case .greaterThanOrEqual(let argument): return key(">=", argument)
     default: return nil
+    }
+  }
+}
+
+extension Condition {
+  /// Whether the value test of this condition fails for every array value itself (its
+  /// type checks leave arrays out), so that arrays are only seen element by element.
+  var excludesArrays: Bool {
+    func scalar(_ value: JSON) -> Bool {
+      switch value {
+      case .array, .object: false
+      default: true
+      }
+    }
+    switch self {
+    case .equal(let value): return scalar(value)
+    case .in(let values): return values.allSatisfy(scalar)
+    case .regex, .beginsWith, .mod: return true
+    case .lessThan(let value), .lessThanOrEqual(let value): return scalar(value)
+    default: return false
     }
   }
 }
