@@ -28,8 +28,28 @@ extension TextIndex {
 /// document id.
 struct TextIndex: Sendable {
   var stored: StoredIndex
+  /// The statements that keep the table in step with writes, written once.
+  private let delete: String
+  private let insert: String
 
-  var table: SQLFragment { .identifier("fts_\(stored.xid)") }
+  init(stored: StoredIndex) {
+    self.stored = stored
+    let table = TextIndex.table(stored)
+    delete = (SQLFragment("DELETE FROM ") + table + SQLFragment(" WHERE docid = ?")).text
+    let columns = [SQLFragment("docid")] + TextIndex.columnNames(stored)
+    insert = (SQLFragment("INSERT INTO ") + table + SQLFragment(" (") + .joined(columns, separator: ", ")
+      + SQLFragment(") VALUES (") + .joined(Array(repeating: SQLFragment("?"), count: columns.count), separator: ", ")
+      + SQLFragment(")")).text
+  }
+
+  var table: SQLFragment { TextIndex.table(stored) }
+
+  static func table(_ stored: StoredIndex) -> SQLFragment { .identifier("fts_\(stored.xid)") }
+
+  /// The FTS columns: one per field, then the document id.
+  static func columnNames(_ stored: StoredIndex) -> [SQLFragment] {
+    stored.definition.fields.indices.map { .identifier("f\($0)") } + [.identifier("id")]
+  }
 
   /// Field name (as users write it, and `_id`) → FTS column.
   var columns: [String: String] {
@@ -39,22 +59,17 @@ struct TextIndex: Sendable {
   }
 
   static func create(_ index: StoredIndex, db: SQLConnection) throws {
-    let text = TextIndex(stored: index)
-    let columns = SQLFragment.joined(
-      index.definition.fields.indices.map { .identifier("f\($0)") } + [.identifier("id")], separator: ", ")
     // The tokenizer comes from a checked definition: "simple" or "porter", nothing else.
     let tokenizer = index.definition.settings["tokenize"] == "porter" ? SQLFragment("porter") : SQLFragment("simple")
     try db.execute(
-      sql: (SQLFragment("CREATE VIRTUAL TABLE ") + text.table + SQLFragment(" USING fts4(") + columns
-        + SQLFragment(", tokenize=") + tokenizer + SQLFragment(")")).text)
+      sql: (SQLFragment("CREATE VIRTUAL TABLE ") + table(index) + SQLFragment(" USING fts4(")
+        + .joined(columnNames(index), separator: ", ") + SQLFragment(", tokenize=") + tokenizer
+        + SQLFragment(")")).text)
   }
 
   /// Replaces a document's row (none for a deleted document).
   func update(rid: Int64, document: Document, isNew: Bool, db: SQLConnection) throws {
-    if !isNew {
-      try db.cachedStatement(sql: (SQLFragment("DELETE FROM ") + table + SQLFragment(" WHERE docid = ?")).text)
-        .execute(arguments: [rid])
-    }
+    if !isNew { try db.cachedStatement(sql: delete).execute(arguments: [rid]) }
     guard !document.isDeleted else { return }
     let json = JSON.object(document.json)
     var values: [DatabaseValueConvertible?] = [rid]
@@ -63,14 +78,7 @@ struct TextIndex: Sendable {
       values.append(TextNormalizer.normalize(text))
     }
     values.append(TextNormalizer.normalize(document.id))
-    let placeholders = SQLFragment.joined(Array(repeating: SQLFragment("?"), count: values.count), separator: ", ")
-    let columns = SQLFragment.joined(
-      [SQLFragment("docid")] + stored.definition.fields.indices.map { .identifier("f\($0)") } + [.identifier("id")],
-      separator: ", ")
-    try db.cachedStatement(
-      sql: (SQLFragment("INSERT INTO ") + table + SQLFragment(" (") + columns + SQLFragment(") VALUES (")
-        + placeholders + SQLFragment(")")).text
-    ).execute(arguments: StatementArguments(values))
+    try db.cachedStatement(sql: insert).execute(arguments: StatementArguments(values))
   }
 }
 

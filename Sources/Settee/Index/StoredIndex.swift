@@ -179,7 +179,7 @@ struct StoredIndex: Sendable {
   }
 
   func drop(_ db: SQLConnection) throws {
-    let table = definition.kind == .text ? TextIndex(stored: self).table : self.table
+    let table = definition.kind == .text ? TextIndex.table(self) : self.table
     try db.execute(sql: (SQLFragment("DROP TABLE ") + table).text)
     try db.execute(sql: "DELETE FROM indexes WHERE xid = ?", arguments: [xid])
   }

@@ -43,10 +43,9 @@ enum QueryPlanner {
   /// The decision `sql(for:…)` turns into SQL.
   struct Choice: Equatable {
     var access: Access
-    /// The FTS table of the collection's TEXT index, if it has one, and its name.
-    var textTable: SQLFragment?
+    /// The collection's TEXT index, if it has one, and its name.
+    var text: TextIndex.Query?
     var textIndexName: String?
-    var textColumns: [String: String] = [:]
     /// An index (with no multi-entry documents) whose key order is the sort order.
     var orderedBy: StoredIndexAccess?
     var descending = false
@@ -75,9 +74,8 @@ enum QueryPlanner {
       if case .text(let search) = selector { search } else { nil }
     }).first {
       var choice = Choice(access: .text(search))
-      choice.textTable = textIndex.table
+      choice.text = textIndex.query
       choice.textIndexName = textIndex.stored.definition.name
-      choice.textColumns = textIndex.columns
       let name = JSONWriter.string(.string(textIndex.stored.definition.name))
       return try finish(query, collectionID, choice, candidates: [
         .init(index: textIndex.stored.definition.name, usable: true, estimatedEntries: nil, reason: "answers $text")
@@ -186,8 +184,7 @@ enum QueryPlanner {
 
     var choice = Choice(access: .scan)
     if let textIndex {
-      choice.textTable = textIndex.table
-      choice.textColumns = textIndex.columns
+      choice.text = textIndex.query
     }
     var reason = jsonIndexes.isEmpty ? "the collection has no JSON index: it is scanned" : "no index narrows the selector: the collection is scanned"
     if conjuncts.contains(where: isIDLookup) {
@@ -266,9 +263,9 @@ enum QueryPlanner {
   static func sql(for choice: Choice, query: FindQuery, collectionID: Int64) throws -> SQLFragment {
     var selector = query.selector
     var textSource: SQLFragment?
-    if case .text(let search) = choice.access, let table = choice.textTable {
+    if case .text(let search) = choice.access, let text = choice.text {
       // The search drives; the other conjuncts filter.
-      let text = TextIndex.Query(table: table, columns: choice.textColumns)
+      let table = text.table
       let rank = query.sort.first?.isRelevance == true
         ? SQLFragment(", settee_rank(matchinfo(") + table + SQLFragment(", 'pcnalx')) AS rank") : SQLFragment(", 0 AS rank")
       textSource = SQLFragment("SELECT docid AS rid") + rank + SQLFragment(" FROM ") + table + SQLFragment(" WHERE ")
@@ -284,8 +281,7 @@ enum QueryPlanner {
     if !decided.isEmpty {
       selector = Selector.conjunction(conjunction(selector).filter { !decided.contains($0) })
     }
-    let textIndex = choice.textTable.map { TextIndex.Query(table: $0, columns: choice.textColumns) }
-    let filter = try SelectorCompiler.compile(selector, textIndex: textIndex)
+    let filter = try SelectorCompiler.compile(selector, textIndex: choice.text)
     if let textSource {
       let relevanceFirst = query.sort.first?.isRelevance == true
       var order = orderBy(query.sort.filter { !$0.isRelevance })
