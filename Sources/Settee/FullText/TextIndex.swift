@@ -67,11 +67,11 @@ struct TextIndex: Sendable {
         + SQLFragment(")")).text)
   }
 
-  /// Replaces a document's row (none for a deleted document).
-  func update(rid: Int64, document: Document, isNew: Bool, db: SQLConnection) throws {
+  /// Replaces a document's row (none for a deleted document); `json` is the document with
+  /// its `_id` and `_rev`.
+  func update(rid: Int64, document: Document, json: JSON, isNew: Bool, db: SQLConnection) throws {
     if !isNew { try db.cachedStatement(sql: delete).execute(arguments: [rid]) }
     guard !document.isDeleted else { return }
-    let json = JSON.object(document.json)
     var values: [DatabaseValueConvertible?] = [rid]
     for field in stored.definition.fields {
       let text = PathResolver.candidates(json, field).map(TextNormalizer.text(of:)).joined(separator: " ")

@@ -218,9 +218,9 @@ struct IndexMaintainer {
 
   /// Replaces a document's entries (none for a deleted document).
   mutating func update(rid: Int64, document: Document, isNew: Bool) throws {
-    for text in textIndexes { try text.update(rid: rid, document: document, isNew: isNew, db: db) }
-    guard !targets.isEmpty else { return }
+    guard !targets.isEmpty || !textIndexes.isEmpty else { return }
     let json = JSON.object(document.json)
+    for text in textIndexes { try text.update(rid: rid, document: document, json: json, isNew: isNew, db: db) }
     let rev = document.rev?.description ?? ""
     for (position, target) in targets.enumerated() {
       var before = 0

@@ -86,7 +86,7 @@ enum QueryPlanner {
       guard let index = jsonIndexes.first(where: { $0.definition.name == forced }) else {
         throw SetteeError(.noUsableIndex, "use_index names \(JSONWriter.string(.string(forced))), which is not a JSON index of this collection")
       }
-      let access = self.access(index, conjuncts) ?? StoredIndexAccess(name: forced, table: index.table, predicates: [])
+      let access = accessOrWhole(index, conjuncts)
       var choice = Choice(access: .index(access))
       if let order = sortOrder(query.sort, index) {
         choice.orderedBy = access
@@ -200,8 +200,7 @@ enum QueryPlanner {
         reason = "index \(JSONWriter.string(.string(best.access.name))) selects the fewest entries (\(best.entries))"
       }
     } else if let ordered {
-      let access = self.access(ordered.index, conjuncts)
-        ?? StoredIndexAccess(name: ordered.index.definition.name, table: ordered.index.table, predicates: [])
+      let access = accessOrWhole(ordered.index, conjuncts)
       choice.access = .index(access)
       choice.orderedBy = access
       choice.descending = ordered.descending
@@ -398,6 +397,12 @@ enum QueryPlanner {
     return StoredIndexAccess(
       name: index.definition.name, table: index.table, predicates: predicates, leadingValues: leadingValues,
       exactConjuncts: exact)
+  }
+
+  /// The index's access for the conjuncts, or, when none narrows it, a read of all its entries
+  /// (every live document has at least one).
+  static func accessOrWhole(_ index: StoredIndex, _ conjuncts: [Selector]) -> StoredIndexAccess {
+    access(index, conjuncts) ?? StoredIndexAccess(name: index.definition.name, table: index.table, predicates: [])
   }
 
   /// Whether the index's key order is the sort order: the sort fields are its fields, in
