@@ -57,10 +57,10 @@ extension Matcher {
     switch value {
     case .object(let object):
       var result = JSONObject()
-      var done = Set<String>()
+      var done = Set<[UInt8]>()  // names compare byte for byte, as object lookups do
       for path in paths {
         let name = path.first!
-        guard done.insert(name).inserted, let member = object[name] else { continue }
+        guard done.insert(Array(name.utf8)).inserted, let member = object[name] else { continue }
         let below = paths.filter { $0.first!.utf8.elementsEqual(name.utf8) }.map { $0.dropFirst() }
         if let projected = project(member, below) { result[name] = projected }
       }
