@@ -21,7 +21,11 @@ let package = Package(
     ),
     .target(
       name: "Settee",
-      dependencies: ["SetteeCore", .product(name: "GRDB", package: "GRDB.swift")]
+      dependencies: [
+        "SetteeCore", .product(name: "GRDB", package: "GRDB.swift"),
+        // SQLite's C API, for the few calls GRDB does not wrap (sqlite3_txn_state).
+        .product(name: "GRDBSQLite", package: "GRDB.swift"),
+      ]
     ),
     .target(
       name: "SetteeCLI",

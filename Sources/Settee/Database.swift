@@ -23,6 +23,8 @@ public final class Database: Sendable {
   /// Collection ids by name. A collection keeps its id for the life of the file (there is
   /// no way to drop one), so ids found once are kept.
   private let collectionIDs = Mutex<[String: Int64]>([:])
+  /// The collections' index lists.
+  let indexCatalog = IndexCatalog()
   /// The file's path; `nil` for an in-memory database.
   public let path: String?
 

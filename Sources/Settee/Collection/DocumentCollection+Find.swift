@@ -34,8 +34,8 @@ extension DocumentCollection {
       }
       return
     }
-    let plan = try plan(query, cid: cid, db: db)
-    try run(plan, query: query, db: db, body)
+    let (plan, statement) = try prepare(query, cid: cid, catalog: database.indexCatalog, db: db)
+    try run(plan, statement, query: query, body)
   }
 
   /// Runs a selector given as JSON, the seed's `find(_:skip:limit:fields:sort:)`.
@@ -79,10 +79,10 @@ extension DocumentCollection {
       all.skip = 0
       all.limit = 0
       all.fields = []
-      let plan = try DocumentCollection.plan(all, cid: cid, db: db)
+      let plan = try DocumentCollection.plan(all, cid: cid, catalog: database.indexCatalog, db: db)
       if plan.filteredInSwift {
         var count = 0
-        try DocumentCollection.run(plan, query: all, db: db) { _ in count += 1 }
+        try DocumentCollection.run(plan, try db.cachedStatement(sql: plan.sql), query: all) { _ in count += 1 }
         return count
       }
       let sql = SQLFragment("SELECT count(*) FROM (") + plan.statement + SQLFragment(")")
@@ -91,7 +91,7 @@ extension DocumentCollection {
       } catch let error as DatabaseError where error.message?.contains("parser stack overflow") == true {
         // The wrapper nests one level deeper than the query itself: count its rows instead.
         var count = 0
-        try DocumentCollection.run(plan, query: all, db: db) { _ in count += 1 }
+        try DocumentCollection.run(plan, try db.cachedStatement(sql: plan.sql), query: all) { _ in count += 1 }
         return count
       }
   }
@@ -101,34 +101,40 @@ extension DocumentCollection {
     let name = self.name
     return try database.read { db in
       let cid = try database.collectionID(db, name) ?? -1
-      return try DocumentCollection.plan(query, cid: cid, db: db)
+      return try DocumentCollection.plan(query, cid: cid, catalog: database.indexCatalog, db: db)
     }
   }
 
-  static func plan(_ query: FindQuery, cid: Int64, db: SQLConnection) throws -> QueryPlan {
-    let plan = try QueryPlanner.plan(query, collectionID: cid, indexes: StoredIndex.all(db, cid: cid)) { rids in
+  static func plan(_ query: FindQuery, cid: Int64, catalog: IndexCatalog, db: SQLConnection) throws -> QueryPlan {
+    try prepare(query, cid: cid, catalog: catalog, db: db).plan
+  }
+
+  /// The plan and its prepared statement (from the connection's statement cache).
+  static func prepare(
+    _ query: FindQuery, cid: Int64, catalog: IndexCatalog, db: SQLConnection
+  ) throws -> (plan: QueryPlan, statement: Statement) {
+    let plan = try QueryPlanner.plan(query, collectionID: cid, indexes: catalog.indexes(db, cid: cid)) { rids in
       let probe = SQLFragment("SELECT count(*) FROM (") + rids + SQLFragment(" LIMIT ")
         + .integer(QueryPlanner.probeCap) + SQLFragment(")")
       return try Int.fetchOne(db.cachedStatement(sql: probe.text), arguments: probe.statementArguments) ?? 0
     }
     do {
-      _ = try db.cachedStatement(sql: plan.statement.text)
-      return plan
+      return (plan, try db.cachedStatement(sql: plan.statement.text))
     } catch let error as DatabaseError where error.message?.contains("parser stack overflow") == true {
       guard query.selector.textClauseCount == 0 else {
         throw SetteeError(
           .invalidQuery,
           "the selector nests too deeply for SQLite's parser, and with $text it cannot be checked in Swift; simplify it")
       }
-      return QueryPlanner.swiftFiltered(plan, query, plan.choice, collectionID: cid)
+      let fallback = QueryPlanner.swiftFiltered(plan, query, plan.choice, collectionID: cid)
+      return (fallback, try db.cachedStatement(sql: fallback.statement.text))
     }
   }
 
   static func run(
-    _ plan: QueryPlan, query: FindQuery, db: SQLConnection, _ body: (Document) throws -> Void
+    _ plan: QueryPlan, _ statement: Statement, query: FindQuery, _ body: (Document) throws -> Void
   ) throws {
-    let rows = try Row.fetchCursor(
-      db.cachedStatement(sql: plan.statement.text), arguments: plan.statement.statementArguments)
+    let rows = try Row.fetchCursor(statement, arguments: plan.statement.statementArguments)
     if let index = plan.coveringIndex {
       while let row = try rows.next() { try body(try CoveringPlan.document(row, index, query)) }
       return

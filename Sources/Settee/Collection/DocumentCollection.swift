@@ -63,6 +63,7 @@ public struct DocumentCollection: Sendable {
 
   func validate(_ documents: [JSONObject]) throws -> [Document] {
     let limits = database.configuration.limits
+    let catalog = database.indexCatalog
     var validated: [Document] = []
     validated.reserveCapacity(documents.count)
     for (index, json) in documents.enumerated() {
@@ -79,9 +80,10 @@ public struct DocumentCollection: Sendable {
     -> @Sendable (SQLConnection) throws -> [WriteResult]
   {
     let limits = database.configuration.limits
+    let catalog = database.indexCatalog
     let name = self.name
     return { db in
-      var writer = try DocumentWriter(db: db, collection: name, limits: limits)
+      var writer = try DocumentWriter(db: db, collection: name, limits: limits, catalog: catalog)
       var results: [WriteResult] = []
       results.reserveCapacity(documents.count)
       for (index, document) in documents.enumerated() {

@@ -22,9 +22,10 @@ extension DocumentCollection {
   @discardableResult
   public func ensureIndexed(_ definition: IndexDefinition) throws -> String {
     let limits = database.configuration.limits
+    let catalog = database.indexCatalog
     let name = self.name
     return try database.write { db in
-      let writer = try DocumentWriter(db: db, collection: name, limits: limits)
+      let writer = try DocumentWriter(db: db, collection: name, limits: limits, catalog: catalog)
       let cid = writer.collectionID
       if let existing = try StoredIndex.all(db, cid: cid).first(where: { $0.definition.name == definition.name }) {
         guard existing.definition == definition else {

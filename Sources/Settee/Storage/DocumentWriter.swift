@@ -31,7 +31,7 @@ struct DocumentWriter {
   private let startSeq: Int64
   private var indexes: IndexMaintainer
 
-  init(db: SQLConnection, collection name: String, limits: DocumentLimits) throws {
+  init(db: SQLConnection, collection name: String, limits: DocumentLimits, catalog: IndexCatalog) throws {
     self.db = db
     self.limits = limits
     if let row = try Row.fetchOne(
@@ -49,7 +49,7 @@ struct DocumentWriter {
       lastSeq = 0
     }
     startSeq = lastSeq
-    indexes = IndexMaintainer(db: db, indexes: try StoredIndex.all(db, cid: cid))
+    indexes = IndexMaintainer(db: db, indexes: try catalog.indexes(db, cid: cid))
   }
 
   /// The collection's id.

@@ -63,6 +63,25 @@ enum Schema {
           CREATE INDEX documents_by_rev ON documents(cid, rev);
           """)
     }
+    migrator.registerMigration("v3-index-version") { db in
+      // A collection's `index_version` changes with every change to its rows in `indexes`
+      // (an index made or dropped, `multi_docs` or statistics updated), whichever
+      // connection or process makes it, so readers can keep index lists in memory and
+      // check them with one integer (see IndexCatalog).
+      try db.execute(
+        sql: """
+          ALTER TABLE collections ADD COLUMN index_version INTEGER NOT NULL DEFAULT 0;
+          CREATE TRIGGER indexes_inserted AFTER INSERT ON indexes BEGIN
+            UPDATE collections SET index_version = index_version + 1 WHERE cid = NEW.cid;
+          END;
+          CREATE TRIGGER indexes_updated AFTER UPDATE ON indexes BEGIN
+            UPDATE collections SET index_version = index_version + 1 WHERE cid IN (OLD.cid, NEW.cid);
+          END;
+          CREATE TRIGGER indexes_deleted AFTER DELETE ON indexes BEGIN
+            UPDATE collections SET index_version = index_version + 1 WHERE cid = OLD.cid;
+          END;
+          """)
+    }
     return migrator
   }
 }

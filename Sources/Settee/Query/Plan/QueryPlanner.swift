@@ -63,7 +63,7 @@ enum QueryPlanner {
     var best: (access: StoredIndexAccess, entries: Int)?
     let conjuncts = conjunction(query.selector)
     let textIndex = indexes.first { $0.definition.kind == .text }.map(TextIndex.init)
-    if query.sort.contains(where: \.isRelevance) {
+    if query.sort.contains(where: { $0.isRelevance }) {
       guard conjuncts.contains(where: { if case .text = $0 { true } else { false } }) else {
         throw SetteeError(.invalidQuery, "sorting by \"$relevance\" needs a $text clause at the top of the selector")
       }
@@ -229,7 +229,7 @@ enum QueryPlanner {
       switch choice.access {
       case .scan: []
       case .index(let access): [access.name]
-      case .union(let accesses): accesses.map(\.name)
+      case .union(let accesses): accesses.map { $0.name }
       case .text: choice.textIndexName.map { [$0] } ?? []
       }
     return QueryPlan(
@@ -309,7 +309,7 @@ enum QueryPlanner {
       switch choice.access {
       case .scan: rids = nil
       case .index(let access): rids = SQLFragment("SELECT DISTINCT") + access.rids.dropFirst("SELECT")
-      case .union(let accesses): rids = .joined(accesses.map(\.rids), separator: " UNION ")
+      case .union(let accesses): rids = .joined(accesses.map { $0.rids }, separator: " UNION ")
       case .text: rids = nil  // handled above
       }
       if let rids {
@@ -378,7 +378,7 @@ enum QueryPlanner {
         // One predicate per column: an array field has an entry per element, and two
         // conditions on the field may be met by different elements, so they cannot both be
         // required of one entry. Equality narrows best; otherwise the first condition.
-        let ranked = conditions.filter(\.isEquality) + conditions.filter { !$0.isEquality }
+        let ranked = conditions.filter { $0.isEquality } + conditions.filter { !$0.isEquality }
         if let chosen = ranked.first(where: { IndexPredicates.predicate($0, column: column) != nil }) {
           predicates.append(IndexPredicates.predicate(chosen, column: column)!)
         } else if position == 0 {
@@ -386,7 +386,7 @@ enum QueryPlanner {
         }
       }
       if position == 0 {
-        let ranked = conditions.filter(\.isEquality)
+        let ranked = conditions.filter { $0.isEquality }
         switch ranked.first {
         case .equal: leadingValues = 1
         case .in(let values): leadingValues = values.count
