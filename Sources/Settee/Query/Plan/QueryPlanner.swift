@@ -46,6 +46,9 @@ enum QueryPlanner {
     /// The collection's TEXT index, if it has one, and its name.
     var text: TextIndex.Query?
     var textIndexName: String?
+    /// The `$or` conjunct a union decides exactly (every branch decided by its index), so
+    /// the documents it yields need not be checked against it again.
+    var decidedByUnion: [Selector] = []
     /// An index (with no multi-entry documents) whose key order is the sort order.
     var orderedBy: StoredIndexAccess?
     var descending = false
@@ -142,11 +145,12 @@ enum QueryPlanner {
     }
 
     // An $or whose every branch an index narrows becomes a union of index reads.
-    var union: (accesses: [StoredIndexAccess], entries: Int)?
+    var union: (accesses: [StoredIndexAccess], entries: Int, decided: [Selector])?
     for conjunct in conjuncts {
       guard case .or(let branches) = conjunct else { continue }
       var accesses: [StoredIndexAccess] = []
       var entries = 0
+      var exact = true
       for branch in branches {
         let options = jsonIndexes.compactMap { index in access(index, conjunction(branch)).map { (index, $0) } }
         var bestBranch: (StoredIndexAccess, Int)?
@@ -162,8 +166,11 @@ enum QueryPlanner {
         guard let chosen = bestBranch else { accesses = []; break }
         accesses.append(chosen.0)
         entries += chosen.1
+        exact = exact && conjunction(branch).allSatisfy { chosen.0.exactConjuncts.contains($0) }
       }
-      if !accesses.isEmpty, union == nil || entries < union!.entries { union = (accesses, entries) }
+      if !accesses.isEmpty, union == nil || entries < union!.entries {
+        union = (accesses, entries, exact ? [conjunct] : [])
+      }
     }
 
     // An index that holds everything the query needs answers it without documents, unless
@@ -194,6 +201,7 @@ enum QueryPlanner {
     if selective < probeCap || (ordered == nil && selective < Int.max) {
       if let union, union.entries < (best?.entries ?? Int.max) {
         choice.access = .union(union.accesses)
+        choice.decidedByUnion = union.decided
         reason = "each branch of $or is narrowed by an index (\(union.entries) entries in all)"
       } else if let best {
         choice.access = .index(best.access)
@@ -275,6 +283,7 @@ enum QueryPlanner {
     let decided: [Selector]
     switch choice.access {
     case .index(let access): decided = access.exactConjuncts
+    case .union: decided = choice.decidedByUnion
     default: decided = choice.orderedBy?.exactConjuncts ?? []
     }
     if !decided.isEmpty {

@@ -9,7 +9,8 @@ struct SQLFragment: Sendable, Hashable, CustomStringConvertible {
 
   /// SQL text written in this module (never user input).
   init(_ text: StaticString) {
-    self.text = "\(text)"
+    // Not "\(text)": interpolation goes through the generic description machinery.
+    self.text = text.withUTF8Buffer { String(decoding: $0, as: UTF8.self) }
     arguments = []
   }
 
@@ -58,7 +59,7 @@ struct SQLFragment: Sendable, Hashable, CustomStringConvertible {
   /// The fragments joined by a separator.
   static func joined(_ parts: [SQLFragment], separator: StaticString) -> SQLFragment {
     guard var result = parts.first else { return SQLFragment("") }
-    let separator = "\(separator)"
+    let separator = separator.withUTF8Buffer { String(decoding: $0, as: UTF8.self) }
     for part in parts.dropFirst() {
       result.text += separator
       result += part
@@ -78,7 +79,7 @@ struct SQLFragment: Sendable, Hashable, CustomStringConvertible {
 
   /// This fragment without a leading keyword that it is known to start with.
   func dropFirst(_ keyword: StaticString) -> SQLFragment {
-    let prefix = "\(keyword)"
+    let prefix = keyword.withUTF8Buffer { String(decoding: $0, as: UTF8.self) }
     precondition(text.hasPrefix(prefix), "\(text) does not start with \(prefix)")
     return SQLFragment(text: String(text.dropFirst(prefix.count)), arguments: arguments)
   }
