@@ -10,41 +10,51 @@ public struct RevisionID: Sendable, Hashable, Comparable, CustomStringConvertibl
   LosslessStringConvertible, ExpressibleByStringLiteral
 {
   public let generation: Int
+  /// `N-<digest>`, as stored and sent; kept whole, so reading a revision from a row costs
+  /// no second string.
+  public let description: String
+
   /// Lowercase hexadecimal.
-  public let digest: String
+  public var digest: String {
+    let utf8 = description.utf8
+    return String(Substring(utf8[utf8.index(after: utf8.firstIndex(of: UInt8(ascii: "-"))!)...]))
+  }
 
   /// Parses `N-<hex>`; `nil` when the text is not of that form.
   public init?(_ description: String) {
+    var text = description
+    let parsed = text.withUTF8 { RevisionID.parse($0) }
+    guard let parsed else { return nil }
+    generation = parsed.generation
+    // Canonical text: no leading zeros in the generation, a lowercase digest.
+    self.description = parsed.canonical ? text : "\(parsed.generation)-\(String(text.utf8[text.utf8.index(text.utf8.startIndex, offsetBy: parsed.digestOffset)...])!.lowercased())"
+  }
+
+  private static func parse(_ bytes: UnsafeBufferPointer<UInt8>) -> (generation: Int, digestOffset: Int, canonical: Bool)? {
     var generation = 0
-    var digestStart: String.UTF8View.Index?
-    var hasUppercase = false
-    let utf8 = description.utf8
-    var index = utf8.startIndex
+    var index = 0
     // The generation: decimal digits, no sign, at least 1.
-    while index < utf8.endIndex, utf8[index] != UInt8(ascii: "-") {
-      let digit = utf8[index] &- UInt8(ascii: "0")
+    while index < bytes.count, bytes[index] != UInt8(ascii: "-") {
+      let digit = bytes[index] &- UInt8(ascii: "0")
       guard digit < 10, generation < Int.max / 10 - 10 else { return nil }
       generation = generation * 10 + Int(digit)
-      index = utf8.index(after: index)
+      index += 1
     }
-    guard index < utf8.endIndex, index != utf8.startIndex, generation >= 1 else { return nil }
-    index = utf8.index(after: index)
-    digestStart = index
-    var count = 0
-    while index < utf8.endIndex {
-      let byte = utf8[index]
-      switch byte {
+    guard index < bytes.count, index > 0, generation >= 1 else { return nil }
+    var canonical = bytes[0] != UInt8(ascii: "0")
+    index += 1
+    let digestOffset = index
+    while index < bytes.count {
+      switch bytes[index] {
       case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "a")...UInt8(ascii: "f"): break
-      case UInt8(ascii: "A")...UInt8(ascii: "F"): hasUppercase = true
+      case UInt8(ascii: "A")...UInt8(ascii: "F"): canonical = false
       default: return nil
       }
-      count += 1
-      index = utf8.index(after: index)
+      index += 1
     }
-    guard let digestStart, count >= 1, count <= 128 else { return nil }
-    let hex = Substring(utf8[digestStart...])
-    self.generation = generation
-    self.digest = hasUppercase ? hex.lowercased() : String(hex)
+    let count = bytes.count - digestOffset
+    guard count >= 1, count <= 128 else { return nil }
+    return (generation, digestOffset, canonical)
   }
 
   /// Parses `N-<hex>`.
@@ -66,7 +76,7 @@ public struct RevisionID: Sendable, Hashable, Comparable, CustomStringConvertibl
 
   public init(generation: Int, digest: String) {
     self.generation = generation
-    self.digest = digest
+    description = "\(generation)-\(digest)"
   }
 
   /// The revision that an edit of `parent` (or a new document when `nil`) produces.
@@ -81,9 +91,8 @@ public struct RevisionID: Sendable, Hashable, Comparable, CustomStringConvertibl
     return RevisionID(generation: (parent?.generation ?? 0) + 1, digest: digest)
   }
 
-  public var description: String { "\(generation)-\(digest)" }
-
   public static func < (lhs: RevisionID, rhs: RevisionID) -> Bool {
-    (lhs.generation, lhs.digest) < (rhs.generation, rhs.digest)
+    if lhs.generation != rhs.generation { return lhs.generation < rhs.generation }
+    return lhs.digest < rhs.digest
   }
 }
