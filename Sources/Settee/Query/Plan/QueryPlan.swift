@@ -20,7 +20,8 @@ public struct QueryPlan: Sendable {
   /// One entry per index considered, with why it was or was not chosen.
   public var candidates: [Candidate]
   /// Why this plan.
-  public var reason: String
+  public var reason: String { why.text }
+  var why: Why
   /// The SQL that runs, with `?` for bound values.
   public var sql: String { statement.text }
   /// The bound values: text and numbers as SQL literals, BLOBs (collation keys) in hex.
@@ -43,7 +44,46 @@ public struct QueryPlan: Sendable {
     public var usable: Bool
     /// For a usable index: how many entries its conditions select, counted up to a cap.
     public var estimatedEntries: Int?
-    public var reason: String
+    public var reason: String { why.text }
+    var why: Why
+  }
+
+  /// A reason, kept as data and written out only when asked for (`explain`): every query
+  /// is planned, few are explained, and the text cost a tenth of a small query.
+  indirect enum Why: Sendable, Hashable {
+    /// Fixed text (a literal, which costs nothing to keep).
+    case fixed(String)
+    case textIndex(String)
+    case noConditionOnFirstField(FieldPath)
+    case selects(entries: Int, estimated: Bool)
+    case covering(String)
+    case union(entries: Int)
+    case fewest(String, entries: Int)
+    case sortOrder(String)
+    case narrowsLittle(String)
+    case filteredInSwift(Why)
+
+    var text: String {
+      func quoted(_ name: String) -> String { JSONWriter.string(.string(name)) }
+      switch self {
+      case .fixed(let text): return text
+      case .textIndex(let name):
+        return "the TEXT index \(quoted(name)) finds the documents that match $text; the rest of the selector filters them"
+      case .noConditionOnFirstField(let field):
+        return "no condition of the selector narrows its first field \(quoted(field.description))"
+      case .selects(let entries, let estimated):
+        return estimated ? "selects about \(entries) entries (by SQLite's statistics)" : "selects \(entries) entries"
+      case .covering(let name):
+        return "index \(quoted(name)) holds every field of the selector, sort and projection: the query reads only its entries"
+      case .union(let entries): return "each branch of $or is narrowed by an index (\(entries) entries in all)"
+      case .fewest(let name, let entries): return "index \(quoted(name)) selects the fewest entries (\(entries))"
+      case .sortOrder(let name):
+        return "index \(quoted(name)) gives the sort order, so results stream in order without a sort"
+      case .narrowsLittle(let name): return "index \(quoted(name)) narrows the selector, though not much"
+      case .filteredInSwift(let base):
+        return base.text + "; the selector's SQL nests deeper than SQLite's parser allows, so the matcher checks it in Swift"
+      }
+    }
   }
 
   /// The plan as JSON, for `settee explain`.

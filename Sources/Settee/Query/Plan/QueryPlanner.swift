@@ -79,10 +79,9 @@ enum QueryPlanner {
       var choice = Choice(access: .text(search))
       choice.text = textIndex.query
       choice.textIndexName = textIndex.stored.definition.name
-      let name = JSONWriter.string(.string(textIndex.stored.definition.name))
       return try finish(query, collectionID, choice, candidates: [
-        .init(index: textIndex.stored.definition.name, usable: true, estimatedEntries: nil, reason: "answers $text")
-      ], reason: "the TEXT index \(name) finds the documents that match $text; the rest of the selector filters them")
+        .init(index: textIndex.stored.definition.name, usable: true, estimatedEntries: nil, why: .fixed("answers $text"))
+      ], why: .textIndex(textIndex.stored.definition.name))
     }
 
     if let forced = query.useIndex {
@@ -97,8 +96,8 @@ enum QueryPlanner {
         choice.sortFieldCount = query.sort.count
       }
       return try finish(query, collectionID, choice, candidates: [
-        .init(index: forced, usable: true, estimatedEntries: nil, reason: "forced by use_index")
-      ], reason: "use_index named it")
+        .init(index: forced, usable: true, estimatedEntries: nil, why: .fixed("forced by use_index"))
+      ], why: .fixed("use_index named it"))
     }
 
     // An index that already orders the sort.
@@ -119,7 +118,7 @@ enum QueryPlanner {
       guard let access else {
         candidates.append(.init(
           index: index.definition.name, usable: false, estimatedEntries: nil,
-          reason: "no condition of the selector narrows its first field \(JSONWriter.string(.string(index.definition.fields[0].description)))"))
+          why: .noConditionOnFirstField(index.definition.fields[0])))
         continue
       }
       // Reading an index in sort order stops after `limit` documents, however many its
@@ -127,20 +126,20 @@ enum QueryPlanner {
       if let ordered, query.limit > 0, usable.count == 1, ordered.index.definition.name == index.definition.name {
         candidates.append(.init(
           index: index.definition.name, usable: true, estimatedEntries: nil,
-          reason: "gives the sort order, and reading in order stops after the limit"))
+          why: .fixed("gives the sort order, and reading in order stops after the limit")))
         continue
       }
       if alone {
         candidates.append(.init(
           index: index.definition.name, usable: true, estimatedEntries: nil,
-          reason: "the only index that narrows the selector, by equality on its first field"))
+          why: .fixed("the only index that narrows the selector, by equality on its first field")))
         best = (access, 0)
         continue
       }
       let entries = estimate(access, index, counted: try probe(access.rids))
       candidates.append(.init(
         index: index.definition.name, usable: true, estimatedEntries: entries,
-        reason: entries >= probeCap ? "selects about \(entries) entries (by SQLite's statistics)" : "selects \(entries) entries"))
+        why: .selects(entries: entries, estimated: entries >= probeCap)))
       if best == nil || entries < best!.entries { best = (access, entries) }
     }
 
@@ -180,10 +179,9 @@ enum QueryPlanner {
       if let access = access(index, conjuncts) { entries = try probe(access.rids) }
       if let best, best.entries * 4 < entries, best.access.name != index.definition.name { continue }
       guard let statement = CoveringPlan.sql(index, query) else { continue }
-      let name = JSONWriter.string(.string(index.definition.name))
       var plan = QueryPlan(
         indexes: [index.definition.name], sortedByIndex: !query.sort.isEmpty, candidates: candidates,
-        reason: "index \(name) holds every field of the selector, sort and projection: the query reads only its entries",
+        why: .covering(index.definition.name),
         statement: statement, choice: Choice(access: .scan), collectionID: collectionID)
       plan.coveringIndex = index
       return plan
@@ -193,19 +191,20 @@ enum QueryPlanner {
     if let textIndex {
       choice.text = textIndex.query
     }
-    var reason = jsonIndexes.isEmpty ? "the collection has no JSON index: it is scanned" : "no index narrows the selector: the collection is scanned"
+    var reason: QueryPlan.Why = .fixed(
+      jsonIndexes.isEmpty ? "the collection has no JSON index: it is scanned" : "no index narrows the selector: the collection is scanned")
     if conjuncts.contains(where: isIDLookup) {
-      reason = "the built-in _id index (CouchDB's _all_docs) finds the documents by id"
+      reason = .fixed("the built-in _id index (CouchDB's _all_docs) finds the documents by id")
     }
     let selective = min(best?.entries ?? Int.max, union?.entries ?? Int.max)
     if selective < probeCap || (ordered == nil && selective < Int.max) {
       if let union, union.entries < (best?.entries ?? Int.max) {
         choice.access = .union(union.accesses)
         choice.decidedByUnion = union.decided
-        reason = "each branch of $or is narrowed by an index (\(union.entries) entries in all)"
+        reason = .union(entries: union.entries)
       } else if let best {
         choice.access = .index(best.access)
-        reason = "index \(JSONWriter.string(.string(best.access.name))) selects the fewest entries (\(best.entries))"
+        reason = .fewest(best.access.name, entries: best.entries)
       }
     } else if let ordered {
       let access = accessOrWhole(ordered.index, conjuncts)
@@ -213,10 +212,10 @@ enum QueryPlanner {
       choice.orderedBy = access
       choice.descending = ordered.descending
       choice.sortFieldCount = query.sort.count
-      reason = "index \(JSONWriter.string(.string(access.name))) gives the sort order, so results stream in order without a sort"
+      reason = .sortOrder(access.name)
     } else if let best {
       choice.access = .index(best.access)
-      reason = "index \(JSONWriter.string(.string(best.access.name))) narrows the selector, though not much"
+      reason = .narrowsLittle(best.access.name)
     }
     if case .index(let access) = choice.access, choice.orderedBy == nil,
       let ordered, ordered.index.definition.name == access.name
@@ -225,12 +224,12 @@ enum QueryPlanner {
       choice.descending = ordered.descending
       choice.sortFieldCount = query.sort.count
     }
-    return try finish(query, collectionID, choice, candidates: candidates, reason: reason)
+    return try finish(query, collectionID, choice, candidates: candidates, why: reason)
   }
 
   static func finish(
     _ query: FindQuery, _ collectionID: Int64, _ choice: Choice, candidates: [QueryPlan.Candidate],
-    reason: String
+    why: QueryPlan.Why
   ) throws -> QueryPlan {
     let statement = try sql(for: choice, query: query, collectionID: collectionID)
     let indexes: [String] =
@@ -242,7 +241,7 @@ enum QueryPlanner {
       }
     return QueryPlan(
       indexes: indexes, sortedByIndex: choice.orderedBy != nil && !query.sort.isEmpty,
-      candidates: candidates, reason: reason, statement: statement, choice: choice,
+      candidates: candidates, why: why, statement: statement, choice: choice,
       collectionID: collectionID)
   }
 
@@ -261,7 +260,7 @@ enum QueryPlanner {
     var fallback = plan
     fallback.filteredInSwift = true
     fallback.sortedByIndex = false
-    fallback.reason += "; the selector's SQL nests deeper than SQLite's parser allows, so the matcher checks it in Swift"
+    fallback.why = .filteredInSwift(plan.why)
     fallback.statement = statement
     return fallback
   }
