@@ -45,10 +45,11 @@ struct SQLFragment: Sendable, Hashable, CustomStringConvertible {
     SQLFragment(text: String(number), arguments: [])
   }
 
-  static func + (lhs: SQLFragment, rhs: SQLFragment) -> SQLFragment {
-    var result = lhs
-    result += rhs
-    return result
+  /// `consuming`: in a chain `a + b + c`, each intermediate result is appended to in place
+  /// rather than copied.
+  static func + (lhs: consuming SQLFragment, rhs: SQLFragment) -> SQLFragment {
+    lhs += rhs
+    return lhs
   }
 
   static func += (lhs: inout SQLFragment, rhs: SQLFragment) {
