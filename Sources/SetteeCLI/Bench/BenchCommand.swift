@@ -14,6 +14,21 @@ struct BenchCommand: ParsableCommand {
   @Option(help: "How many documents in the main collection.") var docs: Int?
   @Flag(help: "Print JSON instead of a table.") var json = false
   @Option(help: "Where to create the benchmark database (default: a new temporary directory).") var db: String?
+  @Option(
+    help: ArgumentHelp(
+      "Run only these workloads (comma-separated): \(BenchSuite.workloads.joined(separator: ", ")).",
+      valueName: "keys"))
+  var only: String?
+
+  func validate() throws {
+    for key in selected ?? [] where !BenchSuite.workloads.contains(key) {
+      throw ValidationError("unknown workload '\(key)' in --only; choose from \(BenchSuite.workloads.joined(separator: ", "))")
+    }
+  }
+
+  var selected: Set<String>? {
+    only.map { Set($0.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }) }
+  }
 
   func run() throws {
     let count = docs ?? (quick ? 2_000 : 100_000)
@@ -25,6 +40,7 @@ struct BenchCommand: ParsableCommand {
     var suite = try BenchSuite(path: path, documents: count, quick: quick) { message in
       if !json { Console.err(message + "\n") }
     }
+    suite.only = selected
     #if DEBUG
       if !json { Console.err("warning: this is a debug build; run 'swift build -c release' and .build/release/settee bench\n") }
     #endif

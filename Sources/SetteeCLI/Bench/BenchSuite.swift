@@ -18,6 +18,14 @@ struct BenchSuite {
   var data = BenchData()
   let people: [[UInt8]]
 
+  /// The workloads to run, by key (``workloads``); nil for all.
+  var only: Set<String>?
+
+  /// Each workload's key, for `--only`.
+  static let workloads = [
+    "insert", "get", "update", "build", "equality", "range", "or", "in", "scan", "array", "text", "sorted",
+  ]
+
   init(path: String, documents: Int, quick: Bool, log: @escaping (String) -> Void) throws {
     self.path = path
     count = documents
@@ -43,26 +51,31 @@ struct BenchSuite {
     try main.ensureIndexed(["name", "age", "pet"], name: "nap")
     let cid = try collectionID("people")
 
-    add(try bulkInsert())
-    add(try getByID(main, cid))
-    add(try update(main, cid))
-    for result in try indexBuilds() { add(result) }
-    add(try indexedEquality(main, cid))
-    add(try indexedRange(main, cid))
-    add(try indexedOr(main, cid))
-    add(try indexedIn(main, cid))
-    add(try unindexedScan(main, cid))
-    let profiles = try prepareProfiles()
-    add(try arrayElement(profiles.collection, profiles.cid))
-    add(try textSearch(profiles.collection, profiles.cid))
-    let small = min(10_000, count)
-    if small < count {
-      try load("people-small", Array(people.prefix(small)))
-      let smallCollection = database.collection("people-small")
-      try smallCollection.ensureIndexed(["docNumber"], name: "num")
-      add(try sortedLimit(smallCollection, try collectionID("people-small")))
+    func wanted(_ key: String) -> Bool { only?.contains(key) ?? true }
+    if wanted("insert") { add(try bulkInsert()) }
+    if wanted("get") { add(try getByID(main, cid)) }
+    if wanted("update") { add(try update(main, cid)) }
+    if wanted("build") { for result in try indexBuilds() { add(result) } }
+    if wanted("equality") { add(try indexedEquality(main, cid)) }
+    if wanted("range") { add(try indexedRange(main, cid)) }
+    if wanted("or") { add(try indexedOr(main, cid)) }
+    if wanted("in") { add(try indexedIn(main, cid)) }
+    if wanted("scan") { add(try unindexedScan(main, cid)) }
+    if wanted("array") || wanted("text") {
+      let profiles = try prepareProfiles()
+      if wanted("array") { add(try arrayElement(profiles.collection, profiles.cid)) }
+      if wanted("text") { add(try textSearch(profiles.collection, profiles.cid)) }
     }
-    add(try sortedLimit(main, cid))
+    if wanted("sorted") {
+      let small = min(10_000, count)
+      if small < count {
+        try load("people-small", Array(people.prefix(small)))
+        let smallCollection = database.collection("people-small")
+        try smallCollection.ensureIndexed(["docNumber"], name: "num")
+        add(try sortedLimit(smallCollection, try collectionID("people-small")))
+      }
+      add(try sortedLimit(main, cid))
+    }
     return results
   }
 
