@@ -123,4 +123,21 @@ struct CLITests {
     #expect(run.status == 0)
     #expect(run.stdout.contains("import") && run.stdout.contains("export"))
   }
+
+  @Test func benchRunsChosenWorkloadsAndPrintsJSON() throws {
+    let run = try SetteeBinary.run([
+      "bench", "--quick", "--json", "--only", "get,equality", "--db", directory.path("bench.db"),
+    ])
+    #expect(run.status == 0, "\(run.stderr)")
+    let report = try JSONParser.parse(run.stdout)
+    let names = report["benchmarks"]?.arrayValue?.compactMap { $0["name"]?.stringValue } ?? []
+    #expect(names == ["get by id", "indexed equality, 3 fields"])
+    for benchmark in report["benchmarks"]?.arrayValue ?? [] {
+      #expect((benchmark["settee_s"]?.doubleValue ?? 0) > 0)
+      #expect((benchmark["baseline_s"]?.doubleValue ?? 0) > 0)
+    }
+    let unknown = try SetteeBinary.run(["bench", "--quick", "--only", "nonsense"])
+    #expect(unknown.status == 2)
+    #expect(unknown.stderr.contains("nonsense"))
+  }
 }
