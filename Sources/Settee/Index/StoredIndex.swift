@@ -116,11 +116,11 @@ struct StoredIndex: Sendable {
   /// Builds the entries of the collection's live documents with one SQL statement, when that
   /// gives exactly what ``IndexKeys`` would: every field a plain member path (no numeric
   /// component, no name SQLite's JSON paths cannot spell) and no document holding an array
-  /// along it or a U+0000 (which SQLite's JSON functions cut). Returns `false`, having done
-  /// nothing, when that is not so.
+  /// along it. Returns `false`, having written nothing, when that is not so.
   ///
-  /// Each entry's key is `settee_key` of SQLite's value, so keys match those Settee computes
-  /// in Swift (the number tests check SQLite and Swift read doubles alike).
+  /// Keys come from `settee_entry_key` of each field's JSON text (`body -> path`, which keeps
+  /// every character, U+0000 included), parsed and encoded by the same code as in Swift
+  /// builds. The function stops the statement at the first array, which SQLite then undoes.
   func fillInSQL(_ db: SQLConnection, cid: Int64) throws -> Bool {
     let fields = definition.fields
     let plain = fields.allSatisfy { field in
@@ -134,23 +134,14 @@ struct StoredIndex: Sendable {
     func path(_ components: ArraySlice<String>) -> String {
       "$" + components.map { ".\"" + $0 + "\"" }.joined()
     }
-    // Any array on any field's path, or an escaped U+0000 anywhere, sends the build to Swift.
-    var checks: [SQLFragment] = [SQLFragment("instr(body, ") + .value("\\u0000") + SQLFragment(") > 0")]
-    for field in fields {
-      for length in 1...field.components.count {
-        checks.append(
-          SQLFragment("json_type(body, ") + .value(path(field.components.prefix(length))) + SQLFragment(") = 'array'"))
-      }
-    }
-    let check = SQLFragment("SELECT EXISTS (SELECT 1 FROM documents WHERE cid = ") + .value(cid)
-      + SQLFragment(" AND deleted = 0 AND ") + .or(checks) + SQLFragment(")")
-    if try Bool.fetchOne(db, sql: check.text, arguments: check.statementArguments) ?? true { return false }
-
     let positions = 0..<fields.count
     let keys = positions.map { position -> SQLFragment in
-      let fieldPath = path(fields[position].components[...])
-      return SQLFragment("coalesce(settee_key(json_extract(body, ") + .value(fieldPath) + SQLFragment("), json_type(body, ")
-        + .value(fieldPath) + SQLFragment(")), ") + .value(Data(StoredIndex.missingKey)) + SQLFragment(")")
+      let components = fields[position].components
+      var arguments = [SQLFragment("(body -> ") + .value(path(components[...])) + SQLFragment(")")]
+      for length in 1..<components.count {
+        arguments.append(SQLFragment("json_type(body, ") + .value(path(components.prefix(length))) + SQLFragment(")"))
+      }
+      return SQLFragment("settee_entry_key(") + .joined(arguments, separator: ", ") + SQLFragment(")")
     }
     let values = positions.map { SQLFragment("(body -> ") + .value(path(fields[$0].components[...])) + SQLFragment(")") }
     let columns = positions.map { StoredIndex.keyColumn($0) } + positions.map { StoredIndex.valueColumn($0) }
@@ -159,7 +150,12 @@ struct StoredIndex: Sendable {
       + SQLFragment(", id, rid, rev FROM documents WHERE cid = ") + .value(cid)
       + SQLFragment(" AND deleted = 0 ORDER BY ") + .joined(positions.map { .integer($0 + 1) }, separator: ", ")
       + SQLFragment(", id, rid")
-    try db.execute(sql: insert.text, arguments: insert.statementArguments)
+    do {
+      try db.execute(sql: insert.text, arguments: insert.statementArguments)
+    } catch let error as DatabaseError where error.message == SQLFunctions.arrayInIndexedField {
+      // A failed statement leaves nothing behind (SQLite undoes its changes).
+      return false
+    }
     return true
   }
 
