@@ -6,7 +6,7 @@ import SetteeCore
 enum SQLFunctions {
   static func register(in db: SQLConnection) {
     db.add(function: collationKey)
-    db.add(function: entryKey)
+    EntryKeyFunction.register(in: db)
     db.add(function: sortKey)
     db.add(function: regexp)
     db.add(function: Relevance.function)
@@ -28,23 +28,6 @@ enum SQLFunctions {
       guard let text = String.fromDatabaseValue(values[0]) else { return nil }
       json = try JSONParser.parse(text)
     }
-    return Data(CollationKey.encode(json))
-  }
-
-  /// `settee_entry_key(json, prefix_type…)`: an index entry's key for one field, from the
-  /// field's JSON text as `body -> path` gives it (NULL when missing) and the JSON types of
-  /// the values along the path before it. It refuses (``arrayInIndexedField``) a value or
-  /// path through an array, which needs one entry per element: the SQL build of an index
-  /// then stops and the index is built in Swift.
-  static let entryKey = DatabaseFunction("settee_entry_key", argumentCount: nil, pure: true) { values in
-    for type in values.dropFirst() where String.fromDatabaseValue(type) == "array" {
-      throw DatabaseError(message: arrayInIndexedField)
-    }
-    guard let text = values.first.flatMap({ String.fromDatabaseValue($0) }) else {
-      return Data(StoredIndex.missingKey)
-    }
-    let json = try JSONParser.parse(text)
-    if case .array = json { throw DatabaseError(message: arrayInIndexedField) }
     return Data(CollationKey.encode(json))
   }
 
