@@ -98,9 +98,6 @@ struct StoredIndex: Sendable {
       entries = db.changesCount
       try db.execute(sql: (SQLFragment("DROP TABLE ") + scratch).text)
     }
-    try db.execute(
-      sql: (SQLFragment("CREATE INDEX ") + .identifier("ix_\(index.xid)_rid") + SQLFragment(" ON ")
-        + index.table + SQLFragment(" (rid)")).text)
     // The planner's statistics: entries, and entries per distinct first key (what
     // ANALYZE would write in sqlite_stat1, at a tenth of its cost: the first key column
     // leads the primary key, so SQLite counts distinct keys by skipping along it).
@@ -168,7 +165,7 @@ struct StoredIndex: Sendable {
     while let row = try rows.next() {
       let document = Document(
         id: row[1], rev: try RevisionID(parsing: row[2]), body: try DocumentReader.parseBody(row, at: 3))
-      try maintainer.update(rid: row[0], document: document, isNew: true)
+      try maintainer.update(rid: row[0], document: document, isNew: true, previous: nil)
     }
     try maintainer.finish()
   }
@@ -185,7 +182,12 @@ struct IndexMaintainer {
   /// A JSON index and its statements, written once.
   private struct Target {
     var index: StoredIndex
+    /// Deletes one entry by its whole primary key.
     var delete: String
+    /// Deletes every entry of a document by scanning for its rid: only when deleting by key
+    /// missed an entry, which would be a bug (indexes made before keys were deleted this
+    /// way also have a rid index that makes it fast).
+    var deleteByRID: String
     var insert: String
   }
 
@@ -204,24 +206,51 @@ struct IndexMaintainer {
       let insert = SQLFragment("INSERT OR IGNORE INTO ") + (buildTable ?? index.table) + SQLFragment(" (")
         + .joined(columns, separator: ", ") + SQLFragment(", id, rid, rev) VALUES (")
         + .joined(Array(repeating: SQLFragment("?"), count: columns.count + 3), separator: ", ") + SQLFragment(")")
-      let delete = SQLFragment("DELETE FROM ") + index.table + SQLFragment(" WHERE rid = ?")
-      return Target(index: index, delete: delete.text, insert: insert.text)
+      let keyMatch = positions.map { StoredIndex.keyColumn($0) + SQLFragment(" = ?") }
+      let delete = SQLFragment("DELETE FROM ") + index.table + SQLFragment(" WHERE ")
+        + .joined(keyMatch, separator: " AND ") + SQLFragment(" AND id = ? AND rid = ?")
+      let deleteByRID = SQLFragment("DELETE FROM ") + index.table + SQLFragment(" WHERE rid = ?")
+      return Target(index: index, delete: delete.text, deleteByRID: deleteByRID.text, insert: insert.text)
     }
     textIndexes = indexes.filter { $0.definition.kind == .text }.map(TextIndex.init)
     multiDelta = Array(repeating: 0, count: targets.count)
   }
 
-  /// Replaces a document's entries (none for a deleted document).
-  mutating func update(rid: Int64, document: Document, isNew: Bool) throws {
+  /// Whether ``update(rid:document:isNew:previous:)`` needs the previous version of a document:
+  /// its entries are found by their keys, so JSON indexes need no index on `rid` (which
+  /// cost every write a B-tree update per index, and every index build a sort).
+  var needsPrevious: Bool { !targets.isEmpty }
+
+  /// Replaces a document's entries (none for a deleted document). `isNew`: the document had
+  /// no entries (it is new, or replaces a tombstone). `previous`: the stored version being
+  /// replaced (with its `_rev`) when it had entries and ``needsPrevious``.
+  mutating func update(rid: Int64, document: Document, isNew: Bool, previous: Document?) throws {
     guard !targets.isEmpty || !textIndexes.isEmpty else { return }
     let json = JSON.object(document.json)
-    for text in textIndexes { try text.update(rid: rid, document: document, json: json, isNew: isNew, db: db) }
+    for text in textIndexes {
+      try text.update(rid: rid, document: document, json: json, isNew: isNew, db: db)
+    }
     let rev = document.rev?.description ?? ""
+    let previousJSON = previous.map { JSON.object($0.json) }
     for (position, target) in targets.enumerated() {
       var before = 0
       if !isNew {
-        try db.cachedStatement(sql: target.delete).execute(arguments: [rid])
-        before = db.changesCount
+        guard let previous, let previousJSON else {
+          throw SetteeError(.storage, "internal error: replacing index entries of \(quoted(document.id)) without its previous version")
+        }
+        let definition = target.index.definition
+        let rows = try IndexKeys.rows(previousJSON, fields: definition.fields, indexName: definition.name)
+        let delete = try db.cachedStatement(sql: target.delete)
+        for row in rows {
+          var arguments: [DatabaseValueConvertible?] = row.map { Data($0.key ?? StoredIndex.missingKey) }
+          arguments += [previous.id, rid]
+          try delete.execute(arguments: StatementArguments(arguments))
+          before += db.changesCount
+        }
+        if before != rows.count {
+          try db.cachedStatement(sql: target.deleteByRID).execute(arguments: [rid])
+          before += db.changesCount
+        }
       }
       var after = 0
       if !document.isDeleted {

@@ -64,7 +64,10 @@ struct DocumentWriter {
     let body = try document.encodedBody(limits: limits)
     let bodyText = String(decoding: body, as: UTF8.self)
     let existing = try Row.fetchOne(
-      db.cachedStatement(sql: "SELECT rid, rev, deleted FROM documents WHERE cid = ? AND id = ?"),
+      db.cachedStatement(
+        sql: indexes.needsPrevious
+          ? "SELECT rid, rev, deleted, body FROM documents WHERE cid = ? AND id = ?"
+          : "SELECT rid, rev, deleted FROM documents WHERE cid = ? AND id = ?"),
       arguments: [cid, document.id])
     lastSeq += 1
     let seq = lastSeq
@@ -91,7 +94,7 @@ struct DocumentWriter {
       ).execute(arguments: [cid, document.id, rev.description, document.isDeleted, seq, bodyText])
       let rid = db.lastInsertedRowID
       try insertRevision(rid: rid, rev: rev, parent: nil, deleted: document.isDeleted, seq: seq)
-      try indexes.update(rid: rid, document: stored(document, rev), isNew: true)
+      try indexes.update(rid: rid, document: stored(document, rev), isNew: true, previous: nil)
       return WriteResult(id: document.id, rev: rev, seq: seq)
     }
 
@@ -120,7 +123,11 @@ struct DocumentWriter {
       sql: "UPDATE documents SET rev = ?, deleted = ?, seq = ?, body = ? WHERE rid = ?"
     ).execute(arguments: [rev.description, document.isDeleted, seq, bodyText, rid])
     try insertRevision(rid: rid, rev: rev, parent: current, deleted: document.isDeleted, seq: seq)
-    try indexes.update(rid: rid, document: stored(document, rev), isNew: currentDeleted)
+    // The version being replaced, whose index entries go.
+    let previous =
+      indexes.needsPrevious && !currentDeleted
+      ? Document(id: document.id, rev: current, body: try DocumentReader.parseBody(existing, at: 3)) : nil
+    try indexes.update(rid: rid, document: stored(document, rev), isNew: currentDeleted, previous: previous)
     return WriteResult(id: document.id, rev: rev, seq: seq)
   }
 
