@@ -60,7 +60,10 @@ struct BenchSuite {
     if wanted("range") { add(try indexedRange(main, cid)) }
     if wanted("or") { add(try indexedOr(main, cid)) }
     if wanted("in") { add(try indexedIn(main, cid)) }
-    if wanted("scan") { add(try unindexedScan(main, cid)) }
+    if wanted("scan") {
+      add(try unindexedScan(main, cid))
+      add(try unindexedNumericScan(main, cid))
+    }
     if wanted("array") || wanted("text") {
       let profiles = try prepareProfiles()
       if wanted("array") { add(try arrayElement(profiles.collection, profiles.cid)) }
@@ -310,6 +313,14 @@ struct BenchSuite {
     return try compare(
       "unindexed query (scan)", n: count, target: 2, collection, [(query, [cid])],
       baseline: "SELECT id, rev, body FROM documents WHERE cid = ? AND deleted = 0 AND json_extract(body, '$.pet') = 'parrot' AND json_extract(body, '$.age') > 85 ORDER BY id")
+  }
+
+  /// A scan with no string to look for first: every document's JSON is read.
+  func unindexedNumericScan(_ collection: DocumentCollection, _ cid: Int64) throws -> BenchResult {
+    let query = FindQuery(selector: try SelectorParser.parse(#"{"age": {"$gt": 88}}"#))
+    return try compare(
+      "unindexed numeric range (scan)", n: count, target: 2, collection, [(query, [cid])],
+      baseline: "SELECT id, rev, body FROM documents WHERE cid = ? AND deleted = 0 AND json_extract(body, '$.age') > 88 ORDER BY id")
   }
 
   mutating func prepareProfiles() throws -> (collection: DocumentCollection, cid: Int64) {

@@ -127,9 +127,31 @@ struct SelectorCompiler {
       }
       return SQLFragment("(") + row.rowid + SQLFragment(" IN (") + (try textIndex.rids(search)) + SQLFragment("))")
     case .condition(let path, let condition):
-      return try candidates(context, path) { compiler, candidate in
+      let compiled = try candidates(context, path) { compiler, candidate in
         try compiler.condition(condition, candidate)
       }
+      guard case .document(let row) = context, let needles = SelectorCompiler.needles(path, condition) else {
+        return compiled
+      }
+      // A document can only hold one of these strings if its JSON text holds the string's
+      // JSON form: bodies are printed by JSONWriter, one spelling per string. Testing that
+      // first is a byte search, far cheaper than the JSON functions, and never changes the
+      // result (the condition implies it).
+      let found = SQLFragment.or(needles.map { SQLFragment("instr(") + row.body + SQLFragment(", ") + .value($0) + SQLFragment(")") })
+      return SQLFragment("(") + found + SQLFragment(" AND ") + compiled + SQLFragment(")")
+    }
+  }
+
+  /// The JSON texts one of which a document's body must contain for `condition` to hold at
+  /// `path`: equality with strings (not `_id` or `_rev`, which are not in the body).
+  static func needles(_ path: FieldPath, _ condition: Condition) -> [String]? {
+    guard let first = path.components.first, first != "_id", first != "_rev" else { return nil }
+    switch condition {
+    case .equal(.string(let text)): return [JSONWriter.string(.string(text))]
+    case .in(let values) where !values.isEmpty && values.count <= 8:
+      let texts = values.compactMap { $0.stringValue }
+      return texts.count == values.count ? texts.map { JSONWriter.string(.string($0)) } : nil
+    default: return nil
     }
   }
 
@@ -286,11 +308,20 @@ struct SelectorCompiler {
           + SQLFragment(")")
       ]
       if let whole = wholeArray(condition, value: candidate.value) { arrayCase.append(whole) }
-      // Conditions that no array can satisfy as a whole need no `<> 'array'` guard.
-      let itself = condition.excludesArrays
-        ? value(condition, value: candidate.value, type: type)
-        : SQLFragment("((") + type + SQLFragment(" <> 'array') AND ")
+      // Conditions that no array can satisfy as a whole need no `<> 'array'` guard, nor do
+      // comparisons with a scalar told to leave arrays out of the types they rank above.
+      let itself: SQLFragment
+      switch condition {
+      case _ where condition.excludesArrays:
+        itself = value(condition, value: candidate.value, type: type)
+      case .greaterThan(let argument) where argument.isScalar:
+        itself = compare(candidate.value, type, .greater, orEqual: false, argument, arrays: false)
+      case .greaterThanOrEqual(let argument) where argument.isScalar:
+        itself = compare(candidate.value, type, .greater, orEqual: true, argument, arrays: false)
+      default:
+        itself = SQLFragment("((") + type + SQLFragment(" <> 'array') AND ")
           + value(condition, value: candidate.value, type: type) + SQLFragment(")")
+      }
       return SQLFragment("(") + itself + SQLFragment(" OR ") + whenArray(type, .or(arrayCase)) + SQLFragment(")")
     }
   }
@@ -354,18 +385,17 @@ struct SelectorCompiler {
 
   enum Direction { case less, greater }
 
-  /// A comparison across types by the collation order; `null` never satisfies it.
+  /// A comparison across types by the collation order; `null` never satisfies it. With
+  /// `arrays: false` the value is known not to be an array (the caller tests arrays apart).
   func compare(
-    _ value: SQLFragment, _ type: SQLFragment, _ direction: Direction, orEqual: Bool, _ argument: JSON
+    _ value: SQLFragment, _ type: SQLFragment, _ direction: Direction, orEqual: Bool, _ argument: JSON,
+    arrays: Bool = true
   ) -> SQLFragment {
     let rank = JSONCollation.rank(argument)
-    let others = direction == .greater
+    let others = (direction == .greater
       ? SQLCompilerTypes.typesRanked(above: rank)
-      : SQLCompilerTypes.typesRanked(below: rank).filter { $0 != "null" }
+      : SQLCompilerTypes.typesRanked(below: rank).filter { $0 != "null" }).filter { arrays || $0 != "array" }
     var parts: [SQLFragment] = []
-    if !others.isEmpty {
-      parts.append(SQLFragment("(") + type + SQLFragment(" IN ") + SQLCompilerTypes.list(others) + SQLFragment(")"))
-    }
     let op: SQLFragment =
       switch (direction, orEqual) {
       case (.less, false): SQLFragment(" < ")
@@ -380,20 +410,25 @@ struct SelectorCompiler {
       if orEqual {
         parts.append(SQLFragment("(") + type + (flag ? SQLFragment(" = 'true')") : SQLFragment(" = 'false')")))
       }
+    // The value test comes first: it is false for most rows, and SQLite then skips the type.
     case .int, .double:
       parts.append(
-        SQLFragment("(") + type + SQLFragment(" IN ('integer', 'real') AND ") + value + op
-          + SQLCompilerTypes.number(argument) + SQLFragment(")"))
+        SQLFragment("(") + value + op + SQLCompilerTypes.number(argument) + SQLFragment(" AND ") + type
+          + SQLFragment(" IN ('integer', 'real'))"))
     case .string(let text):
       parts.append(
-        SQLFragment("(") + type + SQLFragment(" = 'text' AND ") + value + op + .value(text)
-          + SQLFragment(")"))
+        SQLFragment("(") + value + op + .value(text) + SQLFragment(" AND ") + type + SQLFragment(" = 'text')"))
+    case .array where !arrays:
+      break
     case .array, .object:
       parts.append(
         SQLFragment("(") + type + SQLFragment(" = ")
           + (argument.arrayValue != nil ? SQLFragment("'array'") : SQLFragment("'object'"))
           + SQLFragment(" AND settee_key(") + value + SQLFragment(", ") + type + SQLFragment(")") + op
           + .value(Data(CollationKey.encode(argument))) + SQLFragment(")"))
+    }
+    if !others.isEmpty {
+      parts.append(SQLFragment("(") + type + SQLFragment(" IN ") + SQLCompilerTypes.list(others) + SQLFragment(")"))
     }
     return .or(parts)
   }
@@ -479,6 +514,16 @@ enum SQLCompilerTypes {
     case .int(let number): .value(number)
     case .double(let number): .value(number)
     default: SQLFragment("NULL")
+    }
+  }
+}
+
+extension JSON {
+  /// Neither an array nor an object.
+  fileprivate var isScalar: Bool {
+    switch self {
+    case .array, .object: false
+    default: true
     }
   }
 }
