@@ -99,3 +99,22 @@ extension JSON: ExpressibleByNilLiteral, ExpressibleByBooleanLiteral, Expressibl
     self = .object(JSONObject(elements))
   }
 }
+
+extension JSON {
+  /// Structural equality, with strings equal only when their Unicode scalars are (Swift's
+  /// `String ==` would also equate canonically equivalent spellings, `"é"` and
+  /// `"e\u{301}"`, which Settee keeps apart; see docs/query-language.md).
+  public static func == (lhs: JSON, rhs: JSON) -> Bool {
+    switch (lhs, rhs) {
+    case (.null, .null): true
+    case (.bool(let a), .bool(let b)): a == b
+    case (.int(let a), .int(let b)): a == b
+    case (.double(let a), .double(let b)): a == b
+    case (.string(let a), .string(let b)): a.utf8.elementsEqual(b.utf8)
+    case (.array(let a), .array(let b)): a == b
+    case (.object(let a), .object(let b)): a == b
+    default: false
+    }
+  }
+}
+

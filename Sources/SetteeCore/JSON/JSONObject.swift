@@ -9,6 +9,11 @@ public struct JSONObject: Sendable, Hashable, RandomAccessCollection, Expressibl
     public var key: String
     public var value: JSON
 
+    /// Names compare byte for byte, as lookups match them.
+    public static func == (lhs: Member, rhs: Member) -> Bool {
+      lhs.key.utf8.elementsEqual(rhs.key.utf8) && lhs.value == rhs.value
+    }
+
     public init(key: String, value: JSON) {
       self.key = key
       self.value = value

@@ -10,6 +10,12 @@ public struct FieldPath: Sendable, Hashable, Comparable, CustomStringConvertible
 
   public init(components: [String]) { self.components = components }
 
+  /// Names compare byte for byte, as member lookups match them.
+  public static func == (lhs: FieldPath, rhs: FieldPath) -> Bool {
+    lhs.components.count == rhs.components.count
+      && zip(lhs.components, rhs.components).allSatisfy { $0.utf8.elementsEqual($1.utf8) }
+  }
+
   /// Parses dotted notation; `\.` is a literal dot and `\\` a literal backslash (any other
   /// backslash is itself).
   ///

@@ -78,4 +78,33 @@ struct QuerySafetyTests {
     #expect(!plan.sql.contains(text) || text.count < 2 || ["SELECT", "NULL", "?"].contains(text))
     #expect(try collection.count() == 2)
   }
+
+  /// String equality first looks for the string's JSON text in the body: strings that need
+  /// escaping, member names spelled like the value, and values nested in arrays must give
+  /// what the matcher gives.
+  @Test(arguments: ["mike", "a\"b", "back\\slash", "é", "e\u{301}", "tab\t", "nul\u{0}", "", "name", "[1]"])
+  func stringEqualityScansAgreeWithTheMatcher(value: String) throws {
+    let collection = try Database(inMemoryWith: .init()).collection()
+    let documents: [JSONObject] = [
+      ["_id": "plain", "name": .string(value)],
+      ["_id": "key", .init(stringLiteral: value): "other", "name": "x"],
+      ["_id": "nested", "name": ["first": .string(value)], "tags": [.string(value), "y"]],
+      ["_id": "inArray", "name": [.string(value), "z"]],
+      ["_id": "objects", "pets": [["name": .string(value)], ["name": "rex"]]],
+      ["_id": "prefix", "name": .string(value + "s")],
+      ["_id": "number", "name": 1],
+    ]
+    try collection.putAll(documents)
+    let all = try collection.find(FindQuery())
+    for selector: JSON in [
+      ["name": .string(value)], ["tags": .string(value)], ["pets.name": .string(value)],
+      ["name": ["$in": [.string(value), "nothing"]]], ["name": ["$ne": .string(value)]],
+      ["$nor": [["name": .string(value)]]], ["name.first": .string(value)],
+    ] {
+      let query = FindQuery(selector: try SelectorParser.parse(selector))
+      let found = try collection.find(query).map(\.id)
+      let expected = Matcher.find(query, in: all).map(\.id)
+      #expect(found == expected, "\(JSONWriter.string(selector)) \(value.unicodeScalars.map(\.value)) \(found) \(expected)")
+    }
+  }
 }
