@@ -39,7 +39,11 @@ let package = Package(
     .executableTarget(name: "settee", dependencies: ["SetteeCLI"]),
     .target(name: "SetteeTestSupport", dependencies: ["SetteeCore"], path: "Tests/SetteeTestSupport"),
     .testTarget(name: "SetteeCoreTests", dependencies: ["SetteeCore", "SetteeTestSupport"]),
-    .testTarget(name: "SetteeTests", dependencies: ["Settee", "SetteeTestSupport"]),
+    .testTarget(
+      name: "SetteeTests",
+      // GRDB, to look at the query plans SQLite makes for Settee's SQL.
+      dependencies: ["Settee", "SetteeTestSupport", .product(name: "GRDB", package: "GRDB.swift")]
+    ),
     .testTarget(
       name: "SetteeCLITests",
       dependencies: ["Settee", "SetteeCLI", "settee", "SetteeTestSupport"]

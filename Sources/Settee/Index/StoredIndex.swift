@@ -103,9 +103,21 @@ struct StoredIndex: Sendable {
     // leads the primary key, so SQLite counts distinct keys by skipping along it).
     let distinct = try Int.fetchOne(
       db, sql: (SQLFragment("SELECT count(*) FROM (SELECT DISTINCT k0 FROM ") + index.table + SQLFragment(")")).text) ?? 0
+    let perKey = distinct > 0 ? (entries + distinct - 1) / distinct : 0
     try db.execute(
       sql: "UPDATE indexes SET entries = ?, entries_per_key = ? WHERE xid = ?",
-      arguments: [entries, distinct > 0 ? (entries + distinct - 1) / distinct : 0, index.xid])
+      arguments: [entries, perKey, index.xid])
+    // SQLite's planner needs them too, once it has statistics for `documents` (PRAGMA
+    // optimize gathers them, after an import for instance): believing an unmeasured entry
+    // table to hold a million rows, it would scan every document to build a Bloom filter
+    // before a `limit 10` read. Written as ANALYZE would write them, for the primary key
+    // (k0…, id, rid). SQLite creates sqlite_stat1 only through ANALYZE: of the small
+    // `indexes` table, if no ANALYZE has run yet.
+    if try !db.tableExists("sqlite_stat1") { try db.execute(sql: "ANALYZE indexes") }
+    let stat = ([entries, max(perKey, 1)] + Array(repeating: 1, count: definition.fields.count + 1))
+      .map(String.init).joined(separator: " ")
+    let name = "ix_\(index.xid)"
+    try db.execute(sql: "INSERT INTO sqlite_stat1 (tbl, idx, stat) VALUES (?, ?, ?)", arguments: [name, name, stat])
     return index
   }
 

@@ -13,14 +13,22 @@ struct BenchCommand: ParsableCommand {
   @Flag(help: "A smoke run that takes seconds (2,000 documents, one repetition).") var quick = false
   @Option(help: "How many documents in the main collection.") var docs: Int?
   @Flag(help: "Print JSON instead of a table.") var json = false
-  @Option(help: "Where to create the benchmark database (default: a new temporary directory).") var db: String?
+  @Option(help: "A new file to create the benchmark database in, kept afterwards (default: a temporary file, removed).")
+  var db: String?
+  @ParentCommand var root: SetteeCommand
   @Option(
     help: ArgumentHelp(
       "Run only these workloads (comma-separated): \(BenchSuite.workloads.joined(separator: ", ")).",
       valueName: "keys"))
   var only: String?
 
+  /// `--db` given before or after `bench`.
+  var keptPath: String? { db ?? root.options.db }
+
   func validate() throws {
+    if let path = keptPath, FileManager.default.fileExists(atPath: path) {
+      throw ValidationError("--db \(path) exists; the benchmark needs a new file, which it fills with its own collections")
+    }
     for key in selected ?? [] where !BenchSuite.workloads.contains(key) {
       throw ValidationError("unknown workload '\(key)' in --only; choose from \(BenchSuite.workloads.joined(separator: ", "))")
     }
@@ -35,8 +43,8 @@ struct BenchCommand: ParsableCommand {
     guard count >= 100 else { throw ValidationError("--docs must be at least 100") }
     let directory = FileManager.default.temporaryDirectory.appendingPathComponent("settee-bench-\(UUID().uuidString.prefix(8))")
     try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-    defer { if db == nil { try? FileManager.default.removeItem(at: directory) } }
-    let path = db ?? directory.appendingPathComponent("bench.db").path
+    defer { try? FileManager.default.removeItem(at: directory) }
+    let path = keptPath ?? directory.appendingPathComponent("bench.db").path
     var suite = try BenchSuite(path: path, documents: count, quick: quick) { message in
       if !json { Console.err(message + "\n") }
     }

@@ -303,7 +303,7 @@ enum QueryPlanner {
     var statement: SQLFragment
     if let ordered = choice.orderedBy {
       statement = SQLFragment("SELECT d.id, d.rev, d.body FROM ") + ordered.table
-        + SQLFragment(" x JOIN documents d ON d.rid = x.rid WHERE ") + .and(ordered.predicates)
+        + SQLFragment(" x CROSS JOIN documents d ON d.rid = x.rid WHERE ") + .and(ordered.predicates)
         + SQLFragment(" AND d.deleted = 0 AND ") + filter
       let direction = choice.descending ? SQLFragment(" DESC") : SQLFragment("")
       var keys = (0..<choice.sortFieldCount).map { SQLFragment("x.") + StoredIndex.keyColumn($0) + direction }

@@ -1,0 +1,44 @@
+import GRDB
+import Settee
+import SetteeCore
+import SetteeTestSupport
+import Testing
+
+/// SQLite's own planner must not undo Settee's: reading an index in order and looking up
+/// each document by rowid is what makes a sorted `limit 10` cost the same at any size.
+@Suite("Join order of index reads")
+struct JoinOrderTests {
+  let directory = TemporaryDirectory()
+
+  @Test func sortedReadsStartFromTheIndexWhenSQLiteMeasuredTheDocuments() throws {
+    let path = directory.path("order.db")
+    let database = try Settee.Database(path: path)
+    let people = database.collection("people")
+    // Written with putAll, so no ANALYZE has run and SQLite has no statistics table yet.
+    try people.putAll((0..<12_000).map { ["n": .int(Int64($0)), "name": .string("p\($0 % 50)")] })
+    let queue = try DatabaseQueue(path: path)
+    try people.ensureIndexed(["n"], name: "n")
+    // As PRAGMA optimize does when it finds `documents` worth measuring (after imports, and
+    // whenever an application runs it): before one index is made, and after the other.
+    try queue.write { db in try db.execute(sql: "ANALYZE documents") }
+    try people.ensureIndexed(["name", "n"], name: "name+n")
+
+    let queries = [
+      FindQuery(selector: .all, sort: [.init("n", descending: true)], limit: 10),
+      FindQuery(selector: .condition("n", .greaterThan(100)), sort: [.init("n")], limit: 10),
+      FindQuery(selector: .condition("name", .equal("p7")), sort: [.init("name"), .init("n")], limit: 5),
+    ]
+    for query in queries {
+      let plan = try people.explain(query)
+      #expect(plan.sortedByIndex)
+      let steps = try queue.read { db in
+        // The plan does not depend on the values: NULLs stand for them.
+        let nulls = StatementArguments(plan.arguments.map { _ in DatabaseValue.null })
+        return try Row.fetchAll(db, sql: "EXPLAIN QUERY PLAN " + plan.sql, arguments: nulls).map { $0["detail"] as String }
+      }
+      #expect(steps.first?.hasPrefix("SCAN x") == true || steps.first?.hasPrefix("SEARCH x") == true, "\(steps)")
+      // A Bloom filter on `documents` means a scan of every document before the first row.
+      #expect(!steps.contains { $0.contains("AUTOMATIC") || $0.contains("TEMP B-TREE") || $0.contains("BLOOM") }, "\(steps)")
+    }
+  }
+}
