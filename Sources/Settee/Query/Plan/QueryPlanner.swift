@@ -207,7 +207,10 @@ enum QueryPlanner {
         reason = .fewest(best.access.name, entries: best.entries)
       }
     } else if let ordered {
-      let access = accessOrWhole(ordered.index, conjuncts)
+      // The access built above, or a read of the whole index.
+      let built = zip(jsonIndexes, accesses).first { $0.0.xid == ordered.index.xid }?.1
+      let access = built.flatMap { $0 }
+        ?? StoredIndexAccess(name: ordered.index.definition.name, table: ordered.index.table, predicates: [])
       choice.access = .index(access)
       choice.orderedBy = access
       choice.descending = ordered.descending
