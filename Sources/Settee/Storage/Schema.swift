@@ -44,8 +44,8 @@ enum Schema {
       // Query indexes. A JSON index's entries live in a table of its own, "ix_<xid>", with
       // one column of collation keys per field; `multi_docs` counts the documents that put
       // more than one entry into it (array fields), which decides whether it can order a
-      // sort by itself; `entries` and `entries_per_key` are SQLite's statistics (ANALYZE)
-      // from when it was built, which the planner uses when its probes reach their cap.
+      // sort by itself; `entries` and `entries_per_key` are statistics counted when it was
+      // built (as ANALYZE would), which the planner uses when its probes reach their cap.
       try db.execute(
         sql: """
           CREATE TABLE indexes (
