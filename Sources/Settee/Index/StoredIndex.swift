@@ -13,16 +13,37 @@ struct StoredIndex: Sendable {
   /// built (0 when unknown).
   var entries: Int64 = 0
   var entriesPerKey: Int64 = 0
+  /// The entry table of a JSON index (made once: every query names it).
+  let table: SQLFragment
 
-  /// The entry table of a JSON index.
-  var table: SQLFragment { .identifier("ix_\(xid)") }
+  init(xid: Int64, definition: IndexDefinition, multiDocuments: Int64, entries: Int64 = 0, entriesPerKey: Int64 = 0) {
+    self.xid = xid
+    self.definition = definition
+    self.multiDocuments = multiDocuments
+    self.entries = entries
+    self.entriesPerKey = entriesPerKey
+    table = .identifier("ix_\(xid)")
+  }
 
   /// The key column of the field at `position`.
-  static func keyColumn(_ position: Int) -> SQLFragment { .identifier("k\(position)") }
+  static func keyColumn(_ position: Int) -> SQLFragment {
+    position < keyColumns.count ? keyColumns[position] : .identifier("k\(position)")
+  }
 
   /// The value column (JSON text, NULL when missing) of the field at `position`, which lets
   /// a covering query answer from the index alone.
-  static func valueColumn(_ position: Int) -> SQLFragment { .identifier("v\(position)") }
+  static func valueColumn(_ position: Int) -> SQLFragment {
+    position < valueColumns.count ? valueColumns[position] : .identifier("v\(position)")
+  }
+
+  /// `x."k<position>"`: the key column of an entry table aliased `x`, as queries name it.
+  static func entryKeyColumn(_ position: Int) -> SQLFragment {
+    position < entryKeyColumns.count ? entryKeyColumns[position] : SQLFragment("x.") + keyColumn(position)
+  }
+
+  private static let keyColumns = (0..<16).map { SQLFragment.identifier("k\($0)") }
+  private static let entryKeyColumns = keyColumns.map { SQLFragment("x.") + $0 }
+  private static let valueColumns = (0..<16).map { SQLFragment.identifier("v\($0)") }
 
   /// The key that stands for a missing field (it sorts before `null`).
   static let missingKey: [UInt8] = [0x00]

@@ -38,7 +38,7 @@ enum CoveringPlan {
     case .text: return nil
     case .condition(let path, let condition):
       guard let position = fields.firstIndex(of: path) else { return nil }
-      return exact(condition, column: SQLFragment("x.") + StoredIndex.keyColumn(position))
+      return exact(condition, column: StoredIndex.entryKeyColumn(position))
     }
   }
 
@@ -104,7 +104,7 @@ enum CoveringPlan {
     columns += projected.map { SQLFragment("x.") + StoredIndex.valueColumn($0) }
     var keys = query.sort.map { field -> SQLFragment in
       let position = index.definition.fields.firstIndex(of: field.path)!
-      return SQLFragment("x.") + StoredIndex.keyColumn(position) + (field.descending ? SQLFragment(" DESC") : SQLFragment(""))
+      return StoredIndex.entryKeyColumn(position) + (field.descending ? SQLFragment(" DESC") : SQLFragment(""))
     }
     keys.append(SQLFragment("x.id") + (query.sort.last?.descending == true ? SQLFragment(" DESC") : SQLFragment("")))
     return SQLFragment("SELECT ") + .joined(columns, separator: ", ") + SQLFragment(" FROM ") + index.table

@@ -35,8 +35,11 @@ enum QueryPlanner {
     /// index yields need not be checked for them again.
     var exactConjuncts: [Selector] = []
 
-    var rids: SQLFragment {
-      SQLFragment("SELECT x.rid FROM ") + table + SQLFragment(" x WHERE ") + .and(predicates)
+    var rids: SQLFragment { rids(distinct: false) }
+
+    func rids(distinct: Bool) -> SQLFragment {
+      (distinct ? SQLFragment("SELECT DISTINCT x.rid FROM ") : SQLFragment("SELECT x.rid FROM ")) + table
+        + SQLFragment(" x WHERE ") + .and(predicates)
     }
   }
 
@@ -309,7 +312,7 @@ enum QueryPlanner {
         + SQLFragment(" x CROSS JOIN documents d ON d.rid = x.rid WHERE ") + .and(ordered.predicates)
         + SQLFragment(" AND d.deleted = 0 AND ") + filter
       let direction = choice.descending ? SQLFragment(" DESC") : SQLFragment("")
-      var keys = (0..<choice.sortFieldCount).map { SQLFragment("x.") + StoredIndex.keyColumn($0) + direction }
+      var keys = (0..<choice.sortFieldCount).map { StoredIndex.entryKeyColumn($0) + direction }
       keys.append(SQLFragment("x.id") + direction)
       statement += SQLFragment(" ORDER BY ") + .joined(keys, separator: ", ")
     } else {
@@ -319,7 +322,7 @@ enum QueryPlanner {
       let rids: SQLFragment?
       switch choice.access {
       case .scan: rids = nil
-      case .index(let access): rids = SQLFragment("SELECT DISTINCT") + access.rids.dropFirst("SELECT")
+      case .index(let access): rids = access.rids(distinct: true)
       case .union(let accesses): rids = .joined(accesses.map { $0.rids }, separator: " UNION ")
       case .text: rids = nil  // handled above
       }
@@ -376,7 +379,7 @@ enum QueryPlanner {
         guard case .condition(_, let condition) = conjunct else { preconditionFailure() }
         return condition
       }
-      let column = SQLFragment("x.") + StoredIndex.keyColumn(position)
+      let column = StoredIndex.entryKeyColumn(position)
       // With one entry per document (no array values), key predicates are exact: every
       // condition on the field applies to the entry, and the documents need no second look.
       if index.multiDocuments == 0, !conditions.isEmpty,
