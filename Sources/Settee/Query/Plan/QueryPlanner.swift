@@ -34,6 +34,8 @@ enum QueryPlanner {
     /// Conjuncts of the selector that the predicates decide exactly, so the documents the
     /// index yields need not be checked for them again.
     var exactConjuncts: [Selector] = []
+    /// Whether a document may have several entries (so reads need DISTINCT).
+    var multiEntry = true
 
     var rids: SQLFragment { rids(distinct: false) }
 
@@ -322,7 +324,7 @@ enum QueryPlanner {
       let rids: SQLFragment?
       switch choice.access {
       case .scan: rids = nil
-      case .index(let access): rids = access.rids(distinct: true)
+      case .index(let access): rids = access.rids(distinct: access.multiEntry)
       case .union(let accesses): rids = .joined(accesses.map { $0.rids }, separator: " UNION ")
       case .text: rids = nil  // handled above
       }
@@ -410,7 +412,7 @@ enum QueryPlanner {
     }
     return StoredIndexAccess(
       name: index.definition.name, table: index.table, predicates: predicates, leadingValues: leadingValues,
-      exactConjuncts: exact)
+      exactConjuncts: exact, multiEntry: index.multiDocuments > 0)
   }
 
   /// The index's access for the conjuncts, or, when none narrows it, a read of all its entries
