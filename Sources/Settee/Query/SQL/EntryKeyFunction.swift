@@ -53,7 +53,7 @@ enum EntryKeyFunction {
     guard sqlite3_value_type(value) == SQLITE_TEXT, sqlite3_value_bytes(value) == 5,
       let text = sqlite3_value_text(value)
     else { return false }
-    return Array(UnsafeBufferPointer(start: text, count: 5)) == Array("array".utf8)
+    return UnsafeBufferPointer(start: text, count: 5).elementsEqual("array".utf8)
   }
 
   private static func result(_ context: OpaquePointer?, _ key: [UInt8]) {
