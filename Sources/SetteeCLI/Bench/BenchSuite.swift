@@ -249,10 +249,9 @@ struct BenchSuite {
     _ cases: [(query: FindQuery, arguments: StatementArguments)], baseline sql: String, repetitions: Int? = nil
   ) throws -> BenchResult {
     let runs = repetitions ?? self.repetitions
-    let settee = try Measure.median(repetitions: runs) {
+    let (settee, baseline) = try Measure.medians(repetitions: runs) {
       for item in cases { _ = try collection.find(item.query) }
-    }
-    let baseline = try Measure.median(repetitions: runs) {
+    } _: {
       for item in cases {
         _ = try pool.read { db in
           BenchSuite.documents(try Row.fetchAll(db.cachedStatement(sql: sql), arguments: item.arguments))

@@ -14,6 +14,30 @@ enum Measure {
     return times[times.count / 2]
   }
 
+  /// Times two pieces of work in alternation (a warm-up of each, then A B A B …) and returns
+  /// the median of each: on a shared machine, load that comes and goes then weighs on both
+  /// sides of a ratio rather than on whichever ran while it lasted.
+  static func medians(
+    repetitions: Int, _ first: () throws -> Void, _ second: () throws -> Void
+  ) rethrows -> (first: Double, second: Double) {
+    func time(_ body: () throws -> Void) rethrows -> Double {
+      let start = DispatchTime.now().uptimeNanoseconds
+      try body()
+      return Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
+    }
+    try first()
+    try second()
+    var firstTimes: [Double] = []
+    var secondTimes: [Double] = []
+    for _ in 0..<max(repetitions, 1) {
+      firstTimes.append(try time(first))
+      secondTimes.append(try time(second))
+    }
+    firstTimes.sort()
+    secondTimes.sort()
+    return (firstTimes[firstTimes.count / 2], secondTimes[secondTimes.count / 2])
+  }
+
   /// Times work that can run only once on the same state (a bulk insert, an index build):
   /// `prepare` makes fresh state for each run, untimed.
   static func median<State>(
