@@ -37,7 +37,8 @@ let package = Package(
       ]
     ),
     .executableTarget(name: "settee", dependencies: ["SetteeCLI"]),
-    .target(name: "SetteeTestSupport", dependencies: ["SetteeCore"], path: "Tests/SetteeTestSupport"),
+    .target(
+      name: "SetteeTestSupport", dependencies: ["SetteeCore"], path: "Tests/SetteeTestSupport"),
     .testTarget(name: "SetteeCoreTests", dependencies: ["SetteeCore", "SetteeTestSupport"]),
     .testTarget(
       name: "SetteeTests",

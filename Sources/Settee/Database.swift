@@ -95,7 +95,9 @@ public final class Database: Sendable {
   func write<T: Sendable>(_ body: @escaping @Sendable (SQLConnection) throws -> T) async throws
     -> T
   {
-    do { return try await writer.write(body) } catch { throw SetteeError.from(error, "write failed") }
+    do { return try await writer.write(body) } catch {
+      throw SetteeError.from(error, "write failed")
+    }
   }
 
   func read<T: Sendable>(_ body: @escaping @Sendable (SQLConnection) throws -> T) async throws -> T

@@ -37,7 +37,8 @@ struct SetteeCommand: ParsableCommand {
   static let configuration = CommandConfiguration(
     commandName: "settee",
     abstract: "An embedded JSON document database on SQLite.",
-    discussion: "Documents live in one SQLite file (--db, default ./settee.db), in named collections (--collection, default _default). JSON shapes follow CouchDB's HTTP bodies.",
+    discussion:
+      "Documents live in one SQLite file (--db, default ./settee.db), in named collections (--collection, default _default). JSON shapes follow CouchDB's HTTP bodies.",
     subcommands: [
       DemoCommand.self, ImportCommand.self, ExportCommand.self, GetCommand.self,
       PutCommand.self, DeleteCommand.self, ChangesCommand.self, IndexCommand.self, FindCommand.self,

@@ -20,10 +20,14 @@ struct CLITests {
   @Test func importExportRoundTripIsByteForByteStable() throws {
     // Documents without ids get generated ids; the export is the reference.
     let input = directory.path("in.ndjson")
-    try SampleData.ndjson(2_000, withIDs: false).write(toFile: input, atomically: true, encoding: .utf8)
+    try SampleData.ndjson(2_000, withIDs: false).write(
+      toFile: input, atomically: true, encoding: .utf8)
     let imported = try settee("import", input)
     #expect(imported.status == 0)
-    #expect(try JSONParser.parse(imported.stdout.trimmingCharacters(in: .newlines)) == ["ok": true, "docs": 2000, "batches": 1])
+    #expect(
+      try JSONParser.parse(imported.stdout.trimmingCharacters(in: .newlines)) == [
+        "ok": true, "docs": 2000, "batches": 1,
+      ])
     let first = try settee("export")
     #expect(first.status == 0)
     #expect(first.stdout.split(separator: "\n").count == 2_000)

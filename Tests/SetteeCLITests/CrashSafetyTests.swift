@@ -34,7 +34,8 @@ struct CrashSafetyTests {
 
   func writeInput(_ directory: TemporaryDirectory) throws -> String {
     let input = directory.path("big.ndjson")
-    try SampleData.ndjson(Self.documentCount).write(toFile: input, atomically: true, encoding: .utf8)
+    try SampleData.ndjson(Self.documentCount).write(
+      toFile: input, atomically: true, encoding: .utf8)
     return input
   }
 
@@ -75,7 +76,8 @@ struct CrashSafetyTests {
 
     // Kill once the transaction has spilled a good part of its pages into the WAL file.
     try killImport(db: path, input: input, extraArguments: []) {
-      let size = (try? FileManager.default.attributesOfItem(atPath: path + "-wal")[.size] as? Int) ?? 0
+      let size =
+        (try? FileManager.default.attributesOfItem(atPath: path + "-wal")[.size] as? Int) ?? 0
       return size > 4 << 20
     }
 

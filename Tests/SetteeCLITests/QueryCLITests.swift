@@ -22,9 +22,13 @@ struct QueryCLITests {
     try SampleData.ndjson(500).write(toFile: input, atomically: true, encoding: .utf8)
     _ = try json(try settee("import", input))
 
-    let created = try json(try settee("index", "create", #"{"index":{"fields":["docNumber"]},"name":"num","type":"json"}"#))
+    let created = try json(
+      try settee(
+        "index", "create", #"{"index":{"fields":["docNumber"]},"name":"num","type":"json"}"#))
     #expect(created == ["result": "created", "name": "num"])
-    #expect(try json(try settee("index", "create", #"{"index":{"fields":["docNumber"]},"name":"num"}"#))["result"] == "exists")
+    #expect(
+      try json(try settee("index", "create", #"{"index":{"fields":["docNumber"]},"name":"num"}"#))[
+        "result"] == "exists")
     let clash = try settee("index", "create", #"{"index":{"fields":["age"]},"name":"num"}"#)
     #expect(clash.status == 1)
     #expect(try JSONParser.parse(clash.stderr)["error"] == "invalid_index")
@@ -33,8 +37,11 @@ struct QueryCLITests {
     #expect(listed["total_rows"] == 2)
     #expect(listed["indexes"]?[1]?["name"] == "num")
 
-    let found = try json(try settee(
-      "find", #"{"selector":{"docNumber":{"$gte":10,"$lt":13}},"fields":["docNumber"],"sort":[{"docNumber":"desc"}]}"#))
+    let found = try json(
+      try settee(
+        "find",
+        #"{"selector":{"docNumber":{"$gte":10,"$lt":13}},"fields":["docNumber"],"sort":[{"docNumber":"desc"}]}"#
+      ))
     let docs = try #require(found["docs"]?.arrayValue)
     #expect(docs.map { $0["docNumber"] } == [12, 11, 10])
     #expect(docs[0]["_id"] == .string(SampleData.id(12)))
@@ -64,7 +71,9 @@ struct QueryCLITests {
     (#"{"sort":["a"]}"#, "invalid_query", "selector"),
     (#"{"selector":{"a":1}"#, "bad_request", "JSON"),
   ])
-  func badQueriesAreTypedErrorsNamingTheOperator(_ query: String, _ error: String, _ mentions: String) throws {
+  func badQueriesAreTypedErrorsNamingTheOperator(
+    _ query: String, _ error: String, _ mentions: String
+  ) throws {
     _ = try settee("put", #"{"_id":"x","age":1}"#)
     let run = try settee("find", query)
     #expect(run.status == 1)
@@ -76,18 +85,27 @@ struct QueryCLITests {
 
 extension QueryCLITests {
   @Test func textIndexesAndSearch() throws {
-    for (id, comment) in [("a", "Goran retired from the navy"), ("b", "Rosa is a retiring teacher")] {
+    for (id, comment) in [
+      ("a", "Goran retired from the navy"), ("b", "Rosa is a retiring teacher"),
+    ] {
       _ = try json(try settee("put", #"{"_id":"\#(id)","comment":"\#(comment)"}"#))
     }
-    let created = try json(try settee(
-      "index", "create", #"{"index":{"fields":["comment"]},"name":"t","type":"text","settings":{"tokenize":"porter"}}"#))
+    let created = try json(
+      try settee(
+        "index", "create",
+        #"{"index":{"fields":["comment"]},"name":"t","type":"text","settings":{"tokenize":"porter"}}"#
+      ))
     #expect(created["result"] == "created")
     let listed = try json(try settee("index", "list"))
     #expect(listed["indexes"]?[1]?["type"] == "text")
     #expect(listed["indexes"]?[1]?["settings"] == ["tokenize": "porter"])
-    let found = try json(try settee(
-      "find", #"{"selector":{"$text":{"$search":"retire"}},"sort":[{"$relevance":"desc"}],"fields":["comment"]}"#))
-    #expect(Set(found["docs"]?.arrayValue?.compactMap { $0["_id"]?.stringValue } ?? []) == ["a", "b"])
+    let found = try json(
+      try settee(
+        "find",
+        #"{"selector":{"$text":{"$search":"retire"}},"sort":[{"$relevance":"desc"}],"fields":["comment"]}"#
+      ))
+    #expect(
+      Set(found["docs"]?.arrayValue?.compactMap { $0["_id"]?.stringValue } ?? []) == ["a", "b"])
     let plan = try json(try settee("explain", #"{"selector":{"$text":{"$search":"navy"}}}"#))
     #expect(plan["index"] == "t")
   }

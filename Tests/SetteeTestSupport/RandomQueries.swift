@@ -7,11 +7,16 @@ public struct RandomQueries {
 
   public init(seed: UInt64) { random = SplitMix64(seed: seed) }
 
-  public mutating func pick<T>(_ choices: [T]) -> T { choices[Int(random.next() % UInt64(choices.count))] }
+  public mutating func pick<T>(_ choices: [T]) -> T {
+    choices[Int(random.next() % UInt64(choices.count))]
+  }
   public mutating func chance(_ percent: UInt64) -> Bool { random.next() % 100 < percent }
 
   static let strings: [JSON] = ["a", "b", "ab", "B", "abc", "é", "", "a.b", "1", "ba", "中"]
-  static let numbers: [JSON] = [0, 1, 2, -1, 7, 10, .double(1.5), .double(-0.5), .double(2.0), .double(1e20), .int(9_007_199_254_740_993)]
+  static let numbers: [JSON] = [
+    0, 1, 2, -1, 7, 10, .double(1.5), .double(-0.5), .double(2.0), .double(1e20),
+    .int(9_007_199_254_740_993),
+  ]
 
   public mutating func scalar() -> JSON {
     switch random.next() % 10 {
@@ -47,9 +52,12 @@ public struct RandomQueries {
       object["pet"] = .object(pet)
     }
     if chance(50) {
-      object["pets"] = .array((0..<Int(random.next() % 3)).map { _ in
-        chance(85) ? .object(["species": pick(["cat", "dog", "fish"]), "age": pick(Self.numbers)]) : scalar()
-      })
+      object["pets"] = .array(
+        (0..<Int(random.next() % 3)).map { _ in
+          chance(85)
+            ? .object(["species": pick(["cat", "dog", "fish"]), "age": pick(Self.numbers)])
+            : scalar()
+        })
     }
     if chance(10) { object["we\"ird.key"] = scalar() }
     return object
@@ -95,18 +103,32 @@ public struct RandomQueries {
   /// A selector; `element` ones may also apply conditions to the element itself.
   public mutating func selector(depth: Int = 0, element: Bool = false) -> JSON {
     if element && chance(40) {
-      if case .object(let object) = condition(depth: depth + 1), object.keys.allSatisfy({ $0.hasPrefix("$") }) {
+      if case .object(let object) = condition(depth: depth + 1),
+        object.keys.allSatisfy({ $0.hasPrefix("$") })
+      {
         return .object(object)
       }
       return ["$eq": scalar()]
     }
     switch random.next() % 10 {
     case 0 where depth < 2:
-      return ["$or": .array((0..<Int(1 + random.next() % 3)).map { _ in selector(depth: depth + 1, element: element) })]
+      return [
+        "$or": .array(
+          (0..<Int(1 + random.next() % 3)).map { _ in selector(depth: depth + 1, element: element) }
+        )
+      ]
     case 1 where depth < 2:
-      return ["$and": .array((0..<Int(1 + random.next() % 3)).map { _ in selector(depth: depth + 1, element: element) })]
+      return [
+        "$and": .array(
+          (0..<Int(1 + random.next() % 3)).map { _ in selector(depth: depth + 1, element: element) }
+        )
+      ]
     case 2 where depth < 2:
-      return ["$nor": .array((0..<Int(1 + random.next() % 2)).map { _ in selector(depth: depth + 1, element: element) })]
+      return [
+        "$nor": .array(
+          (0..<Int(1 + random.next() % 2)).map { _ in selector(depth: depth + 1, element: element) }
+        )
+      ]
     case 3 where depth < 2:
       return ["$not": selector(depth: depth + 1, element: element)]
     default:
@@ -119,9 +141,10 @@ public struct RandomQueries {
   }
 
   public mutating func sort() -> JSON {
-    .array((0..<Int(random.next() % 3)).map { _ in
-      let path = pick(["a", "b", "tags", "pet.age", "pets.age", "missing", "_id"])
-      return chance(30) ? .string(path) : [path: chance(50) ? "asc" : "desc"]
-    })
+    .array(
+      (0..<Int(random.next() % 3)).map { _ in
+        let path = pick(["a", "b", "tags", "pet.age", "pets.age", "missing", "_id"])
+        return chance(30) ? .string(path) : [path: chance(50) ? "asc" : "desc"]
+      })
   }
 }

@@ -28,12 +28,18 @@ public enum SampleData {
 
   /// The three documents of seed 000's examples.
   public static let seedPeople: [JSONObject] = [
-    ["_id": "mike12", "name": "mike", "age": 12, "pet": ["species": "cat"],
-     "comment": "Mike goes to middle school and likes reading books."],
-    ["_id": "mike34", "name": "mike", "age": 34, "pet": ["species": "dog"],
-     "comment": "Mike is a doctor and likes reading books."],
-    ["_id": "fred23", "name": "fred", "age": 23, "pet": ["species": "cat"],
-     "comment": "Fred works for a startup out of his home office."],
+    [
+      "_id": "mike12", "name": "mike", "age": 12, "pet": ["species": "cat"],
+      "comment": "Mike goes to middle school and likes reading books.",
+    ],
+    [
+      "_id": "mike34", "name": "mike", "age": 34, "pet": ["species": "dog"],
+      "comment": "Mike is a doctor and likes reading books.",
+    ],
+    [
+      "_id": "fred23", "name": "fred", "age": 23, "pet": ["species": "cat"],
+      "comment": "Fred works for a startup out of his home office.",
+    ],
   ]
 
   /// NDJSON text of `people(count)`.

@@ -12,7 +12,9 @@ struct ReadmeExampleTests {
     let db = try Database(path: directory.path("people.db"))
     let people = db.collection("people")
 
-    let created = try people.put(["_id": "mike", "name": "mike", "age": 12, "pet": ["species": "cat"]])
+    let created = try people.put([
+      "_id": "mike", "name": "mike", "age": 12, "pet": ["species": "cat"],
+    ])
 
     var mike = try people.get("mike")!.json
     mike["age"] = 13
@@ -34,7 +36,10 @@ struct ReadmeExampleTests {
 
     #expect(try people.changes(since: 0).count == 3)
 
-    struct Person: Codable, Equatable { var name: String; var age: Int }
+    struct Person: Codable, Equatable {
+      var name: String
+      var age: Int
+    }
     try people.put(Person(name: "chen", age: 29), id: "chen")
     #expect(try people.get(Person.self, id: "chen") == Person(name: "chen", age: 29))
 
@@ -67,14 +72,17 @@ extension ReadmeExampleTests {
       ["name": "fred", "age": 23, "pet": ["species": "cat"]],
     ])
     try people.ensureIndexed(["name", "age"], name: "basic")
-    let query = try FindQuery(json: JSONParser.parse("""
-      {"selector": {"age": {"$gt": 12}, "pet.species": {"$in": ["cat", "dog"]}},
-       "sort": [{"age": "desc"}], "fields": ["name", "age"], "limit": 10}
-      """))
+    let query = try FindQuery(
+      json: JSONParser.parse(
+        """
+        {"selector": {"age": {"$gt": 12}, "pet.species": {"$in": ["cat", "dog"]}},
+         "sort": [{"age": "desc"}], "fields": ["name", "age"], "limit": 10}
+        """))
     #expect(try people.find(query).map { $0["name"] } == ["mike", "fred"])
     #expect(try people.count(query) == 2)
     #expect(!(try people.explain(query).reason.isEmpty))
-    let cats = try people.find(["pet.species": "cat"], skip: 0, limit: 0, fields: ["name"], sort: ["name"])
+    let cats = try people.find(
+      ["pet.species": "cat"], skip: 0, limit: 0, fields: ["name"], sort: ["name"])
     #expect(cats.map { $0["name"] } == ["fred", "mike"])
   }
 }
@@ -97,12 +105,16 @@ extension ReadmeExampleTests {
     let people = db.collection("people")
     try people.putAll(SampleData.seedPeople)
     if db.isTextSearchEnabled {
-      try people.ensureIndexed(["name", "comment"], name: "comments", type: .text, settings: ["tokenize": "porter"])
+      try people.ensureIndexed(
+        ["name", "comment"], name: "comments", type: .text, settings: ["tokenize": "porter"])
     }
-    let hits = try people.find(try FindQuery(json: JSONParser.parse("""
-      {"selector": {"$text": {"$search": "doctor books"}, "age": {"$gt": 20}},
-       "sort": [{"$relevance": "desc"}], "fields": ["name"]}
-      """)))
+    let hits = try people.find(
+      try FindQuery(
+        json: JSONParser.parse(
+          """
+          {"selector": {"$text": {"$search": "doctor books"}, "age": {"$gt": 20}},
+           "sort": [{"$relevance": "desc"}], "fields": ["name"]}
+          """)))
     #expect(hits.map(\.id) == ["mike34"])
   }
 }

@@ -42,19 +42,24 @@ extension DocumentCollection {
     let (name, database) = (self.name, self.database)
     return try await database.read { db in
       var results: [Document] = []
-      try DocumentCollection.find(query, collection: name, in: database, db: db) { results.append($0) }
+      try DocumentCollection.find(query, collection: name, in: database, db: db) {
+        results.append($0)
+      }
       return results
     }
   }
 
   /// The matching documents decoded as `type`, without blocking the caller's thread.
-  public func find<T: Decodable & Sendable>(_ type: T.Type, _ query: FindQuery) async throws -> [T] {
+  public func find<T: Decodable & Sendable>(_ type: T.Type, _ query: FindQuery) async throws -> [T]
+  {
     try await find(query).map { try $0.decode(type) }
   }
 
   /// How many documents match, without blocking the caller's thread.
   public func count(_ query: FindQuery) async throws -> Int {
     let (name, database) = (self.name, self.database)
-    return try await database.read { db in try DocumentCollection.count(query, collection: name, in: database, db: db) }
+    return try await database.read { db in
+      try DocumentCollection.count(query, collection: name, in: database, db: db)
+    }
   }
 }

@@ -21,7 +21,9 @@ extension DocumentCollection {
   /// holding them all in memory.
   public func find(_ query: FindQuery, _ body: (Document) throws -> Void) throws {
     let (name, database) = (self.name, self.database)
-    try database.read { db in try DocumentCollection.find(query, collection: name, in: database, db: db, body) }
+    try database.read { db in
+      try DocumentCollection.find(query, collection: name, in: database, db: db, body)
+    }
   }
 
   static func find(
@@ -30,7 +32,10 @@ extension DocumentCollection {
   ) throws {
     guard let cid = try database.collectionID(db, name) else {
       if let forced = query.useIndex {
-        throw SetteeError(.noUsableIndex, "use_index names \(JSONWriter.string(.string(forced))), which is not a JSON index of this collection")
+        throw SetteeError(
+          .noUsableIndex,
+          "use_index names \(JSONWriter.string(.string(forced))), which is not a JSON index of this collection"
+        )
       }
       return
     }
@@ -48,7 +53,8 @@ extension DocumentCollection {
     _ selector: JSONObject, skip: Int = 0, limit: Int = 0, fields: [String]? = nil,
     sort: [JSON]? = nil
   ) throws -> [Document] {
-    var query = FindQuery(selector: try SelectorParser.parse(.object(selector)), skip: skip, limit: limit)
+    var query = FindQuery(
+      selector: try SelectorParser.parse(.object(selector)), skip: skip, limit: limit)
     if let fields { query.fields = try fields.map { try FieldPath(parsing: $0) } }
     if let sort { query.sort = try FindQuery.parseSort(.array(sort)) }
     return try find(query)
@@ -69,31 +75,42 @@ extension DocumentCollection {
   /// How many documents match (skip and limit do not apply).
   public func count(_ query: FindQuery) throws -> Int {
     let (name, database) = (self.name, self.database)
-    return try database.read { db in try DocumentCollection.count(query, collection: name, in: database, db: db) }
+    return try database.read { db in
+      try DocumentCollection.count(query, collection: name, in: database, db: db)
+    }
   }
 
-  static func count(_ query: FindQuery, collection name: String, in database: Database, db: SQLConnection) throws -> Int {
-      guard let cid = try database.collectionID(db, name) else { return 0 }
-      var all = query
-      all.sort = []
-      all.skip = 0
-      all.limit = 0
-      all.fields = []
-      let plan = try DocumentCollection.plan(all, cid: cid, catalog: database.indexCatalog, db: db)
-      if plan.filteredInSwift {
-        var count = 0
-        try DocumentCollection.run(plan, try db.cachedStatement(sql: plan.sql), query: all) { _ in count += 1 }
-        return count
+  static func count(
+    _ query: FindQuery, collection name: String, in database: Database, db: SQLConnection
+  ) throws -> Int {
+    guard let cid = try database.collectionID(db, name) else { return 0 }
+    var all = query
+    all.sort = []
+    all.skip = 0
+    all.limit = 0
+    all.fields = []
+    let plan = try DocumentCollection.plan(all, cid: cid, catalog: database.indexCatalog, db: db)
+    if plan.filteredInSwift {
+      var count = 0
+      try DocumentCollection.run(plan, try db.cachedStatement(sql: plan.sql), query: all) { _ in
+        count += 1
       }
-      let sql = SQLFragment("SELECT count(*) FROM (") + plan.statement + SQLFragment(")")
-      do {
-        return try Int.fetchOne(db.cachedStatement(sql: sql.text), arguments: sql.statementArguments) ?? 0
-      } catch let error as DatabaseError where error.message?.contains("parser stack overflow") == true {
-        // The wrapper nests one level deeper than the query itself: count its rows instead.
-        var count = 0
-        try DocumentCollection.run(plan, try db.cachedStatement(sql: plan.sql), query: all) { _ in count += 1 }
-        return count
+      return count
+    }
+    let sql = SQLFragment("SELECT count(*) FROM (") + plan.statement + SQLFragment(")")
+    do {
+      return try Int.fetchOne(db.cachedStatement(sql: sql.text), arguments: sql.statementArguments)
+        ?? 0
+    } catch let error as DatabaseError
+      where error.message?.contains("parser stack overflow") == true
+    {
+      // The wrapper nests one level deeper than the query itself: count its rows instead.
+      var count = 0
+      try DocumentCollection.run(plan, try db.cachedStatement(sql: plan.sql), query: all) { _ in
+        count += 1
       }
+      return count
+    }
   }
 
   /// The plan a query would run with: index, SQL, and why.
@@ -105,7 +122,9 @@ extension DocumentCollection {
     }
   }
 
-  static func plan(_ query: FindQuery, cid: Int64, catalog: IndexCatalog, db: SQLConnection) throws -> QueryPlan {
+  static func plan(_ query: FindQuery, cid: Int64, catalog: IndexCatalog, db: SQLConnection) throws
+    -> QueryPlan
+  {
     try prepare(query, cid: cid, catalog: catalog, db: db).plan
   }
 
@@ -113,18 +132,25 @@ extension DocumentCollection {
   static func prepare(
     _ query: FindQuery, cid: Int64, catalog: IndexCatalog, db: SQLConnection
   ) throws -> (plan: QueryPlan, statement: Statement) {
-    let plan = try QueryPlanner.plan(query, collectionID: cid, indexes: catalog.indexes(db, cid: cid)) { rids in
-      let probe = SQLFragment("SELECT count(*) FROM (") + rids + SQLFragment(" LIMIT ")
+    let plan = try QueryPlanner.plan(
+      query, collectionID: cid, indexes: catalog.indexes(db, cid: cid)
+    ) { rids in
+      let probe =
+        SQLFragment("SELECT count(*) FROM (") + rids + SQLFragment(" LIMIT ")
         + .integer(QueryPlanner.probeCap) + SQLFragment(")")
-      return try Int.fetchOne(db.cachedStatement(sql: probe.text), arguments: probe.statementArguments) ?? 0
+      return try Int.fetchOne(
+        db.cachedStatement(sql: probe.text), arguments: probe.statementArguments) ?? 0
     }
     do {
       return (plan, try db.cachedStatement(sql: plan.statement.text))
-    } catch let error as DatabaseError where error.message?.contains("parser stack overflow") == true {
+    } catch let error as DatabaseError
+      where error.message?.contains("parser stack overflow") == true
+    {
       guard query.selector.textClauseCount == 0 else {
         throw SetteeError(
           .invalidQuery,
-          "the selector nests too deeply for SQLite's parser, and with $text it cannot be checked in Swift; simplify it")
+          "the selector nests too deeply for SQLite's parser, and with $text it cannot be checked in Swift; simplify it"
+        )
       }
       let fallback = QueryPlanner.swiftFiltered(plan, query, plan.choice, collectionID: cid)
       return (fallback, try db.cachedStatement(sql: fallback.statement.text))
@@ -153,6 +179,8 @@ extension DocumentCollection {
   }
 
   static func document(_ row: Row) throws -> Document {
-    Document(id: row[0], rev: try RevisionID(parsing: row[1]), body: try DocumentReader.parseBody(row, at: 2))
+    Document(
+      id: row[0], rev: try RevisionID(parsing: row[1]),
+      body: try DocumentReader.parseBody(row, at: 2))
   }
 }

@@ -14,11 +14,6 @@ public struct DocumentCollection: Sendable {
   public let database: Database
   public let name: String
 
-  init(database: Database, name: String) {
-    self.database = database
-    self.name = name
-  }
-
   // MARK: - Writing
 
   /// Creates or updates a document given as JSON.
@@ -63,7 +58,6 @@ public struct DocumentCollection: Sendable {
 
   func validate(_ documents: [JSONObject]) throws -> [Document] {
     let limits = database.configuration.limits
-    let catalog = database.indexCatalog
     var validated: [Document] = []
     validated.reserveCapacity(documents.count)
     for (index, json) in documents.enumerated() {
@@ -112,12 +106,14 @@ public struct DocumentCollection: Sendable {
 
   /// The winning revision of a document, tombstones included (`isDeleted` tells).
   public func getRevision(_ id: String) throws -> Document? {
-    try database.read(inCollection(nil) { db, cid in try DocumentReader.document(db, cid: cid, id: id) })
+    try database.read(
+      inCollection(nil) { db, cid in try DocumentReader.document(db, cid: cid, id: id) })
   }
 
   /// Every revision of a document, oldest first (its history); empty when unknown.
   public func revisions(of id: String) throws -> [RevisionInfo] {
-    try database.read(inCollection([]) { db, cid in try DocumentReader.revisions(db, cid: cid, id: id) })
+    try database.read(
+      inCollection([]) { db, cid in try DocumentReader.revisions(db, cid: cid, id: id) })
   }
 
   /// The changes feed: the latest change of each document whose sequence number is above

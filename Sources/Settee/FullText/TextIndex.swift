@@ -15,7 +15,8 @@ extension TextIndex {
 
     /// `SELECT docid … MATCH ?`: the rowids of the documents that match.
     func rids(_ search: String) throws -> SQLFragment {
-      SQLFragment("SELECT docid FROM ") + table + SQLFragment(" WHERE ") + table + SQLFragment(" MATCH ")
+      SQLFragment("SELECT docid FROM ") + table + SQLFragment(" WHERE ") + table
+        + SQLFragment(" MATCH ")
         + .value(try match(search))
     }
   }
@@ -37,8 +38,10 @@ struct TextIndex: Sendable {
     let table = TextIndex.table(stored)
     delete = (SQLFragment("DELETE FROM ") + table + SQLFragment(" WHERE docid = ?")).text
     let columns = [SQLFragment("docid")] + TextIndex.columnNames(stored)
-    insert = (SQLFragment("INSERT INTO ") + table + SQLFragment(" (") + .joined(columns, separator: ", ")
-      + SQLFragment(") VALUES (") + .joined(Array(repeating: SQLFragment("?"), count: columns.count), separator: ", ")
+    insert =
+      (SQLFragment("INSERT INTO ") + table + SQLFragment(" (") + .joined(columns, separator: ", ")
+      + SQLFragment(") VALUES (")
+      + .joined(Array(repeating: SQLFragment("?"), count: columns.count), separator: ", ")
       + SQLFragment(")")).text
   }
 
@@ -54,13 +57,17 @@ struct TextIndex: Sendable {
   /// Field name (as users write it, and `_id`) → FTS column.
   var columns: [String: String] {
     var columns = ["_id": "id"]
-    for (position, field) in stored.definition.fields.enumerated() { columns[field.description] = "f\(position)" }
+    for (position, field) in stored.definition.fields.enumerated() {
+      columns[field.description] = "f\(position)"
+    }
     return columns
   }
 
   static func create(_ index: StoredIndex, db: SQLConnection) throws {
     // The tokenizer comes from a checked definition: "simple" or "porter", nothing else.
-    let tokenizer = index.definition.settings["tokenize"] == "porter" ? SQLFragment("porter") : SQLFragment("simple")
+    let tokenizer =
+      index.definition.settings["tokenize"] == "porter"
+      ? SQLFragment("porter") : SQLFragment("simple")
     try db.execute(
       sql: (SQLFragment("CREATE VIRTUAL TABLE ") + table(index) + SQLFragment(" USING fts4(")
         + .joined(columnNames(index), separator: ", ") + SQLFragment(", tokenize=") + tokenizer
@@ -74,7 +81,8 @@ struct TextIndex: Sendable {
     guard !document.isDeleted else { return }
     var values: [DatabaseValueConvertible?] = [rid]
     for field in stored.definition.fields {
-      let text = PathResolver.candidates(json, field).map(TextNormalizer.text(of:)).joined(separator: " ")
+      let text = PathResolver.candidates(json, field).map(TextNormalizer.text(of:)).joined(
+        separator: " ")
       values.append(TextNormalizer.normalize(text))
     }
     values.append(TextNormalizer.normalize(document.id))

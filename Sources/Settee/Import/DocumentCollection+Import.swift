@@ -54,7 +54,8 @@ extension DocumentCollection {
         while !finished {
           var inBatch = 0
           try db.inTransaction {
-            var writer = try DocumentWriter(db: db, collection: name, limits: limits, catalog: catalog)
+            var writer = try DocumentWriter(
+              db: db, collection: name, limits: limits, catalog: catalog)
             while batchSize.map({ inBatch < $0 }) ?? true {
               guard let record = try reader.next() else {
                 finished = true
@@ -86,7 +87,8 @@ extension DocumentCollection {
     } catch {
       var failure = SetteeError.from(error, "import failed")
       if batchSize != nil {
-        failure.message += "; \(summary.documents) documents in \(summary.batches) batches were committed before it"
+        failure.message +=
+          "; \(summary.documents) documents in \(summary.batches) batches were committed before it"
       }
       throw failure
     }

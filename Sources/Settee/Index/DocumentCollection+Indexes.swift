@@ -13,9 +13,11 @@ extension DocumentCollection {
   ///   index of that name exists with another definition.
   @discardableResult
   public func ensureIndexed(
-    _ fields: [String], name: String, type: IndexDefinition.Kind = .json, settings: [String: String] = [:]
+    _ fields: [String], name: String, type: IndexDefinition.Kind = .json,
+    settings: [String: String] = [:]
   ) throws -> String {
-    try ensureIndexed(IndexDefinition(name: name, fields: fields, type: type.rawValue, settings: settings))
+    try ensureIndexed(
+      IndexDefinition(name: name, fields: fields, type: type.rawValue, settings: settings))
   }
 
   /// Creates an index from a definition unless the same one exists.
@@ -27,22 +29,29 @@ extension DocumentCollection {
     return try database.write { db in
       let writer = try DocumentWriter(db: db, collection: name, limits: limits, catalog: catalog)
       let cid = writer.collectionID
-      if let existing = try StoredIndex.all(db, cid: cid).first(where: { $0.definition.name == definition.name }) {
+      if let existing = try StoredIndex.all(db, cid: cid).first(where: {
+        $0.definition.name == definition.name
+      }) {
         guard existing.definition == definition else {
           throw SetteeError(
             .invalidIndex,
-            "an index named \(JSONWriter.string(.string(definition.name))) exists with another definition; delete it first")
+            "an index named \(JSONWriter.string(.string(definition.name))) exists with another definition; delete it first"
+          )
         }
         return definition.name
       }
       if definition.kind == .text {
-        if let other = try StoredIndex.all(db, cid: cid).first(where: { $0.definition.kind == .text }) {
+        if let other = try StoredIndex.all(db, cid: cid).first(where: {
+          $0.definition.kind == .text
+        }) {
           throw SetteeError(
             .invalidIndex,
-            "a collection has one TEXT index, and \(JSONWriter.string(.string(name))) has \(JSONWriter.string(.string(other.definition.name))) already")
+            "a collection has one TEXT index, and \(JSONWriter.string(.string(name))) has \(JSONWriter.string(.string(other.definition.name))) already"
+          )
         }
         guard Database.hasFTS4(db) else {
-          throw SetteeError(.invalidIndex, "this SQLite has no full-text search (FTS4); see isTextSearchEnabled")
+          throw SetteeError(
+            .invalidIndex, "this SQLite has no full-text search (FTS4); see isTextSearchEnabled")
         }
       }
       _ = try StoredIndex.create(definition, db: db, cid: cid)
@@ -60,7 +69,8 @@ extension DocumentCollection {
 
   /// The collection's index definitions, by name.
   public func indexes() throws -> [IndexDefinition] {
-    try database.read(inCollection([]) { db, cid in try StoredIndex.all(db, cid: cid).map(\.definition) })
+    try database.read(
+      inCollection([]) { db, cid in try StoredIndex.all(db, cid: cid).map(\.definition) })
   }
 
   /// Deletes an index.
@@ -70,9 +80,14 @@ extension DocumentCollection {
     let name = self.name
     try database.write { db in
       guard let cid = try DocumentReader.collectionID(db, name),
-        let index = try StoredIndex.all(db, cid: cid).first(where: { $0.definition.name == indexName })
+        let index = try StoredIndex.all(db, cid: cid).first(where: {
+          $0.definition.name == indexName
+        })
       else {
-        throw SetteeError(.notFound, "no index named \(JSONWriter.string(.string(indexName))) in \(JSONWriter.string(.string(name)))")
+        throw SetteeError(
+          .notFound,
+          "no index named \(JSONWriter.string(.string(indexName))) in \(JSONWriter.string(.string(name)))"
+        )
       }
       try index.drop(db)
     }
@@ -83,7 +98,7 @@ extension Database {
   /// Whether the SQLite in use has full-text search (FTS4), which TEXT indexes need: it
   /// creates and drops a temporary FTS4 table to find out.
   public var isTextSearchEnabled: Bool {
-    (try? writer.writeWithoutTransaction { db in Database.hasFTS4(db) }) ?? false
+    writer.writeWithoutTransaction { db in Database.hasFTS4(db) }
   }
 
   static func hasFTS4(_ db: SQLConnection) -> Bool {

@@ -21,7 +21,8 @@ final class IndexCatalog: Sendable {
   func indexes(_ db: SQLConnection, cid: Int64) throws -> [StoredIndex] {
     let version =
       try Int64.fetchOne(
-        db.cachedStatement(sql: "SELECT index_version FROM collections WHERE cid = ?"), arguments: [cid]) ?? -1
+        db.cachedStatement(sql: "SELECT index_version FROM collections WHERE cid = ?"),
+        arguments: [cid]) ?? -1
     if let known = lists.withLock({ $0[cid] }), known.version == version { return known.indexes }
     let indexes = try StoredIndex.all(db, cid: cid)
     if sqlite3_txn_state(db.sqliteConnection, nil) != SQLITE_TXN_WRITE {

@@ -16,7 +16,10 @@ struct StoredIndex: Sendable {
   /// The entry table of a JSON index (made once: every query names it).
   let table: SQLFragment
 
-  init(xid: Int64, definition: IndexDefinition, multiDocuments: Int64, entries: Int64 = 0, entriesPerKey: Int64 = 0) {
+  init(
+    xid: Int64, definition: IndexDefinition, multiDocuments: Int64, entries: Int64 = 0,
+    entriesPerKey: Int64 = 0
+  ) {
     self.xid = xid
     self.definition = definition
     self.multiDocuments = multiDocuments
@@ -38,7 +41,8 @@ struct StoredIndex: Sendable {
 
   /// `x."k<position>"`: the key column of an entry table aliased `x`, as queries name it.
   static func entryKeyColumn(_ position: Int) -> SQLFragment {
-    position < entryKeyColumns.count ? entryKeyColumns[position] : SQLFragment("x.") + keyColumn(position)
+    position < entryKeyColumns.count
+      ? entryKeyColumns[position] : SQLFragment("x.") + keyColumn(position)
   }
 
   private static let keyColumns = (0..<16).map { SQLFragment.identifier("k\($0)") }
@@ -51,11 +55,14 @@ struct StoredIndex: Sendable {
   static func all(_ db: SQLConnection, cid: Int64) throws -> [StoredIndex] {
     let rows = try Row.fetchAll(
       db.cachedStatement(
-        sql: "SELECT xid, name, type, fields, settings, multi_docs, entries, entries_per_key FROM indexes WHERE cid = ? ORDER BY name"),
+        sql:
+          "SELECT xid, name, type, fields, settings, multi_docs, entries, entries_per_key FROM indexes WHERE cid = ? ORDER BY name"
+      ),
       arguments: [cid])
     return try rows.map { row in
       StoredIndex(
-        xid: row[0], definition: try definition(name: row[1], type: row[2], fields: row[3], settings: row[4]),
+        xid: row[0],
+        definition: try definition(name: row[1], type: row[2], fields: row[3], settings: row[4]),
         multiDocuments: row[5], entries: row[6], entriesPerKey: row[7])
     }
   }
@@ -64,7 +71,9 @@ struct StoredIndex: Sendable {
   /// parsing it again each time cost more than the rest of planning.
   private static let definitions = Mutex<[[String]: IndexDefinition]>([:])
 
-  static func definition(name: String, type: String, fields: String, settings: String) throws -> IndexDefinition {
+  static func definition(name: String, type: String, fields: String, settings: String) throws
+    -> IndexDefinition
+  {
     let key = [name, type, fields, settings]
     if let known = definitions.withLock({ $0[key] }) { return known }
     let fieldNames = try JSONParser.parse(fields).arrayValue?.compactMap(\.stringValue) ?? []
@@ -72,7 +81,8 @@ struct StoredIndex: Sendable {
     for member in try JSONParser.parse(settings).objectValue ?? [:] {
       settingValues[member.key] = member.value.stringValue
     }
-    let definition = try IndexDefinition(name: name, fields: fieldNames, type: type, settings: settingValues)
+    let definition = try IndexDefinition(
+      name: name, fields: fieldNames, type: type, settings: settingValues)
     definitions.withLock { cache in
       if cache.count > 1_024 { cache.removeAll() }
       cache[key] = definition
@@ -81,13 +91,20 @@ struct StoredIndex: Sendable {
   }
 
   /// Creates an index and fills it from the collection's live documents.
-  static func create(_ definition: IndexDefinition, db: SQLConnection, cid: Int64) throws -> StoredIndex {
+  static func create(_ definition: IndexDefinition, db: SQLConnection, cid: Int64) throws
+    -> StoredIndex
+  {
     let fields = JSONWriter.string(.array(definition.fields.map { .string($0.description) }))
     var settings = JSONObject()
-    for key in definition.settings.keys.sorted() { settings[key] = .string(definition.settings[key]!) }
+    for key in definition.settings.keys.sorted() {
+      settings[key] = .string(definition.settings[key]!)
+    }
     try db.execute(
       sql: "INSERT INTO indexes (cid, name, type, fields, settings) VALUES (?, ?, ?, ?, ?)",
-      arguments: [cid, definition.name, definition.kind.rawValue, fields, JSONWriter.string(.object(settings))])
+      arguments: [
+        cid, definition.name, definition.kind.rawValue, fields,
+        JSONWriter.string(.object(settings)),
+      ])
     let index = StoredIndex(xid: db.lastInsertedRowID, definition: definition, multiDocuments: 0)
     if definition.kind == .text {
       try TextIndex.create(index, db: db)
@@ -95,8 +112,10 @@ struct StoredIndex: Sendable {
       return index
     }
     let positions = 0..<definition.fields.count
-    let keys = SQLFragment.joined(positions.map { keyColumn($0) + SQLFragment(" BLOB NOT NULL") }, separator: ", ")
-    let values = SQLFragment.joined(positions.map { valueColumn($0) + SQLFragment(" TEXT") }, separator: ", ")
+    let keys = SQLFragment.joined(
+      positions.map { keyColumn($0) + SQLFragment(" BLOB NOT NULL") }, separator: ", ")
+    let values = SQLFragment.joined(
+      positions.map { valueColumn($0) + SQLFragment(" TEXT") }, separator: ", ")
     let primary = SQLFragment.joined(positions.map { keyColumn($0) }, separator: ", ")
     try db.execute(
       sql: (SQLFragment("CREATE TABLE ") + index.table + SQLFragment(" (") + keys
@@ -110,7 +129,8 @@ struct StoredIndex: Sendable {
       // in key order: appending to a B-tree is several times faster than inserting at random.
       let scratch = SQLFragment("temp.") + .identifier("ix_build_\(index.xid)")
       try db.execute(
-        sql: (SQLFragment("CREATE TABLE ") + scratch + SQLFragment(" AS SELECT * FROM ") + index.table
+        sql: (SQLFragment("CREATE TABLE ") + scratch + SQLFragment(" AS SELECT * FROM ")
+          + index.table
           + SQLFragment(" WHERE 0")).text)
       try index.fill(db, cid: cid, into: scratch)
       try db.execute(
@@ -122,8 +142,11 @@ struct StoredIndex: Sendable {
     // The planner's statistics: entries, and entries per distinct first key (what
     // ANALYZE would write in sqlite_stat1, at a tenth of its cost: the first key column
     // leads the primary key, so SQLite counts distinct keys by skipping along it).
-    let distinct = try Int.fetchOne(
-      db, sql: (SQLFragment("SELECT count(*) FROM (SELECT DISTINCT k0 FROM ") + index.table + SQLFragment(")")).text) ?? 0
+    let distinct =
+      try Int.fetchOne(
+        db,
+        sql: (SQLFragment("SELECT count(*) FROM (SELECT DISTINCT k0 FROM ") + index.table
+          + SQLFragment(")")).text) ?? 0
     let perKey = distinct > 0 ? (entries + distinct - 1) / distinct : 0
     try db.execute(
       sql: "UPDATE indexes SET entries = ?, entries_per_key = ? WHERE xid = ?",
@@ -135,10 +158,13 @@ struct StoredIndex: Sendable {
     // (k0…, id, rid). SQLite creates sqlite_stat1 only through ANALYZE: of the small
     // `indexes` table, if no ANALYZE has run yet.
     if try !db.tableExists("sqlite_stat1") { try db.execute(sql: "ANALYZE indexes") }
-    let stat = ([entries, max(perKey, 1)] + Array(repeating: 1, count: definition.fields.count + 1))
+    let stat =
+      ([entries, max(perKey, 1)] + Array(repeating: 1, count: definition.fields.count + 1))
       .map(String.init).joined(separator: " ")
     let name = "ix_\(index.xid)"
-    try db.execute(sql: "INSERT INTO sqlite_stat1 (tbl, idx, stat) VALUES (?, ?, ?)", arguments: [name, name, stat])
+    try db.execute(
+      sql: "INSERT INTO sqlite_stat1 (tbl, idx, stat) VALUES (?, ?, ?)",
+      arguments: [name, name, stat])
     return index
   }
 
@@ -156,7 +182,9 @@ struct StoredIndex: Sendable {
       field.components.first != "_id" && field.components.first != "_rev"
         && field.components.allSatisfy { component in
           FieldPath.arrayIndexOf(component) == nil
-            && !component.utf8.contains { $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") || $0 < 0x20 }
+            && !component.utf8.contains {
+              $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") || $0 < 0x20
+            }
         }
     }
     guard plain else { return false }
@@ -168,16 +196,24 @@ struct StoredIndex: Sendable {
       let components = fields[position].components
       var arguments = [SQLFragment("(body -> ") + .value(path(components[...])) + SQLFragment(")")]
       for length in 1..<components.count {
-        arguments.append(SQLFragment("json_type(body, ") + .value(path(components.prefix(length))) + SQLFragment(")"))
+        arguments.append(
+          SQLFragment("json_type(body, ") + .value(path(components.prefix(length)))
+            + SQLFragment(")"))
       }
-      return SQLFragment("settee_entry_key(") + .joined(arguments, separator: ", ") + SQLFragment(")")
+      return SQLFragment("settee_entry_key(") + .joined(arguments, separator: ", ")
+        + SQLFragment(")")
     }
-    let values = positions.map { SQLFragment("(body -> ") + .value(path(fields[$0].components[...])) + SQLFragment(")") }
-    let columns = positions.map { StoredIndex.keyColumn($0) } + positions.map { StoredIndex.valueColumn($0) }
-    let insert = SQLFragment("INSERT INTO ") + table + SQLFragment(" (") + .joined(columns, separator: ", ")
+    let values = positions.map {
+      SQLFragment("(body -> ") + .value(path(fields[$0].components[...])) + SQLFragment(")")
+    }
+    let columns =
+      positions.map { StoredIndex.keyColumn($0) } + positions.map { StoredIndex.valueColumn($0) }
+    let insert =
+      SQLFragment("INSERT INTO ") + table + SQLFragment(" (") + .joined(columns, separator: ", ")
       + SQLFragment(", id, rid, rev) SELECT ") + .joined(keys + values, separator: ", ")
       + SQLFragment(", id, rid, rev FROM documents WHERE cid = ") + .value(cid)
-      + SQLFragment(" AND deleted = 0 ORDER BY ") + .joined(positions.map { .integer($0 + 1) }, separator: ", ")
+      + SQLFragment(" AND deleted = 0 ORDER BY ")
+      + .joined(positions.map { .integer($0 + 1) }, separator: ", ")
       + SQLFragment(", id, rid")
     do {
       try db.execute(sql: insert.text, arguments: insert.statementArguments)
@@ -193,11 +229,13 @@ struct StoredIndex: Sendable {
   func fill(_ db: SQLConnection, cid: Int64, into table: SQLFragment? = nil) throws {
     var maintainer = IndexMaintainer(db: db, indexes: [self], buildTable: table)
     let rows = try Row.fetchCursor(
-      db.cachedStatement(sql: "SELECT rid, id, rev, body FROM documents WHERE cid = ? AND deleted = 0"),
+      db.cachedStatement(
+        sql: "SELECT rid, id, rev, body FROM documents WHERE cid = ? AND deleted = 0"),
       arguments: [cid])
     while let row = try rows.next() {
       let document = Document(
-        id: row[1], rev: try RevisionID(parsing: row[2]), body: try DocumentReader.parseBody(row, at: 3))
+        id: row[1], rev: try RevisionID(parsing: row[2]),
+        body: try DocumentReader.parseBody(row, at: 3))
       try maintainer.update(rid: row[0], document: document, isNew: true, previous: nil)
     }
     try maintainer.finish()
@@ -235,15 +273,20 @@ struct IndexMaintainer {
     self.db = db
     targets = indexes.filter { $0.definition.kind == .json }.map { index in
       let positions = 0..<index.definition.fields.count
-      let columns = positions.map { StoredIndex.keyColumn($0) } + positions.map { StoredIndex.valueColumn($0) }
-      let insert = SQLFragment("INSERT OR IGNORE INTO ") + (buildTable ?? index.table) + SQLFragment(" (")
+      let columns =
+        positions.map { StoredIndex.keyColumn($0) } + positions.map { StoredIndex.valueColumn($0) }
+      let insert =
+        SQLFragment("INSERT OR IGNORE INTO ") + (buildTable ?? index.table) + SQLFragment(" (")
         + .joined(columns, separator: ", ") + SQLFragment(", id, rid, rev) VALUES (")
-        + .joined(Array(repeating: SQLFragment("?"), count: columns.count + 3), separator: ", ") + SQLFragment(")")
+        + .joined(Array(repeating: SQLFragment("?"), count: columns.count + 3), separator: ", ")
+        + SQLFragment(")")
       let keyMatch = positions.map { StoredIndex.keyColumn($0) + SQLFragment(" = ?") }
-      let delete = SQLFragment("DELETE FROM ") + index.table + SQLFragment(" WHERE ")
+      let delete =
+        SQLFragment("DELETE FROM ") + index.table + SQLFragment(" WHERE ")
         + .joined(keyMatch, separator: " AND ") + SQLFragment(" AND id = ? AND rid = ?")
       let deleteByRID = SQLFragment("DELETE FROM ") + index.table + SQLFragment(" WHERE rid = ?")
-      return Target(index: index, delete: delete.text, deleteByRID: deleteByRID.text, insert: insert.text)
+      return Target(
+        index: index, delete: delete.text, deleteByRID: deleteByRID.text, insert: insert.text)
     }
     textIndexes = indexes.filter { $0.definition.kind == .text }.map(TextIndex.init)
     multiDelta = Array(repeating: 0, count: targets.count)
@@ -269,13 +312,19 @@ struct IndexMaintainer {
       var before = 0
       if !isNew {
         guard let previous, let previousJSON else {
-          throw SetteeError(.storage, "internal error: replacing index entries of \(quoted(document.id)) without its previous version")
+          throw SetteeError(
+            .storage,
+            "internal error: replacing index entries of \(quoted(document.id)) without its previous version"
+          )
         }
         let definition = target.index.definition
-        let rows = try IndexKeys.rows(previousJSON, fields: definition.fields, indexName: definition.name)
+        let rows = try IndexKeys.rows(
+          previousJSON, fields: definition.fields, indexName: definition.name)
         let delete = try db.cachedStatement(sql: target.delete)
         for row in rows {
-          var arguments: [DatabaseValueConvertible?] = row.map { Data($0.key ?? StoredIndex.missingKey) }
+          var arguments: [DatabaseValueConvertible?] = row.map {
+            Data($0.key ?? StoredIndex.missingKey)
+          }
           arguments += [previous.id, rid]
           try delete.execute(arguments: StatementArguments(arguments))
           before += db.changesCount
@@ -291,7 +340,9 @@ struct IndexMaintainer {
         let rows = try IndexKeys.rows(json, fields: definition.fields, indexName: definition.name)
         let insert = try db.cachedStatement(sql: target.insert)
         for row in rows {
-          var arguments: [DatabaseValueConvertible?] = row.map { Data($0.key ?? StoredIndex.missingKey) }
+          var arguments: [DatabaseValueConvertible?] = row.map {
+            Data($0.key ?? StoredIndex.missingKey)
+          }
           arguments += row.map { entry in entry.value.map { JSONWriter.string($0) } }
           arguments += [document.id, rid, rev]
           try insert.execute(arguments: StatementArguments(arguments))

@@ -54,7 +54,8 @@ enum DocumentReader {
   {
     let rows = try Row.fetchCursor(
       db.cachedStatement(
-        sql: "SELECT seq, id, rev, deleted FROM documents WHERE cid = ? AND seq > ? ORDER BY seq LIMIT ?"
+        sql:
+          "SELECT seq, id, rev, deleted FROM documents WHERE cid = ? AND seq > ? ORDER BY seq LIMIT ?"
       ), arguments: [cid, since, limit ?? -1])
     var changes: [Change] = []
     while let row = try rows.next() {

@@ -31,7 +31,9 @@ struct DocumentWriter {
   private let startSeq: Int64
   private var indexes: IndexMaintainer
 
-  init(db: SQLConnection, collection name: String, limits: DocumentLimits, catalog: IndexCatalog) throws {
+  init(db: SQLConnection, collection name: String, limits: DocumentLimits, catalog: IndexCatalog)
+    throws
+  {
     self.db = db
     self.limits = limits
     if let row = try Row.fetchOne(
@@ -126,8 +128,10 @@ struct DocumentWriter {
     // The version being replaced, whose index entries go.
     let previous =
       indexes.needsPrevious && !currentDeleted
-      ? Document(id: document.id, rev: current, body: try DocumentReader.parseBody(existing, at: 3)) : nil
-    try indexes.update(rid: rid, document: stored(document, rev), isNew: currentDeleted, previous: previous)
+      ? Document(id: document.id, rev: current, body: try DocumentReader.parseBody(existing, at: 3))
+      : nil
+    try indexes.update(
+      rid: rid, document: stored(document, rev), isNew: currentDeleted, previous: previous)
     return WriteResult(id: document.id, rev: rev, seq: seq)
   }
 

@@ -8,12 +8,17 @@ struct BenchCommand: ParsableCommand {
   static let configuration = CommandConfiguration(
     commandName: "bench",
     abstract: "Measure Settee against hand-written SQL on the same SQLite file and data.",
-    discussion: "Build with 'swift build -c release' first: a debug build measures the compiler's checks. Each workload runs Settee's API and a baseline that does the same work with hand-written SQL through GRDB, on the same file and the same documents, and prints the medians and their ratio.")
+    discussion:
+      "Build with 'swift build -c release' first: a debug build measures the compiler's checks. Each workload runs Settee's API and a baseline that does the same work with hand-written SQL through GRDB, on the same file and the same documents, and prints the medians and their ratio."
+  )
 
   @Flag(help: "A smoke run that takes seconds (2,000 documents, one repetition).") var quick = false
   @Option(help: "How many documents in the main collection.") var docs: Int?
   @Flag(help: "Print JSON instead of a table.") var json = false
-  @Option(help: "A new file to create the benchmark database in, kept afterwards (default: a temporary file, removed).")
+  @Option(
+    help:
+      "A new file to create the benchmark database in, kept afterwards (default: a temporary file, removed)."
+  )
   var db: String?
   @ParentCommand var root: SetteeCommand
   @Option(
@@ -27,10 +32,14 @@ struct BenchCommand: ParsableCommand {
 
   func validate() throws {
     if let path = keptPath, FileManager.default.fileExists(atPath: path) {
-      throw ValidationError("--db \(path) exists; the benchmark needs a new file, which it fills with its own collections")
+      throw ValidationError(
+        "--db \(path) exists; the benchmark needs a new file, which it fills with its own collections"
+      )
     }
     for key in selected ?? [] where !BenchSuite.workloads.contains(key) {
-      throw ValidationError("unknown workload '\(key)' in --only; choose from \(BenchSuite.workloads.joined(separator: ", "))")
+      throw ValidationError(
+        "unknown workload '\(key)' in --only; choose from \(BenchSuite.workloads.joined(separator: ", "))"
+      )
     }
   }
 
@@ -41,7 +50,8 @@ struct BenchCommand: ParsableCommand {
   func run() throws {
     let count = docs ?? (quick ? 2_000 : 100_000)
     guard count >= 100 else { throw ValidationError("--docs must be at least 100") }
-    let directory = FileManager.default.temporaryDirectory.appendingPathComponent("settee-bench-\(UUID().uuidString.prefix(8))")
+    let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+      "settee-bench-\(UUID().uuidString.prefix(8))")
     try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
     defer { try? FileManager.default.removeItem(at: directory) }
     let path = keptPath ?? directory.appendingPathComponent("bench.db").path
@@ -50,7 +60,11 @@ struct BenchCommand: ParsableCommand {
     }
     suite.only = selected
     #if DEBUG
-      if !json { Console.err("warning: this is a debug build; run 'swift build -c release' and .build/release/settee bench\n") }
+      if !json {
+        Console.err(
+          "warning: this is a debug build; run 'swift build -c release' and .build/release/settee bench\n"
+        )
+      }
     #endif
     let results = try suite.run()
     if json {
@@ -81,7 +95,8 @@ struct BenchResult {
 
   var json: JSON {
     var object: JSONObject = [
-      "name": .string(name), "n": .int(Int64(n)), "settee_s": .double(settee), "baseline_s": .double(baseline),
+      "name": .string(name), "n": .int(Int64(n)), "settee_s": .double(settee),
+      "baseline_s": .double(baseline),
       "ratio": .double((ratio * 1000).rounded() / 1000),
     ]
     if let target { object["target"] = .double(target) }

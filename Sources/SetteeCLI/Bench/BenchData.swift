@@ -9,8 +9,10 @@ struct BenchData {
   ]
   static let pets = ["cat", "dog", "parrot", "fish", "hamster", "rabbit"]
   static let words = [
-    "doctor", "books", "reading", "school", "startup", "office", "garden", "music", "travel", "coffee",
-    "painting", "football", "chess", "cooking", "science", "history", "sailing", "poetry", "cycling", "movies",
+    "doctor", "books", "reading", "school", "startup", "office", "garden", "music", "travel",
+    "coffee",
+    "painting", "football", "chess", "cooking", "science", "history", "sailing", "poetry",
+    "cycling", "movies",
   ]
 
   private var random: SplitMix64

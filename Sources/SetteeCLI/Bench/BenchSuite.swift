@@ -27,7 +27,8 @@ struct BenchSuite {
 
   /// Each workload's key, for `--only`.
   static let workloads = [
-    "insert", "get", "update", "build", "equality", "range", "or", "in", "scan", "array", "text", "sorted",
+    "insert", "get", "update", "build", "equality", "range", "or", "in", "scan", "array", "text",
+    "sorted",
   ]
 
   init(path: String, documents: Int, quick: Bool, log: @escaping (String) -> Void) throws {
@@ -45,7 +46,10 @@ struct BenchSuite {
   mutating func run() throws -> [BenchResult] {
     var results: [BenchResult] = []
     func add(_ result: BenchResult) {
-      log(String(format: "  %@ (n=%d): %.4f s vs %.4f s", result.name, result.n, result.settee, result.baseline))
+      log(
+        String(
+          format: "  %@ (n=%d): %.4f s vs %.4f s", result.name, result.n, result.settee,
+          result.baseline))
       results.append(result)
     }
     log("preparing \(count) documents…")
@@ -95,13 +99,16 @@ struct BenchSuite {
   }
 
   func collectionID(_ name: String) throws -> Int64 {
-    try pool.read { db in try Int64.fetchOne(db, sql: "SELECT cid FROM collections WHERE name = ?", arguments: [name])! }
+    try pool.read { db in
+      try Int64.fetchOne(db, sql: "SELECT cid FROM collections WHERE name = ?", arguments: [name])!
+    }
   }
 
   /// The entry table of an index, as the baselines address it.
   func table(_ index: String, _ cid: Int64, prefix: String = "ix_") throws -> String {
     let xid = try pool.read { db in
-      try Int64.fetchOne(db, sql: "SELECT xid FROM indexes WHERE cid = ? AND name = ?", arguments: [cid, index])!
+      try Int64.fetchOne(
+        db, sql: "SELECT xid FROM indexes WHERE cid = ? AND name = ?", arguments: [cid, index])!
     }
     return "\"\(prefix)\(xid)\""
   }
@@ -124,7 +131,9 @@ struct BenchSuite {
     let lines = people
     let ids = (0..<count).map { BenchData.id($0, prefix: "p") }
     let runs = quick ? 1 : 3
-    let settee = try Measure.median(repetitions: runs, prepare: { "bulk-s\($0)" }) { name in try load(name, lines) }
+    let settee = try Measure.median(repetitions: runs, prepare: { "bulk-s\($0)" }) { name in
+      try load(name, lines)
+    }
     let baseline = try Measure.median(repetitions: runs, prepare: { "bulk-b\($0)" }) { name in
       try pool.write { db in
         try db.execute(sql: "INSERT INTO collections (name) VALUES (?)", arguments: [name])
@@ -135,13 +144,17 @@ struct BenchSuite {
           sql: "INSERT INTO revisions (rid, rev, parent, deleted, seq) VALUES (?, ?, NULL, 0, ?)")
         for (number, line) in lines.enumerated() {
           let rev = RevisionID.next(after: nil, deleted: false, body: line).description
-          try insertDocument.execute(arguments: [cid, ids[number], rev, number + 1, String(decoding: line.dropLast(), as: UTF8.self)])
+          try insertDocument.execute(arguments: [
+            cid, ids[number], rev, number + 1, String(decoding: line.dropLast(), as: UTF8.self),
+          ])
           try insertRevision.execute(arguments: [db.lastInsertedRowID, rev, number + 1])
         }
-        try db.execute(sql: "UPDATE collections SET last_seq = ? WHERE cid = ?", arguments: [lines.count, cid])
+        try db.execute(
+          sql: "UPDATE collections SET last_seq = ? WHERE cid = ?", arguments: [lines.count, cid])
       }
     }
-    return BenchResult(name: "bulk insert", n: count, settee: settee, baseline: baseline, target: 1.5)
+    return BenchResult(
+      name: "bulk insert", n: count, settee: settee, baseline: baseline, target: 1.5)
   }
 
   mutating func sampleIDs(_ n: Int) -> [String] {
@@ -157,12 +170,15 @@ struct BenchSuite {
       for id in ids {
         _ = try pool.read { db in
           try Row.fetchAll(
-            db.cachedStatement(sql: "SELECT id, rev, body FROM documents WHERE cid = ? AND id = ? AND deleted = 0"),
-            arguments: [cid, id]).count
+            db.cachedStatement(
+              sql: "SELECT id, rev, body FROM documents WHERE cid = ? AND id = ? AND deleted = 0"),
+            arguments: [cid, id]
+          ).count
         }
       }
     }
-    return BenchResult(name: "get by id", n: ids.count, settee: settee, baseline: baseline, target: 1.5)
+    return BenchResult(
+      name: "get by id", n: ids.count, settee: settee, baseline: baseline, target: 1.5)
   }
 
   mutating func update(_ collection: DocumentCollection, _ cid: Int64) throws -> BenchResult {
@@ -178,25 +194,39 @@ struct BenchSuite {
       for id in ids {
         try pool.write { db in
           let row = try Row.fetchOne(
-            db.cachedStatement(sql: "SELECT rid, rev, body FROM documents WHERE cid = ? AND id = ?"), arguments: [cid, id])!
+            db.cachedStatement(
+              sql: "SELECT rid, rev, body FROM documents WHERE cid = ? AND id = ?"),
+            arguments: [cid, id])!
           let body: String = row[2]
           let parent = RevisionID(row[1] as String)!
-          let rev = RevisionID.next(after: parent, deleted: false, body: Array(body.utf8)).description
-          let seq = try Int64.fetchOne(db.cachedStatement(sql: "SELECT last_seq + 1 FROM collections WHERE cid = ?"), arguments: [cid])!
-          try db.cachedStatement(sql: "UPDATE documents SET rev = ?, seq = ?, body = ? WHERE rid = ?")
-            .execute(arguments: [rev, seq, body, row[0] as Int64])
-          try db.cachedStatement(sql: "INSERT INTO revisions (rid, rev, parent, deleted, seq) VALUES (?, ?, ?, 0, ?)")
-            .execute(arguments: [row[0] as Int64, rev, parent.description, seq])
-          try db.cachedStatement(sql: "UPDATE collections SET last_seq = ? WHERE cid = ?").execute(arguments: [seq, cid])
+          let rev = RevisionID.next(after: parent, deleted: false, body: Array(body.utf8))
+            .description
+          let seq = try Int64.fetchOne(
+            db.cachedStatement(sql: "SELECT last_seq + 1 FROM collections WHERE cid = ?"),
+            arguments: [cid])!
+          try db.cachedStatement(
+            sql: "UPDATE documents SET rev = ?, seq = ?, body = ? WHERE rid = ?"
+          )
+          .execute(arguments: [rev, seq, body, row[0] as Int64])
+          try db.cachedStatement(
+            sql: "INSERT INTO revisions (rid, rev, parent, deleted, seq) VALUES (?, ?, ?, 0, ?)"
+          )
+          .execute(arguments: [row[0] as Int64, rev, parent.description, seq])
+          try db.cachedStatement(sql: "UPDATE collections SET last_seq = ? WHERE cid = ?").execute(
+            arguments: [seq, cid])
         }
       }
     }
-    return BenchResult(name: "update (read, change, write)", n: ids.count, settee: settee, baseline: baseline, target: nil)
+    return BenchResult(
+      name: "update (read, change, write)", n: ids.count, settee: settee, baseline: baseline,
+      target: nil)
   }
 
   /// Seed 000's indexing table: 1 and 3 fields at 1,000 to 100,000 documents.
   mutating func indexBuilds() throws -> [BenchResult] {
-    let seed: [Int: (Double, Double)] = [1_000: (0.8, 0.8), 10_000: (6.9, 7.6), 50_000: (56.2, 60.7), 100_000: (169.2, 179.9)]
+    let seed: [Int: (Double, Double)] = [
+      1_000: (0.8, 0.8), 10_000: (6.9, 7.6), 50_000: (56.2, 60.7), 100_000: (169.2, 179.9),
+    ]
     var results: [BenchResult] = []
     for size in [1_000, 10_000, 50_000, 100_000] where size <= count {
       let name = "build-\(size)"
@@ -213,22 +243,26 @@ struct BenchSuite {
         // By hand: the collection's rows (found through its id index, as Settee finds them)
         // with json_extract of each field, then an index over those keys. A partial
         // expression index on `documents` would scan every collection's rows instead.
-        let columns = fields.enumerated().map { "json_extract(body, '$.\($1)') AS k\($0)" }.joined(separator: ", ")
+        let columns = fields.enumerated().map { "json_extract(body, '$.\($1)') AS k\($0)" }.joined(
+          separator: ", ")
         let keys = fields.indices.map { "k\($0)" }.joined(separator: ", ")
         let baseline = try Measure.median(repetitions: runs, prepare: { _ in () }) { _ in
           try pool.write { db in
             // cid is a number Settee made, not user input.
             try db.execute(
-              sql: "CREATE TABLE bench_baseline AS SELECT \(columns), id, rid FROM documents WHERE cid = \(cid) AND deleted = 0")
+              sql:
+                "CREATE TABLE bench_baseline AS SELECT \(columns), id, rid FROM documents WHERE cid = \(cid) AND deleted = 0"
+            )
             try db.execute(sql: "CREATE INDEX bench_baseline_keys ON bench_baseline (\(keys), id)")
           }
         } cleanUp: {
           try pool.write { db in try db.execute(sql: "DROP TABLE bench_baseline") }
         }
-        results.append(BenchResult(
-          name: "index build, \(fields.count) field\(fields.count == 1 ? "" : "s")", n: size,
-          settee: settee, baseline: baseline, target: 2,
-          seed: fields.count == 1 ? seed[size]?.0 : seed[size]?.1))
+        results.append(
+          BenchResult(
+            name: "index build, \(fields.count) field\(fields.count == 1 ? "" : "s")", n: size,
+            settee: settee, baseline: baseline, target: 2,
+            seed: fields.count == 1 ? seed[size]?.0 : seed[size]?.1))
       }
     }
     return results
@@ -238,7 +272,10 @@ struct BenchSuite {
 
   mutating func queries(_ n: Int) -> [(name: String, age: Int64, pet: String, number: Int64)] {
     (0..<n).map { _ in
-      (data.pick(BenchData.names), Int64(1 + data.next() % 90), data.pick(BenchData.pets), Int64(data.next() % UInt64(count)))
+      (
+        data.pick(BenchData.names), Int64(1 + data.next() % 90), data.pick(BenchData.pets),
+        Int64(data.next() % UInt64(count))
+      )
     }
   }
 
@@ -246,7 +283,8 @@ struct BenchSuite {
   /// matching arguments; the times cover all the queries.
   func compare(
     _ name: String, n: Int, target: Double?, _ collection: DocumentCollection,
-    _ cases: [(query: FindQuery, arguments: StatementArguments)], baseline sql: String, repetitions: Int? = nil
+    _ cases: [(query: FindQuery, arguments: StatementArguments)], baseline sql: String,
+    repetitions: Int? = nil
   ) throws -> BenchResult {
     let runs = repetitions ?? self.repetitions
     let (settee, baseline) = try Measure.medians(repetitions: runs) {
@@ -254,68 +292,107 @@ struct BenchSuite {
     } _: {
       for item in cases {
         _ = try pool.read { db in
-          BenchSuite.documents(try Row.fetchAll(db.cachedStatement(sql: sql), arguments: item.arguments))
+          BenchSuite.documents(
+            try Row.fetchAll(db.cachedStatement(sql: sql), arguments: item.arguments))
         }
       }
     }
     return BenchResult(name: name, n: n, settee: settee, baseline: baseline, target: target)
   }
 
-  mutating func indexedEquality(_ collection: DocumentCollection, _ cid: Int64) throws -> BenchResult {
+  mutating func indexedEquality(_ collection: DocumentCollection, _ cid: Int64) throws
+    -> BenchResult
+  {
     let nap = try table("nap", cid)
     let cases = try queries(quick ? 20 : 200).map { value in
-      (FindQuery(selector: try SelectorParser.parse(["name": .string(value.name), "age": .int(value.age), "pet": .string(value.pet)])),
-       StatementArguments([BenchSuite.key(.string(value.name)), BenchSuite.key(.int(value.age)), BenchSuite.key(.string(value.pet))]))
+      (
+        FindQuery(
+          selector: try SelectorParser.parse([
+            "name": .string(value.name), "age": .int(value.age), "pet": .string(value.pet),
+          ])),
+        StatementArguments([
+          BenchSuite.key(.string(value.name)), BenchSuite.key(.int(value.age)),
+          BenchSuite.key(.string(value.pet)),
+        ])
+      )
     }
     let returned = try cases.reduce(0) { $0 + (try collection.find($1.0).count) }
     log("    (\(returned / max(cases.count, 1)) documents per query)")
     return try compare(
       "indexed equality, 3 fields", n: cases.count, target: 1.5, collection, cases,
-      baseline: "SELECT d.id, d.rev, d.body FROM \(nap) x CROSS JOIN documents d ON d.rid = x.rid WHERE x.k0 = ? AND x.k1 = ? AND x.k2 = ? AND d.deleted = 0 ORDER BY d.id")
+      baseline:
+        "SELECT d.id, d.rev, d.body FROM \(nap) x CROSS JOIN documents d ON d.rid = x.rid WHERE x.k0 = ? AND x.k1 = ? AND x.k2 = ? AND d.deleted = 0 ORDER BY d.id"
+    )
   }
 
   mutating func indexedRange(_ collection: DocumentCollection, _ cid: Int64) throws -> BenchResult {
     let num = try table("num", cid)
     let cases = try queries(quick ? 20 : 200).map { value in
-      (FindQuery(selector: try SelectorParser.parse(["docNumber": ["$gt": .int(value.number)]]), sort: [.init("docNumber")], limit: 10),
-       StatementArguments([BenchSuite.key(.int(value.number))]))
+      (
+        FindQuery(
+          selector: try SelectorParser.parse(["docNumber": ["$gt": .int(value.number)]]),
+          sort: [.init("docNumber")], limit: 10),
+        StatementArguments([BenchSuite.key(.int(value.number))])
+      )
     }
     return try compare(
       "indexed range, sort, limit 10", n: cases.count, target: 1.5, collection, cases,
-      baseline: "SELECT d.id, d.rev, d.body FROM \(num) x CROSS JOIN documents d ON d.rid = x.rid WHERE x.k0 > ? AND x.k0 < x'08' AND d.deleted = 0 ORDER BY x.k0, x.id LIMIT 10")
+      baseline:
+        "SELECT d.id, d.rev, d.body FROM \(num) x CROSS JOIN documents d ON d.rid = x.rid WHERE x.k0 > ? AND x.k0 < x'08' AND d.deleted = 0 ORDER BY x.k0, x.id LIMIT 10"
+    )
   }
 
   mutating func indexedOr(_ collection: DocumentCollection, _ cid: Int64) throws -> BenchResult {
     let (num, nap) = (try table("num", cid), try table("nap", cid))
     let cases = try queries(quick ? 20 : 200).map { value in
-      (FindQuery(selector: try SelectorParser.parse(["$or": [
-        ["docNumber": .int(value.number)],
-        ["name": .string(value.name), "age": .int(value.age), "pet": .string(value.pet)],
-      ]])),
-       StatementArguments([BenchSuite.key(.int(value.number)), BenchSuite.key(.string(value.name)), BenchSuite.key(.int(value.age)), BenchSuite.key(.string(value.pet))]))
+      (
+        FindQuery(
+          selector: try SelectorParser.parse([
+            "$or": [
+              ["docNumber": .int(value.number)],
+              ["name": .string(value.name), "age": .int(value.age), "pet": .string(value.pet)],
+            ]
+          ])),
+        StatementArguments([
+          BenchSuite.key(.int(value.number)), BenchSuite.key(.string(value.name)),
+          BenchSuite.key(.int(value.age)), BenchSuite.key(.string(value.pet)),
+        ])
+      )
     }
     return try compare(
       "$or over two indexes", n: cases.count, target: 1.5, collection, cases,
-      baseline: "SELECT d.id, d.rev, d.body FROM documents d WHERE d.rid IN (SELECT rid FROM \(num) WHERE k0 = ? UNION SELECT rid FROM \(nap) WHERE k0 = ? AND k1 = ? AND k2 = ?) AND d.deleted = 0 ORDER BY d.id")
+      baseline:
+        "SELECT d.id, d.rev, d.body FROM documents d WHERE d.rid IN (SELECT rid FROM \(num) WHERE k0 = ? UNION SELECT rid FROM \(nap) WHERE k0 = ? AND k1 = ? AND k2 = ?) AND d.deleted = 0 ORDER BY d.id"
+    )
   }
 
   mutating func indexedIn(_ collection: DocumentCollection, _ cid: Int64) throws -> BenchResult {
     let num = try table("num", cid)
-    let lists = (0..<(quick ? 20 : 200)).map { _ in (0..<10).map { _ in Int64(data.next() % UInt64(count)) } }
+    let lists = (0..<(quick ? 20 : 200)).map { _ in
+      (0..<10).map { _ in Int64(data.next() % UInt64(count)) }
+    }
     let cases = try lists.map { list in
-      (FindQuery(selector: try SelectorParser.parse(["docNumber": ["$in": .array(list.map { .int($0) })]])),
-       StatementArguments(list.map { BenchSuite.key(.int($0)) }))
+      (
+        FindQuery(
+          selector: try SelectorParser.parse(["docNumber": ["$in": .array(list.map { .int($0) })]])),
+        StatementArguments(list.map { BenchSuite.key(.int($0)) })
+      )
     }
     return try compare(
       "$in, 10 values", n: cases.count, target: 1.5, collection, cases,
-      baseline: "SELECT d.id, d.rev, d.body FROM \(num) x CROSS JOIN documents d ON d.rid = x.rid WHERE x.k0 IN (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) AND d.deleted = 0 ORDER BY d.id")
+      baseline:
+        "SELECT d.id, d.rev, d.body FROM \(num) x CROSS JOIN documents d ON d.rid = x.rid WHERE x.k0 IN (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) AND d.deleted = 0 ORDER BY d.id"
+    )
   }
 
   func unindexedScan(_ collection: DocumentCollection, _ cid: Int64) throws -> BenchResult {
-    let query = FindQuery(selector: try SelectorParser.parse(#"{"pet": "parrot", "age": {"$gt": 85}}"#))
+    let query = FindQuery(
+      selector: try SelectorParser.parse(#"{"pet": "parrot", "age": {"$gt": 85}}"#))
     return try compare(
       "unindexed query (scan)", n: count, target: 2, collection, [(query, [cid])],
-      baseline: "SELECT id, rev, body FROM documents WHERE cid = ? AND deleted = 0 AND json_extract(body, '$.pet') = 'parrot' AND json_extract(body, '$.age') > 85 ORDER BY id")
+      baseline:
+        "SELECT id, rev, body FROM documents WHERE cid = ? AND deleted = 0 AND json_extract(body, '$.pet') = 'parrot' AND json_extract(body, '$.age') > 85 ORDER BY id"
+    )
   }
 
   /// A scan with no string to look for first: every document's JSON is read.
@@ -323,40 +400,52 @@ struct BenchSuite {
     let query = FindQuery(selector: try SelectorParser.parse(#"{"age": {"$gt": 88}}"#))
     return try compare(
       "unindexed numeric range (scan)", n: count, target: 2, collection, [(query, [cid])],
-      baseline: "SELECT id, rev, body FROM documents WHERE cid = ? AND deleted = 0 AND json_extract(body, '$.age') > 88 ORDER BY id")
+      baseline:
+        "SELECT id, rev, body FROM documents WHERE cid = ? AND deleted = 0 AND json_extract(body, '$.age') > 88 ORDER BY id"
+    )
   }
 
   mutating func prepareProfiles() throws -> (collection: DocumentCollection, cid: Int64) {
     try load("profiles", data.profiles(count))
     let collection = database.collection("profiles")
-    if database.isTextSearchEnabled { try collection.ensureIndexed(["comment"], name: "comments", type: .text) }
+    if database.isTextSearchEnabled {
+      try collection.ensureIndexed(["comment"], name: "comments", type: .text)
+    }
     return (collection, try collectionID("profiles"))
   }
 
   func arrayElement(_ collection: DocumentCollection, _ cid: Int64) throws -> BenchResult {
-    let query = FindQuery(selector: try SelectorParser.parse(#"{"tags": "hamster", "name": "mike"}"#))
+    let query = FindQuery(
+      selector: try SelectorParser.parse(#"{"tags": "hamster", "name": "mike"}"#))
     return try compare(
       "array element query (scan)", n: count, target: 2, collection, [(query, [cid])],
-      baseline: "SELECT id, rev, body FROM documents WHERE cid = ? AND deleted = 0 AND EXISTS (SELECT 1 FROM json_each(body, '$.tags') WHERE value = 'hamster') AND json_extract(body, '$.name') = 'mike' ORDER BY id")
+      baseline:
+        "SELECT id, rev, body FROM documents WHERE cid = ? AND deleted = 0 AND EXISTS (SELECT 1 FROM json_each(body, '$.tags') WHERE value = 'hamster') AND json_extract(body, '$.name') = 'mike' ORDER BY id"
+    )
   }
 
   func textSearch(_ collection: DocumentCollection, _ cid: Int64) throws -> BenchResult {
     guard database.isTextSearchEnabled else {
-      return BenchResult(name: "text search (FTS4 unavailable)", n: 0, settee: 0, baseline: 0, target: nil)
+      return BenchResult(
+        name: "text search (FTS4 unavailable)", n: 0, settee: 0, baseline: 0, target: nil)
     }
     let fts = try table("comments", cid, prefix: "fts_")
     return try compare(
       "text search, a phrase", n: count, target: 1.5, collection,
       [(FindQuery(selector: .text("\"chess sailing\"")), ["\"chess sailing\""])],
-      baseline: "SELECT d.id, d.rev, d.body FROM \(fts) f CROSS JOIN documents d ON d.rid = f.docid WHERE \(fts) MATCH ? AND d.deleted = 0 ORDER BY d.id")
+      baseline:
+        "SELECT d.id, d.rev, d.body FROM \(fts) f CROSS JOIN documents d ON d.rid = f.docid WHERE \(fts) MATCH ? AND d.deleted = 0 ORDER BY d.id"
+    )
   }
 
   func sortedLimit(_ collection: DocumentCollection, _ cid: Int64) throws -> BenchResult {
     let num = try table("num", cid)
     let query = FindQuery(selector: .all, sort: [.init("docNumber", descending: true)], limit: 10)
     return try compare(
-      "sorted by index, limit 10", n: try collection.count(), target: 1.5, collection, [(query, [])],
-      baseline: "SELECT d.id, d.rev, d.body FROM \(num) x CROSS JOIN documents d ON d.rid = x.rid WHERE d.deleted = 0 ORDER BY x.k0 DESC, x.id DESC LIMIT 10",
+      "sorted by index, limit 10", n: try collection.count(), target: 1.5, collection,
+      [(query, [])],
+      baseline:
+        "SELECT d.id, d.rev, d.body FROM \(num) x CROSS JOIN documents d ON d.rid = x.rid WHERE d.deleted = 0 ORDER BY x.k0 DESC, x.id DESC LIMIT 10",
       repetitions: repetitions * 20)
   }
 
@@ -373,7 +462,9 @@ struct BenchSuite {
   }
 
   static var sqliteVersion: String {
-    let version = try? DatabaseQueue().read { db in try String.fetchOne(db, sql: "SELECT sqlite_version()") }
+    let version = try? DatabaseQueue().read { db in
+      try String.fetchOne(db, sql: "SELECT sqlite_version()")
+    }
     return (version ?? nil) ?? "?"
   }
 
@@ -383,13 +474,16 @@ struct BenchSuite {
       return left ? text + padding : padding + text
     }
     var lines = [
-      pad("workload", 32, left: true) + pad("n", 9) + pad("settee s", 11) + pad("baseline s", 12) + pad("ratio", 8)
+      pad("workload", 32, left: true) + pad("n", 9) + pad("settee s", 11) + pad("baseline s", 12)
+        + pad("ratio", 8)
         + pad("target", 8) + pad("seed iPhone5 s", 16)
     ]
     for result in results {
       lines.append(
-        pad(result.name, 32, left: true) + pad(String(result.n), 9) + pad(String(format: "%.5f", result.settee), 11)
-          + pad(String(format: "%.5f", result.baseline), 12) + pad(String(format: "%.2f", result.ratio), 8)
+        pad(result.name, 32, left: true) + pad(String(result.n), 9)
+          + pad(String(format: "%.5f", result.settee), 11)
+          + pad(String(format: "%.5f", result.baseline), 12)
+          + pad(String(format: "%.2f", result.ratio), 8)
           + pad(result.target.map { String(format: "<= %.1f", $0) } ?? "", 8)
           + pad(result.seed.map { String(format: "%.1f", $0) } ?? "", 16))
     }

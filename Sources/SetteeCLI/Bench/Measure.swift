@@ -2,7 +2,9 @@ import Foundation
 
 /// Times work: a warm-up run, then the median of several.
 enum Measure {
-  static func median(repetitions: Int, warmUp: Bool = true, _ body: () throws -> Void) rethrows -> Double {
+  static func median(repetitions: Int, warmUp: Bool = true, _ body: () throws -> Void) rethrows
+    -> Double
+  {
     if warmUp { try body() }
     var times: [Double] = []
     for _ in 0..<max(repetitions, 1) {

@@ -14,10 +14,14 @@ struct GetCommand: ParsableCommand {
   func run() throws {
     let collection = try options.openCollection()
     guard let document = try collection.getRevision(id) else {
-      throw SetteeError(.notFound, "missing: no document \(JSON.string(id)) in \(JSON.string(collection.name))", documentID: id)
+      throw SetteeError(
+        .notFound, "missing: no document \(JSON.string(id)) in \(JSON.string(collection.name))",
+        documentID: id)
     }
     if document.isDeleted {
-      throw SetteeError(.notFound, "deleted: document \(JSON.string(id)) was deleted at revision \(document.rev!)", documentID: id)
+      throw SetteeError(
+        .notFound, "deleted: document \(JSON.string(id)) was deleted at revision \(document.rev!)",
+        documentID: id)
     }
     Console.outJSON(.object(document.json))
   }
@@ -27,7 +31,9 @@ struct PutCommand: ParsableCommand {
   static let configuration = CommandConfiguration(
     commandName: "put",
     abstract: "Create or update a document.",
-    discussion: "Updating an existing document needs its current \"_rev\"; a document without \"_id\" gets a new one. Prints {\"ok\":true,\"id\":…,\"rev\":…}.")
+    discussion:
+      "Updating an existing document needs its current \"_rev\"; a document without \"_id\" gets a new one. Prints {\"ok\":true,\"id\":…,\"rev\":…}."
+  )
 
   @OptionGroup var local: GlobalOptions
   @ParentCommand var root: SetteeCommand
@@ -35,9 +41,11 @@ struct PutCommand: ParsableCommand {
   @Argument(help: "The document as JSON, or - to read it from standard input.") var json: String
 
   func run() throws {
-    let text = json == "-" ? String(decoding: try InputFile(path: "-").readAll(), as: UTF8.self) : json
+    let text =
+      json == "-" ? String(decoding: try InputFile(path: "-").readAll(), as: UTF8.self) : json
     let collection = try options.openCollection()
-    let value = try JSONParser.parse(text, maxDepth: collection.database.configuration.limits.maxNestingDepth)
+    let value = try JSONParser.parse(
+      text, maxDepth: collection.database.configuration.limits.maxNestingDepth)
     let document = try Document(validating: value, limits: collection.database.configuration.limits)
     let result = try collection.put(document)
     Console.outJSON(result.couchJSON)

@@ -12,11 +12,14 @@ struct IndexCreateCommand: ParsableCommand {
   static let configuration = CommandConfiguration(
     commandName: "create",
     abstract: "Create an index (CouchDB's _index body).",
-    discussion: #"Example: settee index create '{"index":{"fields":["name","age"]},"name":"basic","type":"json"}'. Prints {"result":"created"|"exists","name":…}. Documents already stored are indexed before it returns."#)
+    discussion:
+      #"Example: settee index create '{"index":{"fields":["name","age"]},"name":"basic","type":"json"}'. Prints {"result":"created"|"exists","name":…}. Documents already stored are indexed before it returns."#
+  )
 
   @OptionGroup var local: GlobalOptions
   @ParentCommand var root: SetteeCommand
-  @Argument(help: "The index definition as JSON, or - to read it from standard input.") var definition: String
+  @Argument(help: "The index definition as JSON, or - to read it from standard input.")
+  var definition: String
 
   func run() throws {
     let options = local.merged(with: root.options)
@@ -44,7 +47,10 @@ struct IndexListCommand: ParsableCommand {
     for index in indexes {
       var entry: JSONObject = [
         "ddoc": .null, "name": .string(index.name), "type": .string(index.kind.rawValue),
-        "def": ["fields": .array(index.fields.map { field -> JSON in .object([field.description: "asc"]) })],
+        "def": [
+          "fields": .array(
+            index.fields.map { field -> JSON in .object([field.description: "asc"]) })
+        ],
       ]
       if index.kind == .text {
         var settings = JSONObject()
@@ -58,7 +64,8 @@ struct IndexListCommand: ParsableCommand {
 }
 
 struct IndexDeleteCommand: ParsableCommand {
-  static let configuration = CommandConfiguration(commandName: "delete", abstract: "Delete an index by name.")
+  static let configuration = CommandConfiguration(
+    commandName: "delete", abstract: "Delete an index by name.")
 
   @OptionGroup var local: GlobalOptions
   @ParentCommand var root: SetteeCommand
@@ -75,11 +82,14 @@ struct FindCommand: ParsableCommand {
   static let configuration = CommandConfiguration(
     commandName: "find",
     abstract: "Find documents with a Cloudant Query / Mango query.",
-    discussion: #"Example: settee find '{"selector":{"age":{"$gt":20}},"sort":[{"age":"desc"}],"fields":["name"],"limit":10}'. Prints {"docs":[…]}, streaming, so large results do not fill memory."#)
+    discussion:
+      #"Example: settee find '{"selector":{"age":{"$gt":20}},"sort":[{"age":"desc"}],"fields":["name"],"limit":10}'. Prints {"docs":[…]}, streaming, so large results do not fill memory."#
+  )
 
   @OptionGroup var local: GlobalOptions
   @ParentCommand var root: SetteeCommand
-  @Argument(help: "The query (CouchDB's _find body), or - to read it from standard input.") var query: String
+  @Argument(help: "The query (CouchDB's _find body), or - to read it from standard input.")
+  var query: String
 
   func run() throws {
     let options = local.merged(with: root.options)

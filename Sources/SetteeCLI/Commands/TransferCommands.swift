@@ -7,7 +7,9 @@ struct ImportCommand: ParsableCommand {
   static let configuration = CommandConfiguration(
     commandName: "import",
     abstract: "Import documents from a JSON array or NDJSON file.",
-    discussion: "The input is streamed, so files of any size import in bounded memory. By default the import is one transaction: all records or, if one is bad, none; the error names its line. Records keep their \"_rev\" when the document is new to the collection, so the output of 'settee export' imports back unchanged.")
+    discussion:
+      "The input is streamed, so files of any size import in bounded memory. By default the import is one transaction: all records or, if one is bad, none; the error names its line. Records keep their \"_rev\" when the document is new to the collection, so the output of 'settee export' imports back unchanged."
+  )
 
   @OptionGroup var local: GlobalOptions
   @ParentCommand var root: SetteeCommand
@@ -67,7 +69,8 @@ final class ProgressBar {
       let fraction = min(Double(progress.bytes) / Double(total), 1)
       let width = 30
       let filled = Int(fraction * Double(width))
-      line += "[" + String(repeating: "=", count: filled)
+      line +=
+        "[" + String(repeating: "=", count: filled)
         + String(repeating: " ", count: width - filled) + "] "
       line += String(format: "%3d%% ", Int(fraction * 100))
     }

@@ -43,13 +43,16 @@ struct DemoCommand: ParsableCommand {
     var changed = mike.json
     changed["age"] = 35
     let updated = try people.put(changed)
-    show("put ->", ["ok": true, "id": .string(updated.id), "rev": .string(updated.rev.description)])
+    show(
+      "put ->", ["ok": true, "id": .string(updated.id), "rev": .string(updated.rev.description)])
 
     section("A stale _rev is a conflict, and nothing is written")
     do {
       try people.put(changed)
     } catch let error as SetteeError {
-      show("put with the old _rev ->", ["error": .string(error.code.name), "reason": .string(error.reason)])
+      show(
+        "put with the old _rev ->",
+        ["error": .string(error.code.name), "reason": .string(error.reason)])
     }
 
     section("Delete leaves a tombstone; the revision history stays")
@@ -64,11 +67,14 @@ struct DemoCommand: ParsableCommand {
     let kiki = Person(name: "kiki", age: 9, pet: .init(species: "axolotl"))
     let stored = try people.put(kiki, id: "kiki9")
     let back = try people.get(Person.self, id: "kiki9")!
-    Console.out("   put Person(name: \"kiki\") as kiki9 at \(stored.rev); read back: \(back.name), \(back.age), \(back.pet?.species ?? "-")\n")
+    Console.out(
+      "   put Person(name: \"kiki\") as kiki9 at \(stored.rev); read back: \(back.name), \(back.age), \(back.pet?.species ?? "-")\n"
+    )
 
     section("The changes feed, from sequence \(summary.documents) on")
     for change in try people.changes(since: Int64(summary.documents)) {
-      Console.out("   seq \(change.seq): \(change.id) \(change.rev)\(change.isDeleted ? " deleted" : "")\n")
+      Console.out(
+        "   seq \(change.seq): \(change.id) \(change.rev)\(change.isDeleted ? " deleted" : "")\n")
     }
 
     section("Query with Cloudant Query selectors (seed 000), with and without an index")
@@ -76,11 +82,26 @@ struct DemoCommand: ParsableCommand {
     Console.out("   ensureIndexed([\"name\", \"age\", \"pet.species\"], name: \"basic\")\n")
     let examples: [(String, String)] = [
       (#"{"selector": {"pet.species": "cat"}, "fields": ["name"]}"#, "cats"),
-      (#"{"selector": {"age": {"$gt": 12, "$lt": 30}}, "sort": [{"age": "asc"}], "fields": ["name", "age"]}"#, "12 < age < 30, by age"),
-      (#"{"selector": {"$or": [{"pet.species": "dog"}, {"$and": [{"age": {"$gt": 30}}, {"name": "mike"}]}]}, "fields": ["name"]}"#, "dogs, or mikes over 30"),
-      (#"{"selector": {"name": "mike", "age": {"$gte": 30}}, "fields": ["name", "age"]}"#, "indexed: name and age"),
-      (#"{"selector": {"tags": {"$all": ["student", "reader"]}}, "fields": ["name", "tags"]}"#, "arrays: $all"),
-      (#"{"selector": {"comment": {"$regex": "(?i)doctor"}}, "sort": ["name"], "fields": ["name"], "limit": 3}"#, "$regex, sorted, limit 3"),
+      (
+        #"{"selector": {"age": {"$gt": 12, "$lt": 30}}, "sort": [{"age": "asc"}], "fields": ["name", "age"]}"#,
+        "12 < age < 30, by age"
+      ),
+      (
+        #"{"selector": {"$or": [{"pet.species": "dog"}, {"$and": [{"age": {"$gt": 30}}, {"name": "mike"}]}]}, "fields": ["name"]}"#,
+        "dogs, or mikes over 30"
+      ),
+      (
+        #"{"selector": {"name": "mike", "age": {"$gte": 30}}, "fields": ["name", "age"]}"#,
+        "indexed: name and age"
+      ),
+      (
+        #"{"selector": {"tags": {"$all": ["student", "reader"]}}, "fields": ["name", "tags"]}"#,
+        "arrays: $all"
+      ),
+      (
+        #"{"selector": {"comment": {"$regex": "(?i)doctor"}}, "sort": ["name"], "fields": ["name"], "limit": 3}"#,
+        "$regex, sorted, limit 3"
+      ),
     ]
     for (text, title) in examples {
       let query = try FindQuery(json: JSONParser.parse(text))
@@ -88,21 +109,30 @@ struct DemoCommand: ParsableCommand {
       let names = try people.find(query).map { JSONWriter.string(.object($0.body)) }
       Console.out("   \(title): \(text)\n")
       Console.out("     -> \(names.joined(separator: " "))\n")
-      Console.out("     plan: \(plan.indexes.isEmpty ? "collection scan" : "index " + plan.indexes.joined(separator: ", "))\n")
+      Console.out(
+        "     plan: \(plan.indexes.isEmpty ? "collection scan" : "index " + plan.indexes.joined(separator: ", "))\n"
+      )
     }
 
     section("Full-text search (a TEXT index, FTS4 query syntax, any language)")
     if database.isTextSearchEnabled {
-      try people.ensureIndexed(["name", "comment"], name: "comments", type: .text, settings: ["tokenize": "porter"])
-      Console.out("   ensureIndexed([\"name\", \"comment\"], name: \"comments\", type: .text, settings: [\"tokenize\": \"porter\"])\n")
-      for search in ["doctor books", "\"is a doctor\"", "doc*", "retire", "teach* OR pilot", "léa", "東京"] {
+      try people.ensureIndexed(
+        ["name", "comment"], name: "comments", type: .text, settings: ["tokenize": "porter"])
+      Console.out(
+        "   ensureIndexed([\"name\", \"comment\"], name: \"comments\", type: .text, settings: [\"tokenize\": \"porter\"])\n"
+      )
+      for search in [
+        "doctor books", "\"is a doctor\"", "doc*", "retire", "teach* OR pilot", "léa", "東京",
+      ] {
         let query = FindQuery(
           selector: .text(search), sort: [.relevance()], fields: ["name"])
         let names = try people.find(query).compactMap { $0["name"]?.stringValue }
-        Console.out("   $search \(JSONWriter.string(.string(search))) -> \(names.joined(separator: ", "))\n")
+        Console.out(
+          "   $search \(JSONWriter.string(.string(search))) -> \(names.joined(separator: ", "))\n")
       }
     } else {
-      Console.out("   this SQLite has no FTS4, so text search is off (isTextSearchEnabled is false)\n")
+      Console.out(
+        "   this SQLite has no FTS4, so text search is off (isTextSearchEnabled is false)\n")
     }
 
     section("Export (NDJSON, first 3 lines)")

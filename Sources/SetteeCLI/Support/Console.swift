@@ -40,7 +40,8 @@ enum Console {
     bytes.withUnsafeBytes { buffer in
       var offset = 0
       while offset < buffer.count {
-        let written = Foundation.write(descriptor, buffer.baseAddress! + offset, buffer.count - offset)
+        let written = Foundation.write(
+          descriptor, buffer.baseAddress! + offset, buffer.count - offset)
         if written < 0 {
           if errno == EINTR { continue }
           return  // a closed pipe: nothing sensible left to do with the output

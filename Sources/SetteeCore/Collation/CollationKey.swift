@@ -93,6 +93,8 @@ public enum CollationKey {
   }
 
   static func appendBigEndian(_ value: UInt64, to output: inout [UInt8]) {
-    for shift in stride(from: 56, through: 0, by: -8) { output.append(UInt8(truncatingIfNeeded: value >> UInt64(shift))) }
+    for shift in stride(from: 56, through: 0, by: -8) {
+      output.append(UInt8(truncatingIfNeeded: value >> UInt64(shift)))
+    }
   }
 }

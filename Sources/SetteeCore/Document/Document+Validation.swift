@@ -12,7 +12,9 @@ extension Document {
   public init(validating json: JSON, limits: DocumentLimits = .default) throws {
     guard case .object(let object) = json else {
       throw SetteeError(
-        .invalidDocument, "a document must be a JSON object, not \(json.typeName == "array" ? "an" : "a") \(json.typeName)")
+        .invalidDocument,
+        "a document must be a JSON object, not \(json.typeName == "array" ? "an" : "a") \(json.typeName)"
+      )
     }
     var id: String?
     var rev: RevisionID?
@@ -23,7 +25,8 @@ extension Document {
       switch member.key {
       case "_id":
         guard case .string(let text) = member.value else {
-          throw SetteeError(.invalidID, "document id must be a string, not \(member.value.typeName)")
+          throw SetteeError(
+            .invalidID, "document id must be a string, not \(member.value.typeName)")
         }
         try Document.validateID(text)
         id = text
@@ -125,13 +128,13 @@ extension Document {
     }
     switch problem {
     case .notFinite(let number, let reversedPath):
-      let where_ = ([path] + reversedPath.reversed()).joined(separator: ".")
+      let location = ([path] + reversedPath.reversed()).joined(separator: ".")
       throw SetteeError(
-        .invalidDocument, "field \(where_) holds \(number), which JSON cannot represent")
+        .invalidDocument, "field \(location) holds \(number), which JSON cannot represent")
     case .tooDeep(let reversedPath):
-      let where_ = ([path] + reversedPath.reversed()).joined(separator: ".")
+      let location = ([path] + reversedPath.reversed()).joined(separator: ".")
       throw SetteeError(
-        .nestingTooDeep, "document nests deeper than \(limits.maxNestingDepth) levels at \(where_)")
+        .nestingTooDeep, "document nests deeper than \(limits.maxNestingDepth) levels at \(location)")
     }
   }
 

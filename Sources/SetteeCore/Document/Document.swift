@@ -10,8 +10,7 @@ public struct Document: Sendable, Hashable {
   public var isDeleted: Bool
   public var body: JSONObject
 
-  public init(id: String, rev: RevisionID? = nil, isDeleted: Bool = false, body: JSONObject = [:])
-  {
+  public init(id: String, rev: RevisionID? = nil, isDeleted: Bool = false, body: JSONObject = [:]) {
     self.id = id
     self.rev = rev
     self.isDeleted = isDeleted

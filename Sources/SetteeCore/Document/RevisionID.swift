@@ -27,10 +27,15 @@ public struct RevisionID: Sendable, Hashable, Comparable, CustomStringConvertibl
     guard let parsed else { return nil }
     generation = parsed.generation
     // Canonical text: no leading zeros in the generation, a lowercase digest.
-    self.description = parsed.canonical ? text : "\(parsed.generation)-\(String(text.utf8[text.utf8.index(text.utf8.startIndex, offsetBy: parsed.digestOffset)...])!.lowercased())"
+    self.description =
+      parsed.canonical
+      ? text
+      : "\(parsed.generation)-\(String(text.utf8[text.utf8.index(text.utf8.startIndex, offsetBy: parsed.digestOffset)...])!.lowercased())"
   }
 
-  private static func parse(_ bytes: UnsafeBufferPointer<UInt8>) -> (generation: Int, digestOffset: Int, canonical: Bool)? {
+  private static func parse(_ bytes: UnsafeBufferPointer<UInt8>) -> (
+    generation: Int, digestOffset: Int, canonical: Bool
+  )? {
     var generation = 0
     var index = 0
     // The generation: decimal digits, no sign, at least 1.

@@ -35,12 +35,16 @@ public enum TextQuery {
       // A word: up to white space, a parenthesis or a quote.
       var column: String?
       var end = index
-      while end < search.endIndex, !search[end].isWhitespace, !"()\"".contains(search[end]) { end = search.index(after: end) }
+      while end < search.endIndex, !search[end].isWhitespace, !"()\"".contains(search[end]) {
+        end = search.index(after: end)
+      }
       var word = String(search[index..<end])
       if let colon = word.lastIndex(of: ":"), colon != word.startIndex {
         let field = String(word[..<colon])
         guard let mapped = columns[field] else {
-          throw fail("the TEXT index has no field \(quoted(field)) (it has \(columns.keys.sorted().joined(separator: ", ")))")
+          throw fail(
+            "the TEXT index has no field \(quoted(field)) (it has \(columns.keys.sorted().joined(separator: ", ")))"
+          )
         }
         column = mapped
         word = String(word[word.index(after: colon)...])
@@ -70,7 +74,8 @@ public enum TextQuery {
         continue
       }
       let prefix = word.hasSuffix("*")
-      let pieces = TextNormalizer.normalize(prefix ? String(word.dropLast()) : word).split(separator: " ")
+      let pieces = TextNormalizer.normalize(prefix ? String(word.dropLast()) : word).split(
+        separator: " ")
       guard !pieces.isEmpty else { continue }  // punctuation alone searches nothing
       let body = pieces.count == 1 ? String(pieces[0]) : "\"" + pieces.joined(separator: " ") + "\""
       output.append((column.map { $0 + ":" } ?? "") + body + (prefix ? "*" : ""))

@@ -203,7 +203,8 @@ public struct JSONRecordReader {
   private func error(_ message: String) -> SetteeError {
     SetteeError(
       .invalidJSON, "invalid JSON: \(message)",
-      location: SetteeError.Location(line: line, column: offset - lineStart + 1, record: recordIndex))
+      location: SetteeError.Location(
+        line: line, column: offset - lineStart + 1, record: recordIndex))
   }
 
   private func tooLarge(_ startLine: Int) -> SetteeError {

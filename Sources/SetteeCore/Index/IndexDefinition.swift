@@ -19,13 +19,18 @@ public struct IndexDefinition: Sendable, Hashable {
   /// - Throws: ``SetteeError`` with code `invalidIndex`: an empty name, no fields, a field
   ///   twice, a setting other than `tokenize` (and that only for TEXT indexes), a tokenizer
   ///   other than `simple` or `porter`.
-  public init(name: String, fields: [FieldPath], kind: Kind = .json, settings: [String: String] = [:])
+  public init(
+    name: String, fields: [FieldPath], kind: Kind = .json, settings: [String: String] = [:]
+  )
     throws
   {
     if name.isEmpty { throw SetteeError(.invalidIndex, "an index name must not be empty") }
-    if fields.isEmpty { throw SetteeError(.invalidIndex, "index \(quoted(name)) needs at least one field") }
+    if fields.isEmpty {
+      throw SetteeError(.invalidIndex, "index \(quoted(name)) needs at least one field")
+    }
     if let repeated = fields.first(where: { field in fields.filter { $0 == field }.count > 1 }) {
-      throw SetteeError(.invalidIndex, "index \(quoted(name)) names field \(quoted(repeated.description)) twice")
+      throw SetteeError(
+        .invalidIndex, "index \(quoted(name)) names field \(quoted(repeated.description)) twice")
     }
     if fields.contains(where: \.isRoot) {
       throw SetteeError(.invalidIndex, "index \(quoted(name)) has an empty field name")
@@ -34,15 +39,19 @@ public struct IndexDefinition: Sendable, Hashable {
     switch kind {
     case .json:
       if let setting = settings.keys.sorted().first {
-        throw SetteeError(.invalidIndex, "JSON index \(quoted(name)) takes no settings, not \(quoted(setting))")
+        throw SetteeError(
+          .invalidIndex, "JSON index \(quoted(name)) takes no settings, not \(quoted(setting))")
       }
     case .text:
       if let setting = settings.keys.sorted().first(where: { $0 != "tokenize" }) {
-        throw SetteeError(.invalidIndex, "TEXT index \(quoted(name)) takes only the setting \"tokenize\", not \(quoted(setting))")
+        throw SetteeError(
+          .invalidIndex,
+          "TEXT index \(quoted(name)) takes only the setting \"tokenize\", not \(quoted(setting))")
       }
       let tokenizer = settings["tokenize"] ?? "simple"
       guard ["simple", "porter"].contains(tokenizer) else {
-        throw SetteeError(.invalidIndex, "tokenizer must be \"simple\" or \"porter\", not \(quoted(tokenizer))")
+        throw SetteeError(
+          .invalidIndex, "tokenizer must be \"simple\" or \"porter\", not \(quoted(tokenizer))")
       }
       settings["tokenize"] = tokenizer
     }
@@ -53,9 +62,12 @@ public struct IndexDefinition: Sendable, Hashable {
   }
 
   /// Parses field names and a type name as users give them.
-  public init(name: String, fields: [String], type: String = "json", settings: [String: String] = [:]) throws {
+  public init(
+    name: String, fields: [String], type: String = "json", settings: [String: String] = [:]
+  ) throws {
     guard let kind = Kind(rawValue: type) else {
-      throw SetteeError(.invalidIndex, "index type must be \"json\" or \"text\", not \(quoted(type))")
+      throw SetteeError(
+        .invalidIndex, "index type must be \"json\" or \"text\", not \(quoted(type))")
     }
     let paths = try fields.map { field in
       do { return try FieldPath(parsing: field) } catch let error as SetteeError {
@@ -69,12 +81,14 @@ public struct IndexDefinition: Sendable, Hashable {
   /// "name": "…", "type": "json"|"text", "settings": {"tokenize": "porter"}}`.
   public init(json: JSON) throws {
     guard case .object(let object) = json else {
-      throw SetteeError(.invalidIndex, "an index definition must be a JSON object, not \(json.typeName)")
+      throw SetteeError(
+        .invalidIndex, "an index definition must be a JSON object, not \(json.typeName)")
     }
     for key in object.keys where !["index", "name", "type", "settings", "ddoc"].contains(key) {
       throw SetteeError(.invalidIndex, "unknown index member \(quoted(key))")
     }
-    guard case .object(let index)? = object["index"], case .array(let fieldList)? = index["fields"] else {
+    guard case .object(let index)? = object["index"], case .array(let fieldList)? = index["fields"]
+    else {
       throw SetteeError(.invalidIndex, #"an index definition needs "index": {"fields": [...]}"#)
     }
     let fields = try fieldList.map { field -> String in
@@ -83,12 +97,14 @@ public struct IndexDefinition: Sendable, Hashable {
       case .object(let sorted) where sorted.count == 1:
         // CouchDB's {"field": "asc"}: the direction does not matter to Settee's indexes,
         // which serve both.
-        guard case .string(let direction) = sorted[0].value, ["asc", "desc"].contains(direction) else {
+        guard case .string(let direction) = sorted[0].value, ["asc", "desc"].contains(direction)
+        else {
           throw SetteeError(.invalidIndex, "index field direction must be \"asc\" or \"desc\"")
         }
         return sorted[0].key
       default:
-        throw SetteeError(.invalidIndex, "index fields must be names, not \(JSONWriter.string(field))")
+        throw SetteeError(
+          .invalidIndex, "index fields must be names, not \(JSONWriter.string(field))")
       }
     }
     guard case .string(let name)? = object["name"] else {

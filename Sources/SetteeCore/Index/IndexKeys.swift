@@ -21,14 +21,17 @@ public enum IndexKeys {
   ///
   /// - Throws: ``SetteeError`` (`invalidDocument`) when the product of the fields' values
   ///   exceeds ``maxRowsPerDocument``.
-  public static func rows(_ document: JSON, fields: [FieldPath], indexName: String) throws -> [[Entry]] {
+  public static func rows(_ document: JSON, fields: [FieldPath], indexName: String) throws
+    -> [[Entry]]
+  {
     var rows: [[Entry]] = [[]]
     for field in fields {
       let keys = self.keys(document, field)
       if rows.count * keys.count > maxRowsPerDocument {
         throw SetteeError(
           .invalidDocument,
-          "document \(document["_id"].map { JSONWriter.string($0) } ?? "") would put more than \(maxRowsPerDocument) entries into index \(quoted(indexName)) (its fields hold too many array elements together)")
+          "document \(document["_id"].map { JSONWriter.string($0) } ?? "") would put more than \(maxRowsPerDocument) entries into index \(quoted(indexName)) (its fields hold too many array elements together)"
+        )
       }
       rows = rows.flatMap { row in keys.map { row + [$0] } }
     }

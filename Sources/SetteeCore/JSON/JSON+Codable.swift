@@ -10,7 +10,9 @@ extension JSON: Codable {
     }
     if let object = try? decoder.container(keyedBy: AnyCodingKey.self) {
       var members = JSONObject()
-      for key in object.allKeys { members[key.stringValue] = try object.decode(JSON.self, forKey: key) }
+      for key in object.allKeys {
+        members[key.stringValue] = try object.decode(JSON.self, forKey: key)
+      }
       self = .object(members)
       return
     }

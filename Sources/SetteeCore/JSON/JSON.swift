@@ -117,4 +117,3 @@ extension JSON {
     }
   }
 }
-

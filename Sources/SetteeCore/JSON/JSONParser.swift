@@ -303,7 +303,9 @@ public struct JSONParser: ~Copyable {
     if position < bytes.count, bytes[position] | 0x20 == UInt8(ascii: "e") {
       isInteger = false
       position += 1
-      if position < bytes.count, bytes[position] == UInt8(ascii: "+") || bytes[position] == UInt8(ascii: "-") {
+      if position < bytes.count,
+        bytes[position] == UInt8(ascii: "+") || bytes[position] == UInt8(ascii: "-")
+      {
         position += 1
       }
       guard position < bytes.count, isDigit(bytes[position]) else {
@@ -318,7 +320,8 @@ public struct JSONParser: ~Copyable {
       }
       if accumulator != Int64.min { return .int(-accumulator) }
     }
-    let text = String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<position]), as: UTF8.self)
+    let text = String(
+      decoding: UnsafeBufferPointer(rebasing: bytes[start..<position]), as: UTF8.self)
     guard let value = Double(text), value.isFinite else {
       position = start
       throw error("number \(text) is out of range")

@@ -76,7 +76,8 @@ public struct FieldPath: Sendable, Hashable, Comparable, CustomStringConvertible
   /// A member name written as one path component: `\` and `.` escaped.
   public static func escape(_ name: String) -> String {
     guard name.contains(where: { $0 == "." || $0 == "\\" }) else { return name }
-    return name.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: ".", with: "\\.")
+    return name.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(
+      of: ".", with: "\\.")
   }
 
   public static func < (lhs: FieldPath, rhs: FieldPath) -> Bool {

@@ -80,12 +80,14 @@ extension FindQuery {
         case .array(let parts) where parts.count == 2 && parts[1].stringValue != nil:
           useIndex = parts[1].stringValue
         default:
-          throw SetteeError(.invalidQuery, "\"use_index\" needs an index name, not \(member.value.typeName)")
+          throw SetteeError(
+            .invalidQuery, "\"use_index\" needs an index name, not \(member.value.typeName)")
         }
       default:
         throw SetteeError(
           .invalidQuery,
-          "unknown query member \(quoted(member.key)); expected selector, sort, fields, skip, limit or use_index")
+          "unknown query member \(quoted(member.key)); expected selector, sort, fields, skip, limit or use_index"
+        )
       }
     }
     if object["selector"] == nil {
@@ -108,33 +110,40 @@ extension FindQuery {
         else {
           throw SetteeError(
             .invalidQuery,
-            "sort direction for \(quoted(member.key)) must be \"asc\" or \"desc\", not \(JSONWriter.string(member.value))")
+            "sort direction for \(quoted(member.key)) must be \"asc\" or \"desc\", not \(JSONWriter.string(member.value))"
+          )
         }
         if member.key == "$relevance" { return .relevance(descending: direction == "desc") }
         return SortField(try FieldPath(parsing: member.key), descending: direction == "desc")
       default:
         throw SetteeError(
           .invalidQuery,
-          "a sort entry must be \"field\" or {\"field\": \"asc\"|\"desc\"}, not \(JSONWriter.string(element))")
+          "a sort entry must be \"field\" or {\"field\": \"asc\"|\"desc\"}, not \(JSONWriter.string(element))"
+        )
       }
     }
   }
 
   static func parseFields(_ json: JSON) throws -> [FieldPath] {
     guard case .array(let elements) = json else {
-      throw SetteeError(.invalidQuery, "\"fields\" needs an array of field names, not \(json.typeName)")
+      throw SetteeError(
+        .invalidQuery, "\"fields\" needs an array of field names, not \(json.typeName)")
     }
     return try elements.map { element in
       guard case .string(let field) = element else {
-        throw SetteeError(.invalidQuery, "\"fields\" needs field names, not \(JSONWriter.string(element))")
+        throw SetteeError(
+          .invalidQuery, "\"fields\" needs field names, not \(JSONWriter.string(element))")
       }
       return try FieldPath(parsing: field)
     }
   }
 
   static func parseCount(_ json: JSON, _ name: String) throws -> Int {
-    guard let count = SelectorParser.integer(json), count >= 0, count <= Int64(Int32.max) * 1024 else {
-      throw SetteeError(.invalidQuery, "\(quoted(name)) needs a non-negative integer, not \(JSONWriter.string(json))")
+    guard let count = SelectorParser.integer(json), count >= 0, count <= Int64(Int32.max) * 1024
+    else {
+      throw SetteeError(
+        .invalidQuery,
+        "\(quoted(name)) needs a non-negative integer, not \(JSONWriter.string(json))")
     }
     return Int(count)
   }

@@ -9,7 +9,9 @@ struct DocumentValidationTests {
     #expect(document.id == "m1")
     #expect(document.rev == RevisionID(generation: 2, digest: "abc"))
     #expect(document.body.keys == ["name", "age"])
-    #expect(JSONWriter.string(.object(document.json)) == #"{"_id":"m1","_rev":"2-abc","name":"mike","age":3}"#)
+    #expect(
+      JSONWriter.string(.object(document.json))
+        == #"{"_id":"m1","_rev":"2-abc","name":"mike","age":3}"#)
   }
 
   @Test func generatesDistinctIncreasingIDs() throws {
@@ -60,7 +62,9 @@ struct DocumentValidationTests {
       guard let error = error as? SetteeError else { return false }
       return error.code == .nestingTooDeep && error.message.contains("a.a.a.a")
     }
-    #expect(throws: Never.self) { try Document(validating: value, limits: DocumentLimits(maxNestingDepth: 6)) }
+    #expect(throws: Never.self) {
+      try Document(validating: value, limits: DocumentLimits(maxNestingDepth: 6))
+    }
   }
 
   @Test func rejectsNumbersJSONCannotHold() {
@@ -71,7 +75,9 @@ struct DocumentValidationTests {
 
   @Test func limitsSize() throws {
     let document = try Document(validating: ["text": .string(String(repeating: "x", count: 200))])
-    #expect(throws: Never.self) { try document.encodedBody(limits: DocumentLimits(maxDocumentBytes: 300)) }
+    #expect(throws: Never.self) {
+      try document.encodedBody(limits: DocumentLimits(maxDocumentBytes: 300))
+    }
     #expect {
       try document.encodedBody(limits: DocumentLimits(maxDocumentBytes: 100))
     } throws: { ($0 as? SetteeError)?.code == .documentTooLarge }

@@ -23,9 +23,10 @@ struct JSONRecordReaderTests {
   func splitsNDJSON(chunkSize: Int) throws {
     let text = "{\"a\":1}\n\n  {\"b\":\"x\\n]\"}\r\n{\"c\":[1,2]}  \n"
     let found = try records(text, chunkSize: chunkSize)
-    #expect(found.map { String(decoding: $0.bytes, as: UTF8.self) } == [
-      #"{"a":1}"#, #"{"b":"x\n]"}"#, #"{"c":[1,2]}"#,
-    ])
+    #expect(
+      found.map { String(decoding: $0.bytes, as: UTF8.self) } == [
+        #"{"a":1}"#, #"{"b":"x\n]"}"#, #"{"c":[1,2]}"#,
+      ])
     #expect(found.map(\.line) == [1, 3, 4])
     #expect(found.map(\.column) == [1, 3, 1])
     #expect(found.map(\.index) == [0, 1, 2])
@@ -40,9 +41,10 @@ struct JSONRecordReaderTests {
         "six" ]
       """
     let found = try records(text, chunkSize: chunkSize)
-    #expect(found.map { String(decoding: $0.bytes, as: UTF8.self) } == [
-      #"{"a": "x,]}\"", "b": [1, {"c": 2}]}"#, #"{"d": 4}"#, "5", "\"six\"",
-    ])
+    #expect(
+      found.map { String(decoding: $0.bytes, as: UTF8.self) } == [
+        #"{"a": "x,]}\"", "b": [1, {"c": 2}]}"#, #"{"d": 4}"#, "5", "\"six\"",
+      ])
     #expect(found.map(\.line) == [2, 3, 3, 4])
   }
 

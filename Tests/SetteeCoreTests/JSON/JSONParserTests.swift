@@ -8,7 +8,8 @@ struct JSONParserTests {
   /// Inputs that print back exactly as written (the canonical compact form).
   @Test(arguments: [
     "null", "true", "false", "0", "-1", "42", "9223372036854775807", "-9223372036854775808",
-    "9007199254740993", "1.5", "-0.0", "1e+308", "5e-324", "0.1", "1e+16", "\"\"", "\"a\\\"b\\\\c\"",
+    "9007199254740993", "1.5", "-0.0", "1e+308", "5e-324", "0.1", "1e+16", "\"\"",
+    "\"a\\\"b\\\\c\"",
     "\"\\n\\t\\r\\b\\f\\u0001\\u001f\"", "\"é 中文 العربية 🎉\"", "[]", "{}", "[1,[2,[3]],{\"a\":[]}]",
     #"{"z":1,"a":2,"m":{"y":null,"b":true}}"#, #"{"":"empty key","k":"/ stays"}"#,
   ])
@@ -107,7 +108,8 @@ extension JSON {
       let length = Int(random.next() % 8)
       return .string((0..<length).map { _ in alphabet[Int(random.next() % 12)] }.joined())
     case 6:
-      return .array((0..<Int(random.next() % 4)).map { _ in JSON.random(using: &random, depth: depth + 1) })
+      return .array(
+        (0..<Int(random.next() % 4)).map { _ in JSON.random(using: &random, depth: depth + 1) })
     default:
       var object = JSONObject()
       for index in 0..<Int(random.next() % 4) {

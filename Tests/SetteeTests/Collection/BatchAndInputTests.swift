@@ -8,8 +8,10 @@ struct BatchAndInputTests {
   let people: DocumentCollection
 
   init() throws {
-    people = try Database(inMemoryWith: .init(limits: DocumentLimits(maxDocumentBytes: 1000, maxNestingDepth: 10)))
-      .collection("people")
+    people = try Database(
+      inMemoryWith: .init(limits: DocumentLimits(maxDocumentBytes: 1000, maxNestingDepth: 10))
+    )
+    .collection("people")
   }
 
   @Test func aBatchIsOneTransaction() throws {
@@ -50,12 +52,17 @@ struct BatchAndInputTests {
     ("{\"_id\":7}\n", .invalidID, 1),
     ("{\"_id\":\"_x\"}\n", .invalidID, 1),
     ("{\"a\":1}\n{\"_private\":1}\n", .reservedField, 2),
-    ("{\"a\":" + String(repeating: "[", count: 20) + String(repeating: "]", count: 20) + "}\n", .nestingTooDeep, 1),
+    (
+      "{\"a\":" + String(repeating: "[", count: 20) + String(repeating: "]", count: 20) + "}\n",
+      .nestingTooDeep, 1
+    ),
     ("{\"a\":\"" + String(repeating: "y", count: 1200) + "\"}\n", .documentTooLarge, 1),
     ("{\"a\":1}\n{\"a\":1,\"a\":2}\n", .invalidJSON, 2),
     ("[{\"a\":1},\n{\"a\":\n]", .invalidJSON, 2),
   ])
-  func badInputIsATypedErrorAndWritesNothing(_ input: String, _ code: SetteeError.Code, _ line: Int) throws {
+  func badInputIsATypedErrorAndWritesNothing(_ input: String, _ code: SetteeError.Code, _ line: Int)
+    throws
+  {
     var chunks = [Array(input.utf8)].makeIterator()
     var reader = JSONRecordReader(maxRecordBytes: 1 << 20) { chunks.next() }
     #expect {

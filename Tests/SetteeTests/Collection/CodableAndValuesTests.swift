@@ -31,7 +31,11 @@ struct CodableAndValuesTests {
     #expect(try people.get(Person.self, id: "mike") == mike)
 
     // A type with _id and _rev members reads them back too.
-    struct Stored: Codable { var _id: String; var _rev: String; var name: String }
+    struct Stored: Codable {
+      var _id: String
+      var _rev: String
+      var name: String
+    }
     let stored = try #require(try people.get(Stored.self, id: "mike"))
     #expect(stored._id == "mike" && stored._rev == written.rev.description)
 
@@ -46,10 +50,15 @@ struct CodableAndValuesTests {
     } throws: { ($0 as? SetteeError)?.code == .invalidDocument }
   }
 
-  @Test(arguments: ["mike", "Ünïcødé", "中文 id", "عربي", "🎉", "with space", "a/b", "x\"y", "tab\there", "_design/app"])
+  @Test(arguments: [
+    "mike", "Ünïcødé", "中文 id", "عربي", "🎉", "with space", "a/b", "x\"y", "tab\there",
+    "_design/app",
+  ])
   func unicodeIDsAndFields(_ id: String) throws {
-        let field = "field " + id  // top-level names may not start with "_"
-    let object: JSONObject = ["_id": .string(id), field: .string(id), "nested": .object([id: [.string(id)]])]
+    let field = "field " + id  // top-level names may not start with "_"
+    let object: JSONObject = [
+      "_id": .string(id), field: .string(id), "nested": .object([id: [.string(id)]]),
+    ]
     try people.put(object)
     let document = try #require(try people.get(id))
     #expect(document.id == id)
@@ -74,7 +83,9 @@ struct CodableAndValuesTests {
   @Test func memberOrderIsKept() throws {
     let keys = ["zeta", "alpha", "mu", "beta", "_id"]
     var object = JSONObject()
-    for (index, key) in keys.enumerated() { object[key] = key == "_id" ? "ordered" : .int(Int64(index)) }
+    for (index, key) in keys.enumerated() {
+      object[key] = key == "_id" ? "ordered" : .int(Int64(index))
+    }
     try people.put(object)
     #expect(try people.get("ordered")?.body.keys == ["zeta", "alpha", "mu", "beta"])
   }

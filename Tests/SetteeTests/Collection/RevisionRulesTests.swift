@@ -35,7 +35,9 @@ struct RevisionRulesTests {
     #expect(try people.get("mike")?["age"] == 13)
 
     // Stale, missing and unknown revisions are conflicts that write nothing.
-    expectCode(.conflict) { try people.put(["_id": "mike", "_rev": .string(first.rev.description), "age": 99]) }
+    expectCode(.conflict) {
+      try people.put(["_id": "mike", "_rev": .string(first.rev.description), "age": 99])
+    }
     expectCode(.conflict) { try people.put(["_id": "mike", "age": 99]) }
     expectCode(.conflict) { try people.put(["_id": "mike", "_rev": "2-abc", "age": 99]) }
     expectCode(.conflict) { try people.put(["_id": "nobody", "_rev": "1-abc"]) }
@@ -66,7 +68,9 @@ struct RevisionRulesTests {
 
   @Test func recreatesAfterDeleteAndKeepsHistory() throws {
     let created = try people.put(["_id": "mike", "age": 12])
-    let updated = try people.put(["_id": "mike", "_rev": .string(created.rev.description), "age": 13])
+    let updated = try people.put([
+      "_id": "mike", "_rev": .string(created.rev.description), "age": 13,
+    ])
     let deleted = try people.delete("mike", rev: updated.rev)
     // Re-creating needs no _rev (or the tombstone's); the new revision extends the tombstone.
     let recreated = try people.put(["_id": "mike", "age": 1])

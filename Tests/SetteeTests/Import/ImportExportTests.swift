@@ -28,7 +28,9 @@ struct ImportExportTests {
     var ndjson = reader(SampleData.ndjson(500), chunkSize: 333)
     let summary = try db.collection("a").importDocuments(from: &ndjson)
     #expect(summary == ImportSummary(documents: 500, batches: 1))
-    let array = "[\n" + SampleData.people(500).map { JSONWriter.string(.object($0)) }.joined(separator: ",\n") + "\n]"
+    let array =
+      "[\n" + SampleData.people(500).map { JSONWriter.string(.object($0)) }.joined(separator: ",\n")
+      + "\n]"
     var arrayReader = reader(array, chunkSize: 100)
     try db.collection("b").importDocuments(from: &arrayReader)
     #expect(try export(db.collection("a")) == export(db.collection("b")))
@@ -84,7 +86,9 @@ struct ImportExportTests {
     #expect(try people.count() == 20)
 
     var good = reader(SampleData.ndjson(30).replacingOccurrences(of: "doc-", with: "new-"))
-    #expect(try people.importDocuments(from: &good, batchSize: 10) == ImportSummary(documents: 30, batches: 3))
+    #expect(
+      try people.importDocuments(from: &good, batchSize: 10)
+        == ImportSummary(documents: 30, batches: 3))
     #expect(try people.count() == 50)
   }
 

@@ -22,7 +22,9 @@ struct DifferentialTests {
     switch indexing {
     case .none: break
     case .single:
-      for field in ["a", "b", "tags", "pet.species", "pets.species", "tags.0", "_id", "we\"ird\\.key"] {
+      for field in [
+        "a", "b", "tags", "pet.species", "pets.species", "tags.0", "_id", "we\"ird\\.key",
+      ] {
         try collection.ensureIndexed([field], name: "by \(field)")
       }
     case .compound:
@@ -77,7 +79,9 @@ struct DifferentialTests {
         // Selectors, sorts and projections within the indexed fields: covering queries.
         var object = JSONObject()
         object[generator.pick(["n", "m"])] = generator.condition(depth: 1)
-        if generator.chance(40) { object[generator.pick(["n", "m"])] = generator.condition(depth: 1) }
+        if generator.chance(40) {
+          object[generator.pick(["n", "m"])] = generator.condition(depth: 1)
+        }
         query.selector = try SelectorParser.parse(.object(object))
         query.fields = [generator.pick([["n"], ["m", "n"], ["n", "_id"], ["m"]])].flatMap { $0 }
         if generator.chance(50) { query.sort = [.init("n", descending: generator.chance(50))] }
@@ -85,7 +89,8 @@ struct DifferentialTests {
       }
       if indexing == .scalarSort && round % 4 == 0 {
         let descending = generator.chance(50)
-        query.sort = generator.chance(50)
+        query.sort =
+          generator.chance(50)
           ? [.init("n", descending: descending)]
           : [.init("n", descending: descending), .init("m", descending: descending)]
         query.skip = Int(generator.random.next() % 3)
@@ -120,13 +125,16 @@ struct DifferentialTests {
         if counted != expected.count {
           var out: [UInt8] = []
           try collection.exportDocuments { out += $0 }
-          try String(decoding: out, as: UTF8.self).write(toFile: "/tmp/mismatch.ndjson", atomically: true, encoding: .utf8)
+          try String(decoding: out, as: UTF8.self).write(
+            toFile: "/tmp/mismatch.ndjson", atomically: true, encoding: .utf8)
           try text.write(toFile: "/tmp/mismatch.selector", atomically: true, encoding: .utf8)
         }
       } else {
         #expect(actual == expected, "selector \(text) sort \(query.sort)")
       }
     }
-    if indexing == .scalarSort { #expect(coveredQueries > 50, "covering indexes were used \(coveredQueries) times") }
+    if indexing == .scalarSort {
+      #expect(coveredQueries > 50, "covering indexes were used \(coveredQueries) times")
+    }
   }
 }

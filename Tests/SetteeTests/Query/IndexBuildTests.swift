@@ -14,11 +14,18 @@ struct IndexBuildTests {
     let built = try Database(inMemoryWith: .init()).collection()
     let maintained = try Database(inMemoryWith: .init()).collection()
     try maintained.ensureIndexed(["v", "w.x"], name: "i")
-    let values: [JSON] = [.null, true, false, 0, -1, 7, .double(0.1), .double(-2.5e-8), "", "a", "é", "\n\"q\"", ["k": 1], ["k": ["n": 2]]]
+    let values: [JSON] = [
+      .null, true, false, 0, -1, 7, .double(0.1), .double(-2.5e-8), "", "a", "é", "\n\"q\"",
+      ["k": 1], ["k": ["n": 2]],
+    ]
     let documents: [JSONObject] = (0..<400).map { number in
       var document: JSONObject = ["_id": .string("d\(number)")]
-      if random.next() % 5 != 0 { document["v"] = values[Int(random.next() % UInt64(values.count))] }
-      if random.next() % 3 != 0 { document["w"] = ["x": values[Int(random.next() % UInt64(values.count))]] }
+      if random.next() % 5 != 0 {
+        document["v"] = values[Int(random.next() % UInt64(values.count))]
+      }
+      if random.next() % 3 != 0 {
+        document["w"] = ["x": values[Int(random.next() % UInt64(values.count))]]
+      }
       return document
     }
     try built.putAll(documents)
@@ -27,7 +34,8 @@ struct IndexBuildTests {
     for value in values {
       for query in [
         FindQuery(selector: .condition("v", .equal(value)), fields: ["v"]),
-        FindQuery(selector: .condition("w.x", .greaterThanOrEqual(value)), sort: [.init("v"), .init("w.x")]),
+        FindQuery(
+          selector: .condition("w.x", .greaterThanOrEqual(value)), sort: [.init("v"), .init("w.x")]),
         FindQuery(selector: .not(.condition("v", .lessThan(value))), fields: ["v", "w"]),
       ] {
         #expect(try built.find(query) == maintained.find(query), "\(query.selector)")
@@ -53,17 +61,23 @@ struct IndexBuildTests {
   ]
 
   static let queries: [String] = [
-    #"{"t": {"$gt": null}}"#, #"{"t": {"$gte": "y"}}"#, #"{"t": 100}"#, #"{"t": {"$exists": false}}"#,
-    #"{"n.m": {"$lt": 2}}"#, #"{"n.m": {"$type": "string"}}"#, #"{"t": {"$in": [true, "日本", 9007199254740993]}}"#,
+    #"{"t": {"$gt": null}}"#, #"{"t": {"$gte": "y"}}"#, #"{"t": 100}"#,
+    #"{"t": {"$exists": false}}"#,
+    #"{"n.m": {"$lt": 2}}"#, #"{"n.m": {"$type": "string"}}"#,
+    #"{"t": {"$in": [true, "日本", 9007199254740993]}}"#,
     #"{"t": {"$type": "object"}}"#, #"{"n.m": {"$exists": true}}"#,
   ]
 
   /// Where a condition not decided by the index meets a string holding U+0000, SQLite's
   /// JSON functions cut the string there (a known limit, docs/query-language.md): `"y"`
   /// then equals `"y\u0000z"`. Both builds must still agree with each other.
-  static let nulQueries: [String] = [#"{"t": "y"}"#, #"{"t": "y\u0000z"}"#, #"{"n.m": {"$lt": "a\u0000!"}}"#]
+  static let nulQueries: [String] = [
+    #"{"t": "y"}"#, #"{"t": "y\u0000z"}"#, #"{"n.m": {"$lt": "a\u0000!"}}"#,
+  ]
 
-  func collection(_ database: Database, _ name: String, forceSwift: Bool) throws -> DocumentCollection {
+  func collection(_ database: Database, _ name: String, forceSwift: Bool) throws
+    -> DocumentCollection
+  {
     let collection = database.collection(name)
     try collection.putAll(IndexBuildTests.documents)
     // One array along an indexed field sends the whole build to Swift; the document is
@@ -71,7 +85,9 @@ struct IndexBuildTests {
     if forceSwift { try collection.put(["_id": "array", "t": ["x"], "n": ["m": [1]]]) }
     try collection.ensureIndexed(["t", "n.m"], name: "t")
     try collection.ensureIndexed(["n.m"], name: "m")
-    if forceSwift { try collection.delete("array", rev: try #require(try collection.get("array")).rev!) }
+    if forceSwift {
+      try collection.delete("array", rev: try #require(try collection.get("array")).rev!)
+    }
     return collection
   }
 
@@ -105,7 +121,8 @@ struct IndexBuildTests {
     let collection = try Database(inMemoryWith: .init()).collection()
     let values: [JSON] = [.null, true, 0, 7, .double(2.5), "", "a", "é", ["k": 1]]
     func pick() -> JSON { values[Int(random.next() % UInt64(values.count))] }
-    try collection.putAll((0..<300).map { ["_id": .string("d\($0)"), "v": pick(), "w": ["x": pick()]] })
+    try collection.putAll(
+      (0..<300).map { ["_id": .string("d\($0)"), "v": pick(), "w": ["x": pick()]] })
     try collection.ensureIndexed(["v", "w.x"], name: "i")
     try collection.ensureIndexed(["_rev"], name: "rev")
     for round in 0..<2 {
@@ -128,17 +145,23 @@ struct IndexBuildTests {
     }
     let all = try collection.find(FindQuery())
     for value in values {
-      for selector in [Selector.condition("v", .equal(value)), .condition("w.x", .greaterThanOrEqual(value))] {
+      for selector in [
+        Selector.condition("v", .equal(value)), .condition("w.x", .greaterThanOrEqual(value)),
+      ] {
         let query = FindQuery(selector: selector, useIndex: "i")
         #expect(
-          Set(try collection.find(query).map(\.id)) == Set(Matcher.find(query, in: all).map(\.id)), "\(selector)")
+          Set(try collection.find(query).map(\.id)) == Set(Matcher.find(query, in: all).map(\.id)),
+          "\(selector)")
       }
     }
     // The _rev index holds the current revisions only.
     for document in all.prefix(20) {
-      let query = FindQuery(selector: .condition("_rev", .equal(.string(document.rev!.description))), useIndex: "rev")
+      let query = FindQuery(
+        selector: .condition("_rev", .equal(.string(document.rev!.description))), useIndex: "rev")
       #expect(try collection.find(query).map(\.id) == [document.id])
     }
-    #expect(try collection.count(FindQuery(selector: .condition("_rev", .exists), useIndex: "rev")) == all.count)
+    #expect(
+      try collection.count(FindQuery(selector: .condition("_rev", .exists), useIndex: "rev"))
+        == all.count)
   }
 }

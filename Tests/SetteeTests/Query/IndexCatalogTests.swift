@@ -49,7 +49,8 @@ struct IndexCatalogTests {
     let items = first.collection("items")
     try items.putAll([["_id": "1", "tags": "red"], ["_id": "2", "tags": "blue"]])
     try items.ensureIndexed(["tags"], name: "tags")
-    let query = FindQuery(selector: try SelectorParser.parse(#"{"tags": {"$gt": "m", "$lt": "c"}}"#))
+    let query = FindQuery(
+      selector: try SelectorParser.parse(#"{"tags": {"$gt": "m", "$lt": "c"}}"#))
     #expect(ids(try items.find(query)) == [])
 
     // ["a", "z"] matches: one element is above "m", another below "c". No single entry
@@ -63,9 +64,13 @@ struct IndexCatalogTests {
   @Test func aRolledBackIndexIsNeverRemembered() throws {
     let (database, _) = try open()
     let people = database.collection("people")
-    try people.putAll([["_id": "a", "name": "mike", "age": 30], ["_id": "b", "name": "anna", "age": 31]])
+    try people.putAll([
+      ["_id": "a", "name": "mike", "age": 30], ["_id": "b", "name": "anna", "age": 31],
+    ])
     try people.ensureIndexed(["name"], name: "name")
-    #expect(try people.find(FindQuery(selector: try SelectorParser.parse(#"{"name": "mike"}"#))).count == 1)
+    #expect(
+      try people.find(FindQuery(selector: try SelectorParser.parse(#"{"name": "mike"}"#))).count
+        == 1)
     // An index whose build fails (two array fields whose elements multiply past the limit
     // of entries per document) rolls back; the index of the same name made next must be
     // the one queries use.

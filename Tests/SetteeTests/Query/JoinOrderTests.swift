@@ -26,7 +26,8 @@ struct JoinOrderTests {
     let queries = [
       FindQuery(selector: .all, sort: [.init("n", descending: true)], limit: 10),
       FindQuery(selector: .condition("n", .greaterThan(100)), sort: [.init("n")], limit: 10),
-      FindQuery(selector: .condition("name", .equal("p7")), sort: [.init("name"), .init("n")], limit: 5),
+      FindQuery(
+        selector: .condition("name", .equal("p7")), sort: [.init("name"), .init("n")], limit: 5),
     ]
     for query in queries {
       let plan = try people.explain(query)
@@ -34,11 +35,18 @@ struct JoinOrderTests {
       let steps = try queue.read { db in
         // The plan does not depend on the values: NULLs stand for them.
         let nulls = StatementArguments(plan.arguments.map { _ in DatabaseValue.null })
-        return try Row.fetchAll(db, sql: "EXPLAIN QUERY PLAN " + plan.sql, arguments: nulls).map { $0["detail"] as String }
+        return try Row.fetchAll(db, sql: "EXPLAIN QUERY PLAN " + plan.sql, arguments: nulls).map {
+          $0["detail"] as String
+        }
       }
-      #expect(steps.first?.hasPrefix("SCAN x") == true || steps.first?.hasPrefix("SEARCH x") == true, "\(steps)")
+      #expect(
+        steps.first?.hasPrefix("SCAN x") == true || steps.first?.hasPrefix("SEARCH x") == true,
+        "\(steps)")
       // A Bloom filter on `documents` means a scan of every document before the first row.
-      #expect(!steps.contains { $0.contains("AUTOMATIC") || $0.contains("TEMP B-TREE") || $0.contains("BLOOM") }, "\(steps)")
+      #expect(
+        !steps.contains {
+          $0.contains("AUTOMATIC") || $0.contains("TEMP B-TREE") || $0.contains("BLOOM")
+        }, "\(steps)")
     }
   }
 }

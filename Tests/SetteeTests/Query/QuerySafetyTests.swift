@@ -22,19 +22,23 @@ struct QuerySafetyTests {
       switch round % 5 {
       case 0:
         let target = ["$eq", "$in", "$gt", "$or", "$size"][(round / 5) % 5]
-        text = text.replacingOccurrences(of: "\"\(target)\"", with: "\"\(generator.pick(operators))\"")
+        text = text.replacingOccurrences(
+          of: "\"\(target)\"", with: "\"\(generator.pick(operators))\"")
       case 1:
         let json: JSON = [generator.pick(operators): generator.value()]
         text = JSONWriter.string(.object(["f": json]))
       case 2:
-        let json: JSON = [generator.pick(operators): .array([generator.value(), generator.value()])]
+        let json: JSON = [
+          generator.pick(operators): .array([generator.value(), generator.value()])
+        ]
         text = JSONWriter.string(json)
       case 3:
         text = String(text.prefix(Int(generator.random.next() % UInt64(text.count + 1))))
       default:
         var bytes = Array(text.utf8)
         if !bytes.isEmpty {
-          bytes[Int(generator.random.next() % UInt64(bytes.count))] = generator.pick(Array("{}[]:,\"$.\\0x".utf8))
+          bytes[Int(generator.random.next() % UInt64(bytes.count))] = generator.pick(
+            Array("{}[]:,\"$.\\0x".utf8))
         }
         text = String(decoding: bytes, as: UTF8.self)
       }
@@ -64,15 +68,23 @@ struct QuerySafetyTests {
     let db = try Database(inMemoryWith: .init())
     let collection = db.collection()
     let field = "f " + text  // top-level names may not start with "_"
-    try collection.put(["_id": .string(text.isEmpty ? "x" : "id-" + text), .init(field): .string(text), "other": 1])
+    try collection.put([
+      "_id": .string(text.isEmpty ? "x" : "id-" + text), .init(field): .string(text), "other": 1,
+    ])
     try collection.put(["_id": "decoy", "other": 2])
 
     let escapedField = FieldPath.escape(field)
     let selector: JSON = [escapedField: .string(text)]
     let query = FindQuery(selector: try SelectorParser.parse(selector))
     #expect(try collection.find(query).map(\.id) == ["id-" + text])
-    #expect(try collection.find(FindQuery(selector: try SelectorParser.parse([escapedField: ["$ne": .string(text)]]))).map(\.id) == ["decoy"])
-    #expect(try collection.find(FindQuery(selector: try SelectorParser.parse(["_id": .string("id-" + text)]))).count == 1)
+    #expect(
+      try collection.find(
+        FindQuery(selector: try SelectorParser.parse([escapedField: ["$ne": .string(text)]]))
+      ).map(\.id) == ["decoy"])
+    #expect(
+      try collection.find(
+        FindQuery(selector: try SelectorParser.parse(["_id": .string("id-" + text)]))
+      ).count == 1)
 
     let plan = try collection.explain(query)
     #expect(!plan.sql.contains(text) || text.count < 2 || ["SELECT", "NULL", "?"].contains(text))
@@ -82,7 +94,9 @@ struct QuerySafetyTests {
   /// String equality first looks for the string's JSON text in the body: strings that need
   /// escaping, member names spelled like the value, and values nested in arrays must give
   /// what the matcher gives.
-  @Test(arguments: ["mike", "a\"b", "back\\slash", "é", "e\u{301}", "tab\t", "nul\u{0}", "", "name", "[1]"])
+  @Test(arguments: [
+    "mike", "a\"b", "back\\slash", "é", "e\u{301}", "tab\t", "nul\u{0}", "", "name", "[1]",
+  ])
   func stringEqualityScansAgreeWithTheMatcher(value: String) throws {
     let collection = try Database(inMemoryWith: .init()).collection()
     let documents: [JSONObject] = [
@@ -104,7 +118,9 @@ struct QuerySafetyTests {
       let query = FindQuery(selector: try SelectorParser.parse(selector))
       let found = try collection.find(query).map(\.id)
       let expected = Matcher.find(query, in: all).map(\.id)
-      #expect(found == expected, "\(JSONWriter.string(selector)) \(value.unicodeScalars.map(\.value)) \(found) \(expected)")
+      #expect(
+        found == expected,
+        "\(JSONWriter.string(selector)) \(value.unicodeScalars.map(\.value)) \(found) \(expected)")
     }
   }
 }

@@ -11,9 +11,10 @@ struct SeedExampleTests {
 
   init() throws {
     people = try Database(inMemoryWith: .init()).collection("people")
-    try people.putAll(SampleData.seedPeople + [
-      ["_id": "mike32", "pet": ["cat", "dog", "parrot"], "name": "mike", "age": 32]
-    ])
+    try people.putAll(
+      SampleData.seedPeople + [
+        ["_id": "mike32", "pet": ["cat", "dog", "parrot"], "name": "mike", "age": 32]
+      ])
   }
 
   func ids(_ selector: String, sort: String? = nil) throws -> [String] {
@@ -26,47 +27,53 @@ struct SeedExampleTests {
     return sort == nil ? found.sorted() : found
   }
 
-  @Test(arguments: [
-    // Equality and comparisons
-    (#"{"pet.species": "cat"}"#, ["fred23", "mike12"]),
-    (#"{"age": {"$gt": 12}}"#, ["fred23", "mike32", "mike34"]),
-    // Modulo, with the seed's truncation rule
-    (#"{"age": {"$mod": [5, 4]}}"#, ["mike34"]),
-    (#"{"age": {"$mod": [5.6, 4.2]}}"#, ["mike34"]),
-    // Compound queries
-    (#"{"name": "fred", "pet.species": "cat"}"#, ["fred23"]),
-    (#"{"$or": [{"pet.species": {"$eq": "dog"}}, {"age": {"$lt": 30}}]}"#, ["fred23", "mike12", "mike34"]),
-    (#"{"$or": [{"pet.species": {"$eq": "dog"}}, {"$and": [{"age": {"$gt": 30}}, {"name": {"$eq": "mike"}}]}]}"#,
-     ["mike32", "mike34"]),
-    // Array fields: any element matches; negation is the complement
-    (#"{"pet": {"$eq": "cat"}}"#, ["mike32"]),
-    (#"{"pet": {"$not": {"$eq": "cat"}}}"#, ["fred23", "mike12", "mike34"]),
-    // Supported features
-    (#"{"age": {"$lte": 23}}"#, ["fred23", "mike12"]),
-    (#"{"age": {"$gte": 32}}"#, ["mike32", "mike34"]),
-    (#"{"age": {"$lt": 23}}"#, ["mike12"]),
-    (#"{"name": {"$ne": "mike"}}"#, ["fred23"]),
-    (#"{"comment": {"$exists": false}}"#, ["mike32"]),
-    (#"{"comment": {"$exists": true}}"#, ["fred23", "mike12", "mike34"]),
-    (#"{"age": {"$in": [12, 23]}}"#, ["fred23", "mike12"]),
-    (#"{"age": {"$nin": [12, 23]}}"#, ["mike32", "mike34"]),
-    (#"{"pet": {"$size": 3}}"#, ["mike32"]),
-    (#"{"name": "mike", "age": 12}"#, ["mike12"]),
-    (#"{}"#, ["fred23", "mike12", "mike32", "mike34"]),
-    // "Not supported yet" in the seed, supported here
-    (#"{"pet": {"species": {"$eq": "cat"}}}"#, ["fred23", "mike12"]),
-    (#"{"age": {"$gt": 7, "$lt": 14}}"#, ["mike12"]),
-    (#"{"$nor": [{"name": "mike"}, {"age": 12}]}"#, ["fred23"]),
-    (#"{"pet": {"$all": ["cat", "parrot"]}}"#, ["mike32"]),
-    (#"{"pet": {"$elemMatch": {"$beginsWith": "par"}}}"#, ["mike32"]),
-    (#"{"pet": {"$type": "array"}}"#, ["mike32"]),
-    (#"{"pet": {"$type": "object"}}"#, ["fred23", "mike12", "mike34"]),
-    (#"{"comment": {"$regex": "doc.or"}}"#, ["mike34"]),
-    (#"{"pet": ["cat", "dog", "parrot"]}"#, ["mike32"]),
-    (#"{"pet": ["cat", "dog"]}"#, []),
-    (#"{"pet.0": "cat"}"#, ["mike32"]),
-    (#"{"pet.1": "cat"}"#, []),
-  ] as [(String, [String])])
+  @Test(
+    arguments: [
+      // Equality and comparisons
+      (#"{"pet.species": "cat"}"#, ["fred23", "mike12"]),
+      (#"{"age": {"$gt": 12}}"#, ["fred23", "mike32", "mike34"]),
+      // Modulo, with the seed's truncation rule
+      (#"{"age": {"$mod": [5, 4]}}"#, ["mike34"]),
+      (#"{"age": {"$mod": [5.6, 4.2]}}"#, ["mike34"]),
+      // Compound queries
+      (#"{"name": "fred", "pet.species": "cat"}"#, ["fred23"]),
+      (
+        #"{"$or": [{"pet.species": {"$eq": "dog"}}, {"age": {"$lt": 30}}]}"#,
+        ["fred23", "mike12", "mike34"]
+      ),
+      (
+        #"{"$or": [{"pet.species": {"$eq": "dog"}}, {"$and": [{"age": {"$gt": 30}}, {"name": {"$eq": "mike"}}]}]}"#,
+        ["mike32", "mike34"]
+      ),
+      // Array fields: any element matches; negation is the complement
+      (#"{"pet": {"$eq": "cat"}}"#, ["mike32"]),
+      (#"{"pet": {"$not": {"$eq": "cat"}}}"#, ["fred23", "mike12", "mike34"]),
+      // Supported features
+      (#"{"age": {"$lte": 23}}"#, ["fred23", "mike12"]),
+      (#"{"age": {"$gte": 32}}"#, ["mike32", "mike34"]),
+      (#"{"age": {"$lt": 23}}"#, ["mike12"]),
+      (#"{"name": {"$ne": "mike"}}"#, ["fred23"]),
+      (#"{"comment": {"$exists": false}}"#, ["mike32"]),
+      (#"{"comment": {"$exists": true}}"#, ["fred23", "mike12", "mike34"]),
+      (#"{"age": {"$in": [12, 23]}}"#, ["fred23", "mike12"]),
+      (#"{"age": {"$nin": [12, 23]}}"#, ["mike32", "mike34"]),
+      (#"{"pet": {"$size": 3}}"#, ["mike32"]),
+      (#"{"name": "mike", "age": 12}"#, ["mike12"]),
+      (#"{}"#, ["fred23", "mike12", "mike32", "mike34"]),
+      // "Not supported yet" in the seed, supported here
+      (#"{"pet": {"species": {"$eq": "cat"}}}"#, ["fred23", "mike12"]),
+      (#"{"age": {"$gt": 7, "$lt": 14}}"#, ["mike12"]),
+      (#"{"$nor": [{"name": "mike"}, {"age": 12}]}"#, ["fred23"]),
+      (#"{"pet": {"$all": ["cat", "parrot"]}}"#, ["mike32"]),
+      (#"{"pet": {"$elemMatch": {"$beginsWith": "par"}}}"#, ["mike32"]),
+      (#"{"pet": {"$type": "array"}}"#, ["mike32"]),
+      (#"{"pet": {"$type": "object"}}"#, ["fred23", "mike12", "mike34"]),
+      (#"{"comment": {"$regex": "doc.or"}}"#, ["mike34"]),
+      (#"{"pet": ["cat", "dog", "parrot"]}"#, ["mike32"]),
+      (#"{"pet": ["cat", "dog"]}"#, []),
+      (#"{"pet.0": "cat"}"#, ["mike32"]),
+      (#"{"pet.1": "cat"}"#, []),
+    ] as [(String, [String])])
   func selector(_ selector: String, _ expected: [String]) throws {
     #expect(try ids(selector) == expected, "\(selector)")
   }

@@ -24,13 +24,17 @@ struct TextSearchTests {
 
   @Test func theSeedExamples() throws {
     #expect(db.isTextSearchEnabled)
-    #expect(try people.ensureIndexed(["name", "comment"], name: "basic_text_index", type: .text) == "basic_text_index")
+    #expect(
+      try people.ensureIndexed(["name", "comment"], name: "basic_text_index", type: .text)
+        == "basic_text_index")
     #expect(try search(#"{"$text": {"$search": "doctor books"}}"#) == ["mike34"])
     #expect(try search(#"{"$text": {"$search": "\"is a doctor\""}}"#) == ["mike34"])
     #expect(try search(#"{"$text": {"$search": "doc*"}}"#) == ["mike34"])
-    #expect(try people.listIndexes()["basic_text_index"] == [
-      "fields": ["name", "comment"], "type": "text", "name": "basic_text_index", "settings": "{tokenize: simple}",
-    ])
+    #expect(
+      try people.listIndexes()["basic_text_index"] == [
+        "fields": ["name", "comment"], "type": "text", "name": "basic_text_index",
+        "settings": "{tokenize: simple}",
+      ])
   }
 
   @Test func porterStemsAndSimpleDoesNot() throws {
@@ -64,7 +68,9 @@ struct TextSearchTests {
   ])
   func syntax(_ search: String, _ expected: [String]) throws {
     try people.ensureIndexed(["name", "comment"], name: "t", type: .text)
-    #expect(try self.search(#"{"$text": {"$search": \#(JSONWriter.string(.string(search)))}}"#) == expected, "\(search)")
+    #expect(
+      try self.search(#"{"$text": {"$search": \#(JSONWriter.string(.string(search)))}}"#)
+        == expected, "\(search)")
   }
 
   @Test func nonASCIIText() throws {
@@ -89,16 +95,25 @@ struct TextSearchTests {
     try people.ensureIndexed(["age"], name: "age")
     #expect(try search(#"{"$text": {"$search": "books"}, "age": {"$gt": 20}}"#) == ["mike34"])
     #expect(try search(#"{"$text": {"$search": "books"}, "pet.species": "cat"}"#) == ["mike12"])
-    #expect(try search(#"{"$or": [{"$text": {"$search": "startup"}}, {"age": 12}]}"#) == ["fred23", "mike12"])
-    #expect(try search(#"{"$and": [{"name": "mike"}, {"$text": {"$search": "doctor"}}]}"#) == ["mike34"])
+    #expect(
+      try search(#"{"$or": [{"$text": {"$search": "startup"}}, {"age": 12}]}"#) == [
+        "fred23", "mike12",
+      ])
+    #expect(
+      try search(#"{"$and": [{"name": "mike"}, {"$text": {"$search": "doctor"}}]}"#) == ["mike34"])
     #expect(try search(#"{"$not": {"$text": {"$search": "books"}}}"#) == ["fred23"])
-    #expect(try people.count(FindQuery(selector: SelectorParser.parse(#"{"$text": {"$search": "books"}}"#))) == 2)
+    #expect(
+      try people.count(
+        FindQuery(selector: SelectorParser.parse(#"{"$text": {"$search": "books"}}"#))) == 2)
   }
 
   @Test func relevanceOrdersResults() throws {
     try people.putAll([
       ["_id": "books3", "comment": "books books books"],
-      ["_id": "books1", "comment": "a long sentence that mentions books once among many other words here"],
+      [
+        "_id": "books1",
+        "comment": "a long sentence that mentions books once among many other words here",
+      ],
     ])
     try people.ensureIndexed(["comment"], name: "t", type: .text)
     let ranked = try search(#"{"$text": {"$search": "books"}}"#, sort: #"[{"$relevance": "desc"}]"#)
@@ -123,7 +138,10 @@ struct TextSearchTests {
 
   @Test func indexesNonStringsArraysAndDottedFields() throws {
     try people.putAll([
-      ["_id": "tagged", "tags": ["alpha", "beta"], "score": 42, "flag": true, "pet": ["species": "axolotl"]],
+      [
+        "_id": "tagged", "tags": ["alpha", "beta"], "score": 42, "flag": true,
+        "pet": ["species": "axolotl"],
+      ]
     ])
     try people.ensureIndexed(["tags", "score", "flag", "pet.species"], name: "t", type: .text)
     #expect(try search(#"{"$text": {"$search": "beta"}}"#) == ["tagged"])
@@ -137,7 +155,9 @@ struct TextSearchTests {
     (#"{"$text": {"$search": "books"}}"#, "noUsableIndex", false),
     (#"{"$text": {"$search": 42}}"#, "invalidQuery", true),
     (#"{"$text": "books"}"#, "invalidQuery", true),
-    (#"{"$and": [{"$text": {"$search": "a"}}, {"$text": {"$search": "b"}}]}"#, "invalidQuery", true),
+    (
+      #"{"$and": [{"$text": {"$search": "a"}}, {"$text": {"$search": "b"}}]}"#, "invalidQuery", true
+    ),
     (#"{"$text": {"$search": "\"open"}}"#, "invalidQuery", true),
     (#"{"$text": {"$search": "(a"}}"#, "invalidQuery", true),
     (#"{"$text": {"$search": "nofield:x"}}"#, "invalidQuery", true),
@@ -155,10 +175,18 @@ struct TextSearchTests {
 
   @Test func oneTextIndexPerCollectionAndCheckedSettings() throws {
     try people.ensureIndexed(["comment"], name: "t", type: .text)
-    #expect(throws: SetteeError.self) { try people.ensureIndexed(["name"], name: "t2", type: .text) }
-    #expect(throws: SetteeError.self) { try people.ensureIndexed(["name"], name: "j", settings: ["tokenize": "porter"]) }
-    #expect(throws: SetteeError.self) { try people.ensureIndexed(["name"], name: "x", type: .text, settings: ["tokenize": "icu"]) }
-    #expect(throws: SetteeError.self) { try people.ensureIndexed(["name"], name: "x", type: .text, settings: ["other": "1"]) }
+    #expect(throws: SetteeError.self) {
+      try people.ensureIndexed(["name"], name: "t2", type: .text)
+    }
+    #expect(throws: SetteeError.self) {
+      try people.ensureIndexed(["name"], name: "j", settings: ["tokenize": "porter"])
+    }
+    #expect(throws: SetteeError.self) {
+      try people.ensureIndexed(["name"], name: "x", type: .text, settings: ["tokenize": "icu"])
+    }
+    #expect(throws: SetteeError.self) {
+      try people.ensureIndexed(["name"], name: "x", type: .text, settings: ["other": "1"])
+    }
     try people.deleteIndex(named: "t")
     try people.ensureIndexed(["name"], name: "t2", type: .text)
   }

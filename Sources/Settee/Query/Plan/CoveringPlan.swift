@@ -54,7 +54,8 @@ enum CoveringPlan {
     let end: [UInt8] = [CollationKey.wholeArrayTag]
     switch condition {
     case .equal(let value):
-      return isArray(value) ? SQLFragment("0") : column + SQLFragment(" = ") + blob(CollationKey.encode(value))
+      return isArray(value)
+        ? SQLFragment("0") : column + SQLFragment(" = ") + blob(CollationKey.encode(value))
     case .in(let values):
       let scalars = values.filter { !isArray($0) }
       guard !scalars.isEmpty else { return SQLFragment("0") }
@@ -65,8 +66,10 @@ enum CoveringPlan {
       case .null: return range([0x02], end)
       case .array: return range(objects, end)  // only objects sort after an array
       default:
-        return SQLFragment("(") + column + (condition.isStrict ? SQLFragment(" > ") : SQLFragment(" >= "))
-          + blob(CollationKey.encode(value)) + SQLFragment(" AND ") + column + SQLFragment(" < ") + blob(end)
+        return SQLFragment("(") + column
+          + (condition.isStrict ? SQLFragment(" > ") : SQLFragment(" >= "))
+          + blob(CollationKey.encode(value)) + SQLFragment(" AND ") + column + SQLFragment(" < ")
+          + blob(end)
           + SQLFragment(")")
       }
     case .lessThan(let value), .lessThanOrEqual(let value):
@@ -74,8 +77,10 @@ enum CoveringPlan {
       case .null: return SQLFragment("0")
       case .array: return range([0x02], [0x06])  // every non-null value that is not an object
       default:
-        return SQLFragment("(") + column + SQLFragment(" >= ") + blob([0x02]) + SQLFragment(" AND ") + column
-          + (condition.isStrict ? SQLFragment(" < ") : SQLFragment(" <= ")) + blob(CollationKey.encode(value))
+        return SQLFragment("(") + column + SQLFragment(" >= ") + blob([0x02]) + SQLFragment(" AND ")
+          + column
+          + (condition.isStrict ? SQLFragment(" < ") : SQLFragment(" <= "))
+          + blob(CollationKey.encode(value))
           + SQLFragment(")")
       }
     case .exists:
@@ -96,26 +101,35 @@ enum CoveringPlan {
   /// The SQL that reads the answer from the entry table: id, rev, then each projected
   /// field's value.
   static func sql(_ index: StoredIndex, _ query: FindQuery) -> SQLFragment? {
-    guard let filter = filter(query.selector, index.definition.fields), let fields = query.fields else {
+    guard let filter = filter(query.selector, index.definition.fields), let fields = query.fields
+    else {
       return nil
     }
-    let projected = projectedFields(index, fields).compactMap { index.definition.fields.firstIndex(of: $0) }
+    let projected = projectedFields(index, fields).compactMap {
+      index.definition.fields.firstIndex(of: $0)
+    }
     var columns = [SQLFragment("x.id"), SQLFragment("x.rev")]
     columns += projected.map { SQLFragment("x.") + StoredIndex.valueColumn($0) }
     var keys = query.sort.map { field -> SQLFragment in
       let position = index.definition.fields.firstIndex(of: field.path)!
-      return StoredIndex.entryKeyColumn(position) + (field.descending ? SQLFragment(" DESC") : SQLFragment(""))
+      return StoredIndex.entryKeyColumn(position)
+        + (field.descending ? SQLFragment(" DESC") : SQLFragment(""))
     }
-    keys.append(SQLFragment("x.id") + (query.sort.last?.descending == true ? SQLFragment(" DESC") : SQLFragment("")))
-    return SQLFragment("SELECT ") + .joined(columns, separator: ", ") + SQLFragment(" FROM ") + index.table
-      + SQLFragment(" x WHERE ") + filter + SQLFragment(" ORDER BY ") + .joined(keys, separator: ", ")
+    keys.append(
+      SQLFragment("x.id")
+        + (query.sort.last?.descending == true ? SQLFragment(" DESC") : SQLFragment("")))
+    return SQLFragment("SELECT ") + .joined(columns, separator: ", ") + SQLFragment(" FROM ")
+      + index.table
+      + SQLFragment(" x WHERE ") + filter + SQLFragment(" ORDER BY ")
+      + .joined(keys, separator: ", ")
       + QueryPlanner.limit(query)
   }
 
   /// The projected fields that come from value columns (`_id` and `_rev` come anyway).
   static func projectedFields(_ index: StoredIndex, _ fields: [FieldPath]) -> [FieldPath] {
     fields.filter { field in
-      field.components != ["_id"] && field.components != ["_rev"] && index.definition.fields.contains(field)
+      field.components != ["_id"] && field.components != ["_rev"]
+        && index.definition.fields.contains(field)
     }
   }
 

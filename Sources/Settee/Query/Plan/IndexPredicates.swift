@@ -24,10 +24,12 @@ enum IndexPredicates {
     let wholeArrays = CollationKey.wholeArrayTag
     switch condition {
     case .equal(let value):
-      return column + SQLFragment(" IN (") + .joined(keys(value), separator: ", ") + SQLFragment(")")
+      return column + SQLFragment(" IN (") + .joined(keys(value), separator: ", ")
+        + SQLFragment(")")
     case .in(let values):
       guard !values.isEmpty else { return SQLFragment("0") }
-      return column + SQLFragment(" IN (") + .joined(values.flatMap(keys), separator: ", ") + SQLFragment(")")
+      return column + SQLFragment(" IN (") + .joined(values.flatMap(keys), separator: ", ")
+        + SQLFragment(")")
     case .greaterThan(let value), .greaterThanOrEqual(let value):
       let op = condition.isStrict ? SQLFragment(" > ") : SQLFragment(" >= ")
       switch value {

@@ -28,7 +28,11 @@ public struct QueryPlan: Sendable {
   public var arguments: [String] {
     statement.arguments.map { value in
       switch value.storage {
-      case .blob(let data): "x'" + data.map { String($0, radix: 16).count == 1 ? "0" + String($0, radix: 16) : String($0, radix: 16) }.joined() + "'"
+      case .blob(let data):
+        "x'"
+          + data.map {
+            String($0, radix: 16).count == 1 ? "0" + String($0, radix: 16) : String($0, radix: 16)
+          }.joined() + "'"
       default: value.description
       }
     }
@@ -68,20 +72,29 @@ public struct QueryPlan: Sendable {
       switch self {
       case .fixed(let text): return text
       case .textIndex(let name):
-        return "the TEXT index \(quoted(name)) finds the documents that match $text; the rest of the selector filters them"
+        return
+          "the TEXT index \(quoted(name)) finds the documents that match $text; the rest of the selector filters them"
       case .noConditionOnFirstField(let field):
         return "no condition of the selector narrows its first field \(quoted(field.description))"
       case .selects(let entries, let estimated):
-        return estimated ? "selects about \(entries) entries (by SQLite's statistics)" : "selects \(entries) entries"
+        return estimated
+          ? "selects about \(entries) entries (by SQLite's statistics)"
+          : "selects \(entries) entries"
       case .covering(let name):
-        return "index \(quoted(name)) holds every field of the selector, sort and projection: the query reads only its entries"
-      case .union(let entries): return "each branch of $or is narrowed by an index (\(entries) entries in all)"
-      case .fewest(let name, let entries): return "index \(quoted(name)) selects the fewest entries (\(entries))"
+        return
+          "index \(quoted(name)) holds every field of the selector, sort and projection: the query reads only its entries"
+      case .union(let entries):
+        return "each branch of $or is narrowed by an index (\(entries) entries in all)"
+      case .fewest(let name, let entries):
+        return "index \(quoted(name)) selects the fewest entries (\(entries))"
       case .sortOrder(let name):
-        return "index \(quoted(name)) gives the sort order, so results stream in order without a sort"
-      case .narrowsLittle(let name): return "index \(quoted(name)) narrows the selector, though not much"
+        return
+          "index \(quoted(name)) gives the sort order, so results stream in order without a sort"
+      case .narrowsLittle(let name):
+        return "index \(quoted(name)) narrows the selector, though not much"
       case .filteredInSwift(let base):
-        return base.text + "; the selector's SQL nests deeper than SQLite's parser allows, so the matcher checks it in Swift"
+        return base.text
+          + "; the selector's SQL nests deeper than SQLite's parser allows, so the matcher checks it in Swift"
       }
     }
   }
@@ -89,19 +102,24 @@ public struct QueryPlan: Sendable {
   /// The plan as JSON, for `settee explain`.
   public var json: JSON {
     [
-      "index": indexes.isEmpty ? .null : (indexes.count == 1 ? .string(indexes[0]) : .array(indexes.map { .string($0) })),
+      "index": indexes.isEmpty
+        ? .null : (indexes.count == 1 ? .string(indexes[0]) : .array(indexes.map { .string($0) })),
       "scan": indexes.isEmpty ? "collection" : (indexes.count == 1 ? "index" : "index union"),
       "sorted_by_index": .bool(sortedByIndex),
       "filtered_in_swift": .bool(filteredInSwift),
       "covering": .bool(covering),
       "reason": .string(reason),
-      "candidates": .array(candidates.map { candidate in
-        var object: JSONObject = [
-          "index": .string(candidate.index), "usable": .bool(candidate.usable), "reason": .string(candidate.reason),
-        ]
-        if let entries = candidate.estimatedEntries { object["estimated_entries"] = .int(Int64(entries)) }
-        return .object(object)
-      }),
+      "candidates": .array(
+        candidates.map { candidate in
+          var object: JSONObject = [
+            "index": .string(candidate.index), "usable": .bool(candidate.usable),
+            "reason": .string(candidate.reason),
+          ]
+          if let entries = candidate.estimatedEntries {
+            object["estimated_entries"] = .int(Int64(entries))
+          }
+          return .object(object)
+        }),
       "sql": .string(sql),
       "arguments": .array(arguments.map { .string($0) }),
     ]

@@ -40,7 +40,8 @@ enum QueryPlanner {
     var rids: SQLFragment { rids(distinct: false) }
 
     func rids(distinct: Bool) -> SQLFragment {
-      (distinct ? SQLFragment("SELECT DISTINCT x.rid FROM ") : SQLFragment("SELECT x.rid FROM ")) + table
+      (distinct ? SQLFragment("SELECT DISTINCT x.rid FROM ") : SQLFragment("SELECT x.rid FROM "))
+        + table
         + SQLFragment(" x WHERE ") + .and(predicates)
     }
   }
@@ -64,7 +65,8 @@ enum QueryPlanner {
     _ query: FindQuery, collectionID: Int64, indexes: [StoredIndex], probe: Probe
   ) throws -> QueryPlan {
     if query.selector.textClauseCount > 1 {
-      throw SetteeError(.invalidQuery, "a query may hold one $text clause, not \(query.selector.textClauseCount)")
+      throw SetteeError(
+        .invalidQuery, "a query may hold one $text clause, not \(query.selector.textClauseCount)")
     }
     let jsonIndexes = indexes.filter { $0.definition.kind == .json }
     var candidates: [QueryPlan.Candidate] = []
@@ -73,25 +75,36 @@ enum QueryPlanner {
     let textIndex = indexes.first { $0.definition.kind == .text }.map(TextIndex.init)
     if query.sort.contains(where: { $0.isRelevance }) {
       guard conjuncts.contains(where: { if case .text = $0 { true } else { false } }) else {
-        throw SetteeError(.invalidQuery, "sorting by \"$relevance\" needs a $text clause at the top of the selector")
+        throw SetteeError(
+          .invalidQuery, "sorting by \"$relevance\" needs a $text clause at the top of the selector"
+        )
       }
     }
     // A top-level $text clause drives the query: the search finds the documents, and the
     // rest of the selector filters them.
-    if let textIndex, let search = conjuncts.lazy.compactMap({ selector -> String? in
-      if case .text(let search) = selector { search } else { nil }
-    }).first {
+    if let textIndex,
+      let search = conjuncts.lazy.compactMap({ selector -> String? in
+        if case .text(let search) = selector { search } else { nil }
+      }).first
+    {
       var choice = Choice(access: .text(search))
       choice.text = textIndex.query
       choice.textIndexName = textIndex.stored.definition.name
-      return try finish(query, collectionID, choice, candidates: [
-        .init(index: textIndex.stored.definition.name, usable: true, estimatedEntries: nil, why: .fixed("answers $text"))
-      ], why: .textIndex(textIndex.stored.definition.name))
+      return try finish(
+        query, collectionID, choice,
+        candidates: [
+          .init(
+            index: textIndex.stored.definition.name, usable: true, estimatedEntries: nil,
+            why: .fixed("answers $text"))
+        ], why: .textIndex(textIndex.stored.definition.name))
     }
 
     if let forced = query.useIndex {
       guard let index = jsonIndexes.first(where: { $0.definition.name == forced }) else {
-        throw SetteeError(.noUsableIndex, "use_index names \(JSONWriter.string(.string(forced))), which is not a JSON index of this collection")
+        throw SetteeError(
+          .noUsableIndex,
+          "use_index names \(JSONWriter.string(.string(forced))), which is not a JSON index of this collection"
+        )
       }
       let access = accessOrWhole(index, conjuncts)
       var choice = Choice(access: .index(access))
@@ -100,51 +113,66 @@ enum QueryPlanner {
         choice.descending = order
         choice.sortFieldCount = query.sort.count
       }
-      return try finish(query, collectionID, choice, candidates: [
-        .init(index: forced, usable: true, estimatedEntries: nil, why: .fixed("forced by use_index"))
-      ], why: .fixed("use_index named it"))
+      return try finish(
+        query, collectionID, choice,
+        candidates: [
+          .init(
+            index: forced, usable: true, estimatedEntries: nil, why: .fixed("forced by use_index"))
+        ], why: .fixed("use_index named it"))
     }
 
     // An index that already orders the sort.
     var ordered: (index: StoredIndex, descending: Bool)?
     for index in jsonIndexes {
-      if let descending = sortOrder(query.sort, index) { ordered = (index, descending); break }
+      if let descending = sortOrder(query.sort, index) {
+        ordered = (index, descending)
+        break
+      }
     }
 
     // Each index's access, built once: nil where no condition narrows its first field.
     let accesses = jsonIndexes.map { access($0, conjuncts) }
-    let usable = zip(jsonIndexes, accesses).compactMap { index, access in access.map { (index, $0) } }
+    let usable = zip(jsonIndexes, accesses).compactMap { index, access in access.map { (index, $0) }
+    }
     // With one usable index, an equality on its first field and no sort or $or to weigh it
     // against, counting its entries would cost more than it tells.
-    let alone = usable.count == 1 && usable[0].1.leadingValues != nil && query.sort.isEmpty
+    let alone =
+      usable.count == 1 && usable[0].1.leadingValues != nil && query.sort.isEmpty
       && !conjuncts.contains(where: { if case .or = $0 { true } else { false } })
       && !jsonIndexes.contains(where: { CoveringPlan.covers($0, query) })
     for (index, access) in zip(jsonIndexes, accesses) {
       guard let access else {
-        candidates.append(.init(
-          index: index.definition.name, usable: false, estimatedEntries: nil,
-          why: .noConditionOnFirstField(index.definition.fields[0])))
+        candidates.append(
+          .init(
+            index: index.definition.name, usable: false, estimatedEntries: nil,
+            why: .noConditionOnFirstField(index.definition.fields[0])))
         continue
       }
       // Reading an index in sort order stops after `limit` documents, however many its
       // conditions select: no need to count them.
-      if let ordered, query.limit > 0, usable.count == 1, ordered.index.definition.name == index.definition.name {
-        candidates.append(.init(
-          index: index.definition.name, usable: true, estimatedEntries: nil,
-          why: .fixed("gives the sort order, and reading in order stops after the limit")))
+      if let ordered, query.limit > 0, usable.count == 1,
+        ordered.index.definition.name == index.definition.name
+      {
+        candidates.append(
+          .init(
+            index: index.definition.name, usable: true, estimatedEntries: nil,
+            why: .fixed("gives the sort order, and reading in order stops after the limit")))
         continue
       }
       if alone {
-        candidates.append(.init(
-          index: index.definition.name, usable: true, estimatedEntries: nil,
-          why: .fixed("the only index that narrows the selector, by equality on its first field")))
+        candidates.append(
+          .init(
+            index: index.definition.name, usable: true, estimatedEntries: nil,
+            why: .fixed("the only index that narrows the selector, by equality on its first field"))
+        )
         best = (access, 0)
         continue
       }
       let entries = estimate(access, index, counted: try probe(access.rids))
-      candidates.append(.init(
-        index: index.definition.name, usable: true, estimatedEntries: entries,
-        why: .selects(entries: entries, estimated: entries >= probeCap)))
+      candidates.append(
+        .init(
+          index: index.definition.name, usable: true, estimatedEntries: entries,
+          why: .selects(entries: entries, estimated: entries >= probeCap)))
       if best == nil || entries < best!.entries { best = (access, entries) }
     }
 
@@ -156,7 +184,9 @@ enum QueryPlanner {
       var entries = 0
       var exact = true
       for branch in branches {
-        let options = jsonIndexes.compactMap { index in access(index, conjunction(branch)).map { (index, $0) } }
+        let options = jsonIndexes.compactMap { index in
+          access(index, conjunction(branch)).map { (index, $0) }
+        }
         var bestBranch: (StoredIndexAccess, Int)?
         if options.count == 1, options[0].1.leadingValues != nil {
           // A lone equality index for the branch: its statistics are estimate enough.
@@ -167,7 +197,10 @@ enum QueryPlanner {
           let count = estimate(option, index, counted: try probe(option.rids))
           if bestBranch == nil || count < bestBranch!.1 { bestBranch = (option, count) }
         }
-        guard let chosen = bestBranch else { accesses = []; break }
+        guard let chosen = bestBranch else {
+          accesses = []
+          break
+        }
         accesses.append(chosen.0)
         entries += chosen.1
         exact = exact && conjunction(branch).allSatisfy { chosen.0.exactConjuncts.contains($0) }
@@ -182,10 +215,13 @@ enum QueryPlanner {
     for index in jsonIndexes where CoveringPlan.covers(index, query) {
       var entries = Int.max
       if let access = access(index, conjuncts) { entries = try probe(access.rids) }
-      if let best, best.entries * 4 < entries, best.access.name != index.definition.name { continue }
+      if let best, best.entries * 4 < entries, best.access.name != index.definition.name {
+        continue
+      }
       guard let statement = CoveringPlan.sql(index, query) else { continue }
       var plan = QueryPlan(
-        indexes: [index.definition.name], sortedByIndex: !query.sort.isEmpty, candidates: candidates,
+        indexes: [index.definition.name], sortedByIndex: !query.sort.isEmpty,
+        candidates: candidates,
         why: .covering(index.definition.name),
         statement: statement, choice: Choice(access: .scan), collectionID: collectionID)
       plan.coveringIndex = index
@@ -197,7 +233,9 @@ enum QueryPlanner {
       choice.text = textIndex.query
     }
     var reason: QueryPlan.Why = .fixed(
-      jsonIndexes.isEmpty ? "the collection has no JSON index: it is scanned" : "no index narrows the selector: the collection is scanned")
+      jsonIndexes.isEmpty
+        ? "the collection has no JSON index: it is scanned"
+        : "no index narrows the selector: the collection is scanned")
     if conjuncts.contains(where: isIDLookup) {
       reason = .fixed("the built-in _id index (CouchDB's _all_docs) finds the documents by id")
     }
@@ -214,8 +252,10 @@ enum QueryPlanner {
     } else if let ordered {
       // The access built above, or a read of the whole index.
       let built = zip(jsonIndexes, accesses).first { $0.0.xid == ordered.index.xid }?.1
-      let access = built.flatMap { $0 }
-        ?? StoredIndexAccess(name: ordered.index.definition.name, table: ordered.index.table, predicates: [])
+      let access =
+        built.flatMap { $0 }
+        ?? StoredIndexAccess(
+          name: ordered.index.definition.name, table: ordered.index.table, predicates: [])
       choice.access = .index(access)
       choice.orderedBy = access
       choice.descending = ordered.descending
@@ -255,7 +295,9 @@ enum QueryPlanner {
 
   /// The plan for a selector whose SQL SQLite cannot parse: the same documents are read
   /// (through the same index), and the matcher filters, sorts and pages them in Swift.
-  static func swiftFiltered(_ plan: QueryPlan, _ query: FindQuery, _ choice: Choice, collectionID: Int64) -> QueryPlan {
+  static func swiftFiltered(
+    _ plan: QueryPlan, _ query: FindQuery, _ choice: Choice, collectionID: Int64
+  ) -> QueryPlan {
     var unsorted = query
     unsorted.selector = .all
     unsorted.sort = []
@@ -264,7 +306,8 @@ enum QueryPlanner {
     var bare = choice
     bare.orderedBy = nil
     // The selector is `{}` here, which always compiles.
-    let statement = (try? sql(for: bare, query: unsorted, collectionID: collectionID)) ?? plan.statement
+    let statement =
+      (try? sql(for: bare, query: unsorted, collectionID: collectionID)) ?? plan.statement
     var fallback = plan
     fallback.filteredInSwift = true
     fallback.sortedByIndex = false
@@ -280,11 +323,16 @@ enum QueryPlanner {
     if case .text(let search) = choice.access, let text = choice.text {
       // The search drives; the other conjuncts filter.
       let table = text.table
-      let rank = query.sort.first?.isRelevance == true
-        ? SQLFragment(", settee_rank(matchinfo(") + table + SQLFragment(", 'pcnalx')) AS rank") : SQLFragment(", 0 AS rank")
-      textSource = SQLFragment("SELECT docid AS rid") + rank + SQLFragment(" FROM ") + table + SQLFragment(" WHERE ")
+      let rank =
+        query.sort.first?.isRelevance == true
+        ? SQLFragment(", settee_rank(matchinfo(") + table + SQLFragment(", 'pcnalx')) AS rank")
+        : SQLFragment(", 0 AS rank")
+      textSource =
+        SQLFragment("SELECT docid AS rid") + rank + SQLFragment(" FROM ") + table
+        + SQLFragment(" WHERE ")
         + table + SQLFragment(" MATCH ") + .value(try text.match(search))
-      selector = Selector.conjunction(conjunction(selector).filter { if case .text = $0 { false } else { true } })
+      selector = Selector.conjunction(
+        conjunction(selector).filter { if case .text = $0 { false } else { true } })
     }
     // What one index decides exactly is not checked again on the documents.
     let decided: [Selector]
@@ -301,17 +349,22 @@ enum QueryPlanner {
       let relevanceFirst = query.sort.first?.isRelevance == true
       var order = orderBy(query.sort.filter { !$0.isRelevance })
       if relevanceFirst {
-        order = SQLFragment(" ORDER BY r.rank") + (query.sort[0].descending ? SQLFragment(" DESC, ") : SQLFragment(", "))
+        order =
+          SQLFragment(" ORDER BY r.rank")
+          + (query.sort[0].descending ? SQLFragment(" DESC, ") : SQLFragment(", "))
           + order.dropFirst(" ORDER BY ")
       }
       return SQLFragment("SELECT d.id, d.rev, d.body FROM (") + textSource
-        + SQLFragment(") AS r CROSS JOIN documents d ON d.rid = r.rid WHERE d.deleted = 0 AND ") + filter + order
+        + SQLFragment(") AS r CROSS JOIN documents d ON d.rid = r.rid WHERE d.deleted = 0 AND ")
+        + filter + order
         + limit(query)
     }
     var statement: SQLFragment
     if let ordered = choice.orderedBy {
-      statement = SQLFragment("SELECT d.id, d.rev, d.body FROM ") + ordered.table
-        + SQLFragment(" x CROSS JOIN documents d ON d.rid = x.rid WHERE ") + .and(ordered.predicates)
+      statement =
+        SQLFragment("SELECT d.id, d.rev, d.body FROM ") + ordered.table
+        + SQLFragment(" x CROSS JOIN documents d ON d.rid = x.rid WHERE ")
+        + .and(ordered.predicates)
         + SQLFragment(" AND d.deleted = 0 AND ") + filter
       let direction = choice.descending ? SQLFragment(" DESC") : SQLFragment("")
       var keys = (0..<choice.sortFieldCount).map { StoredIndex.entryKeyColumn($0) + direction }
@@ -329,10 +382,12 @@ enum QueryPlanner {
       case .text: rids = nil  // handled above
       }
       if let rids {
-        statement = SQLFragment("SELECT d.id, d.rev, d.body FROM (") + rids
+        statement =
+          SQLFragment("SELECT d.id, d.rev, d.body FROM (") + rids
           + SQLFragment(") AS r CROSS JOIN documents d ON d.rid = r.rid WHERE d.deleted = 0")
       } else {
-        statement = SQLFragment("SELECT d.id, d.rev, d.body FROM documents d WHERE d.cid = ")
+        statement =
+          SQLFragment("SELECT d.id, d.rev, d.body FROM documents d WHERE d.cid = ")
           + .value(collectionID) + SQLFragment(" AND d.deleted = 0")
       }
       statement += SQLFragment(" AND ") + filter + orderBy(query.sort)
@@ -343,7 +398,9 @@ enum QueryPlanner {
   /// `_id` equal to a string, or in a list of strings: SQLite answers it from the
   /// `documents_by_id` index, which every collection has.
   static func isIDLookup(_ selector: Selector) -> Bool {
-    guard case .condition(let path, let condition) = selector, path.components == ["_id"] else { return false }
+    guard case .condition(let path, let condition) = selector, path.components == ["_id"] else {
+      return false
+    }
     switch condition {
     case .equal(.string): return true
     case .in(let values): return !values.isEmpty && values.allSatisfy { $0.stringValue != nil }
@@ -395,7 +452,8 @@ enum QueryPlanner {
         // conditions on the field may be met by different elements, so they cannot both be
         // required of one entry. Equality narrows best; otherwise the first condition.
         let ranked = conditions.filter { $0.isEquality } + conditions.filter { !$0.isEquality }
-        if let chosen = ranked.first(where: { IndexPredicates.predicate($0, column: column) != nil }) {
+        if let chosen = ranked.first(where: { IndexPredicates.predicate($0, column: column) != nil }
+        ) {
           predicates.append(IndexPredicates.predicate(chosen, column: column)!)
         } else if position == 0 {
           return nil
@@ -411,14 +469,16 @@ enum QueryPlanner {
       }
     }
     return StoredIndexAccess(
-      name: index.definition.name, table: index.table, predicates: predicates, leadingValues: leadingValues,
+      name: index.definition.name, table: index.table, predicates: predicates,
+      leadingValues: leadingValues,
       exactConjuncts: exact, multiEntry: index.multiDocuments > 0)
   }
 
   /// The index's access for the conjuncts, or, when none narrows it, a read of all its entries
   /// (every live document has at least one).
   static func accessOrWhole(_ index: StoredIndex, _ conjuncts: [Selector]) -> StoredIndexAccess {
-    access(index, conjuncts) ?? StoredIndexAccess(name: index.definition.name, table: index.table, predicates: [])
+    access(index, conjuncts)
+      ?? StoredIndexAccess(name: index.definition.name, table: index.table, predicates: [])
   }
 
   /// Whether the index's key order is the sort order: the sort fields are its fields, in
@@ -426,7 +486,8 @@ enum QueryPlanner {
   /// document has several entries. Returns the
   /// direction (`true` for descending).
   static func sortOrder(_ sort: [FindQuery.SortField], _ index: StoredIndex) -> Bool? {
-    guard let first = sort.first, index.multiDocuments == 0, sort.count == index.definition.fields.count,
+    guard let first = sort.first, index.multiDocuments == 0,
+      sort.count == index.definition.fields.count,
       sort.allSatisfy({ $0.descending == first.descending }),
       zip(sort, index.definition.fields).allSatisfy({ $0.path == $1 })
     else { return nil }
@@ -440,12 +501,15 @@ enum QueryPlanner {
       return SQLFragment("settee_sort_key(d.body, d.id, d.rev, ") + .value(path) + SQLFragment(", ")
         + .value(field.descending) + (field.descending ? SQLFragment(") DESC") : SQLFragment(")"))
     }
-    keys.append(SQLFragment("d.id") + (sort.last?.descending == true ? SQLFragment(" DESC") : SQLFragment("")))
+    keys.append(
+      SQLFragment("d.id") + (sort.last?.descending == true ? SQLFragment(" DESC") : SQLFragment(""))
+    )
     return SQLFragment(" ORDER BY ") + .joined(keys, separator: ", ")
   }
 
   static func limit(_ query: FindQuery) -> SQLFragment {
-    SQLFragment(" LIMIT ") + .value(Int64(query.limit == 0 ? -1 : query.limit)) + SQLFragment(" OFFSET ")
+    SQLFragment(" LIMIT ") + .value(Int64(query.limit == 0 ? -1 : query.limit))
+      + SQLFragment(" OFFSET ")
       + .value(Int64(query.skip))
   }
 }

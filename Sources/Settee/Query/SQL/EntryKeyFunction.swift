@@ -15,7 +15,8 @@ enum EntryKeyFunction {
   static func register(in db: SQLConnection) {
     sqlite3_create_function_v2(
       db.sqliteConnection, "settee_entry_key", -1, SQLITE_UTF8 | SQLITE_DETERMINISTIC, nil,
-      { context, count, arguments in EntryKeyFunction.call(context, Int(count), arguments) }, nil, nil, nil)
+      { context, count, arguments in EntryKeyFunction.call(context, Int(count), arguments) }, nil,
+      nil, nil)
   }
 
   private static let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)

@@ -70,12 +70,14 @@ struct SQLFragment: Sendable, Hashable, CustomStringConvertible {
 
   /// `(a) AND (b) …`; `1` for none.
   static func and(_ parts: [SQLFragment]) -> SQLFragment {
-    parts.isEmpty ? SQLFragment("1") : SQLFragment("(") + joined(parts, separator: " AND ") + SQLFragment(")")
+    parts.isEmpty
+      ? SQLFragment("1") : SQLFragment("(") + joined(parts, separator: " AND ") + SQLFragment(")")
   }
 
   /// `(a) OR (b) …`; `0` for none.
   static func or(_ parts: [SQLFragment]) -> SQLFragment {
-    parts.isEmpty ? SQLFragment("0") : SQLFragment("(") + joined(parts, separator: " OR ") + SQLFragment(")")
+    parts.isEmpty
+      ? SQLFragment("0") : SQLFragment("(") + joined(parts, separator: " OR ") + SQLFragment(")")
   }
 
   /// This fragment without a leading keyword that it is known to start with.

@@ -37,15 +37,21 @@ enum SQLFunctions {
   /// `settee_sort_key(body, id, rev, path, descending)`: the key a document sorts by for
   /// one sort field (NULL when the field is missing, which sorts first).
   static let sortKey = DatabaseFunction("settee_sort_key", argumentCount: 5, pure: true) { values in
-    guard let body = String.fromDatabaseValue(values[0]), let id = String.fromDatabaseValue(values[1]),
-      let rev = String.fromDatabaseValue(values[2]), let pathText = String.fromDatabaseValue(values[3]),
+    guard let body = String.fromDatabaseValue(values[0]),
+      let id = String.fromDatabaseValue(values[1]),
+      let rev = String.fromDatabaseValue(values[2]),
+      let pathText = String.fromDatabaseValue(values[3]),
       let descending = Bool.fromDatabaseValue(values[4])
     else { return nil }
     var document = try JSONParser.parse(body).objectValue ?? [:]
     document.insert(.string(id), forKey: "_id", at: 0)
     document.insert(.string(rev), forKey: "_rev", at: 1)
-    let path = FieldPath(components: try JSONParser.parse(pathText).arrayValue?.compactMap(\.stringValue) ?? [])
-    guard let key = Matcher.sortKey(.object(document), FindQuery.SortField(path, descending: descending)) else {
+    let path = FieldPath(
+      components: try JSONParser.parse(pathText).arrayValue?.compactMap(\.stringValue) ?? [])
+    guard
+      let key = Matcher.sortKey(
+        .object(document), FindQuery.SortField(path, descending: descending))
+    else {
       return nil
     }
     return Data(CollationKey.encode(key))
@@ -54,7 +60,9 @@ enum SQLFunctions {
   /// `regexp(pattern, text)`, which SQLite's `REGEXP` operator calls: an unanchored
   /// NSRegularExpression search.
   static let regexp = DatabaseFunction("regexp", argumentCount: 2, pure: true) { values in
-    guard let pattern = String.fromDatabaseValue(values[0]), let text = String.fromDatabaseValue(values[1]) else {
+    guard let pattern = String.fromDatabaseValue(values[0]),
+      let text = String.fromDatabaseValue(values[1])
+    else {
       return false
     }
     return RegexCache.shared.matches(pattern, text)

@@ -1,7 +1,7 @@
 import Foundation
 import GRDB
-import Synchronization
 import SetteeCore
+import Synchronization
 
 /// Compiles a ``Selector`` into an SQL boolean expression over a row of `documents` (NULL,
 /// which SQLite gives for a missing value, counts as false throughout), with SQLite's JSON functions, so that the SQL path gives exactly the
@@ -18,7 +18,8 @@ struct SelectorCompiler {
     var rowid: SQLFragment
 
     static let documents = Row(
-      body: SQLFragment("d.body"), id: SQLFragment("d.id"), rev: SQLFragment("d.rev"), rowid: SQLFragment("d.rid"))
+      body: SQLFragment("d.body"), id: SQLFragment("d.id"), rev: SQLFragment("d.rev"),
+      rowid: SQLFragment("d.rid"))
   }
 
   /// What a selector is evaluated against.
@@ -41,7 +42,8 @@ struct SelectorCompiler {
 
     var value: SQLFragment {
       switch self {
-      case .path(let source, let path): SQLFragment("json_extract(") + source + SQLFragment(", ") + .value(path) + SQLFragment(")")
+      case .path(let source, let path):
+        SQLFragment("json_extract(") + source + SQLFragment(", ") + .value(path) + SQLFragment(")")
       case .column(let value, _), .text(let value): value
       }
     }
@@ -53,7 +55,8 @@ struct SelectorCompiler {
 
     var type: SQLFragment {
       switch self {
-      case .path(let source, let path): SQLFragment("json_type(") + source + SQLFragment(", ") + .value(path) + SQLFragment(")")
+      case .path(let source, let path):
+        SQLFragment("json_type(") + source + SQLFragment(", ") + .value(path) + SQLFragment(")")
       case .column(_, let type): type
       case .text: SQLFragment("'text'")
       }
@@ -62,15 +65,20 @@ struct SelectorCompiler {
     /// `json_each(…)` over the value (an array or object).
     var each: SQLFragment {
       switch self {
-      case .path(let source, let path): SQLFragment("json_each(") + source + SQLFragment(", ") + .value(path) + SQLFragment(")")
-      case .column(let value, _), .text(let value): SQLFragment("json_each(") + value + SQLFragment(")")
+      case .path(let source, let path):
+        SQLFragment("json_each(") + source + SQLFragment(", ") + .value(path) + SQLFragment(")")
+      case .column(let value, _), .text(let value):
+        SQLFragment("json_each(") + value + SQLFragment(")")
       }
     }
 
     var arrayLength: SQLFragment {
       switch self {
-      case .path(let source, let path): SQLFragment("json_array_length(") + source + SQLFragment(", ") + .value(path) + SQLFragment(")")
-      case .column(let value, _), .text(let value): SQLFragment("json_array_length(") + value + SQLFragment(")")
+      case .path(let source, let path):
+        SQLFragment("json_array_length(") + source + SQLFragment(", ") + .value(path)
+          + SQLFragment(")")
+      case .column(let value, _), .text(let value):
+        SQLFragment("json_array_length(") + value + SQLFragment(")")
       }
     }
   }
@@ -120,24 +128,31 @@ struct SelectorCompiler {
       guard let textIndex else {
         throw SetteeError(
           .noUsableIndex,
-          "\"$text\" needs a TEXT index on the collection: create one with ensureIndexed(fields, name:, type: .text)")
+          "\"$text\" needs a TEXT index on the collection: create one with ensureIndexed(fields, name:, type: .text)"
+        )
       }
       guard case .document(let row) = context else {
         throw SetteeError(.invalidQuery, "\"$text\" may only apply to whole documents")
       }
-      return SQLFragment("(") + row.rowid + SQLFragment(" IN (") + (try textIndex.rids(search)) + SQLFragment("))")
+      return SQLFragment("(") + row.rowid + SQLFragment(" IN (") + (try textIndex.rids(search))
+        + SQLFragment("))")
     case .condition(let path, let condition):
       let compiled = try candidates(context, path) { compiler, candidate in
         try compiler.condition(condition, candidate)
       }
-      guard case .document(let row) = context, let needles = SelectorCompiler.needles(path, condition) else {
+      guard case .document(let row) = context,
+        let needles = SelectorCompiler.needles(path, condition)
+      else {
         return compiled
       }
       // A document can only hold one of these strings if its JSON text holds the string's
       // JSON form: bodies are printed by JSONWriter, one spelling per string. Testing that
       // first is a byte search, far cheaper than the JSON functions, and never changes the
       // result (the condition implies it).
-      let found = SQLFragment.or(needles.map { SQLFragment("instr(") + row.body + SQLFragment(", ") + .value($0) + SQLFragment(")") })
+      let found = SQLFragment.or(
+        needles.map {
+          SQLFragment("instr(") + row.body + SQLFragment(", ") + .value($0) + SQLFragment(")")
+        })
       return SQLFragment("(") + found + SQLFragment(" AND ") + compiled + SQLFragment(")")
     }
   }
@@ -187,7 +202,8 @@ struct SelectorCompiler {
     _ source: SQLFragment, _ path: String, _ components: ArraySlice<String>, knownObject: Bool,
     _ predicate: Predicate
   ) throws -> SQLFragment {
-    let alternatives = try self.alternatives(source, path, components, knownObject: knownObject, predicate)
+    let alternatives = try self.alternatives(
+      source, path, components, knownObject: knownObject, predicate)
     return alternatives.count == 1 ? alternatives[0] : .or(alternatives)
   }
 
@@ -203,7 +219,9 @@ struct SelectorCompiler {
     let rest = components.dropFirst()
     var alternatives: [SQLFragment] = []
     let here = Candidate.path(source: source, path: path)
-    if component.utf8.contains(where: { $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") || $0 < 0x20 }) {
+    if component.utf8.contains(where: {
+      $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") || $0 < 0x20
+    }) {
       // SQLite's JSON paths cannot spell a name with a double quote, and compare labels with
       // the stored (escaped) text of names: look such members up by their decoded name.
       let member = nextAlias("m")
@@ -213,9 +231,11 @@ struct SelectorCompiler {
         rest.isEmpty
         ? try predicate(&self, .column(value: value, type: type))
         : SQLFragment("CASE WHEN ") + type + SQLFragment(" IN ('object', 'array') THEN ")
-          + (try traverse(value, "$", rest, knownObject: false, predicate)) + SQLFragment(" ELSE 0 END")
+          + (try traverse(value, "$", rest, knownObject: false, predicate))
+          + SQLFragment(" ELSE 0 END")
       alternatives.append(
-        SQLFragment("CASE WHEN ") + here.type + SQLFragment(" = 'object' THEN EXISTS (SELECT 1 FROM ")
+        SQLFragment("CASE WHEN ") + here.type
+          + SQLFragment(" = 'object' THEN EXISTS (SELECT 1 FROM ")
           + here.each + SQLFragment(" AS ") + member + SQLFragment(" WHERE ") + member
           + SQLFragment(".key = ") + .value(component) + SQLFragment(" AND ") + inner
           + SQLFragment(") ELSE 0 END"))
@@ -225,12 +245,15 @@ struct SelectorCompiler {
     }
     if !knownObject {
       if let index = FieldPath.arrayIndexOf(component) {
-        alternatives += try self.alternatives(source, path + "[\(index)]", rest, knownObject: false, predicate)
+        alternatives += try self.alternatives(
+          source, path + "[\(index)]", rest, knownObject: false, predicate)
       }
       let element = nextAlias("j")
-      let inner = try traverse(element + SQLFragment(".value"), "$", components, knownObject: true, predicate)
+      let inner = try traverse(
+        element + SQLFragment(".value"), "$", components, knownObject: true, predicate)
       alternatives.append(
-        SQLFragment("CASE WHEN ") + here.type + SQLFragment(" = 'array' THEN EXISTS (SELECT 1 FROM ")
+        SQLFragment("CASE WHEN ") + here.type
+          + SQLFragment(" = 'array' THEN EXISTS (SELECT 1 FROM ")
           + here.each + SQLFragment(" AS ") + element + SQLFragment(" WHERE ") + element
           + SQLFragment(".type = 'object' AND ") + inner + SQLFragment(") ELSE 0 END"))
     }
@@ -271,14 +294,16 @@ struct SelectorCompiler {
         parts.append(
           SQLFragment("EXISTS (SELECT 1 FROM ") + candidate.each + SQLFragment(" AS ") + element
             + SQLFragment(" WHERE ")
-            + equal(item, value: element + SQLFragment(".value"), type: element + SQLFragment(".type"))
+            + equal(
+              item, value: element + SQLFragment(".value"), type: element + SQLFragment(".type"))
             + SQLFragment(")"))
       }
       return whenArray(type, .and(parts))
     case .elementMatch(let selector):
       let element = nextAlias("e")
       let inner = try compile(
-        selector, .element(value: element + SQLFragment(".value"), type: element + SQLFragment(".type")))
+        selector,
+        .element(value: element + SQLFragment(".value"), type: element + SQLFragment(".type")))
       return whenArray(
         type,
         SQLFragment("EXISTS (SELECT 1 FROM ") + candidate.each + SQLFragment(" AS ") + element
@@ -286,15 +311,18 @@ struct SelectorCompiler {
     case .allMatch(let selector):
       let element = nextAlias("e")
       let inner = try compile(
-        selector, .element(value: element + SQLFragment(".value"), type: element + SQLFragment(".type")))
+        selector,
+        .element(value: element + SQLFragment(".value"), type: element + SQLFragment(".type")))
       return whenArray(
         type,
         candidate.arrayLength + SQLFragment(" > 0 AND NOT EXISTS (SELECT 1 FROM ") + candidate.each
-          + SQLFragment(" AS ") + element + SQLFragment(" WHERE ") + inner.grouped + SQLFragment(" IS NOT 1)"))
+          + SQLFragment(" AS ") + element + SQLFragment(" WHERE ") + inner.grouped
+          + SQLFragment(" IS NOT 1)"))
     case .keyMapMatch(let selector):
       let member = nextAlias("k")
       let inner = try compile(selector, .key(member + SQLFragment(".key")))
-      return SQLFragment("CASE WHEN ") + type + SQLFragment(" = 'object' THEN EXISTS (SELECT 1 FROM ")
+      return SQLFragment("CASE WHEN ") + type
+        + SQLFragment(" = 'object' THEN EXISTS (SELECT 1 FROM ")
         + candidate.each + SQLFragment(" AS ") + member + SQLFragment(" WHERE ") + inner
         + SQLFragment(") ELSE 0 END")
     default:
@@ -304,7 +332,8 @@ struct SelectorCompiler {
       var arrayCase = [
         SQLFragment("EXISTS (SELECT 1 FROM ") + candidate.each + SQLFragment(" AS ") + element
           + SQLFragment(" WHERE ")
-          + value(condition, value: element + SQLFragment(".value"), type: element + SQLFragment(".type"))
+          + value(
+            condition, value: element + SQLFragment(".value"), type: element + SQLFragment(".type"))
           + SQLFragment(")")
       ]
       if let whole = wholeArray(condition, value: candidate.value) { arrayCase.append(whole) }
@@ -319,10 +348,12 @@ struct SelectorCompiler {
       case .greaterThanOrEqual(let argument) where argument.isScalar:
         itself = compare(candidate.value, type, .greater, orEqual: true, argument, arrays: false)
       default:
-        itself = SQLFragment("((") + type + SQLFragment(" <> 'array') AND ")
+        itself =
+          SQLFragment("((") + type + SQLFragment(" <> 'array') AND ")
           + value(condition, value: candidate.value, type: type) + SQLFragment(")")
       }
-      return SQLFragment("(") + itself + SQLFragment(" OR ") + whenArray(type, .or(arrayCase)) + SQLFragment(")")
+      return SQLFragment("(") + itself + SQLFragment(" OR ") + whenArray(type, .or(arrayCase))
+        + SQLFragment(")")
     }
   }
 
@@ -341,7 +372,8 @@ struct SelectorCompiler {
     case .lessThan(let argument): return compare(value, type, .less, orEqual: false, argument)
     case .lessThanOrEqual(let argument): return compare(value, type, .less, orEqual: true, argument)
     case .greaterThan(let argument): return compare(value, type, .greater, orEqual: false, argument)
-    case .greaterThanOrEqual(let argument): return compare(value, type, .greater, orEqual: true, argument)
+    case .greaterThanOrEqual(let argument):
+      return compare(value, type, .greater, orEqual: true, argument)
     case .regex(let pattern):
       return SQLFragment("(") + type + SQLFragment(" = 'text' AND regexp(") + .value(pattern)
         + SQLFragment(", ") + value + SQLFragment("))")
@@ -367,13 +399,15 @@ struct SelectorCompiler {
     switch argument {
     case .null: return SQLFragment("(") + type + SQLFragment(" = 'null')")
     case .bool(let flag):
-      return SQLFragment("(") + type + (flag ? SQLFragment(" = 'true')") : SQLFragment(" = 'false')"))
+      return SQLFragment("(") + type
+        + (flag ? SQLFragment(" = 'true')") : SQLFragment(" = 'false')"))
     // The value test comes first: it is false for most rows, and SQLite then skips the type.
     case .int, .double:
       return SQLFragment("(") + value + SQLFragment(" = ") + SQLCompilerTypes.number(argument)
         + SQLFragment(" AND ") + type + SQLFragment(" IN ('integer', 'real'))")
     case .string(let text):
-      return SQLFragment("(") + value + SQLFragment(" = ") + .value(text) + SQLFragment(" AND ") + type
+      return SQLFragment("(") + value + SQLFragment(" = ") + .value(text) + SQLFragment(" AND ")
+        + type
         + SQLFragment(" = 'text')")
     case .array, .object:
       return SQLFragment("(") + type + SQLFragment(" = ")
@@ -388,13 +422,17 @@ struct SelectorCompiler {
   /// A comparison across types by the collation order; `null` never satisfies it. With
   /// `arrays: false` the value is known not to be an array (the caller tests arrays apart).
   func compare(
-    _ value: SQLFragment, _ type: SQLFragment, _ direction: Direction, orEqual: Bool, _ argument: JSON,
+    _ value: SQLFragment, _ type: SQLFragment, _ direction: Direction, orEqual: Bool,
+    _ argument: JSON,
     arrays: Bool = true
   ) -> SQLFragment {
     let rank = JSONCollation.rank(argument)
-    let others = (direction == .greater
+    let others =
+      (direction == .greater
       ? SQLCompilerTypes.typesRanked(above: rank)
-      : SQLCompilerTypes.typesRanked(below: rank).filter { $0 != "null" }).filter { arrays || $0 != "array" }
+      : SQLCompilerTypes.typesRanked(below: rank).filter { $0 != "null" }).filter {
+        arrays || $0 != "array"
+      }
     var parts: [SQLFragment] = []
     let op: SQLFragment =
       switch (direction, orEqual) {
@@ -408,27 +446,33 @@ struct SelectorCompiler {
       break  // null itself never satisfies a comparison
     case .bool(let flag):
       if orEqual {
-        parts.append(SQLFragment("(") + type + (flag ? SQLFragment(" = 'true')") : SQLFragment(" = 'false')")))
+        parts.append(
+          SQLFragment("(") + type + (flag ? SQLFragment(" = 'true')") : SQLFragment(" = 'false')")))
       }
     // The value test comes first: it is false for most rows, and SQLite then skips the type.
     case .int, .double:
       parts.append(
-        SQLFragment("(") + value + op + SQLCompilerTypes.number(argument) + SQLFragment(" AND ") + type
+        SQLFragment("(") + value + op + SQLCompilerTypes.number(argument) + SQLFragment(" AND ")
+          + type
           + SQLFragment(" IN ('integer', 'real'))"))
     case .string(let text):
       parts.append(
-        SQLFragment("(") + value + op + .value(text) + SQLFragment(" AND ") + type + SQLFragment(" = 'text')"))
+        SQLFragment("(") + value + op + .value(text) + SQLFragment(" AND ") + type
+          + SQLFragment(" = 'text')"))
     case .array where !arrays:
       break
     case .array, .object:
       parts.append(
         SQLFragment("(") + type + SQLFragment(" = ")
           + (argument.arrayValue != nil ? SQLFragment("'array'") : SQLFragment("'object'"))
-          + SQLFragment(" AND settee_key(") + value + SQLFragment(", ") + type + SQLFragment(")") + op
+          + SQLFragment(" AND settee_key(") + value + SQLFragment(", ") + type + SQLFragment(")")
+          + op
           + .value(Data(CollationKey.encode(argument))) + SQLFragment(")"))
     }
     if !others.isEmpty {
-      parts.append(SQLFragment("(") + type + SQLFragment(" IN ") + SQLCompilerTypes.list(others) + SQLFragment(")"))
+      parts.append(
+        SQLFragment("(") + type + SQLFragment(" IN ") + SQLCompilerTypes.list(others)
+          + SQLFragment(")"))
     }
     return .or(parts)
   }
@@ -477,7 +521,9 @@ extension Condition {
 /// SQLite's JSON type names (`json_type`) in collation order.
 enum SQLCompilerTypes {
   /// By ``JSONCollation/rank(_:)``: null, false, true, numbers, text, array, object.
-  static let ranked: [[String]] = [["null"], ["false"], ["true"], ["integer", "real"], ["text"], ["array"], ["object"]]
+  static let ranked: [[String]] = [
+    ["null"], ["false"], ["true"], ["integer", "real"], ["text"], ["array"], ["object"],
+  ]
 
   static func typesRanked(above rank: Int) -> [String] { Array(ranked[(rank + 1)...].joined()) }
   static func typesRanked(below rank: Int) -> [String] { Array(ranked[..<rank].joined()) }
@@ -495,18 +541,20 @@ enum SQLCompilerTypes {
 
   /// `('a', 'b')` from the fixed type names above (never user input).
   static func list(_ names: [String]) -> SQLFragment {
-    .joined(names.map { name in
-      switch name {
-      case "null": SQLFragment("'null'")
-      case "false": SQLFragment("'false'")
-      case "true": SQLFragment("'true'")
-      case "integer": SQLFragment("'integer'")
-      case "real": SQLFragment("'real'")
-      case "text": SQLFragment("'text'")
-      case "array": SQLFragment("'array'")
-      default: SQLFragment("'object'")
-      }
-    }, separator: ", ").grouped
+    .joined(
+      names.map { name in
+        switch name {
+        case "null": SQLFragment("'null'")
+        case "false": SQLFragment("'false'")
+        case "true": SQLFragment("'true'")
+        case "integer": SQLFragment("'integer'")
+        case "real": SQLFragment("'real'")
+        case "text": SQLFragment("'text'")
+        case "array": SQLFragment("'array'")
+        default: SQLFragment("'object'")
+        }
+      }, separator: ", "
+    ).grouped
   }
 
   static func number(_ value: JSON) -> SQLFragment {

@@ -25,7 +25,8 @@ extension Matcher {
 
   /// The order of results: each sort field in turn, then `_id` in the direction of the last
   /// sort field (ascending without a sort), as an index that holds `_id` last orders them.
-  static func sortsBefore(_ lhs: Document, _ rhs: Document, by sort: [FindQuery.SortField]) -> Bool {
+  static func sortsBefore(_ lhs: Document, _ rhs: Document, by sort: [FindQuery.SortField]) -> Bool
+  {
     let (left, right) = (JSON.object(lhs.json), JSON.object(rhs.json))
     for field in sort {
       let order = compareKeys(sortKey(left, field), sortKey(right, field))
@@ -48,7 +49,8 @@ extension Matcher {
   /// (CouchDB's rule; a covering index can answer it without the document).
   public static func project(_ document: Document, _ fields: [FieldPath]) -> Document {
     var projected = document
-    projected.body = project(.object(document.body), fields.map { $0.components[...] })?.objectValue ?? [:]
+    projected.body =
+      project(.object(document.body), fields.map { $0.components[...] })?.objectValue ?? [:]
     return projected
   }
 
@@ -67,10 +69,11 @@ extension Matcher {
       return .object(result)
     case .array(let elements):
       // A path through an array of objects keeps each object's projection.
-      return .array(elements.compactMap { element in
-        if case .object = element { return project(element, paths) }
-        return nil
-      })
+      return .array(
+        elements.compactMap { element in
+          if case .object = element { return project(element, paths) }
+          return nil
+        })
     default:
       return nil
     }

@@ -54,7 +54,8 @@ public enum Matcher {
     switch condition {
     case .equal(let argument): return JSONCollation.equal(value, argument)
     case .in(let arguments): return arguments.contains { JSONCollation.equal(value, $0) }
-    case .lessThan(let argument): return value != .null && JSONCollation.compare(value, argument) < 0
+    case .lessThan(let argument):
+      return value != .null && JSONCollation.compare(value, argument) < 0
     case .lessThanOrEqual(let argument):
       return value != .null && JSONCollation.compare(value, argument) <= 0
     case .greaterThan(let argument):
@@ -81,7 +82,8 @@ public enum Matcher {
     case .equal(let argument): return isArray(argument) && JSONCollation.equal(array, argument)
     case .in(let arguments):
       return arguments.contains { isArray($0) && JSONCollation.equal(array, $0) }
-    case .lessThan(let argument): return isArray(argument) && JSONCollation.compare(array, argument) < 0
+    case .lessThan(let argument):
+      return isArray(argument) && JSONCollation.compare(array, argument) < 0
     case .lessThanOrEqual(let argument):
       return isArray(argument) && JSONCollation.compare(array, argument) <= 0
     case .greaterThan(let argument):

@@ -39,7 +39,7 @@ public enum SelectorParser {
 
     func child(_ path: FieldPath) -> FieldPath { (self.path ?? .root).appending(path) }
 
-    var where_: String {
+    var location: String {
       switch self {
       case .document: "at the top of the selector"
       case .field(let path): "on \(quoted(path.description))"
@@ -70,7 +70,7 @@ public enum SelectorParser {
 
   static func parseOperator(_ name: String, _ argument: JSON, context: Context) throws -> Selector {
     func fail(_ message: String) -> SetteeError {
-      SetteeError(.invalidQuery, "\(quoted(name)) \(context.where_) \(message)")
+      SetteeError(.invalidQuery, "\(quoted(name)) \(context.location) \(message)")
     }
     func selectors() throws -> [Selector] {
       guard case .array(let elements) = argument, !elements.isEmpty else {
@@ -158,7 +158,8 @@ public enum SelectorParser {
       let name = try string()
       guard let type = JSONType(rawValue: name) else {
         throw fail(
-          "needs one of \(JSONType.allCases.map(\.rawValue).joined(separator: ", ")), not \(quoted(name))")
+          "needs one of \(JSONType.allCases.map(\.rawValue).joined(separator: ", ")), not \(quoted(name))"
+        )
       }
       return condition(.type(type))
     case "$in": return condition(.in(try array()))
