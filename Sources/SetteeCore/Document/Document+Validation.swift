@@ -134,7 +134,8 @@ extension Document {
     case .tooDeep(let reversedPath):
       let location = ([path] + reversedPath.reversed()).joined(separator: ".")
       throw SetteeError(
-        .nestingTooDeep, "document nests deeper than \(limits.maxNestingDepth) levels at \(location)")
+        .nestingTooDeep,
+        "document nests deeper than \(limits.maxNestingDepth) levels at \(location)")
     }
   }
 
