@@ -300,19 +300,13 @@ struct SelectorCompiler {
       }
       return whenArray(type, .and(parts))
     case .elementMatch(let selector):
-      let element = nextAlias("e")
-      let inner = try compile(
-        selector,
-        .element(value: element + SQLFragment(".value"), type: element + SQLFragment(".type")))
+      let (element, inner) = try compileForElements(selector)
       return whenArray(
         type,
         SQLFragment("EXISTS (SELECT 1 FROM ") + candidate.each + SQLFragment(" AS ") + element
           + SQLFragment(" WHERE ") + inner + SQLFragment(")"))
     case .allMatch(let selector):
-      let element = nextAlias("e")
-      let inner = try compile(
-        selector,
-        .element(value: element + SQLFragment(".value"), type: element + SQLFragment(".type")))
+      let (element, inner) = try compileForElements(selector)
       return whenArray(
         type,
         candidate.arrayLength + SQLFragment(" > 0 AND NOT EXISTS (SELECT 1 FROM ") + candidate.each
@@ -355,6 +349,18 @@ struct SelectorCompiler {
       return SQLFragment("(") + itself + SQLFragment(" OR ") + whenArray(type, .or(arrayCase))
         + SQLFragment(")")
     }
+  }
+
+  /// A new alias for the rows of `json_each` over an array, and `selector` compiled against
+  /// one of them (`$elemMatch`, `$allMatch`).
+  mutating func compileForElements(_ selector: Selector) throws -> (
+    alias: SQLFragment, inner: SQLFragment
+  ) {
+    let element = nextAlias("e")
+    let inner = try compile(
+      selector,
+      .element(value: element + SQLFragment(".value"), type: element + SQLFragment(".type")))
+    return (element, inner)
   }
 
   /// `expression` where `type` is `'array'`, else 0. A CASE, because SQLite may evaluate
