@@ -78,7 +78,7 @@ public struct QueryPlan: Sendable {
         return "no condition of the selector narrows its first field \(quoted(field.description))"
       case .selects(let entries, let estimated):
         return estimated
-          ? "selects about \(entries) entries (by SQLite's statistics)"
+          ? "selects about \(entries) entries (by the statistics counted when it was built)"
           : "selects \(entries) entries"
       case .covering(let name):
         return

@@ -409,7 +409,8 @@ enum QueryPlanner {
   }
 
   /// The entries an access selects: the probe's count, or past its cap an estimate from
-  /// SQLite's statistics (entries per key for an equality, a third of all for a range).
+  /// the statistics counted when the index was built (entries per key for an equality, a
+  /// third of all for a range).
   static func estimate(_ access: StoredIndexAccess, _ index: StoredIndex, counted: Int) -> Int {
     guard counted >= probeCap, index.entries > 0 else { return counted }
     if let values = access.leadingValues, index.entriesPerKey > 0 {
