@@ -20,9 +20,10 @@ public final class Database: Sendable {
 
   let writer: any DatabaseWriter
   public let configuration: Configuration
-  /// Collection ids by name. A collection keeps its id for the life of the file (there is
-  /// no way to drop one), so ids found once are kept.
-  private let collectionIDs = Mutex<[String: Int64]>([:])
+  /// Collection ids by name (its UTF-8 bytes: Swift's `String` equality would make two
+  /// spellings of "é" one key, while SQLite keeps them apart). A collection keeps its id
+  /// for the life of the file (there is no way to drop one), so ids found once are kept.
+  private let collectionIDs = Mutex<[[UInt8]: Int64]>([:])
   /// The collections' index lists.
   let indexCatalog = IndexCatalog()
   /// The file's path; `nil` for an in-memory database.
@@ -124,9 +125,10 @@ extension SetteeError {
 extension Database {
   /// The id of the collection named `name`, or `nil` if it has never been written to.
   func collectionID(_ db: SQLConnection, _ name: String) throws -> Int64? {
-    if let known = collectionIDs.withLock({ $0[name] }) { return known }
+    let key = Array(name.utf8)
+    if let known = collectionIDs.withLock({ $0[key] }) { return known }
     guard let cid = try DocumentReader.collectionID(db, name) else { return nil }
-    collectionIDs.withLock { $0[name] = cid }
+    collectionIDs.withLock { $0[key] = cid }
     return cid
   }
 

@@ -4,6 +4,40 @@ import SetteeCore
 
 /// The `settee` command-line tool.
 public enum SetteeCLI {
+  /// Runs the tool with the arguments as the operating system gave them (bytes, without the
+  /// program name). An argument that is not valid UTF-8 is refused with a typed error that
+  /// names it, rather than having its bad bytes replaced with U+FFFD.
+  public static func main(rawArguments: [[UInt8]]) -> Int32 {
+    var arguments: [String] = []
+    for (index, bytes) in rawArguments.enumerated() {
+      guard let argument = String(validating: bytes, as: UTF8.self) else {
+        let offset = firstInvalidUTF8Offset(bytes) ?? 0
+        Console.error(
+          SetteeError(
+            .invalidArgument,
+            "argument \(index + 1) is not valid UTF-8 (byte 0x\(String(bytes[offset], radix: 16, uppercase: true)) at byte offset \(offset))"
+          ))
+        return 1
+      }
+      arguments.append(argument)
+    }
+    return main(arguments)
+  }
+
+  /// The offset of the first byte that does not belong to a valid UTF-8 sequence.
+  static func firstInvalidUTF8Offset(_ bytes: [UInt8]) -> Int? {
+    var offset = 0
+    var decoder = UTF8()
+    var iterator = bytes.makeIterator()
+    while true {
+      switch decoder.decode(&iterator) {
+      case .scalarValue(let scalar): offset += UTF8.width(scalar)
+      case .emptyInput: return nil
+      case .error: return min(offset, bytes.count - 1)
+      }
+    }
+  }
+
   /// Runs the tool with `arguments` (without the program name) and returns the exit status:
   /// 0 on success, 1 for an error (printed as JSON on stderr), 2 for a usage error.
   public static func main(_ arguments: [String]) -> Int32 {

@@ -101,9 +101,7 @@ extension DocumentCollection {
     do {
       return try Int.fetchOne(db.cachedStatement(sql: sql.text), arguments: sql.statementArguments)
         ?? 0
-    } catch let error as DatabaseError
-      where error.message?.contains("parser stack overflow") == true
-    {
+    } catch let error as DatabaseError where BeyondSQL.isSizeLimit(error) {
       // The wrapper nests one level deeper than the query itself: count its rows instead.
       var count = 0
       try DocumentCollection.run(plan, try db.cachedStatement(sql: plan.sql), query: all) { _ in
@@ -132,28 +130,47 @@ extension DocumentCollection {
   static func prepare(
     _ query: FindQuery, cid: Int64, catalog: IndexCatalog, db: SQLConnection
   ) throws -> (plan: QueryPlan, statement: Statement) {
-    let plan = try QueryPlanner.plan(
-      query, collectionID: cid, indexes: catalog.indexes(db, cid: cid)
-    ) { rids in
-      let probe =
-        SQLFragment("SELECT count(*) FROM (") + rids + SQLFragment(" LIMIT ")
-        + .integer(QueryPlanner.probeCap) + SQLFragment(")")
-      return try Int.fetchOne(
-        db.cachedStatement(sql: probe.text), arguments: probe.statementArguments) ?? 0
+    let plan: QueryPlan
+    do {
+      plan = try QueryPlanner.plan(
+        query, collectionID: cid, indexes: catalog.indexes(db, cid: cid)
+      ) { rids in
+        let probe =
+          SQLFragment("SELECT count(*) FROM (") + rids + SQLFragment(" LIMIT ")
+          + .integer(QueryPlanner.probeCap) + SQLFragment(")")
+        return try Int.fetchOne(
+          db.cachedStatement(sql: probe.text), arguments: probe.statementArguments) ?? 0
+      }
+    } catch let reason as BeyondSQL {
+      try checkSwiftFilterable(query, reason)
+      let fallback = try QueryPlanner.swiftFilteredScan(query, collectionID: cid, reason: reason)
+      return (fallback, try db.cachedStatement(sql: fallback.statement.text))
     }
     do {
       return (plan, try db.cachedStatement(sql: plan.statement.text))
-    } catch let error as DatabaseError
-      where error.message?.contains("parser stack overflow") == true
-    {
-      guard query.selector.textClauseCount == 0 else {
-        throw SetteeError(
-          .invalidQuery,
-          "the selector nests too deeply for SQLite's parser, and with $text it cannot be checked in Swift; simplify it"
-        )
+    } catch let error as DatabaseError where BeyondSQL.isSizeLimit(error) {
+      let reason = BeyondSQL.sqliteLimit(error.message ?? "\(error.resultCode)")
+      try checkSwiftFilterable(query, reason)
+      // The same index access, with the selector checked in Swift; when the access itself
+      // is too large for SQLite (a union of thousands of branches), a scan.
+      let fallback = QueryPlanner.swiftFiltered(
+        plan, query, plan.choice, collectionID: cid, reason: reason)
+      do {
+        return (fallback, try db.cachedStatement(sql: fallback.statement.text))
+      } catch let error as DatabaseError where BeyondSQL.isSizeLimit(error) {
+        let scan = try QueryPlanner.swiftFilteredScan(query, collectionID: cid, reason: reason)
+        return (scan, try db.cachedStatement(sql: scan.statement.text))
       }
-      let fallback = QueryPlanner.swiftFiltered(plan, query, plan.choice, collectionID: cid)
-      return (fallback, try db.cachedStatement(sql: fallback.statement.text))
+    }
+  }
+
+  /// The matcher cannot check `$text`: a selector with it must run in SQL.
+  static func checkSwiftFilterable(_ query: FindQuery, _ reason: BeyondSQL) throws {
+    guard query.selector.textClauseCount == 0 else {
+      throw SetteeError(
+        .invalidQuery,
+        "the selector cannot run in SQL (\(reason.text)), and with $text it cannot be checked in Swift; simplify it"
+      )
     }
   }
 
@@ -166,9 +183,15 @@ extension DocumentCollection {
       return
     }
     if plan.filteredInSwift {
-      var candidates: [Document] = []
-      while let row = try rows.next() { candidates.append(try document(row)) }
-      for document in Matcher.find(query, in: candidates) { try body(document) }
+      // Only the matching documents are kept (for the sort), not every candidate.
+      var matching: [Document] = []
+      while let row = try rows.next() {
+        let document = try document(row)
+        if Matcher.matches(query.selector, .object(document.json)) { matching.append(document) }
+      }
+      var rest = query
+      rest.selector = .all
+      for document in Matcher.find(rest, in: matching) { try body(document) }
       return
     }
     while let row = try rows.next() {

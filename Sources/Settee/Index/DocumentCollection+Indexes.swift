@@ -30,7 +30,7 @@ extension DocumentCollection {
       let writer = try DocumentWriter(db: db, collection: name, limits: limits, catalog: catalog)
       let cid = writer.collectionID
       if let existing = try StoredIndex.all(db, cid: cid).first(where: {
-        $0.definition.name == definition.name
+        $0.definition.name.utf8.elementsEqual(definition.name.utf8)
       }) {
         guard existing.definition == definition else {
           throw SetteeError(
@@ -81,7 +81,7 @@ extension DocumentCollection {
     try database.write { db in
       guard let cid = try DocumentReader.collectionID(db, name),
         let index = try StoredIndex.all(db, cid: cid).first(where: {
-          $0.definition.name == indexName
+          $0.definition.name.utf8.elementsEqual(indexName.utf8)
         })
       else {
         throw SetteeError(

@@ -22,12 +22,23 @@ public struct RevisionInfo: Sendable, Hashable {
 /// Reads documents of one collection inside an open transaction.
 enum DocumentReader {
   static func collectionID(_ db: SQLConnection, _ name: String) throws -> Int64? {
-    try Int64.fetchOne(
+    try validateCollectionName(name)
+    return try Int64.fetchOne(
       db.cachedStatement(sql: "SELECT cid FROM collections WHERE name = ?"), arguments: [name])
   }
 
+  /// Checks a collection name before it reaches SQL (see ``Names``).
+  ///
+  /// - Throws: ``SetteeError`` with code `invalidArgument`.
+  static func validateCollectionName(_ name: String) throws {
+    try Names.refuseNUL(name, kind: "collection name", code: .invalidArgument)
+  }
+
   /// The winning revision of a document, tombstones included.
+  /// No id holds U+0000 (``Names``), and SQLite would read such an id cut short: none is
+  /// looked up.
   static func document(_ db: SQLConnection, cid: Int64, id: String) throws -> Document? {
+    if Names.containsNUL(id) { return nil }
     let statement = try db.cachedStatement(
       sql: "SELECT rev, deleted, body FROM documents WHERE cid = ? AND id = ?")
     guard let row = try Row.fetchOne(statement, arguments: [cid, id]) else { return nil }
@@ -66,6 +77,7 @@ enum DocumentReader {
   }
 
   static func revisions(_ db: SQLConnection, cid: Int64, id: String) throws -> [RevisionInfo] {
+    if Names.containsNUL(id) { return [] }
     let rows = try Row.fetchCursor(
       db.cachedStatement(
         sql: """

@@ -36,6 +36,7 @@ struct DocumentWriter {
   {
     self.db = db
     self.limits = limits
+    try DocumentReader.validateCollectionName(name)
     if let row = try Row.fetchOne(
       db.cachedStatement(sql: "SELECT cid, last_seq FROM collections WHERE name = ?"),
       arguments: [name])

@@ -41,11 +41,9 @@ struct PutCommand: ParsableCommand {
   @Argument(help: "The document as JSON, or - to read it from standard input.") var json: String
 
   func run() throws {
-    let text =
-      json == "-" ? String(decoding: try InputFile(path: "-").readAll(), as: UTF8.self) : json
     let collection = try options.openCollection()
-    let value = try JSONParser.parse(
-      text, maxDepth: collection.database.configuration.limits.maxNestingDepth)
+    let value = try parseJSONArgument(
+      json, maxDepth: collection.database.configuration.limits.maxNestingDepth)
     let document = try Document(validating: value, limits: collection.database.configuration.limits)
     let result = try collection.put(document)
     Console.outJSON(result.couchJSON)

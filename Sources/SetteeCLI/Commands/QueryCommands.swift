@@ -23,7 +23,7 @@ struct IndexCreateCommand: ParsableCommand {
 
   func run() throws {
     let options = local.merged(with: root.options)
-    let definition = try IndexDefinition(json: JSONParser.parse(readArgument(self.definition)))
+    let definition = try IndexDefinition(json: parseJSONArgument(self.definition))
     let collection = try options.openCollection()
     let existed = try collection.indexes().contains(definition)
     try collection.ensureIndexed(definition)
@@ -93,7 +93,7 @@ struct FindCommand: ParsableCommand {
 
   func run() throws {
     let options = local.merged(with: root.options)
-    let query = try FindQuery(json: JSONParser.parse(readArgument(self.query)))
+    let query = try FindQuery(json: parseJSONArgument(self.query))
     var chunk = Array(#"{"docs":["#.utf8)
     var first = true
     try options.openCollection().find(query) { document in
@@ -122,7 +122,7 @@ struct ExplainCommand: ParsableCommand {
 
   func run() throws {
     let options = local.merged(with: root.options)
-    let json = try JSONParser.parse(readArgument(self.query))
+    let json = try parseJSONArgument(self.query)
     let query = try FindQuery(json: json)
     var plan = try options.openCollection().explain(query).json.objectValue ?? [:]
     plan["selector"] = json["selector"] ?? [:]
@@ -132,7 +132,11 @@ struct ExplainCommand: ParsableCommand {
   }
 }
 
-/// An argument that may be `-` for standard input.
-func readArgument(_ argument: String) throws -> String {
-  argument == "-" ? String(decoding: try InputFile(path: "-").readAll(), as: UTF8.self) : argument
+/// Parses a JSON argument, or standard input when it is `-`. Standard input is parsed as
+/// bytes, so invalid UTF-8 there is an error with its line and column, never replaced.
+func parseJSONArgument(_ argument: String, maxDepth: Int = JSONParser.defaultMaxDepth) throws
+  -> JSON
+{
+  try JSONParser.parse(
+    argument == "-" ? try InputFile(path: "-").readAll() : Array(argument.utf8), maxDepth: maxDepth)
 }

@@ -42,6 +42,8 @@ extension Document {
         }
         deleted = flag
       default:
+        try Names.refuseNUL(
+          member.key, kind: "field name", code: .invalidDocument, documentID: id)
         if member.key.utf8.first == UInt8(ascii: "_") {
           throw SetteeError(
             .reservedField,
@@ -62,6 +64,7 @@ extension Document {
   /// - Throws: ``SetteeError`` with code `invalidID`.
   public static func validateID(_ id: String) throws {
     if id.isEmpty { throw SetteeError(.invalidID, "document id must not be empty") }
+    try Names.refuseNUL(id, kind: "document id", code: .invalidID)
     if id.utf8.first == UInt8(ascii: "_") && !id.hasPrefix("_design/") {
       throw SetteeError(
         .invalidID,
@@ -83,6 +86,7 @@ extension Document {
   public func validate(limits: DocumentLimits = .default) throws {
     try Document.validateID(id)
     for member in body {
+      try Names.refuseNUL(member.key, kind: "field name", code: .invalidDocument, documentID: id)
       if member.key.utf8.first == UInt8(ascii: "_") {
         throw SetteeError(
           .reservedField,
@@ -111,11 +115,13 @@ extension Document {
   private enum ValueProblem: Error {
     case notFinite(Double, reversedPath: [String])
     case tooDeep(reversedPath: [String])
+    case nulInName(String, reversedPath: [String])
 
     func adding(_ component: String) -> ValueProblem {
       switch self {
       case .notFinite(let number, let path): .notFinite(number, reversedPath: path + [component])
       case .tooDeep(let path): .tooDeep(reversedPath: path + [component])
+      case .nulInName(let name, let path): .nulInName(name, reversedPath: path + [component])
       }
     }
   }
@@ -136,6 +142,12 @@ extension Document {
       throw SetteeError(
         .nestingTooDeep,
         "document nests deeper than \(limits.maxNestingDepth) levels at \(location)")
+    case .nulInName(let name, let reversedPath):
+      let location = ([path] + reversedPath.reversed()).joined(separator: ".")
+      throw SetteeError(
+        .invalidDocument,
+        "field name \(Names.quoted(name)) at \(location) contains U+0000, which names may not hold"
+      )
     }
   }
 
@@ -153,6 +165,7 @@ extension Document {
     case .object(let object):
       if depth > maxDepth { return .tooDeep(reversedPath: []) }
       for member in object {
+        if Names.containsNUL(member.key) { return .nulInName(member.key, reversedPath: []) }
         if let problem = findProblem(member.value, depth: depth + 1, maxDepth: maxDepth) {
           return problem.adding(member.key)
         }

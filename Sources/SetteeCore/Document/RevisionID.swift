@@ -21,45 +21,43 @@ public struct RevisionID: Sendable, Hashable, Comparable, CustomStringConvertibl
   }
 
   /// Parses `N-<hex>`; `nil` when the text is not of that form.
+  ///
+  /// Only the canonical spelling is accepted (a generation without leading zeros, a
+  /// lowercase digest), as Settee and CouchDB write revisions: a revision is compared as
+  /// text, so `1-ABC` is not `1-abc`, and taking it as such would hide a client's bug.
   public init?(_ description: String) {
     var text = description
-    let parsed = text.withUTF8 { RevisionID.parse($0) }
-    guard let parsed else { return nil }
-    generation = parsed.generation
-    // Canonical text: no leading zeros in the generation, a lowercase digest.
-    self.description =
-      parsed.canonical
-      ? text
-      : "\(parsed.generation)-\(String(text.utf8[text.utf8.index(text.utf8.startIndex, offsetBy: parsed.digestOffset)...])!.lowercased())"
+    guard let generation = text.withUTF8({ RevisionID.parse($0) }) else { return nil }
+    self.generation = generation
+    self.description = text
   }
 
-  private static func parse(_ bytes: UnsafeBufferPointer<UInt8>) -> (
-    generation: Int, digestOffset: Int, canonical: Bool
-  )? {
+  /// The generation of a canonical `N-<lowercase hex>`; `nil` for anything else.
+  private static func parse(_ bytes: UnsafeBufferPointer<UInt8>) -> Int? {
     var generation = 0
     var index = 0
-    // The generation: decimal digits, no sign, at least 1.
+    // The generation: decimal digits, no sign, no leading zero, at least 1.
     while index < bytes.count, bytes[index] != UInt8(ascii: "-") {
       let digit = bytes[index] &- UInt8(ascii: "0")
       guard digit < 10, generation < Int.max / 10 - 10 else { return nil }
       generation = generation * 10 + Int(digit)
       index += 1
     }
-    guard index < bytes.count, index > 0, generation >= 1 else { return nil }
-    var canonical = bytes[0] != UInt8(ascii: "0")
+    guard index < bytes.count, index > 0, generation >= 1, bytes[0] != UInt8(ascii: "0") else {
+      return nil
+    }
     index += 1
     let digestOffset = index
     while index < bytes.count {
       switch bytes[index] {
       case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "a")...UInt8(ascii: "f"): break
-      case UInt8(ascii: "A")...UInt8(ascii: "F"): canonical = false
       default: return nil
       }
       index += 1
     }
     let count = bytes.count - digestOffset
     guard count >= 1, count <= 128 else { return nil }
-    return (generation, digestOffset, canonical)
+    return generation
   }
 
   /// Parses `N-<hex>`.
@@ -69,7 +67,8 @@ public struct RevisionID: Sendable, Hashable, Comparable, CustomStringConvertibl
     guard let revision = RevisionID(text) else {
       throw SetteeError(
         .invalidRevision,
-        "invalid revision \(JSONWriter.string(.string(text))): expected N-<hex digest>")
+        "invalid revision \(JSONWriter.string(.string(text))): expected N-<lowercase hex digest>, as Settee writes it"
+      )
     }
     self = revision
   }

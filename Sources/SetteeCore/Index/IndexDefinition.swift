@@ -25,6 +25,13 @@ public struct IndexDefinition: Sendable, Hashable {
     throws
   {
     if name.isEmpty { throw SetteeError(.invalidIndex, "an index name must not be empty") }
+    try Names.refuseNUL(name, kind: "index name", code: .invalidIndex)
+    if name.utf8.first == UInt8(ascii: "_") {
+      throw SetteeError(
+        .invalidIndex,
+        "index name \(quoted(name)) is reserved: names starting with '_' belong to the engine (\"_all_docs\" is the index of ids)"
+      )
+    }
     if fields.isEmpty {
       throw SetteeError(.invalidIndex, "index \(quoted(name)) needs at least one field")
     }

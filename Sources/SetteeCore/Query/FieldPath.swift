@@ -41,6 +41,7 @@ public struct FieldPath: Sendable, Hashable, Comparable, CustomStringConvertible
     }
     if escaped { current.append("\\") }
     components.append(current)
+    try Names.refuseNUL(text, kind: "field path", code: .invalidQuery)
     for component in components {
       if component.isEmpty {
         throw SetteeError(.invalidQuery, "field path \(quoted(text)) has an empty component")

@@ -86,12 +86,17 @@ struct DocumentValidationTests {
 
 @Suite("Revision ids")
 struct RevisionIDTests {
-  @Test(arguments: ["1-a", "12-0123456789abcdef", "3-ABCDEF"])
+  @Test(arguments: ["1-a", "12-0123456789abcdef", "3-abcdef"])
   func parses(_ text: String) {
     #expect(RevisionID(text) != nil)
   }
 
-  @Test(arguments: ["", "1", "1-", "-abc", "0-abc", "x-abc", "1-ghi", "+1-abc", "1-a b"])
+  /// Only the spelling Settee writes: a revision is compared as text (`3-ABCDEF` and
+  /// `01-abc` are not the revisions `3-abcdef` and `1-abc`).
+  @Test(arguments: [
+    "", "1", "1-", "-abc", "0-abc", "x-abc", "1-ghi", "+1-abc", "1-a b", "3-ABCDEF", "01-abc",
+    "1-abc\u{0}",
+  ])
   func rejects(_ text: String) {
     #expect(RevisionID(text) == nil)
   }

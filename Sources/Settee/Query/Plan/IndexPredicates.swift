@@ -8,6 +8,9 @@ import SetteeCore
 /// full selector is checked again on the documents the index yields, so the index narrows
 /// and the selector decides.
 enum IndexPredicates {
+  /// The most values of an `$in` an index reads by key.
+  static let maxKeys = 1_000
+
   /// The predicate on key column `column` for `condition`, or `nil` when the index cannot
   /// narrow that condition.
   static func predicate(_ condition: Condition, column: SQLFragment) -> SQLFragment? {
@@ -28,6 +31,9 @@ enum IndexPredicates {
         + SQLFragment(")")
     case .in(let values):
       guard !values.isEmpty else { return SQLFragment("0") }
+      // One bound key per value: past this, SQLite's limit on variables (32,766 in most
+      // builds) comes near, and a scan with the list looked up in SQL serves better.
+      guard values.count <= maxKeys else { return nil }
       return column + SQLFragment(" IN (") + .joined(values.flatMap(keys), separator: ", ")
         + SQLFragment(")")
     case .greaterThan(let value), .greaterThanOrEqual(let value):

@@ -65,7 +65,8 @@ public struct QueryPlan: Sendable {
     case fewest(String, entries: Int)
     case sortOrder(String)
     case narrowsLittle(String)
-    case filteredInSwift(Why)
+    /// The plan it would have run, and why SQL cannot check the selector.
+    case filteredInSwift(Why, because: String)
 
     var text: String {
       func quoted(_ name: String) -> String { JSONWriter.string(.string(name)) }
@@ -92,9 +93,8 @@ public struct QueryPlan: Sendable {
           "index \(quoted(name)) gives the sort order, so results stream in order without a sort"
       case .narrowsLittle(let name):
         return "index \(quoted(name)) narrows the selector, though not much"
-      case .filteredInSwift(let base):
-        return base.text
-          + "; the selector's SQL nests deeper than SQLite's parser allows, so the matcher checks it in Swift"
+      case .filteredInSwift(let base, let reason):
+        return base.text + "; \(reason), so the matcher checks the selector in Swift"
       }
     }
   }

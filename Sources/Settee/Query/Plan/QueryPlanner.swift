@@ -100,7 +100,9 @@ enum QueryPlanner {
     }
 
     if let forced = query.useIndex {
-      guard let index = jsonIndexes.first(where: { $0.definition.name == forced }) else {
+      guard
+        let index = jsonIndexes.first(where: { $0.definition.name.utf8.elementsEqual(forced.utf8) })
+      else {
         throw SetteeError(
           .noUsableIndex,
           "use_index names \(JSONWriter.string(.string(forced))), which is not a JSON index of this collection"
@@ -296,7 +298,8 @@ enum QueryPlanner {
   /// The plan for a selector whose SQL SQLite cannot parse: the same documents are read
   /// (through the same index), and the matcher filters, sorts and pages them in Swift.
   static func swiftFiltered(
-    _ plan: QueryPlan, _ query: FindQuery, _ choice: Choice, collectionID: Int64
+    _ plan: QueryPlan, _ query: FindQuery, _ choice: Choice, collectionID: Int64,
+    reason: BeyondSQL
   ) -> QueryPlan {
     var unsorted = query
     unsorted.selector = .all
@@ -311,9 +314,29 @@ enum QueryPlanner {
     var fallback = plan
     fallback.filteredInSwift = true
     fallback.sortedByIndex = false
-    fallback.why = .filteredInSwift(plan.why)
+    fallback.why = .filteredInSwift(plan.why, because: reason.text)
     fallback.statement = statement
     return fallback
+  }
+
+  /// The plan for a selector the SQL path cannot check (``BeyondSQL``): every document of
+  /// the collection is read, and the matcher filters, sorts and pages them in Swift.
+  static func swiftFilteredScan(_ query: FindQuery, collectionID: Int64, reason: BeyondSQL)
+    throws -> QueryPlan
+  {
+    var unsorted = query
+    unsorted.selector = .all
+    unsorted.sort = []
+    unsorted.skip = 0
+    unsorted.limit = 0
+    let choice = Choice(access: .scan)
+    var plan = QueryPlan(
+      indexes: [], sortedByIndex: false, candidates: [],
+      why: .filteredInSwift(.fixed("no index is read"), because: reason.text),
+      statement: try sql(for: choice, query: unsorted, collectionID: collectionID),
+      choice: choice, collectionID: collectionID)
+    plan.filteredInSwift = true
+    return plan
   }
 
   /// The SQL for a choice: a pure function.

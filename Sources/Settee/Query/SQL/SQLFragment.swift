@@ -68,16 +68,31 @@ struct SQLFragment: Sendable, Hashable, CustomStringConvertible {
     return result
   }
 
-  /// `(a) AND (b) …`; `1` for none.
+  /// `(a AND b …)`; `1` for none.
   static func and(_ parts: [SQLFragment]) -> SQLFragment {
-    parts.isEmpty
-      ? SQLFragment("1") : SQLFragment("(") + joined(parts, separator: " AND ") + SQLFragment(")")
+    parts.isEmpty ? SQLFragment("1") : balanced(parts[...], separator: " AND ")
   }
 
-  /// `(a) OR (b) …`; `0` for none.
+  /// `(a OR b …)`; `0` for none.
   static func or(_ parts: [SQLFragment]) -> SQLFragment {
-    parts.isEmpty
-      ? SQLFragment("0") : SQLFragment("(") + joined(parts, separator: " OR ") + SQLFragment(")")
+    parts.isEmpty ? SQLFragment("0") : balanced(parts[...], separator: " OR ")
+  }
+
+  /// How many operands one flat `AND`/`OR` chain holds at most.
+  static let maxChain = 64
+
+  /// The parts joined by `separator` in parentheses; past ``maxChain`` parts, as a balanced
+  /// tree of such groups. SQLite parses `a OR b OR c …` into a tree as deep as the list is
+  /// long and refuses trees deeper than 1,000; a balanced tree of chains is
+  /// `maxChain + log2(n)` deep, so lists of any length parse.
+  static func balanced(_ parts: ArraySlice<SQLFragment>, separator: StaticString) -> SQLFragment {
+    if parts.count <= maxChain {
+      return SQLFragment("(") + joined(Array(parts), separator: separator) + SQLFragment(")")
+    }
+    let middle = parts.startIndex + parts.count / 2
+    return SQLFragment("(") + balanced(parts[..<middle], separator: separator)
+      + SQLFragment(separator) + balanced(parts[middle...], separator: separator)
+      + SQLFragment(")")
   }
 
   /// This fragment without a leading keyword that it is known to start with.

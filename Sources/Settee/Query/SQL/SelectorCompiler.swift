@@ -84,12 +84,17 @@ struct SelectorCompiler {
   }
 
   private var aliasCount = 0
+  /// How many conditions the SQL holds so far: nested paths multiply (each copy of an
+  /// `$elemMatch` holds its own paths), so the total is bounded too.
+  private var conditionCopies = 0
+  static let maxConditionCopies = 4096
   /// The collection's TEXT index, for `$text` clauses.
   var textIndex: TextIndex.Query?
 
   /// Compiles a selector over a `documents` row aliased `d`, with the collection's TEXT
   /// index when it has one.
   static func compile(_ selector: Selector, textIndex: TextIndex.Query?) throws -> SQLFragment {
+    if selector.holdsNUL { throw BeyondSQL.nulInValue }
     guard let textIndex, selector.textClauseCount > 0 else { return try compile(selector) }
     var compiler = SelectorCompiler()
     compiler.textIndex = textIndex
@@ -103,6 +108,7 @@ struct SelectorCompiler {
   static func compile(_ selector: Selector, row: Row = .documents) throws -> SQLFragment {
     let cacheable = row == .documents
     if cacheable, let cached = cache.withLock({ $0[selector] }) { return cached }
+    if selector.holdsNUL { throw BeyondSQL.nulInValue }
     var compiler = SelectorCompiler()
     let compiled = try compiler.compile(selector, .document(row))
     if cacheable {
@@ -120,6 +126,8 @@ struct SelectorCompiler {
     switch selector {
     case .all: return SQLFragment("1")
     case .and(let parts): return .and(try parts.map { try compile($0, context) })
+    case .or(let parts) where parts.count > SelectorCompiler.maxInlineList:
+      return .or(try SelectorCompiler.mergingEqualities(parts).map { try compile($0, context) })
     case .or(let parts): return .or(try parts.map { try compile($0, context) })
     // NULL (an unknown, which SQLite gives for a missing value) counts as false; `IS NOT 1`
     // keeps that true under negation, so NOT gives the complement.
@@ -157,6 +165,30 @@ struct SelectorCompiler {
     }
   }
 
+  /// A long `$or` with its equalities on one path merged into one `$in` per path (which
+  /// is exactly their disjunction, and compiles to a lookup in a list), other branches kept.
+  static func mergingEqualities(_ parts: [Selector]) -> [Selector] {
+    var values: [FieldPath: [JSON]] = [:]
+    var paths: [FieldPath] = []
+    var rest: [Selector] = []
+    for part in parts {
+      guard case .condition(let path, let condition) = part else {
+        rest.append(part)
+        continue
+      }
+      switch condition {
+      case .equal(let value):
+        if values[path] == nil { paths.append(path) }
+        values[path, default: []].append(value)
+      case .in(let list):
+        if values[path] == nil { paths.append(path) }
+        values[path, default: []].append(contentsOf: list)
+      default: rest.append(part)
+      }
+    }
+    return paths.map { .condition($0, .in(values[$0]!)) } + rest
+  }
+
   /// The JSON texts one of which a document's body must contain for `condition` to hold at
   /// `path`: equality with strings (not `_id` or `_rev`, which are not in the body).
   static func needles(_ path: FieldPath, _ condition: Condition) -> [String]? {
@@ -184,9 +216,11 @@ struct SelectorCompiler {
         guard path.components.count == 1 else { return SQLFragment("0") }
         return try predicate(&self, .text(first == "_id" ? row.id : row.rev))
       }
+      try SelectorCompiler.checkSize(path, knownObject: true)
       return try traverse(row.body, "$", path.components[...], knownObject: true, predicate)
     case .element(let value, let type):
       if path.isRoot { return try predicate(&self, .column(value: value, type: type)) }
+      try SelectorCompiler.checkSize(path, knownObject: true)
       return SQLFragment("CASE WHEN ") + type + SQLFragment(" = 'object' THEN ")
         + (try traverse(value, "$", path.components[...], knownObject: true, predicate))
         + SQLFragment(" ELSE 0 END")
@@ -194,6 +228,34 @@ struct SelectorCompiler {
       if path.isRoot { return try predicate(&self, .text(name)) }
       return SQLFragment("0")
     }
+  }
+
+  /// The most copies of a condition one path may put into SQL (see ``copies(_:knownObject:)``).
+  static let maxCopiesPerPath = 256
+
+  /// Throws ``BeyondSQL/longPath(_:)`` when the SQL for `path` would hold more than
+  /// ``maxCopiesPerPath`` copies of its condition.
+  static func checkSize(_ path: FieldPath, knownObject: Bool) throws {
+    if path.components.count > 4,
+      copies(path.components[...], knownObject: knownObject) > maxCopiesPerPath
+    {
+      throw BeyondSQL.longPath(path)
+    }
+  }
+
+  /// How many times ``alternatives(_:_:_:knownObject:_:)`` writes the condition for a path:
+  /// each component that may meet an array doubles it (the member, and the member of each
+  /// element), so it is about 2^components.
+  static func copies(_ components: ArraySlice<String>, knownObject: Bool) -> Int {
+    guard let component = components.first else { return 1 }
+    let rest = components.dropFirst()
+    let next = copies(rest, knownObject: false)
+    if next > maxCopiesPerPath { return next }
+    guard !knownObject else { return next }
+    // The member, the array index (for a numeric component), and the member of each
+    // element (which is the same component, known to meet an object: `next` copies again).
+    let index = FieldPath.arrayIndexOf(component) == nil ? 0 : next
+    return next + index + next
   }
 
   /// Follows `components` from the value at JSON path `path` in `source`, the way
@@ -214,6 +276,8 @@ struct SelectorCompiler {
     _ predicate: Predicate
   ) throws -> [SQLFragment] {
     guard let component = components.first else {
+      conditionCopies += 1
+      if conditionCopies > SelectorCompiler.maxConditionCopies { throw BeyondSQL.tooLarge }
       return [try predicate(&self, .path(source: source, path: path))]
     }
     let rest = components.dropFirst()
@@ -289,7 +353,8 @@ struct SelectorCompiler {
     case .all(let wanted):
       guard !wanted.isEmpty else { return SQLFragment("0") }
       var parts: [SQLFragment] = []
-      for item in wanted {
+      var seen = Set<JSON>()
+      for item in wanted where seen.insert(item).inserted {
         let element = nextAlias("a")
         parts.append(
           SQLFragment("EXISTS (SELECT 1 FROM ") + candidate.each + SQLFragment(" AS ") + element
@@ -374,6 +439,8 @@ struct SelectorCompiler {
   func value(_ condition: Condition, value: SQLFragment, type: SQLFragment) -> SQLFragment {
     switch condition {
     case .equal(let argument): return equal(argument, value: value, type: type)
+    case .in(let arguments) where arguments.count > SelectorCompiler.maxInlineList:
+      return inList(arguments, value: value, type: type)
     case .in(let arguments): return .or(arguments.map { equal($0, value: value, type: type) })
     case .lessThan(let argument): return compare(value, type, .less, orEqual: false, argument)
     case .lessThanOrEqual(let argument): return compare(value, type, .less, orEqual: true, argument)
@@ -398,6 +465,42 @@ struct SelectorCompiler {
     default:
       return SQLFragment("0")
     }
+  }
+
+  /// Past this many values, `$in` binds its strings and its numbers as two JSON arrays
+  /// read by `json_each`, rather than one `?` per value: any length then fits in SQLite's
+  /// limits on variables and expression depth, and SQLite looks values up in a temporary
+  /// index of the list instead of testing each in turn.
+  static let maxInlineList = 16
+
+  /// `$in` over a long list: strings and numbers by lookup in bound JSON arrays; `null`,
+  /// booleans, arrays and objects (few, in practice) one by one.
+  func inList(_ arguments: [JSON], value: SQLFragment, type: SQLFragment) -> SQLFragment {
+    var strings: [JSON] = []
+    var numbers: [JSON] = []
+    var parts: [SQLFragment] = []
+    for argument in arguments {
+      switch argument {
+      case .string: strings.append(argument)
+      case .int, .double: numbers.append(argument)
+      default: parts.append(equal(argument, value: value, type: type))
+      }
+    }
+    func lookup(_ list: [JSON]) -> SQLFragment {
+      value + SQLFragment(" IN (SELECT value FROM json_each(")
+        + .value(JSONWriter.string(.array(list))) + SQLFragment("))")
+    }
+    if !strings.isEmpty {
+      parts.append(
+        SQLFragment("(") + type + SQLFragment(" = 'text' AND ") + lookup(strings) + SQLFragment(")")
+      )
+    }
+    if !numbers.isEmpty {
+      parts.append(
+        SQLFragment("(") + type + SQLFragment(" IN ('integer', 'real') AND ") + lookup(numbers)
+          + SQLFragment(")"))
+    }
+    return .or(parts)
   }
 
   /// Equality with a JSON value, by collation (`1` equals `1.0`).

@@ -1,0 +1,28 @@
+/// The one rule for names that Settee stores and compares: document ids, collection names,
+/// index names and field names (member names in documents, paths in selectors, sorts,
+/// projections and index definitions).
+///
+/// A name must not contain U+0000. SQLite's C interface reads bound text up to its first
+/// NUL, so such a name would be stored and compared cut short (`"d1\u0000x"` would write
+/// to `"d1"`). MongoDB refuses NUL in field and collection names for the same kind of
+/// reason. Values (strings inside documents) may hold U+0000; they are stored whole.
+package enum Names {
+  /// Whether `name` holds U+0000.
+  @inline(__always)
+  package static func containsNUL(_ name: String) -> Bool {
+    name.utf8.contains(0)
+  }
+
+  /// `name` as a JSON string literal, for messages.
+  package static func quoted(_ name: String) -> String { JSONWriter.string(.string(name)) }
+
+  /// Throws `code` with a message saying what kind of name holds U+0000.
+  package static func refuseNUL(
+    _ name: String, kind: String, code: SetteeError.Code, documentID: String? = nil
+  ) throws {
+    guard containsNUL(name) else { return }
+    throw SetteeError(
+      code, "\(kind) \(quoted(name)) contains U+0000, which names may not hold",
+      documentID: documentID)
+  }
+}
