@@ -38,7 +38,8 @@ let package = Package(
     ),
     .executableTarget(name: "settee", dependencies: ["SetteeCLI"]),
     .target(
-      name: "SetteeTestSupport", dependencies: ["SetteeCore"], path: "Tests/SetteeTestSupport"),
+      name: "SetteeTestSupport", dependencies: ["SetteeCore", "Settee"],
+      path: "Tests/SetteeTestSupport"),
     .testTarget(name: "SetteeCoreTests", dependencies: ["SetteeCore", "SetteeTestSupport"]),
     .testTarget(
       name: "SetteeTests",

@@ -11,17 +11,27 @@ extension Database {
     public var fullSync: Bool
     /// How many concurrent read connections a file database may open.
     public var maximumReaderCount: Int
-    /// How long a connection waits for a lock held by another process, in seconds.
+    /// How long a write waits for the write lock that another connection or process holds
+    /// (an all-or-nothing import holds it until it commits), in seconds, before it fails
+    /// with a `busy` error and writes nothing.
     public var busyTimeout: Double
+    /// Opens the file for reading only: nothing is written to it (not even its header), so
+    /// read-only files, directories and mounts can be read; writes fail with `readOnly`,
+    /// and a missing file is `notFound` rather than created.
+    public var readOnly: Bool
 
     public init(
       limits: DocumentLimits = .default, fullSync: Bool = true, maximumReaderCount: Int = 5,
-      busyTimeout: Double = 10
+      busyTimeout: Double = 10, readOnly: Bool = false
     ) {
       self.limits = limits
       self.fullSync = fullSync
       self.maximumReaderCount = maximumReaderCount
       self.busyTimeout = busyTimeout
+      self.readOnly = readOnly
     }
+
+    /// The `PRAGMA synchronous` level for ``fullSync``.
+    var synchronousLevel: String { fullSync ? "FULL" : "NORMAL" }
   }
 }

@@ -29,24 +29,50 @@ public final class Database: Sendable {
   /// The file's path; `nil` for an in-memory database.
   public let path: String?
 
-  /// Opens (creating if needed) the database file at `path`.
+  /// Opens the database file at `path`: for reading and writing (creating it if needed),
+  /// or, with ``Configuration/readOnly``, for reading only, writing nothing to the file.
   ///
-  /// - Throws: ``SetteeError`` with code `storage` when the file cannot be opened or is
-  ///   not a Settee database.
+  /// A file that exists but is not a Settee database (another application's SQLite
+  /// database, or not SQLite at all) is refused and left untouched.
+  ///
+  /// - Throws: ``SetteeError`` with code `notSetteeDatabase` for such a file, `notFound`
+  ///   when a read-only open finds no database, `readOnly` when the file cannot be
+  ///   written, `corruption` when it is damaged, `io` or `storage` for other failures.
   public init(path: String, configuration: Configuration = Configuration()) throws {
     self.path = path
     self.configuration = configuration
-    writer = try SetteeError.wrapping("cannot open database at \(path)") {
-      try DatabasePool(path: path, configuration: Database.grdbConfiguration(configuration))
+    let state = try DatabaseFile.inspect(path, configuration: configuration)
+    if configuration.readOnly {
+      guard state == .settee else {
+        throw SetteeError(
+          .notFound,
+          "no Settee database at \(path): opened read-only, nothing creates one (a write such as put or import does)"
+        )
+      }
+      writer = try DatabaseFile.openReadOnly(
+        path, configuration: Database.grdbConfiguration(configuration))
+      try DatabaseFile.checkMigrated(writer, path: path)
+    } else {
+      writer = try Database.wrapping("cannot open database at \(path)") {
+        try DatabasePool(path: path, configuration: Database.grdbConfiguration(configuration))
+      }
+      try migrate()
+      // GRDB sets `synchronous = NORMAL` on the writer when it turns WAL on, after
+      // `prepareDatabase` ran: the configured level is set again here.
+      let level = configuration.synchronousLevel
+      try Database.wrapping("cannot configure database at \(path)") {
+        try writer.writeWithoutTransaction { db in
+          try db.execute(sql: "PRAGMA synchronous = \(level)")
+        }
+      }
     }
-    try migrate()
   }
 
   /// A new, empty database that lives in memory until the value is released.
   public init(inMemoryWith configuration: Configuration = Configuration()) throws {
     self.path = nil
     self.configuration = configuration
-    writer = try SetteeError.wrapping("cannot create an in-memory database") {
+    writer = try Database.wrapping("cannot create an in-memory database") {
       try DatabaseQueue(configuration: Database.grdbConfiguration(configuration))
     }
     try migrate()
@@ -63,19 +89,20 @@ public final class Database: Sendable {
   }
 
   private func migrate() throws {
-    try SetteeError.wrapping("cannot prepare the database schema") {
+    try Database.wrapping("cannot prepare the database schema") {
       try Schema.migrator.migrate(writer)
     }
   }
 
-  private static func grdbConfiguration(_ configuration: Configuration) -> GRDB.Configuration {
+  static func grdbConfiguration(_ configuration: Configuration) -> GRDB.Configuration {
     var grdb = GRDB.Configuration()
     grdb.busyMode = .timeout(configuration.busyTimeout)
     grdb.maximumReaderCount = configuration.maximumReaderCount
     grdb.foreignKeysEnabled = false
-    let fullSync = configuration.fullSync
+    grdb.readonly = configuration.readOnly
+    let level = configuration.synchronousLevel
     grdb.prepareDatabase { db in
-      try db.execute(sql: fullSync ? "PRAGMA synchronous = FULL" : "PRAGMA synchronous = NORMAL")
+      try db.execute(sql: "PRAGMA synchronous = \(level)")
       SQLFunctions.register(in: db)
     }
     return grdb
@@ -85,36 +112,85 @@ public final class Database: Sendable {
 
   /// Runs `body` in a write transaction; SQLite errors become ``SetteeError``s.
   func write<T>(_ body: (SQLConnection) throws -> T) throws -> T {
-    try SetteeError.wrapping("write failed") { try writer.write(body) }
+    try checkWritable()
+    return try wrapping("write failed") { try writer.write(body) }
   }
 
   /// Runs `body` in a read transaction (one consistent snapshot).
   func read<T>(_ body: (SQLConnection) throws -> T) throws -> T {
-    try SetteeError.wrapping("read failed") { try writer.read(body) }
+    try wrapping("read failed") { try writer.read(body) }
   }
 
   func write<T: Sendable>(_ body: @escaping @Sendable (SQLConnection) throws -> T) async throws
     -> T
   {
+    try checkWritable()
     do { return try await writer.write(body) } catch {
-      throw SetteeError.from(error, "write failed")
+      throw SetteeError.from(error, "write failed", busyTimeout: configuration.busyTimeout)
     }
   }
 
   func read<T: Sendable>(_ body: @escaping @Sendable (SQLConnection) throws -> T) async throws -> T
   {
-    do { return try await writer.read(body) } catch { throw SetteeError.from(error, "read failed") }
+    do { return try await writer.read(body) } catch {
+      throw SetteeError.from(error, "read failed", busyTimeout: configuration.busyTimeout)
+    }
+  }
+}
+
+extension Database {
+  /// Refuses a write to a database opened read-only before it reaches SQLite.
+  func checkWritable() throws {
+    guard configuration.readOnly else { return }
+    throw SetteeError(
+      .readOnly,
+      "the database at \(path ?? ":memory:") was opened read-only (Configuration.readOnly): it cannot be written"
+    )
+  }
+
+  /// Runs `body`, turning its errors into ``SetteeError``s.
+  func wrapping<T>(_ context: String, _ body: () throws -> T) throws -> T {
+    do { return try body() } catch {
+      throw SetteeError.from(error, context, busyTimeout: configuration.busyTimeout)
+    }
+  }
+
+  static func wrapping<T>(_ context: String, _ body: () throws -> T) throws -> T {
+    do { return try body() } catch { throw SetteeError.from(error, context) }
   }
 }
 
 extension SetteeError {
-  /// Converts any error to a ``SetteeError``: ours pass through, SQLite's become `storage`.
-  static func from(_ error: any Error, _ context: String) -> SetteeError {
+  /// Converts any error to a ``SetteeError``: ours pass through; SQLite's become `busy`,
+  /// `readOnly`, `corruption`, `io` or `storage` by their result code.
+  static func from(_ error: any Error, _ context: String, busyTimeout: Double? = nil)
+    -> SetteeError
+  {
     if let error = error as? SetteeError { return error }
-    if let error = error as? DatabaseError {
-      return SetteeError(.storage, context, cause: error.message ?? "\(error.resultCode)")
+    guard let error = error as? DatabaseError else {
+      return SetteeError(.storage, context, cause: "\(error)")
     }
-    return SetteeError(.storage, context, cause: "\(error)")
+    let cause = error.message ?? "\(error.resultCode)"
+    switch error.resultCode {
+    case .SQLITE_BUSY, .SQLITE_LOCKED:
+      let waited = busyTimeout.map { " for \($0) s (the busy timeout)" } ?? ""
+      return SetteeError(
+        .busy,
+        "\(context): the database is locked by another connection or process that is writing; waited\(waited). An all-or-nothing import holds the write lock until it commits (import with --batch-size to commit as it goes); raise the timeout with Configuration.busyTimeout or --busy-timeout",
+        cause: cause)
+    case .SQLITE_READONLY:
+      return SetteeError(
+        .readOnly, "\(context): the database file or its directory cannot be written",
+        cause: cause)
+    case .SQLITE_CORRUPT, .SQLITE_NOTADB:
+      return SetteeError(.corruption, "\(context): the database file is damaged", cause: cause)
+    case .SQLITE_FULL:
+      return SetteeError(.io, "\(context): the disk is full; nothing was written", cause: cause)
+    case .SQLITE_CANTOPEN, .SQLITE_IOERR, .SQLITE_PERM:
+      return SetteeError(.io, context, cause: cause)
+    default:
+      return SetteeError(.storage, context, cause: cause)
+    }
   }
 
   static func wrapping<T>(_ context: String, _ body: () throws -> T) throws -> T {

@@ -29,10 +29,33 @@ public enum SetteeBinary {
     fatalError("cannot find the settee binary; looked at \(candidates.map(\.path))")
   }()
 
-  /// Runs `settee` with `arguments`, feeding `stdin`, and waits for it to exit.
-  public static func run(_ arguments: [String], stdin: [UInt8]? = nil) throws -> Run {
+  /// Whether tests can run the binary as an unprivileged user (`nobody`): they run as
+  /// root, for whom file permissions do not apply, and `setpriv` is there.
+  public static let canRunUnprivileged: Bool =
+    getuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv")
+
+  /// Runs `settee` with `arguments`, feeding `stdin`, and waits for it to exit;
+  /// `unprivileged` runs it as `nobody` (see ``canRunUnprivileged``).
+  public static func run(_ arguments: [String], stdin: [UInt8]? = nil, unprivileged: Bool = false)
+    throws -> Run
+  {
+    if unprivileged {
+      return try run(
+        executable: "/usr/bin/setpriv",
+        ["--reuid=65534", "--regid=65534", "--clear-groups", path] + arguments, stdin: stdin)
+    }
+    return try run(executable: path, arguments, stdin: stdin)
+  }
+
+  /// Runs `settee` through `/bin/sh -c script`, where the script names the binary `"$0"`
+  /// (for arguments Foundation cannot pass, such as bytes that are not UTF-8).
+  public static func runShell(_ script: String, stdin: [UInt8]? = nil) throws -> Run {
+    try run(executable: "/bin/sh", ["-c", script, path], stdin: stdin)
+  }
+
+  static func run(executable: String, _ arguments: [String], stdin: [UInt8]?) throws -> Run {
     let process = Process()
-    process.executableURL = URL(fileURLWithPath: path)
+    process.executableURL = URL(fileURLWithPath: executable)
     process.arguments = arguments
     let output = Pipe()
     let errors = Pipe()

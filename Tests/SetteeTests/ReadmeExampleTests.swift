@@ -51,16 +51,6 @@ struct ReadmeExampleTests {
     let again = try await people.get("chen")
     #expect(again?["age"] == 29)
   }
-
-  @Test func aFileThatIsNotADatabaseIsAStorageError() throws {
-    let directory = TemporaryDirectory()
-    let path = directory.path("garbage.db")
-    try Data(repeating: 0x42, count: 8192).write(to: URL(fileURLWithPath: path))
-    #expect {
-      _ = try Database(path: path)
-    } throws: { ($0 as? SetteeError)?.code == .storage }
-    #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == Data(repeating: 0x42, count: 8192))
-  }
 }
 
 extension ReadmeExampleTests {

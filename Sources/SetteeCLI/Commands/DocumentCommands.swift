@@ -12,7 +12,7 @@ struct GetCommand: ParsableCommand {
   @Argument(help: "The document id.") var id: String
 
   func run() throws {
-    let collection = try options.openCollection()
+    let collection = try options.openCollection(readOnly: true)
     guard let document = try collection.getRevision(id) else {
       throw SetteeError(
         .notFound, "missing: no document \(JSON.string(id)) in \(JSON.string(collection.name))",
@@ -41,11 +41,11 @@ struct PutCommand: ParsableCommand {
   @Argument(help: "The document as JSON, or - to read it from standard input.") var json: String
 
   func run() throws {
-    let collection = try options.openCollection()
-    let value = try parseJSONArgument(
-      json, maxDepth: collection.database.configuration.limits.maxNestingDepth)
-    let document = try Document(validating: value, limits: collection.database.configuration.limits)
-    let result = try collection.put(document)
+    // The input is checked before the database is opened: bad input touches no file.
+    let limits = Database.Configuration().limits
+    let value = try parseJSONArgument(json, maxDepth: limits.maxNestingDepth)
+    let document = try Document(validating: value, limits: limits)
+    let result = try options.openCollection(readOnly: false).put(document)
     Console.outJSON(result.couchJSON)
   }
 }
@@ -62,7 +62,8 @@ struct DeleteCommand: ParsableCommand {
 
   func run() throws {
     let revision = try RevisionID(parsing: rev)
-    let result = try options.openCollection().delete(id, rev: revision)
+    try Document.validateID(id)
+    let result = try options.openCollection(readOnly: false).delete(id, rev: revision)
     Console.outJSON(result.couchJSON)
   }
 }
@@ -79,7 +80,7 @@ struct ChangesCommand: ParsableCommand {
   @Option(help: "The most changes to print (0 for all).") var limit: Int = 0
 
   func run() throws {
-    let collection = try options.openCollection()
+    let collection = try options.openCollection(readOnly: true)
     let changes = try collection.changes(since: since, limit: limit == 0 ? nil : limit)
     let results: [JSON] = changes.map { change in
       var entry: JSONObject = [

@@ -24,7 +24,7 @@ struct IndexCreateCommand: ParsableCommand {
   func run() throws {
     let options = local.merged(with: root.options)
     let definition = try IndexDefinition(json: parseJSONArgument(self.definition))
-    let collection = try options.openCollection()
+    let collection = try options.openCollection(readOnly: false)
     let existed = try collection.indexes().contains(definition)
     try collection.ensureIndexed(definition)
     Console.outJSON(["result": existed ? "exists" : "created", "name": .string(definition.name)])
@@ -40,7 +40,7 @@ struct IndexListCommand: ParsableCommand {
 
   func run() throws {
     let options = local.merged(with: root.options)
-    let indexes = try options.openCollection().indexes()
+    let indexes = try options.openCollection(readOnly: true).indexes()
     var listed: [JSON] = [
       ["ddoc": .null, "name": "_all_docs", "type": "special", "def": ["fields": [["_id": "asc"]]]]
     ]
@@ -73,7 +73,7 @@ struct IndexDeleteCommand: ParsableCommand {
 
   func run() throws {
     let options = local.merged(with: root.options)
-    try options.openCollection().deleteIndex(named: name)
+    try options.openCollection(readOnly: false).deleteIndex(named: name)
     Console.outJSON(["ok": true])
   }
 }
@@ -96,7 +96,7 @@ struct FindCommand: ParsableCommand {
     let query = try FindQuery(json: parseJSONArgument(self.query))
     var chunk = Array(#"{"docs":["#.utf8)
     var first = true
-    try options.openCollection().find(query) { document in
+    try options.openCollection(readOnly: true).find(query) { document in
       if !first { chunk.append(UInt8(ascii: ",")) }
       first = false
       chunk.append(UInt8(ascii: "\n"))
@@ -124,7 +124,7 @@ struct ExplainCommand: ParsableCommand {
     let options = local.merged(with: root.options)
     let json = try parseJSONArgument(self.query)
     let query = try FindQuery(json: json)
-    var plan = try options.openCollection().explain(query).json.objectValue ?? [:]
+    var plan = try options.openCollection(readOnly: true).explain(query).json.objectValue ?? [:]
     plan["selector"] = json["selector"] ?? [:]
     plan["skip"] = .int(Int64(query.skip))
     plan["limit"] = .int(Int64(query.limit))

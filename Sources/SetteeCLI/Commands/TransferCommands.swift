@@ -23,7 +23,7 @@ struct ImportCommand: ParsableCommand {
     if let batchSize, batchSize < 1 {
       throw ValidationError("--batch-size must be at least 1")
     }
-    let collection = try options.openCollection()
+    let collection = try options.openCollection(readOnly: false)
     let input = try InputFile(path: file)
     let limits = collection.database.configuration.limits
     var reader = JSONRecordReader(maxRecordBytes: limits.maxDocumentBytes * 4 + 4096) {
@@ -50,7 +50,7 @@ struct ExportCommand: ParsableCommand {
   var options: GlobalOptions { local.merged(with: root.options) }
 
   func run() throws {
-    try options.openCollection().exportDocuments { chunk in Console.out(chunk) }
+    try options.openCollection(readOnly: true).exportDocuments { chunk in Console.out(chunk) }
   }
 }
 

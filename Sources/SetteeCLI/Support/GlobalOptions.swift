@@ -1,5 +1,6 @@
 import ArgumentParser
 import Settee
+import SetteeCore
 
 /// The options every command that opens a database takes.
 struct GlobalOptions: ParsableArguments {
@@ -9,6 +10,13 @@ struct GlobalOptions: ParsableArguments {
   @Option(name: .long, help: "The collection to use (default: _default).")
   var collection: String?
 
+  @Option(
+    name: .long,
+    help: ArgumentHelp(
+      "How long a write waits for another process's write lock, in seconds (default: 10).",
+      valueName: "seconds"))
+  var busyTimeout: Double?
+
   var databasePath: String { db ?? "./settee.db" }
   var collectionName: String { collection ?? Database.defaultCollectionName }
 
@@ -17,14 +25,25 @@ struct GlobalOptions: ParsableArguments {
     var merged = self
     merged.db = db ?? parent.db
     merged.collection = collection ?? parent.collection
+    merged.busyTimeout = busyTimeout ?? parent.busyTimeout
     return merged
   }
 
-  func openDatabase() throws -> Database {
-    try Database(path: databasePath)
+  /// Opens the database: for writing (creating it if needed) or, for commands that only
+  /// read, read-only, so that they write nothing and work on read-only files and mounts.
+  func openDatabase(readOnly: Bool) throws -> Database {
+    var configuration = Database.Configuration(readOnly: readOnly)
+    if let busyTimeout {
+      guard busyTimeout >= 0, busyTimeout.isFinite else {
+        throw SetteeError(
+          .invalidArgument, "--busy-timeout must be a number of seconds, not \(busyTimeout)")
+      }
+      configuration.busyTimeout = busyTimeout
+    }
+    return try Database(path: databasePath, configuration: configuration)
   }
 
-  func openCollection() throws -> DocumentCollection {
-    try openDatabase().collection(collectionName)
+  func openCollection(readOnly: Bool) throws -> DocumentCollection {
+    try openDatabase(readOnly: readOnly).collection(collectionName)
   }
 }

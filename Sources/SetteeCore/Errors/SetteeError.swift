@@ -16,6 +16,7 @@ public struct SetteeError: Error, Sendable, Hashable, CustomStringConvertible {
       case invalidJSON, invalidDocument, invalidID, invalidRevision, reservedField
       case documentTooLarge, nestingTooDeep, conflict, notFound, invalidArgument
       case storage, io, invalidQuery, invalidIndex, noUsableIndex
+      case busy, readOnly, notSetteeDatabase, corruption, limitExceeded
     }
     private let base: Base
     private init(_ base: Base) { self.base = base }
@@ -48,6 +49,21 @@ public struct SetteeError: Error, Sendable, Hashable, CustomStringConvertible {
     /// The query names an index (`use_index`) that does not exist or cannot serve it, or
     /// needs a kind of index (a TEXT index for `$text`) that the collection lacks.
     public static let noUsableIndex = Code(.noUsableIndex)
+    /// Another connection or process held the write lock for longer than the configured
+    /// busy timeout (``Database/Configuration/busyTimeout``); nothing was written.
+    public static let busy = Code(.busy)
+    /// A write to a database opened read-only, or to a file or directory the process may
+    /// not write.
+    public static let readOnly = Code(.readOnly)
+    /// The file exists but is not a Settee database (another SQLite database, or not
+    /// SQLite at all); Settee left it untouched.
+    public static let notSetteeDatabase = Code(.notSetteeDatabase)
+    /// Stored data is damaged: a body that is not JSON, an index entry that does not match
+    /// its document, or a page SQLite cannot read. The message names what is damaged.
+    public static let corruption = Code(.corruption)
+    /// The input is beyond one of Settee's documented limits (fields in an index, path
+    /// components, regular expression work); the message names the limit.
+    public static let limitExceeded = Code(.limitExceeded)
     /// SQLite reported an error.
     public static let storage = Code(.storage)
     /// Reading or writing a file failed.
@@ -68,6 +84,11 @@ public struct SetteeError: Error, Sendable, Hashable, CustomStringConvertible {
       case .invalidQuery: "invalid_query"
       case .invalidIndex: "invalid_index"
       case .noUsableIndex: "no_usable_index"
+      case .busy: "busy"
+      case .readOnly: "read_only"
+      case .notSetteeDatabase: "not_a_settee_database"
+      case .corruption: "corruption"
+      case .limitExceeded: "limit_exceeded"
       }
     }
 
@@ -88,6 +109,11 @@ public struct SetteeError: Error, Sendable, Hashable, CustomStringConvertible {
       case .invalidQuery: "invalidQuery"
       case .invalidIndex: "invalidIndex"
       case .noUsableIndex: "noUsableIndex"
+      case .busy: "busy"
+      case .readOnly: "readOnly"
+      case .notSetteeDatabase: "notSetteeDatabase"
+      case .corruption: "corruption"
+      case .limitExceeded: "limitExceeded"
       }
     }
 

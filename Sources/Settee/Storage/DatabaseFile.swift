@@ -1,0 +1,143 @@
+import Foundation
+import GRDB
+import SetteeCore
+
+/// What is at a database path before Settee opens it, and how a file is opened for reading
+/// only.
+///
+/// Opening a SQLite file with GRDB's pool turns it to WAL and adds tables; a file that is
+/// not Settee's must be refused before that happens, and a read must not write at all.
+enum DatabaseFile {
+  enum State: Equatable {
+    /// No file (or an empty one): a write creates the database.
+    case missing
+    /// A SQLite database without any table yet.
+    case empty
+    /// A Settee database.
+    case settee
+  }
+
+  /// The tables every Settee database has.
+  static let setteeTables: Set<String> = ["collections", "documents", "revisions"]
+
+  /// Looks at the file at `path` without writing to it.
+  ///
+  /// - Throws: ``SetteeError`` with code `notSetteeDatabase` when the file is not a SQLite
+  ///   database or holds another application's tables, `io` when it cannot be read.
+  static func inspect(_ path: String, configuration: Database.Configuration) throws -> State {
+    var info = stat()
+    guard stat(path, &info) == 0 else {
+      if errno == ENOENT { return .missing }
+      throw SetteeError(.io, "cannot open database at \(path): \(String(cString: strerror(errno)))")
+    }
+    if (info.st_mode & S_IFMT) == S_IFDIR {
+      throw SetteeError(.io, "cannot open database at \(path): it is a directory")
+    }
+    if info.st_size == 0 && walSize(path) == 0 { return .missing }
+    if info.st_size > 0 {
+      let header = try readHeader(path)
+      guard header.elementsEqual(Array("SQLite format 3\0".utf8)) else {
+        throw SetteeError(
+          .notSetteeDatabase,
+          "\(path) is not a Settee database: it is not a SQLite file; Settee left it untouched")
+      }
+    }
+    var probeConfiguration = configuration
+    probeConfiguration.readOnly = true
+    probeConfiguration.maximumReaderCount = 1
+    let tables = try Database.wrapping("cannot read database at \(path)") {
+      let probe = try openReadOnly(
+        path, configuration: Database.grdbConfiguration(probeConfiguration), queue: true)
+      return try probe.read { db in
+        try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table'")
+      }
+    }
+    if tables.isEmpty { return .empty }
+    if setteeTables.isSubset(of: tables) { return .settee }
+    let shown = tables.sorted().prefix(5).map { JSONWriter.string(.string($0)) }
+    throw SetteeError(
+      .notSetteeDatabase,
+      "\(path) is not a Settee database: it is a SQLite database with other tables (\(shown.joined(separator: ", "))\(tables.count > 5 ? ", …" : "")); Settee left it untouched"
+    )
+  }
+
+  /// Opens a Settee file for reading only.
+  ///
+  /// SQLite reads a WAL database through its `-shm` file, which it must create when it is
+  /// missing; in a directory the process cannot write, with no `-wal` file (so no write is
+  /// pending and no writer is at work), the file is opened as immutable instead.
+  ///
+  /// - Parameter queue: a single connection rather than a pool (for a quick look).
+  static func openReadOnly(_ path: String, configuration: GRDB.Configuration, queue: Bool = false)
+    throws -> any DatabaseWriter
+  {
+    func open(_ location: String) throws -> any DatabaseWriter {
+      let writer: any DatabaseWriter =
+        queue
+        ? try DatabaseQueue(path: location, configuration: configuration)
+        : try DatabasePool(path: location, configuration: configuration)
+      _ = try writer.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM sqlite_master") }
+      return writer
+    }
+    do {
+      return try open(path)
+    } catch let error as DatabaseError
+      where error.resultCode == .SQLITE_READONLY || error.resultCode == .SQLITE_CANTOPEN
+    {
+      guard walSize(path) == 0 else {
+        throw SetteeError(
+          .readOnly,
+          "cannot read \(path): its directory cannot be written and it has a write-ahead log (\(path)-wal) that SQLite cannot read without its -shm file; open it once where it can be written",
+          cause: error.message)
+      }
+      return try open(immutableURI(path))
+    }
+  }
+
+  /// Throws unless every migration of ``Schema`` has run on the file (a read-only open
+  /// cannot run them).
+  static func checkMigrated(_ writer: any DatabaseWriter, path: String) throws {
+    let migrated = try Database.wrapping("cannot read database at \(path)") {
+      try writer.read { db in try Schema.migrator.hasCompletedMigrations(db) }
+    }
+    guard migrated else {
+      throw SetteeError(
+        .readOnly,
+        "the database at \(path) was written by an earlier version of Settee and must be upgraded, which a read-only open cannot do: open it once for writing"
+      )
+    }
+  }
+
+  /// `file:PATH?immutable=1`, with the characters a URI gives meaning to escaped.
+  static func immutableURI(_ path: String) -> String {
+    var escaped = ""
+    for character in path.unicodeScalars {
+      switch character {
+      case "%": escaped += "%25"
+      case "?": escaped += "%3f"
+      case "#": escaped += "%23"
+      default: escaped.unicodeScalars.append(character)
+      }
+    }
+    return "file:\(escaped)?immutable=1"
+  }
+
+  /// The size of the `-wal` file beside `path` (0 when there is none).
+  static func walSize(_ path: String) -> Int {
+    var info = stat()
+    return stat(path + "-wal", &info) == 0 ? Int(info.st_size) : 0
+  }
+
+  static func readHeader(_ path: String) throws -> [UInt8] {
+    let descriptor = open(path, O_RDONLY)
+    guard descriptor >= 0 else {
+      let reason = String(cString: strerror(errno))
+      throw SetteeError(
+        .io, "cannot open database at \(path): \(reason)")
+    }
+    defer { close(descriptor) }
+    var header = [UInt8](repeating: 0, count: 16)
+    let count = header.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, 16) }
+    return Array(header.prefix(max(count, 0)))
+  }
+}

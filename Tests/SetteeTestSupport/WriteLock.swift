@@ -1,0 +1,23 @@
+import Foundation
+
+@testable import Settee
+
+extension Database {
+  /// Holds the write lock (an open write transaction that has written) for `seconds` on a
+  /// background thread, and returns once it is held; `done` is signalled at release.
+  public func holdWriteLock(for seconds: Double) -> DispatchSemaphore {
+    let locked = DispatchSemaphore(value: 0)
+    let done = DispatchSemaphore(value: 0)
+    let writer = self.writer
+    DispatchQueue.global().async {
+      try? writer.write { db in
+        try db.execute(sql: "UPDATE collections SET last_seq = last_seq")
+        locked.signal()
+        Thread.sleep(forTimeInterval: seconds)
+      }
+      done.signal()
+    }
+    locked.wait()
+    return done
+  }
+}

@@ -1,0 +1,149 @@
+import Foundation
+import GRDB
+import SetteeCore
+import SetteeTestSupport
+import Testing
+
+@testable import Settee
+
+/// Opening a path: Settee files for reading and writing, read-only opens that write
+/// nothing, and files that are not Settee's, refused untouched.
+@Suite("Database files")
+struct DatabaseFileTests {
+  let directory = TemporaryDirectory()
+
+  func bytes(_ path: String) throws -> Data { try Data(contentsOf: URL(fileURLWithPath: path)) }
+
+  func exists(_ path: String) -> Bool { FileManager.default.fileExists(atPath: path) }
+
+  @Test func aReadOnlyOpenCreatesNothing() throws {
+    let path = directory.path("missing.db")
+    expectError(.notFound) { _ = try Database(path: path, configuration: .init(readOnly: true)) }
+    #expect(!exists(path) && !exists(path + "-wal"))
+  }
+
+  @Test func aReadOnlyOpenReadsAndWritesNothing() throws {
+    let path = directory.path("people.db")
+    do {
+      let people = try Database(path: path).collection("people")
+      try people.put(["_id": "mike", "age": 12])
+      try people.ensureIndexed(["age"], name: "age")
+    }
+    let before = try bytes(path)
+    let db = try Database(path: path, configuration: .init(readOnly: true))
+    let people = db.collection("people")
+    #expect(try people.get("mike")?["age"] == 12)
+    #expect(try people.find(["age": 12]).map(\.id) == ["mike"])
+    #expect(try people.changes().count == 1)
+    #expect(try people.indexes().map(\.name) == ["age"])
+    #expect(try db.collectionNames() == ["people"])
+    var exported = 0
+    try people.exportDocuments { _ in exported += 1 }
+    #expect(exported == 1)
+    expectError(.readOnly) { try people.put(["_id": "fred"]) }
+    expectError(.readOnly) { try people.ensureIndexed(["name"], name: "name") }
+    expectError(.readOnly) { try db.collection("other").put(["_id": "x"]) }
+    #expect(try bytes(path) == before)
+  }
+
+  @Test func aSQLiteFileOfAnotherApplicationIsRefusedUntouched() throws {
+    let path = directory.path("other.db")
+    do {
+      let queue = try DatabaseQueue(path: path)
+      try queue.write { db in
+        try db.execute(sql: "CREATE TABLE notes (text TEXT); INSERT INTO notes VALUES ('hi')")
+      }
+    }
+    let before = try bytes(path)
+    for readOnly in [false, true] {
+      let error = expectError(.notSetteeDatabase) {
+        _ = try Database(path: path, configuration: .init(readOnly: readOnly))
+      }
+      #expect(error?.message.contains("\"notes\"") == true)
+    }
+    #expect(try bytes(path) == before)
+    #expect(!exists(path + "-wal"))
+  }
+
+  @Test(arguments: [Data(repeating: 0x42, count: 8192), Data("hello\n".utf8)])
+  func aFileThatIsNotSQLiteIsRefusedUntouched(_ content: Data) throws {
+    let path = directory.path("garbage.db")
+    try content.write(to: URL(fileURLWithPath: path))
+    for readOnly in [false, true] {
+      expectError(.notSetteeDatabase) {
+        _ = try Database(path: path, configuration: .init(readOnly: readOnly))
+      }
+    }
+    #expect(try bytes(path) == content)
+  }
+
+  @Test func anEmptyFileBecomesADatabaseOnlyWhenWritten() throws {
+    let path = directory.path("empty.db")
+    FileManager.default.createFile(atPath: path, contents: Data())
+    expectError(.notFound) { _ = try Database(path: path, configuration: .init(readOnly: true)) }
+    try Database(path: path).collection().put(["_id": "a"])
+    #expect(
+      try Database(path: path, configuration: .init(readOnly: true)).collection().count() == 1)
+  }
+
+  /// `Configuration.fullSync` must hold on every connection: GRDB turns WAL on after
+  /// `prepareDatabase`, and sets `synchronous = NORMAL` on the writer as it does.
+  @Test(arguments: [true, false])
+  func theConfiguredSynchronousLevelHoldsOnEveryConnection(_ fullSync: Bool) throws {
+    let path = directory.path("sync-\(fullSync).db")
+    let db = try Database(
+      path: path, configuration: .init(fullSync: fullSync, maximumReaderCount: 4))
+    try db.collection().put(["_id": "a"])
+    let expected = fullSync ? 2 : 1
+    let writerLevel = try db.writer.writeWithoutTransaction { db in
+      try Int.fetchOne(db, sql: "PRAGMA synchronous")
+    }
+    #expect(writerLevel == expected)
+    // Four readers at once, so that the pool opens four connections.
+    let levels = Locked<[Int]>([])
+    let started = DispatchSemaphore(value: 0)
+    let release = DispatchSemaphore(value: 0)
+    let group = DispatchGroup()
+    for _ in 0..<4 {
+      DispatchQueue.global().async(group: group) {
+        let level = try? db.writer.read { db -> Int? in
+          started.signal()
+          release.wait()
+          return try Int.fetchOne(db, sql: "PRAGMA synchronous")
+        }
+        levels.mutate { $0.append(level ?? -1) }
+      }
+    }
+    for _ in 0..<4 { started.wait() }
+    for _ in 0..<4 { release.signal() }
+    group.wait()
+    #expect(levels.value == Array(repeating: expected, count: 4))
+  }
+
+  /// A write that waits longer than the busy timeout for another connection's write lock
+  /// fails with a typed `busy` error and writes nothing.
+  @Test func aWriteBlockedPastTheBusyTimeoutIsBusy() throws {
+    let path = directory.path("busy.db")
+    let holder = try Database(path: path)
+    try holder.collection().put(["_id": "a"])
+    let waiter = try Database(path: path, configuration: .init(busyTimeout: 0.2))
+    let done = holder.holdWriteLock(for: 1.5)
+    let start = Date()
+    let error = expectError(.busy) { try waiter.collection().put(["_id": "b"]) }
+    #expect(Date().timeIntervalSince(start) < 1.4)
+    #expect(error?.message.contains("busy timeout") == true)
+    done.wait()
+    #expect(try waiter.collection().get("b") == nil)
+    try waiter.collection().put(["_id": "b"])
+  }
+}
+
+/// A value shared between threads behind a lock.
+final class Locked<Value: Sendable>: @unchecked Sendable {
+  // @unchecked: every access to `storage` holds `lock`.
+  private var storage: Value
+  private let lock = NSLock()
+  init(_ value: Value) { storage = value }
+  var value: Value { lock.withLock { storage } }
+  func mutate(_ body: (inout Value) -> Void) { lock.withLock { body(&storage) } }
+}
