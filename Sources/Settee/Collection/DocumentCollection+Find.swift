@@ -39,8 +39,10 @@ extension DocumentCollection {
       }
       return
     }
-    let (plan, statement) = try prepare(query, cid: cid, catalog: database.indexCatalog, db: db)
-    try run(plan, statement, query: query, body)
+    try DocumentReader.namingDamagedBodies(db, cid: cid) {
+      let (plan, statement) = try prepare(query, cid: cid, catalog: database.indexCatalog, db: db)
+      try run(plan, statement, query: query, body)
+    }
   }
 
   /// Runs a selector given as JSON, the seed's `find(_:skip:limit:fields:sort:)`.
@@ -84,6 +86,14 @@ extension DocumentCollection {
     _ query: FindQuery, collection name: String, in database: Database, db: SQLConnection
   ) throws -> Int {
     guard let cid = try database.collectionID(db, name) else { return 0 }
+    return try DocumentReader.namingDamagedBodies(db, cid: cid) {
+      try count(query, cid: cid, in: database, db: db)
+    }
+  }
+
+  static func count(_ query: FindQuery, cid: Int64, in database: Database, db: SQLConnection)
+    throws -> Int
+  {
     var all = query
     all.sort = []
     all.skip = 0
@@ -202,8 +212,9 @@ extension DocumentCollection {
   }
 
   static func document(_ row: Row) throws -> Document {
-    Document(
-      id: row[0], rev: try RevisionID(parsing: row[1]),
-      body: try DocumentReader.parseBody(row, at: 2))
+    let id: String = row[0]
+    return Document(
+      id: id, rev: try DocumentReader.storedRevision(row[1], documentID: id),
+      body: try DocumentReader.parseBody(row, at: 2, documentID: id))
   }
 }

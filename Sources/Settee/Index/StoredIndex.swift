@@ -233,9 +233,10 @@ struct StoredIndex: Sendable {
         sql: "SELECT rid, id, rev, body FROM documents WHERE cid = ? AND deleted = 0"),
       arguments: [cid])
     while let row = try rows.next() {
+      let id: String = row[1]
       let document = Document(
-        id: row[1], rev: try RevisionID(parsing: row[2]),
-        body: try DocumentReader.parseBody(row, at: 3))
+        id: id, rev: try DocumentReader.storedRevision(row[2], documentID: id),
+        body: try DocumentReader.parseBody(row, at: 3, documentID: id))
       try maintainer.update(rid: row[0], document: document, isNew: true, previous: nil)
     }
     try maintainer.finish()

@@ -43,21 +43,63 @@ enum DocumentReader {
       sql: "SELECT rev, deleted, body FROM documents WHERE cid = ? AND id = ?")
     guard let row = try Row.fetchOne(statement, arguments: [cid, id]) else { return nil }
     return try Document(
-      id: id, rev: RevisionID(parsing: row[0]), isDeleted: row[1], body: parseBody(row, at: 2))
+      id: id, rev: storedRevision(row[0], documentID: id), isDeleted: row[1],
+      body: parseBody(row, at: 2, documentID: id))
   }
 
   /// Parses a stored body without copying it out of SQLite.
-  static func parseBody(_ row: Row, at index: Int) throws -> JSONObject {
-    let json = try row.withUnsafeData(atIndex: index) { data -> JSON in
-      guard let data else { return .object([:]) }
-      return try data.withUnsafeBytes { raw in
-        try JSONParser.parse(raw.bindMemory(to: UInt8.self))
+  ///
+  /// - Throws: ``SetteeError`` with code `corruption`, naming the document, when the
+  ///   stored text is not a JSON object: Settee wrote it valid, so it was damaged since.
+  static func parseBody(_ row: Row, at index: Int, documentID: String) throws -> JSONObject {
+    do {
+      let json = try row.withUnsafeData(atIndex: index) { data -> JSON in
+        guard let data else { return .object([:]) }
+        return try data.withUnsafeBytes { raw in
+          try JSONParser.parse(raw.bindMemory(to: UInt8.self))
+        }
       }
+      guard case .object(let object) = json else {
+        throw SetteeError(.corruption, "the stored body is \(json.typeName), not an object")
+      }
+      return object
+    } catch let error as SetteeError {
+      throw damaged(documentID, "its stored body is not valid JSON (\(error.reason))")
     }
-    guard case .object(let object) = json else {
-      throw SetteeError(.storage, "a stored body is not a JSON object")
+  }
+
+  /// A stored revision id.
+  ///
+  /// - Throws: ``SetteeError`` with code `corruption` when the text is not a revision.
+  static func storedRevision(_ text: String, documentID: String) throws -> RevisionID {
+    guard let revision = RevisionID(text) else {
+      throw damaged(documentID, "its stored revision \(quoted(text)) is not a revision id")
     }
-    return object
+    return revision
+  }
+
+  /// Runs a query's `body`, turning SQLite's "malformed JSON" (a JSON function met a
+  /// damaged body) into a `corruption` error that names the first damaged document.
+  static func namingDamagedBodies<T>(_ db: SQLConnection, cid: Int64, _ body: () throws -> T)
+    throws -> T
+  {
+    do {
+      return try body()
+    } catch let error as DatabaseError where error.message == "malformed JSON" {
+      let id = try String.fetchOne(
+        db, sql: "SELECT id FROM documents WHERE cid = ? AND json_valid(body) = 0 LIMIT 1",
+        arguments: [cid])
+      guard let id else { throw error }
+      throw damaged(id, "its stored body is not valid JSON")
+    }
+  }
+
+  /// The error for a document whose stored form is damaged.
+  static func damaged(_ documentID: String, _ problem: String) -> SetteeError {
+    SetteeError(
+      .corruption,
+      "document \(quoted(documentID)) is damaged in the database file: \(problem); run 'settee check' and restore it from a backup",
+      documentID: documentID)
   }
 
   static func changes(_ db: SQLConnection, cid: Int64, since: Int64, limit: Int?) throws
@@ -71,7 +113,9 @@ enum DocumentReader {
     var changes: [Change] = []
     while let row = try rows.next() {
       changes.append(
-        Change(seq: row[0], id: row[1], rev: try RevisionID(parsing: row[2]), isDeleted: row[3]))
+        Change(
+          seq: row[0], id: row[1], rev: try storedRevision(row[2], documentID: row[1]),
+          isDeleted: row[3]))
     }
     return changes
   }
@@ -89,8 +133,8 @@ enum DocumentReader {
       let parent: String? = row[1]
       revisions.append(
         RevisionInfo(
-          rev: try RevisionID(parsing: row[0]),
-          parent: try parent.map { text throws in try RevisionID(parsing: text) },
+          rev: try storedRevision(row[0], documentID: id),
+          parent: try parent.map { text throws in try storedRevision(text, documentID: id) },
           isDeleted: row[2], seq: row[3]))
     }
     return revisions

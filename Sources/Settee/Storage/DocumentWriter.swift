@@ -102,7 +102,7 @@ struct DocumentWriter {
     }
 
     let rid: Int64 = existing[0]
-    let current = try RevisionID(parsing: existing[1])
+    let current = try DocumentReader.storedRevision(existing[1], documentID: document.id)
     let currentDeleted: Bool = existing[2]
     if let given = document.rev {
       guard given == current else {
@@ -129,7 +129,9 @@ struct DocumentWriter {
     // The version being replaced, whose index entries go.
     let previous =
       indexes.needsPrevious && !currentDeleted
-      ? Document(id: document.id, rev: current, body: try DocumentReader.parseBody(existing, at: 3))
+      ? Document(
+        id: document.id, rev: current,
+        body: try DocumentReader.parseBody(existing, at: 3, documentID: document.id))
       : nil
     try indexes.update(
       rid: rid, document: stored(document, rev), isNew: currentDeleted, previous: previous)

@@ -15,6 +15,11 @@ public enum IndexKeys {
   public struct Entry: Sendable, Hashable {
     public var key: [UInt8]?
     public var value: JSON?
+
+    public init(key: [UInt8]?, value: JSON?) {
+      self.key = key
+      self.value = value
+    }
   }
 
   /// The rows of entries for `document` (with `_id` and `_rev`), one entry per field.

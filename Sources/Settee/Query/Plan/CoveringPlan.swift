@@ -137,12 +137,20 @@ enum CoveringPlan {
   static func document(_ row: Row, _ index: StoredIndex, _ query: FindQuery) throws -> Document {
     var body = JSONObject()
     var column = 2
+    let id: String = row[0]
     for field in projectedFields(index, query.fields ?? []) {
       if let text: String = row[column], body[field.components[0]] == nil {
-        body[field.components[0]] = try JSONParser.parse(text)
+        do {
+          body[field.components[0]] = try JSONParser.parse(text)
+        } catch {
+          throw DocumentReader.damaged(
+            id, "its entry in index \(quoted(index.definition.name)) holds a value that is not JSON"
+          )
+        }
       }
       column += 1
     }
-    return Document(id: row[0], rev: try RevisionID(parsing: row[1]), body: body)
+    return Document(
+      id: id, rev: try DocumentReader.storedRevision(row[1], documentID: id), body: body)
   }
 }

@@ -1,0 +1,84 @@
+import Foundation
+import SetteeCore
+import SetteeTestSupport
+import Testing
+
+@testable import Settee
+
+/// Data damaged inside the file is reported as damage (`corruption`, naming the document),
+/// never as the user's mistake, and `check` finds every kind.
+@Suite("Damaged files")
+struct DamagedFileTests {
+  let directory = TemporaryDirectory()
+  var path: String { directory.path("damaged.db") }
+
+  /// A database of 20 documents with a JSON index over an array field and a TEXT index.
+  func makeDatabase() throws -> Database {
+    let db = try Database(path: path)
+    let people = db.collection("people")
+    try people.putAll(
+      (0..<20).map { ["_id": .string("p\($0)"), "n": .int(Int64($0)), "tags": ["a", "b"]] })
+    try people.ensureIndexed(["n", "tags"], name: "nt")
+    try people.ensureIndexed(["_id"], name: "text", type: .text)
+    return db
+  }
+
+  func damage(_ db: Database, _ sql: String) throws {
+    try db.writer.writeWithoutTransaction { try $0.execute(sql: sql) }
+  }
+
+  @Test func aHealthyDatabaseChecksClean() throws {
+    let report = try makeDatabase().check()
+    #expect(report.isHealthy && report.documents == 20 && report.indexEntries == 60)
+  }
+
+  @Test func aDamagedBodyIsCorruptionNamingTheDocument() throws {
+    let db = try makeDatabase()
+    let people = db.collection("people")
+    let rev = try #require(try people.get("p3")?.rev)
+    try damage(db, "UPDATE documents SET body = '{\"n\": 3' WHERE id = 'p3'")
+    let reads: [() throws -> Void] = [
+      { _ = try people.get("p3") },
+      { _ = try people.find(FindQuery()) },
+      { _ = try people.find(["n": ["$gte": 0]], sort: ["n"]) },
+      {
+        _ = try people.find(FindQuery(selector: try SelectorParser.parse(["tags": ["$size": 2]])))
+      },
+      { _ = try people.count(FindQuery(selector: try SelectorParser.parse(["x": 1]))) },
+      { try people.exportDocuments { _ in } },
+      { try people.put(["_id": "p3", "_rev": .string(rev.description)]) },
+    ]
+    for (number, read) in reads.enumerated() {
+      let error = expectError(.corruption, read)
+      #expect(error != nil, "read \(number)")
+      #expect(error?.documentID == "p3", "\(String(describing: error))")
+    }
+    // Other documents are still readable.
+    #expect(try people.get("p4")?["n"] == 4)
+    let report = try db.check()
+    #expect(!report.isHealthy && report.problems.map(\.documentID) == ["p3"])
+  }
+
+  @Test func aDamagedRevisionIsCorruption() throws {
+    let db = try makeDatabase()
+    try damage(db, "UPDATE documents SET rev = '1-NOTHEX' WHERE id = 'p4'")
+    let error = expectError(.corruption) { _ = try db.collection("people").get("p4") }
+    #expect(error?.documentID == "p4")
+    expectError(.corruption) { _ = try db.collection("people").changes() }
+    #expect(try db.check().problems.map(\.documentID) == ["p4"])
+  }
+
+  @Test func indexEntriesThatDoNotMatchTheirDocumentsAreFound() throws {
+    let db = try makeDatabase()
+    try damage(db, "DELETE FROM ix_1 WHERE id = 'p5'")
+    try damage(db, "UPDATE ix_1 SET rev = '1-0' WHERE id = 'p6'")
+    try damage(db, "DELETE FROM fts_2 WHERE docid = (SELECT rid FROM documents WHERE id = 'p7')")
+    let report = try db.check()
+    let found = Set(report.problems.compactMap(\.documentID))
+    #expect(found == ["p5", "p7"] || found == ["p5", "p6", "p7"])
+    #expect(report.problems.contains { $0.documentID == "p5" && $0.index == "nt" })
+    #expect(report.problems.contains { $0.documentID == "p7" && $0.index == "text" })
+    // The planner's count of multi-entry documents is checked too.
+    #expect(report.problems.contains { $0.documentID == nil && $0.index == "nt" })
+  }
+}
