@@ -171,6 +171,9 @@ extension SetteeError {
       return SetteeError(.storage, context, cause: "\(error)")
     }
     let cause = error.message ?? "\(error.resultCode)"
+    if let message = error.message, message.hasPrefix(SQLFunctions.limitPrefix) {
+      return SetteeError(.limitExceeded, String(message.dropFirst(SQLFunctions.limitPrefix.count)))
+    }
     switch error.resultCode {
     case .SQLITE_BUSY, .SQLITE_LOCKED:
       let waited = busyTimeout.map { " for \($0) s (the busy timeout)" } ?? ""

@@ -197,11 +197,13 @@ extension DocumentCollection {
       var matching: [Document] = []
       while let row = try rows.next() {
         let document = try document(row)
-        if Matcher.matches(query.selector, .object(document.json)) { matching.append(document) }
+        if try Matcher.matches(query.selector, .object(document.json)) {
+          matching.append(document)
+        }
       }
       var rest = query
       rest.selector = .all
-      for document in Matcher.find(rest, in: matching) { try body(document) }
+      for document in try Matcher.find(rest, in: matching) { try body(document) }
       return
     }
     while let row = try rows.next() {

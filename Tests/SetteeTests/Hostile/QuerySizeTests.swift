@@ -35,7 +35,7 @@ struct QuerySizeTests {
   {
     let query = FindQuery(selector: try SelectorParser.parse(selector))
     let found = try collection.find(query).map(\.id)
-    let expected = Matcher.find(query, in: all).map(\.id)
+    let expected = try Matcher.find(query, in: all).map(\.id)
     #expect(found == expected, sourceLocation: sourceLocation)
     #expect(try collection.count(query) == expected.count, sourceLocation: sourceLocation)
   }
@@ -109,5 +109,29 @@ struct QuerySizeTests {
     try expectMatcherResults(["t": ["$gt": "y\u{0}"]])
     try expectMatcherResults(["_id": "d1\u{0}x"])
     try expectMatcherResults(["t": ["$regex": "^y\u{0}"]])
+  }
+
+  /// Backtracking patterns stop at RegexCache.timeLimit with a typed error, in SQL and in
+  /// the Swift filter alike; ordinary patterns are unaffected.
+  @Test(arguments: ["(.*a){25}", "(a|a)+$", "(a+)+b"])
+  func catastrophicRegexesStopAtTheLimit(_ pattern: String) throws {
+    let texts = try Database(inMemoryWith: .init()).collection()
+    try texts.putAll(
+      (0..<10).map {
+        ["_id": .string("r\($0)"), "s": .string(String(repeating: "a", count: 30) + "!")]
+      })
+    let long = "x.a.b.c.d.e.f.g.h.i.j"  // checked in Swift (see longPathsAreLinear)
+    for selector: JSON in [
+      ["s": ["$regex": .string(pattern)]],
+      ["s": ["$regex": .string(pattern)], long: ["$exists": false]],
+    ] {
+      let query = FindQuery(selector: try SelectorParser.parse(selector))
+      let start = ContinuousClock.now
+      let error = expectError(.limitExceeded) { _ = try texts.find(query) }
+      #expect(error?.message.contains(pattern) == true)
+      #expect(ContinuousClock.now - start < .seconds(5))
+    }
+    let fine = FindQuery(selector: try SelectorParser.parse(["s": ["$regex": "^a+!$"]]))
+    #expect(try texts.find(fine).count == 10)
   }
 }

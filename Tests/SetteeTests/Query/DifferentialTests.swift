@@ -104,7 +104,7 @@ struct DifferentialTests {
         query.useIndex = generator.pick(try collection.indexes().map(\.name))
       }
       if try collection.explain(query).covering { coveredQueries += 1 }
-      let expected = Matcher.find(query, in: stored).map(\.id)
+      let expected = try Matcher.find(query, in: stored).map(\.id)
       if query.fields != nil {
         // Projected bodies must agree too.
         #expect(

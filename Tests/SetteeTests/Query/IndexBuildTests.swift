@@ -102,7 +102,7 @@ struct IndexBuildTests {
         query.useIndex = index
         query.sort = fields.map { FindQuery.SortField(try! FieldPath(parsing: $0)) }
         query.fields = try fields.map { try FieldPath(parsing: $0) }
-        let expected = Matcher.find(query, in: all).map { JSONWriter.string(.object($0.json)) }
+        let expected = try Matcher.find(query, in: all).map { JSONWriter.string(.object($0.json)) }
         let fromSQL = try sql.find(query).map { JSONWriter.string(.object($0.json)) }
         let fromSwift = try swift.find(query).map { JSONWriter.string(.object($0.json)) }
         #expect(fromSQL == fromSwift, "\(text) through \(index)")
@@ -150,7 +150,8 @@ struct IndexBuildTests {
       ] {
         let query = FindQuery(selector: selector, useIndex: "i")
         #expect(
-          Set(try collection.find(query).map(\.id)) == Set(Matcher.find(query, in: all).map(\.id)),
+          Set(try collection.find(query).map(\.id))
+            == Set(try Matcher.find(query, in: all).map(\.id)),
           "\(selector)")
       }
     }

@@ -56,7 +56,7 @@ struct IndexCatalogTests {
     // ["a", "z"] matches: one element is above "m", another below "c". No single entry
     // satisfies both conditions, so an index still read as exact would miss it.
     try second.collection("items").put(["_id": "3", "tags": ["a", "z"]])
-    let expected = Matcher.find(query, in: try items.find(FindQuery(selector: .all))).map(\.id)
+    let expected = try Matcher.find(query, in: try items.find(FindQuery(selector: .all))).map(\.id)
     #expect(expected == ["3"])
     #expect(ids(try items.find(query)) == expected)
   }

@@ -123,7 +123,7 @@ struct QuerySafetyTests {
     ] {
       let query = FindQuery(selector: try SelectorParser.parse(selector))
       let found = try collection.find(query).map(\.id)
-      let expected = Matcher.find(query, in: all).map(\.id)
+      let expected = try Matcher.find(query, in: all).map(\.id)
       #expect(
         found == expected,
         "\(JSONWriter.string(selector)) \(value.unicodeScalars.map(\.value)) \(found) \(expected)")

@@ -23,7 +23,7 @@ struct SeedExampleTests {
     let found = try people.find(query).map(\.id)
     // The reference matcher must agree, order included.
     let all = try people.find(FindQuery())
-    #expect(found == Matcher.find(query, in: all).map(\.id), "\(selector)")
+    #expect(try found == Matcher.find(query, in: all).map(\.id), "\(selector)")
     return sort == nil ? found.sorted() : found
   }
 

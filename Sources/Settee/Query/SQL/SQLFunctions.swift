@@ -58,13 +58,22 @@ enum SQLFunctions {
   }
 
   /// `regexp(pattern, text)`, which SQLite's `REGEXP` operator calls: an unanchored
-  /// NSRegularExpression search.
+  /// NSRegularExpression search, under ``RegexCache/timeLimit``. A search that runs past
+  /// it stops the statement with an error that ``SetteeError/from(_:_:busyTimeout:)``
+  /// turns back into the typed one.
   static let regexp = DatabaseFunction("regexp", argumentCount: 2, pure: true) { values in
     guard let pattern = String.fromDatabaseValue(values[0]),
       let text = String.fromDatabaseValue(values[1])
     else {
       return false
     }
-    return RegexCache.shared.matches(pattern, text)
+    do {
+      return try RegexCache.shared.matches(pattern, text)
+    } catch let error as SetteeError {
+      throw DatabaseError(message: limitPrefix + error.message)
+    }
   }
+
+  /// Starts the message of an error a function raises for a ``SetteeError/Code/limitExceeded``.
+  static let limitPrefix = "settee limit exceeded: "
 }

@@ -2,8 +2,12 @@ extension Matcher {
   /// Runs a whole query over documents in memory: filter, sort, skip, limit, project.
   ///
   /// - Complexity: O(n log n) in the number of documents.
-  public static func find(_ query: FindQuery, in documents: [Document]) -> [Document] {
-    var matching = documents.filter { !$0.isDeleted && matches(query.selector, .object($0.json)) }
+  ///
+  /// - Throws: ``SetteeError`` with code `limitExceeded` when a `$regex` runs too long.
+  public static func find(_ query: FindQuery, in documents: [Document]) throws -> [Document] {
+    var matching = try documents.filter {
+      try !$0.isDeleted && matches(query.selector, .object($0.json))
+    }
     matching.sort { sortsBefore($0, $1, by: query.sort) }
     var result = matching.dropFirst(query.skip)
     if query.limit > 0 { result = result.prefix(query.limit) }

@@ -6,14 +6,17 @@ import Foundation
 /// hold the two together.
 public enum Matcher {
   /// Whether a document (as JSON, with `_id` and `_rev`) matches.
-  public static func matches(_ selector: Selector, _ document: JSON) -> Bool {
+  ///
+  /// - Throws: ``SetteeError`` with code `limitExceeded` when a `$regex` runs past
+  ///   ``RegexCache/timeLimit`` on one string.
+  public static func matches(_ selector: Selector, _ document: JSON) throws -> Bool {
     switch selector {
     case .all: return true
-    case .and(let parts): return parts.allSatisfy { matches($0, document) }
-    case .or(let parts): return parts.contains { matches($0, document) }
-    case .not(let inner): return !matches(inner, document)
+    case .and(let parts): return try parts.allSatisfy { try matches($0, document) }
+    case .or(let parts): return try parts.contains { try matches($0, document) }
+    case .not(let inner): return try !matches(inner, document)
     case .condition(let path, let condition):
-      return PathResolver.candidates(document, path).contains { holds(condition, $0) }
+      return try PathResolver.candidates(document, path).contains { try holds(condition, $0) }
     case .text:
       // Full-text search has its own reference (the FTS tokenizer); see issue 4.
       preconditionFailure("the matcher does not evaluate $text")
@@ -21,7 +24,7 @@ public enum Matcher {
   }
 
   /// Whether a condition holds for one value found at the condition's path.
-  static func holds(_ condition: Condition, _ value: JSON) -> Bool {
+  static func holds(_ condition: Condition, _ value: JSON) throws -> Bool {
     switch condition {
     case .exists: return true
     case .type(let type): return JSONType(of: value) == type
@@ -33,24 +36,24 @@ public enum Matcher {
       return wanted.allSatisfy { item in elements.contains { JSONCollation.equal($0, item) } }
     case .elementMatch(let selector):
       guard case .array(let elements) = value else { return false }
-      return elements.contains { matches(selector, $0) }
+      return try elements.contains { try matches(selector, $0) }
     case .allMatch(let selector):
       guard case .array(let elements) = value, !elements.isEmpty else { return false }
-      return elements.allSatisfy { matches(selector, $0) }
+      return try elements.allSatisfy { try matches(selector, $0) }
     case .keyMapMatch(let selector):
       guard case .object(let object) = value else { return false }
-      return object.contains { matches(selector, .string($0.key)) }
+      return try object.contains { try matches(selector, .string($0.key)) }
     default:
       // Value conditions: the value itself, or for an array any element (and for equality
       // and comparison with an array argument, the whole array).
-      guard case .array(let elements) = value else { return holdsForValue(condition, value) }
-      return elements.contains { holdsForValue(condition, $0) }
+      guard case .array(let elements) = value else { return try holdsForValue(condition, value) }
+      return try elements.contains { try holdsForValue(condition, $0) }
         || holdsForWholeArray(condition, value)
     }
   }
 
   /// A value condition on one value (which may be an array nested in an array).
-  static func holdsForValue(_ condition: Condition, _ value: JSON) -> Bool {
+  static func holdsForValue(_ condition: Condition, _ value: JSON) throws -> Bool {
     switch condition {
     case .equal(let argument): return JSONCollation.equal(value, argument)
     case .in(let arguments): return arguments.contains { JSONCollation.equal(value, $0) }
@@ -64,7 +67,7 @@ public enum Matcher {
       return value != .null && JSONCollation.compare(value, argument) >= 0
     case .regex(let pattern):
       guard case .string(let text) = value else { return false }
-      return RegexCache.shared.matches(pattern, text)
+      return try RegexCache.shared.matches(pattern, text)
     case .beginsWith(let prefix):
       guard case .string(let text) = value else { return false }
       return text.utf8.starts(with: prefix.utf8)
@@ -95,7 +98,7 @@ public enum Matcher {
   }
 }
 
-/// Compiled regular expressions, shared by pattern.
+/// Compiled regular expressions, shared by pattern, and searched under a time limit.
 public final class RegexCache: @unchecked Sendable {
   // @unchecked: `expressions` is only touched with `lock` held; NSRegularExpression is
   // immutable and documented as safe to share between threads.
@@ -103,11 +106,39 @@ public final class RegexCache: @unchecked Sendable {
   private var expressions: [String: NSRegularExpression] = [:]
   private let lock = NSLock()
 
+  /// The longest one search of one string may run, in seconds. Backtracking patterns such
+  /// as `(a+)+b` take time exponential in the length of the text; past this, the search
+  /// stops and the query fails rather than holding a core for minutes.
+  public static let timeLimit = 0.1
+
   /// Whether the pattern finds a match anywhere in `text`; `false` for a bad pattern.
-  public func matches(_ pattern: String, _ text: String) -> Bool {
+  ///
+  /// - Throws: ``SetteeError`` with code `limitExceeded` when the search runs longer than
+  ///   ``timeLimit`` (ICU reports progress during long searches, and the search stops).
+  public func matches(_ pattern: String, _ text: String) throws -> Bool {
     guard let expression = expression(pattern) else { return false }
     let range = NSRange(text.startIndex..<text.endIndex, in: text)
-    return expression.firstMatch(in: text, range: range) != nil
+    let start = DispatchTime.now().uptimeNanoseconds
+    let limit = UInt64(RegexCache.timeLimit * 1e9)
+    var found = false
+    var timedOut = false
+    expression.enumerateMatches(in: text, options: [.reportProgress], range: range) {
+      result, _, stop in
+      if result != nil {
+        found = true
+        stop.pointee = true
+      } else if DispatchTime.now().uptimeNanoseconds - start > limit {
+        timedOut = true
+        stop.pointee = true
+      }
+    }
+    if timedOut {
+      throw SetteeError(
+        .limitExceeded,
+        "$regex \(JSONWriter.string(.string(pattern))) ran longer than \(Int(RegexCache.timeLimit * 1000)) ms on one string of \(text.utf8.count) bytes (the limit): the pattern backtracks too much; make its repetitions unambiguous (for example (a+)+ is a+)"
+      )
+    }
+    return found
   }
 
   func expression(_ pattern: String) -> NSRegularExpression? {
