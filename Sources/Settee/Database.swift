@@ -111,14 +111,36 @@ public final class Database: Sendable {
   // MARK: - Access
 
   /// Runs `body` in a write transaction; SQLite errors become ``SetteeError``s.
+  ///
+  /// From inside another write's closure (an import's progress callback), it fails with
+  /// `invalidArgument` rather than re-entering the writer.
   func write<T>(_ body: (SQLConnection) throws -> T) throws -> T {
     try checkWritable()
-    return try wrapping("write failed") { try writer.write(body) }
+    return try wrapping("write failed") {
+      try writer.write { db in try ThreadAccess.inside(.write) { try body(db) } }
+    }
+  }
+
+  /// Runs `body` with the writer connection outside any transaction (it opens its own,
+  /// as an import does for each batch), under the same rules as ``write(_:)``. Errors
+  /// are passed through as they are.
+  func writeWithoutTransaction<T>(_ body: (SQLConnection) throws -> T) throws -> T {
+    try checkWritable()
+    return try writer.writeWithoutTransaction { db in
+      try ThreadAccess.inside(.write) { try body(db) }
+    }
   }
 
   /// Runs `body` in a read transaction (one consistent snapshot).
+  ///
+  /// Called from inside another access's closure (a streaming `find`'s), it runs on that
+  /// access's connection, in its transaction, so it sees the same snapshot (or, inside a
+  /// write, the write's own changes).
   func read<T>(_ body: (SQLConnection) throws -> T) throws -> T {
-    try wrapping("read failed") { try writer.read(body) }
+    try wrapping("read failed") {
+      if ThreadAccess.current != .none { return try writer.unsafeReentrantRead(body) }
+      return try writer.read { db in try ThreadAccess.inside(.read) { try body(db) } }
+    }
   }
 
   func write<T: Sendable>(_ body: @escaping @Sendable (SQLConnection) throws -> T) async throws
@@ -139,13 +161,21 @@ public final class Database: Sendable {
 }
 
 extension Database {
-  /// Refuses a write to a database opened read-only before it reaches SQLite.
+  /// Refuses a write to a database opened read-only, or one made from inside another
+  /// write's callback, before it reaches SQLite (or GRDB, which traps on reentrance).
   func checkWritable() throws {
-    guard configuration.readOnly else { return }
-    throw SetteeError(
-      .readOnly,
-      "the database at \(path ?? ":memory:") was opened read-only (Configuration.readOnly): it cannot be written"
-    )
+    if configuration.readOnly {
+      throw SetteeError(
+        .readOnly,
+        "the database at \(path ?? ":memory:") was opened read-only (Configuration.readOnly): it cannot be written"
+      )
+    }
+    if ThreadAccess.current == .write {
+      throw SetteeError(
+        .invalidArgument,
+        "a write cannot run from inside another write's callback (such as an import's progress closure): make it after that call returns"
+      )
+    }
   }
 
   /// Runs `body`, turning its errors into ``SetteeError``s.

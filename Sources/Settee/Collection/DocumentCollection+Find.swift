@@ -13,22 +13,35 @@ extension DocumentCollection {
   /// - Throws: ``SetteeError`` (`invalidQuery`, `noUsableIndex`, `storage`).
   public func find(_ query: FindQuery) throws -> [Document] {
     var results: [Document] = []
-    try find(query) { results.append($0) }
+    let (name, database) = (self.name, self.database)
+    try database.read { db in
+      try DocumentCollection.find(query, collection: name, in: database, db: db) {
+        results.append($0)
+      }
+    }
     return results
   }
 
   /// Streams the matching documents to `body` one at a time, from one snapshot, without
   /// holding them all in memory.
+  ///
+  /// `body` may call the collection (`get`, `find`, `count`, and writes too): reads run in
+  /// the same snapshot, writes commit at once without disturbing the stream, which goes on
+  /// showing the snapshot it started with.
   public func find(_ query: FindQuery, _ body: (Document) throws -> Void) throws {
     let (name, database) = (self.name, self.database)
     try database.read { db in
-      try DocumentCollection.find(query, collection: name, in: database, db: db, body)
+      try DocumentCollection.find(
+        query, collection: name, in: database, db: db, freshStatement: true, body)
     }
   }
 
+  /// - Parameter freshStatement: run the query with a statement of its own rather than
+  ///   the connection's cached one, because `body` may run the same query on the same
+  ///   connection, which would reset a shared statement in the middle of the stream.
   static func find(
     _ query: FindQuery, collection name: String, in database: Database, db: SQLConnection,
-    _ body: (Document) throws -> Void
+    freshStatement: Bool = false, _ body: (Document) throws -> Void
   ) throws {
     guard let cid = try database.collectionID(db, name) else {
       if let forced = query.useIndex {
@@ -40,7 +53,8 @@ extension DocumentCollection {
       return
     }
     try DocumentReader.namingDamagedBodies(db, cid: cid) {
-      let (plan, statement) = try prepare(query, cid: cid, catalog: database.indexCatalog, db: db)
+      var (plan, statement) = try prepare(query, cid: cid, catalog: database.indexCatalog, db: db)
+      if freshStatement { statement = try db.makeStatement(sql: plan.statement.text) }
       try run(plan, statement, query: query, body)
     }
   }

@@ -19,8 +19,9 @@ extension DocumentCollection {
     let name = self.name
     return try database.read { db in
       guard let cid = try DocumentReader.collectionID(db, name) else { return 0 }
+      // A statement of its own: `output` may call the collection on this connection.
       let rows = try Row.fetchCursor(
-        db.cachedStatement(
+        db.makeStatement(
           sql: "SELECT id, rev, body FROM documents WHERE cid = ? AND deleted = 0 ORDER BY id"),
         arguments: [cid])
       var chunk: [UInt8] = []

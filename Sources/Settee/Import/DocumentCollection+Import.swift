@@ -49,7 +49,7 @@ extension DocumentCollection {
     var summary = ImportSummary(documents: 0, batches: 0)
     var lastReport = 0
     do {
-      try database.writer.writeWithoutTransaction { db in
+      try database.writeWithoutTransaction { db in
         var finished = false
         while !finished {
           var inBatch = 0
@@ -85,7 +85,8 @@ extension DocumentCollection {
         if summary.documents >= 10_000 { try db.execute(sql: "PRAGMA optimize") }
       }
     } catch {
-      var failure = SetteeError.from(error, "import failed")
+      var failure = SetteeError.from(
+        error, "import failed", busyTimeout: database.configuration.busyTimeout)
       if batchSize != nil {
         failure.message +=
           "; \(summary.documents) documents in \(summary.batches) batches were committed before it"

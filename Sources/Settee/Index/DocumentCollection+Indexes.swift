@@ -98,7 +98,8 @@ extension Database {
   /// Whether the SQLite in use has full-text search (FTS4), which TEXT indexes need: it
   /// creates and drops a temporary FTS4 table to find out.
   public var isTextSearchEnabled: Bool {
-    writer.writeWithoutTransaction { db in Database.hasFTS4(db) }
+    // Reentrant: it may be asked from inside another access's closure.
+    (try? writer.unsafeReentrantWrite { db in Database.hasFTS4(db) }) ?? false
   }
 
   static func hasFTS4(_ db: SQLConnection) -> Bool {
