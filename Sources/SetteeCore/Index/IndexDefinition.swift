@@ -7,6 +7,11 @@ public struct IndexDefinition: Sendable, Hashable {
     case text
   }
 
+  /// The most fields one index (JSON or TEXT) may have. A JSON index keeps two columns a
+  /// field, and SQLite allows 2,000 columns a table (fewer in some builds); 64 is far more
+  /// than a useful compound index holds (MongoDB allows 32).
+  public static let maxFields = 64
+
   public var name: String
   /// The indexed fields, as dotted paths.
   public var fields: [FieldPath]
@@ -34,6 +39,12 @@ public struct IndexDefinition: Sendable, Hashable {
     }
     if fields.isEmpty {
       throw SetteeError(.invalidIndex, "index \(quoted(name)) needs at least one field")
+    }
+    if fields.count > IndexDefinition.maxFields {
+      throw SetteeError(
+        .limitExceeded,
+        "index \(quoted(name)) has \(fields.count) fields, more than the limit of \(IndexDefinition.maxFields)"
+      )
     }
     if let repeated = fields.first(where: { field in fields.filter { $0 == field }.count > 1 }) {
       throw SetteeError(
@@ -78,7 +89,9 @@ public struct IndexDefinition: Sendable, Hashable {
     }
     let paths = try fields.map { field in
       do { return try FieldPath(parsing: field) } catch let error as SetteeError {
-        throw SetteeError(.invalidIndex, "index \(quoted(name)): \(error.message)")
+        throw SetteeError(
+          error.code == .limitExceeded ? .limitExceeded : .invalidIndex,
+          "index \(quoted(name)): \(error.message)")
       }
     }
     try self.init(name: name, fields: paths, kind: kind, settings: settings)

@@ -322,14 +322,29 @@ public struct JSONParser: ~Copyable {
     }
     let text = String(
       decoding: UnsafeBufferPointer(rebasing: bytes[start..<position]), as: UTF8.self)
-    guard let value = Double(text), value.isFinite else {
+    // Out of range one way only: a number too large for a double (it would become
+    // infinity) and one too small (a non-zero number that would become 0) are both
+    // refused, never silently changed.
+    guard let value = Double(text), value.isFinite,
+      value != 0 || !hasNonZeroDigit(bytes[start..<position])
+    else {
       position = start
-      throw error("number \(text) is out of range")
+      throw error(
+        "number \(text) is out of range (a double holds magnitudes from about 5e-324 to 1.8e308)")
     }
     return .double(value)
   }
 
   // MARK: - Helpers
+
+  /// Whether a number's mantissa (before any exponent) holds a digit other than 0.
+  private func hasNonZeroDigit(_ number: Slice<UnsafeBufferPointer<UInt8>>) -> Bool {
+    for byte in number {
+      if byte | 0x20 == UInt8(ascii: "e") { return false }
+      if byte > UInt8(ascii: "0") && byte <= UInt8(ascii: "9") { return true }
+    }
+    return false
+  }
 
   @inline(__always)
   private func isDigit(_ byte: UInt8) -> Bool { byte &- UInt8(ascii: "0") < 10 }

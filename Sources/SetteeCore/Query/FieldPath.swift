@@ -8,6 +8,10 @@ public struct FieldPath: Sendable, Hashable, Comparable, CustomStringConvertible
 {
   public var components: [String]
 
+  /// The most components a path may have: as deep as a document may nest by default
+  /// (``DocumentLimits/maxNestingDepth``), so no value lies deeper.
+  public static let maxComponents = 100
+
   public init(components: [String]) { self.components = components }
 
   /// Names compare byte for byte, as member lookups match them.
@@ -42,6 +46,12 @@ public struct FieldPath: Sendable, Hashable, Comparable, CustomStringConvertible
     if escaped { current.append("\\") }
     components.append(current)
     try Names.refuseNUL(text, kind: "field path", code: .invalidQuery)
+    if components.count > FieldPath.maxComponents {
+      throw SetteeError(
+        .limitExceeded,
+        "field path \(quoted(String(text.prefix(60))))… has \(components.count) components, more than the limit of \(FieldPath.maxComponents)"
+      )
+    }
     for component in components {
       if component.isEmpty {
         throw SetteeError(.invalidQuery, "field path \(quoted(text)) has an empty component")

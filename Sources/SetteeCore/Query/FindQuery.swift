@@ -138,12 +138,14 @@ extension FindQuery {
     }
   }
 
+  /// `skip` or `limit`: any integer from 0 to 2^63 − 1 (a whole number written as a double,
+  /// such as `10.0`, counts).
   static func parseCount(_ json: JSON, _ name: String) throws -> Int {
-    guard let count = SelectorParser.integer(json), count >= 0, count <= Int64(Int32.max) * 1024
-    else {
+    guard let count = SelectorParser.integer(json), count >= 0 else {
       throw SetteeError(
         .invalidQuery,
-        "\(quoted(name)) needs a non-negative integer, not \(JSONWriter.string(json))")
+        "\(quoted(name)) needs an integer from 0 to 9223372036854775807, not \(JSONWriter.string(json))"
+      )
     }
     return Int(count)
   }

@@ -177,7 +177,11 @@ public enum SelectorParser {
       else {
         throw fail("needs [divisor, remainder], two numbers, not \(describe(argument))")
       }
-      guard divisor != 0 else { throw fail("cannot divide by zero") }
+      guard divisor != 0 else {
+        throw fail(
+          "cannot divide by zero (the divisor \(describe(elements[0])) truncates to 0: $mod truncates both numbers toward zero first)"
+        )
+      }
       return condition(.mod(divisor: divisor, remainder: remainder))
     case "$regex":
       let pattern = try string()
