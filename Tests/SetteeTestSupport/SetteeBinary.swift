@@ -8,6 +8,12 @@ public enum SetteeBinary {
     public var stdout: String
     public var stderr: String
     public var stdoutBytes: [UInt8]
+    /// Whether the process ended by a signal (a crash, or the test's kill at `timeout`).
+    public var signaled = false
+    /// Whether it was killed for running past `timeout`.
+    public var timedOut = false
+    /// How long it ran, in seconds.
+    public var seconds = 0.0
   }
 
   /// The path of the `settee` binary that `swift build` / `swift test` put next to the
@@ -36,15 +42,17 @@ public enum SetteeBinary {
 
   /// Runs `settee` with `arguments`, feeding `stdin`, and waits for it to exit;
   /// `unprivileged` runs it as `nobody` (see ``canRunUnprivileged``).
-  public static func run(_ arguments: [String], stdin: [UInt8]? = nil, unprivileged: Bool = false)
-    throws -> Run
-  {
+  public static func run(
+    _ arguments: [String], stdin: [UInt8]? = nil, unprivileged: Bool = false,
+    timeout: Double = 300
+  ) throws -> Run {
     if unprivileged {
       return try run(
         executable: "/usr/bin/setpriv",
-        ["--reuid=65534", "--regid=65534", "--clear-groups", path] + arguments, stdin: stdin)
+        ["--reuid=65534", "--regid=65534", "--clear-groups", path] + arguments, stdin: stdin,
+        timeout: timeout)
     }
-    return try run(executable: path, arguments, stdin: stdin)
+    return try run(executable: path, arguments, stdin: stdin, timeout: timeout)
   }
 
   /// Runs `settee` through `/bin/sh -c script`, where the script names the binary `"$0"`
@@ -53,7 +61,13 @@ public enum SetteeBinary {
     try run(executable: "/bin/sh", ["-c", script, path], stdin: stdin)
   }
 
-  static func run(executable: String, _ arguments: [String], stdin: [UInt8]?) throws -> Run {
+  /// A child that exits before reading all its input must not kill the test runner.
+  private static let ignoreBrokenPipes: Void = { signal(SIGPIPE, SIG_IGN) }()
+
+  static func run(
+    executable: String, _ arguments: [String], stdin: [UInt8]?, timeout: Double = 300
+  ) throws -> Run {
+    _ = ignoreBrokenPipes
     let process = Process()
     process.executableURL = URL(fileURLWithPath: executable)
     process.arguments = arguments
@@ -63,7 +77,16 @@ public enum SetteeBinary {
     process.standardOutput = output
     process.standardError = errors
     process.standardInput = stdin == nil ? FileHandle.nullDevice : input
+    let start = Date()
     try process.run()
+    let timedOut = Locked(false)
+    let pid = process.processIdentifier
+    DispatchQueue.global().asyncAfter(deadline: .now() + timeout) {
+      if process.isRunning {
+        timedOut.set(true)
+        kill(pid, SIGKILL)
+      }
+    }
     // Read both pipes on their own threads so that a full pipe never blocks the child.
     let outData = Locked(Data())
     let errData = Locked(Data())
@@ -75,24 +98,33 @@ public enum SetteeBinary {
       errData.set(errors.fileHandleForReading.readDataToEndOfFile())
     }
     if let stdin {
-      input.fileHandleForWriting.write(Data(stdin))
-      try input.fileHandleForWriting.close()
+      let handle = input.fileHandleForWriting
+      DispatchQueue.global().async {
+        try? handle.write(contentsOf: Data(stdin))
+        try? handle.close()
+      }
     }
     process.waitUntilExit()
     group.wait()
     let out = [UInt8](outData.get())
-    return Run(
+    var run = Run(
       status: process.terminationStatus, stdout: String(decoding: out, as: UTF8.self),
       stderr: String(decoding: errData.get(), as: UTF8.self), stdoutBytes: out)
+    run.signaled = process.terminationReason == .uncaughtSignal
+    run.timedOut = timedOut.get()
+    run.seconds = Date().timeIntervalSince(start)
+    return run
   }
 }
 
 /// A value shared between threads behind a lock.
-final class Locked<Value: Sendable>: @unchecked Sendable {
-  // @unchecked: every access to `value` holds `lock`.
-  private var value: Value
+public final class Locked<Value: Sendable>: @unchecked Sendable {
+  // @unchecked: every access to `storage` holds `lock`.
+  private var storage: Value
   private let lock = NSLock()
-  init(_ value: Value) { self.value = value }
-  func set(_ newValue: Value) { lock.withLock { value = newValue } }
-  func get() -> Value { lock.withLock { value } }
+  public init(_ value: Value) { storage = value }
+  public var value: Value { lock.withLock { storage } }
+  public func set(_ newValue: Value) { lock.withLock { storage = newValue } }
+  public func get() -> Value { value }
+  public func mutate(_ body: (inout Value) -> Void) { lock.withLock { body(&storage) } }
 }

@@ -137,13 +137,3 @@ struct DatabaseFileTests {
     try waiter.collection().put(["_id": "b"])
   }
 }
-
-/// A value shared between threads behind a lock.
-final class Locked<Value: Sendable>: @unchecked Sendable {
-  // @unchecked: every access to `storage` holds `lock`.
-  private var storage: Value
-  private let lock = NSLock()
-  init(_ value: Value) { storage = value }
-  var value: Value { lock.withLock { storage } }
-  func mutate(_ body: (inout Value) -> Void) { lock.withLock { body(&storage) } }
-}
