@@ -12,7 +12,10 @@ public struct RandomQueries {
   }
   public mutating func chance(_ percent: UInt64) -> Bool { random.next() % 100 < percent }
 
-  static let strings: [JSON] = ["a", "b", "ab", "B", "abc", "é", "", "a.b", "1", "ba", "中"]
+  // "a\u{0}b" and "a\u{0}": SQLite reads strings only up to a U+0000, Settee must not.
+  static let strings: [JSON] = [
+    "a", "b", "ab", "B", "abc", "é", "", "a.b", "1", "ba", "中", "a\u{0}b", "a\u{0}",
+  ]
   static let numbers: [JSON] = [
     0, 1, 2, -1, 7, 10, .double(1.5), .double(-0.5), .double(2.0), .double(1e20),
     .int(9_007_199_254_740_993),

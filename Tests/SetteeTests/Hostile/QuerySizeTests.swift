@@ -102,6 +102,27 @@ struct QuerySizeTests {
     try expectMatcherResults(nested)
   }
 
+  /// Documents whose strings hold U+0000, against selectors without it: the matcher
+  /// checks those documents (SQLite would compare `"y\u{0}z"` as `"y"`).
+  @Test func documentStringsWithNULCompareWhole() throws {
+    try collection.putAll([
+      ["_id": "both", "t": "y\u{0}z", "u": "y"], ["_id": "prefix", "t": "x\u{0}"],
+      ["_id": "arr", "t": ["q", "y\u{0}"]],
+    ])
+    let everything = try collection.find(FindQuery())
+    for selector: JSON in [
+      ["t": "y"], ["t": ["$gt": "y"]], ["t": ["$gte": "y"]], ["t": ["$lte": "x"]],
+      ["t": ["$regex": "z$"]], ["t": ["$beginsWith": "x"]], ["t": ["$in": ["y", "x"]]],
+      ["t": ["$elemMatch": ["$eq": "y"]]], ["t": ["$elemMatch": ["$gt": "y"]]],
+      ["t": ["$ne": "y"]], ["$or": [["t": "y"], ["u": "q"]]],
+    ] {
+      let query = FindQuery(selector: try SelectorParser.parse(selector))
+      #expect(
+        try collection.find(query).map(\.id) == Matcher.find(query, in: everything).map(\.id),
+        "\(JSONWriter.string(selector))")
+    }
+  }
+
   @Test func stringsWithNULCompareWhole() throws {
     try expectMatcherResults(["t": "y\u{0}z"])
     try expectMatcherResults(["t": "y"])

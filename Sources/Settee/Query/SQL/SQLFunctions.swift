@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import SetteeCore
+import Synchronization
 
 /// The SQL functions Settee adds to every connection.
 enum SQLFunctions {
@@ -9,6 +10,7 @@ enum SQLFunctions {
     EntryKeyFunction.register(in: db)
     db.add(function: sortKey)
     db.add(function: regexp)
+    db.add(function: match)
     db.add(function: Relevance.function)
   }
 
@@ -71,6 +73,44 @@ enum SQLFunctions {
       return try RegexCache.shared.matches(pattern, text)
     } catch let error as SetteeError {
       throw DatabaseError(message: limitPrefix + error.message)
+    }
+  }
+
+  /// `settee_match(selector, id, rev, body)`: whether the reference ``Matcher`` matches the
+  /// document, for the few that SQL cannot check exactly (see
+  /// ``SelectorCompiler/nulSafe(_:_:_:)``). The selector comes as Mango JSON
+  /// (``Selector/json``), parsed once per text.
+  static let match = DatabaseFunction("settee_match", argumentCount: 4, pure: true) { values in
+    guard let selectorText = String.fromDatabaseValue(values[0]),
+      let id = String.fromDatabaseValue(values[1]),
+      let rev = String.fromDatabaseValue(values[2]).flatMap(RevisionID.init),
+      let bodyText = String.fromDatabaseValue(values[3])
+    else { return false }
+    do {
+      let selector = try selectors.selector(selectorText)
+      guard case .object(let body) = try JSONParser.parse(bodyText) else { return false }
+      return try Matcher.matches(selector, .object(Document(id: id, rev: rev, body: body).json))
+    } catch let error as SetteeError where error.code == .limitExceeded {
+      throw DatabaseError(message: limitPrefix + error.message)
+    } catch {
+      throw DatabaseError(message: "malformed JSON")  // a damaged body, named by the caller
+    }
+  }
+
+  /// Selectors parsed from their JSON text, for ``match``.
+  static let selectors = ParsedSelectors()
+
+  final class ParsedSelectors: Sendable {
+    private let parsed = Mutex<[String: Selector]>([:])
+
+    func selector(_ text: String) throws -> Selector {
+      if let known = parsed.withLock({ $0[text] }) { return known }
+      let selector = try SelectorParser.parse(JSONParser.parse(text))
+      parsed.withLock { parsed in
+        if parsed.count >= 256 { parsed.removeAll(keepingCapacity: true) }
+        parsed[text] = selector
+      }
+      return selector
     }
   }
 

@@ -110,7 +110,7 @@ struct SelectorCompiler {
     if cacheable, let cached = cache.withLock({ $0[selector] }) { return cached }
     if selector.holdsNUL { throw BeyondSQL.nulInValue }
     var compiler = SelectorCompiler()
-    let compiled = try compiler.compile(selector, .document(row))
+    let compiled = nulSafe(try compiler.compile(selector, .document(row)), selector, row)
     if cacheable {
       cache.withLock { cache in
         if cache.count >= 256 { cache.removeAll(keepingCapacity: true) }
@@ -121,6 +121,21 @@ struct SelectorCompiler {
   }
 
   private static let cache = Mutex<[Selector: SQLFragment]>([:])
+
+  /// `compiled`, except for documents whose body holds U+0000 in a string, which the
+  /// reference matcher checks (`settee_match`): SQLite's JSON functions read such strings
+  /// only up to the U+0000, so `"y\u0000z"` would compare as `"y"`. Bodies are printed by
+  /// JSONWriter, which writes U+0000 as `\u0000`, so a byte search finds them; a body that
+  /// merely holds the six characters `\u0000` goes to the matcher too, which is exact anyway.
+  /// A `$text` selector cannot be checked by the matcher and stays as it is.
+  static func nulSafe(_ compiled: SQLFragment, _ selector: Selector, _ row: Row) -> SQLFragment {
+    guard selector != .all, selector.textClauseCount == 0 else { return compiled }
+    return SQLFragment("(CASE WHEN instr(") + row.body
+      + SQLFragment(", '\\u0000') THEN settee_match(")
+      + .value(JSONWriter.string(selector.json)) + SQLFragment(", ") + row.id
+      + SQLFragment(", ") + row.rev + SQLFragment(", ") + row.body + SQLFragment(") ELSE ")
+      + compiled + SQLFragment(" END)")
+  }
 
   mutating func compile(_ selector: Selector, _ context: Context) throws -> SQLFragment {
     switch selector {
