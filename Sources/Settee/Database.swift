@@ -201,6 +201,13 @@ extension SetteeError {
       return SetteeError(.storage, context, cause: "\(error)")
     }
     let cause = error.message ?? "\(error.resultCode)"
+    if let message = error.message, message.hasPrefix("malformed MATCH expression") {
+      // FTS4's own parser refused a search that Settee's checks let through.
+      return SetteeError(
+        .invalidQuery,
+        "a \"$text\" search is malformed (as SQLite's full-text search reads it, \(message.dropFirst("malformed MATCH expression: ".count))): check its AND, OR, NOT and NEAR"
+      )
+    }
     if let message = error.message, message.hasPrefix(SQLFunctions.limitPrefix) {
       return SetteeError(.limitExceeded, String(message.dropFirst(SQLFunctions.limitPrefix.count)))
     }

@@ -19,6 +19,8 @@ public enum TextQuery {
     func fail(_ message: String) -> SetteeError {
       SetteeError(.invalidQuery, "\"$text\" search \(quoted(search)): \(message)")
     }
+    // SQLite would read the search only up to a U+0000, and search for less than was asked.
+    if Names.containsNUL(search) { throw fail("it holds U+0000, which a search cannot") }
     while index < search.endIndex {
       let character = search[index]
       if character.isWhitespace {

@@ -82,4 +82,20 @@ struct HostileInputCLITests {
     case .anyAnswer: #expect([0, 1, 2].contains(run.status))
     }
   }
+
+  /// Searches that FTS4 refuses, or that SQLite would cut short, are `invalid_query`.
+  @Test(arguments: ["doctor AND", "AND doctor", #"doc\u0000tor"#, "NEAR", "(doctor OR) nurse"])
+  func malformedTextSearchesAreInvalidQueries(_ search: String) throws {
+    let directory = TemporaryDirectory()
+    let db = directory.path("text.db")
+    for arguments in [
+      ["put", #"{"_id": "a", "c": "doctor books"}"#],
+      ["index", "create", #"{"index": {"fields": ["c"]}, "name": "t", "type": "text"}"#],
+    ] {
+      #expect(try SetteeBinary.run(["--db", db] + arguments).status == 0)
+    }
+    let run = try SetteeBinary.run(
+      ["--db", db, "find", #"{"selector": {"$text": {"$search": "\#(search)"}}}"#])
+    #expect(run.status == 1 && run.stderr.contains(#""error":"invalid_query""#), "\(run.stderr)")
+  }
 }
