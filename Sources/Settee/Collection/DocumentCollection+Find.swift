@@ -156,8 +156,9 @@ extension DocumentCollection {
   ) throws -> (plan: QueryPlan, statement: Statement) {
     let plan: QueryPlan
     do {
+      let state = try catalog.state(db, cid: cid)
       plan = try QueryPlanner.plan(
-        query, collectionID: cid, indexes: catalog.indexes(db, cid: cid)
+        query, collectionID: cid, indexes: state.indexes, documentsHoldNUL: state.documentsHoldNUL
       ) { rids in
         let probe =
           SQLFragment("SELECT count(*) FROM (") + rids + SQLFragment(" LIMIT ")

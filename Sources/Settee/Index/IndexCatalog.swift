@@ -19,15 +19,31 @@ final class IndexCatalog: Sendable {
 
   /// The collection's indexes, ordered by name.
   func indexes(_ db: SQLConnection, cid: Int64) throws -> [StoredIndex] {
-    let version =
-      try Int64.fetchOne(
-        db.cachedStatement(sql: "SELECT index_version FROM collections WHERE cid = ?"),
-        arguments: [cid]) ?? -1
-    if let known = lists.withLock({ $0[cid] }), known.version == version { return known.indexes }
+    try state(db, cid: cid).indexes
+  }
+
+  /// What a query needs to know of its collection, read with one statement: its indexes,
+  /// and whether a document may hold U+0000 in a string (``Schema``'s `holds_nul`).
+  func state(_ db: SQLConnection, cid: Int64) throws -> CollectionState {
+    let row = try Row.fetchOne(
+      db.cachedStatement(sql: "SELECT index_version, holds_nul FROM collections WHERE cid = ?"),
+      arguments: [cid])
+    let version: Int64 = row?[0] ?? -1
+    let holdsNUL: Bool = row?[1] ?? true
+    if let known = lists.withLock({ $0[cid] }), known.version == version {
+      return CollectionState(indexes: known.indexes, documentsHoldNUL: holdsNUL)
+    }
     let indexes = try StoredIndex.all(db, cid: cid)
     if sqlite3_txn_state(db.sqliteConnection, nil) != SQLITE_TXN_WRITE {
       lists.withLock { $0[cid] = (version, indexes) }
     }
-    return indexes
+    return CollectionState(indexes: indexes, documentsHoldNUL: holdsNUL)
   }
+}
+
+/// A collection's indexes and what queries must know of its documents.
+struct CollectionState {
+  var indexes: [StoredIndex]
+  /// Whether a document may hold U+0000 in a string.
+  var documentsHoldNUL: Bool
 }

@@ -29,6 +29,8 @@ struct DocumentWriter {
   private let limits: DocumentLimits
   private var lastSeq: Int64
   private let startSeq: Int64
+  /// The collection's `holds_nul` (see ``Schema``), set by the first body that needs it.
+  private var holdsNUL: Bool
   private var indexes: IndexMaintainer
 
   init(db: SQLConnection, collection name: String, limits: DocumentLimits, catalog: IndexCatalog)
@@ -38,11 +40,12 @@ struct DocumentWriter {
     self.limits = limits
     try DocumentReader.validateCollectionName(name)
     if let row = try Row.fetchOne(
-      db.cachedStatement(sql: "SELECT cid, last_seq FROM collections WHERE name = ?"),
+      db.cachedStatement(sql: "SELECT cid, last_seq, holds_nul FROM collections WHERE name = ?"),
       arguments: [name])
     {
       cid = row[0]
       lastSeq = row[1]
+      holdsNUL = row[2]
     } else {
       guard !name.isEmpty else {
         throw SetteeError(.invalidArgument, "collection name must not be empty")
@@ -50,6 +53,7 @@ struct DocumentWriter {
       try db.execute(sql: "INSERT INTO collections (name) VALUES (?)", arguments: [name])
       cid = db.lastInsertedRowID
       lastSeq = 0
+      holdsNUL = false
     }
     startSeq = lastSeq
     indexes = IndexMaintainer(db: db, indexes: try catalog.indexes(db, cid: cid))
@@ -65,6 +69,11 @@ struct DocumentWriter {
   mutating func write(_ document: Document, mode: WriteMode) throws -> WriteResult {
     try document.validate(limits: limits)
     let body = try document.encodedBody(limits: limits)
+    if !holdsNUL && DocumentWriter.printsNUL(body) {
+      try db.cachedStatement(sql: "UPDATE collections SET holds_nul = 1 WHERE cid = ?")
+        .execute(arguments: [cid])
+      holdsNUL = true
+    }
     let bodyText = String(decoding: body, as: UTF8.self)
     let existing = try Row.fetchOne(
       db.cachedStatement(
@@ -136,6 +145,24 @@ struct DocumentWriter {
     try indexes.update(
       rid: rid, document: stored(document, rev), isNew: currentDeleted, previous: previous)
     return WriteResult(id: document.id, rev: rev, seq: seq)
+  }
+
+  /// Whether JSON text holds `\u0000`, the only way JSONWriter prints U+0000.
+  static func printsNUL(_ body: [UInt8]) -> Bool {
+    let pattern = Array("\\u0000".utf8)
+    guard body.count >= pattern.count else { return false }
+    var index = 0
+    let last = body.count - pattern.count
+    while index <= last {
+      if body[index] == UInt8(ascii: "\\"), body[index + 1] == UInt8(ascii: "u"),
+        body[index + 2] == UInt8(ascii: "0"), body[index + 3] == UInt8(ascii: "0"),
+        body[index + 4] == UInt8(ascii: "0"), body[index + 5] == UInt8(ascii: "0")
+      {
+        return true
+      }
+      index += 1
+    }
+    return false
   }
 
   private func stored(_ document: Document, _ rev: RevisionID) -> Document {

@@ -82,6 +82,18 @@ enum Schema {
           END;
           """)
     }
+    migrator.registerMigration("v4-holds-nul") { db in
+      // Whether a document of the collection has ever held U+0000 in a string (JSONWriter
+      // prints it as \u0000): only then do queries send such documents to the matcher,
+      // since SQLite's JSON functions read strings only up to a U+0000. Set by writes,
+      // never cleared (a later write may remove the string; the check stays correct).
+      try db.execute(
+        sql: """
+          ALTER TABLE collections ADD COLUMN holds_nul INTEGER NOT NULL DEFAULT 0;
+          UPDATE collections SET holds_nul = 1 WHERE cid IN (
+            SELECT DISTINCT cid FROM documents WHERE instr(body, '\\u0000') > 0);
+          """)
+    }
     return migrator
   }
 }

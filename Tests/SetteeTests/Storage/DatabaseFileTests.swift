@@ -136,4 +136,35 @@ struct DatabaseFileTests {
     #expect(try waiter.collection().get("b") == nil)
     try waiter.collection().put(["_id": "b"])
   }
+
+  /// Queries send documents holding U+0000 to the matcher only in collections that have
+  /// held one (`holds_nul`), which every connection and an upgraded file agree on.
+  @Test func collectionsRememberHoldingNUL() throws {
+    let path = directory.path("nul.db")
+    let db = try Database(path: path)
+    let plain = db.collection("plain")
+    let odd = db.collection("odd")
+    try plain.put(["_id": "a", "t": "y"])
+    try odd.put(["_id": "a", "t": "y"])
+    let query = FindQuery(selector: try SelectorParser.parse(["t": ["$gt": "y"]]))
+    #expect(!(try plain.explain(query).sql.contains("settee_match")))
+    // Written through another Database value: the flag is read from the file.
+    try Database(path: path).collection("odd").put(["_id": "b", "t": "y\u{0}z"])
+    #expect(try odd.explain(query).sql.contains("settee_match"))
+    #expect(try odd.find(query).map(\.id) == ["b"])
+    #expect(!(try plain.explain(query).sql.contains("settee_match")))
+
+    // A file from before the flag: the upgrade finds the documents that need it.
+    try db.writer.writeWithoutTransaction { db in
+      try db.execute(
+        sql: """
+          ALTER TABLE collections DROP COLUMN holds_nul;
+          DELETE FROM grdb_migrations WHERE identifier = 'v4-holds-nul';
+          """)
+    }
+    expectError(.readOnly) { _ = try Database(path: path, configuration: .init(readOnly: true)) }
+    let upgraded = try Database(path: path).collection("odd")
+    #expect(try upgraded.find(query).map(\.id) == ["b"])
+    #expect(try upgraded.explain(query).sql.contains("settee_match"))
+  }
 }

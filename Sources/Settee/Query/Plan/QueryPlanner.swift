@@ -59,10 +59,17 @@ enum QueryPlanner {
     var orderedBy: StoredIndexAccess?
     var descending = false
     var sortFieldCount = 0
+    /// Whether a document of the collection may hold U+0000 in a string, so the SQL sends
+    /// such documents to the matcher (see ``SelectorCompiler/nulSafe(_:_:_:)``).
+    var nulSafe = true
   }
 
+  /// - Parameter documentsHoldNUL: whether a document of the collection may hold U+0000
+  ///   in a string (``CollectionState``); `true` is always correct, `false` saves a byte
+  ///   search of each body.
   static func plan(
-    _ query: FindQuery, collectionID: Int64, indexes: [StoredIndex], probe: Probe
+    _ query: FindQuery, collectionID: Int64, indexes: [StoredIndex],
+    documentsHoldNUL: Bool = true, probe: Probe
   ) throws -> QueryPlan {
     if query.selector.textClauseCount > 1 {
       throw SetteeError(
@@ -91,7 +98,7 @@ enum QueryPlanner {
       choice.text = textIndex.query
       choice.textIndexName = textIndex.stored.definition.name
       return try finish(
-        query, collectionID, choice,
+        query, collectionID, choice, nulSafe: documentsHoldNUL,
         candidates: [
           .init(
             index: textIndex.stored.definition.name, usable: true, estimatedEntries: nil,
@@ -116,7 +123,7 @@ enum QueryPlanner {
         choice.sortFieldCount = query.sort.count
       }
       return try finish(
-        query, collectionID, choice,
+        query, collectionID, choice, nulSafe: documentsHoldNUL,
         candidates: [
           .init(
             index: forced, usable: true, estimatedEntries: nil, why: .fixed("forced by use_index"))
@@ -274,13 +281,16 @@ enum QueryPlanner {
       choice.descending = ordered.descending
       choice.sortFieldCount = query.sort.count
     }
-    return try finish(query, collectionID, choice, candidates: candidates, why: reason)
+    return try finish(
+      query, collectionID, choice, nulSafe: documentsHoldNUL, candidates: candidates, why: reason)
   }
 
   static func finish(
-    _ query: FindQuery, _ collectionID: Int64, _ choice: Choice, candidates: [QueryPlan.Candidate],
-    why: QueryPlan.Why
+    _ query: FindQuery, _ collectionID: Int64, _ choice: Choice, nulSafe: Bool,
+    candidates: [QueryPlan.Candidate], why: QueryPlan.Why
   ) throws -> QueryPlan {
+    var choice = choice
+    choice.nulSafe = nulSafe
     let statement = try sql(for: choice, query: query, collectionID: collectionID)
     let indexes: [String] =
       switch choice.access {
@@ -367,7 +377,8 @@ enum QueryPlanner {
     if !decided.isEmpty {
       selector = Selector.conjunction(conjunction(selector).filter { !decided.contains($0) })
     }
-    let filter = try SelectorCompiler.compile(selector, textIndex: choice.text)
+    let filter = try SelectorCompiler.compile(
+      selector, textIndex: choice.text, nulSafe: choice.nulSafe)
     if let textSource {
       let relevanceFirst = query.sort.first?.isRelevance == true
       var order = orderBy(query.sort.filter { !$0.isRelevance })
