@@ -26,8 +26,9 @@ struct DatabaseFileTests {
     let path = directory.path("people.db")
     do {
       let people = try Database(path: path).collection("people")
-      try people.put(["_id": "mike", "age": 12])
+      try people.put(["_id": "mike", "age": 12, "job": "doctor"])
       try people.ensureIndexed(["age"], name: "age")
+      try people.ensureIndexed(["job"], name: "jobs", type: .text)
     }
     let before = try bytes(path)
     let db = try Database(path: path, configuration: .init(readOnly: true))
@@ -35,7 +36,10 @@ struct DatabaseFileTests {
     #expect(try people.get("mike")?["age"] == 12)
     #expect(try people.find(["age": 12]).map(\.id) == ["mike"])
     #expect(try people.changes().count == 1)
-    #expect(try people.indexes().map(\.name) == ["age"])
+    #expect(try people.indexes().map(\.name) == ["age", "jobs"])
+    #expect(db.isTextSearchEnabled)
+    let search = FindQuery(selector: try SelectorParser.parse(["$text": ["$search": "doctor"]]))
+    #expect(try people.find(search).map(\.id) == ["mike"])
     #expect(try db.collectionNames() == ["people"])
     var exported = 0
     try people.exportDocuments { _ in exported += 1 }
