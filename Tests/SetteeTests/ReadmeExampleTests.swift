@@ -1,6 +1,5 @@
 import Foundation
 import Settee
-import SetteeCore
 import SetteeTestSupport
 import Testing
 

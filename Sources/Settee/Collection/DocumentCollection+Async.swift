@@ -13,6 +13,18 @@ extension DocumentCollection {
     try await database.write(writeOperation(validate(documents), mode: .edit))
   }
 
+  /// Creates a document or replaces its current revision, without naming one.
+  @discardableResult
+  public func upsert(_ json: JSONObject) async throws -> WriteResult {
+    try await database.write(writeOperation(validate([json]), mode: .overwrite))[0]
+  }
+
+  /// Deletes a document given its revision as text.
+  @discardableResult
+  public func delete(_ id: String, rev: String) async throws -> WriteResult {
+    try await delete(id, rev: RevisionID(parsing: rev))
+  }
+
   /// Deletes a document, leaving a tombstone revision.
   @discardableResult
   public func delete(_ id: String, rev: RevisionID) async throws -> WriteResult {

@@ -17,6 +17,34 @@ extension DocumentCollection {
     try put(DocumentCollection.object(encoding: value, id: id, rev: rev, encoder: encoder))
   }
 
+  /// Creates or replaces a document from an `Encodable` value without naming a revision
+  /// (see ``upsert(_:)``); `id`, when given, sets `_id`.
+  @discardableResult
+  public func upsert(
+    _ value: some Encodable, id: String? = nil, encoder: JSONEncoder = JSONEncoder()
+  ) throws -> WriteResult {
+    try upsert(DocumentCollection.object(encoding: value, id: id, rev: nil, encoder: encoder))
+  }
+
+  /// Deletes the document an `Encodable` value stands for, by its `_id` and `_rev` members
+  /// (a `Codable` type that mirrors documents holds both, `_rev` as a `String`).
+  ///
+  /// - Throws: ``SetteeError`` with code `invalidDocument` when the value has no `_id` or
+  ///   `_rev`, and as ``delete(_:rev:)-(_,RevisionID)``.
+  @discardableResult
+  public func delete(_ value: some Encodable, encoder: JSONEncoder = JSONEncoder()) throws
+    -> WriteResult
+  {
+    let object = try DocumentCollection.object(encoding: value, id: nil, rev: nil, encoder: encoder)
+    guard case .string(let id)? = object["_id"], case .string(let rev)? = object["_rev"] else {
+      throw SetteeError(
+        .invalidDocument,
+        "\(type(of: value)) has no \"_id\" and \"_rev\" members as strings, so it names no document revision to delete"
+      )
+    }
+    return try delete(id, rev: rev)
+  }
+
   /// Reads a live document and decodes it (with `_id` and `_rev`) as `type`.
   public func get<T: Decodable>(
     _ type: T.Type, id: String, decoder: JSONDecoder = JSONDecoder()

@@ -43,6 +43,23 @@ public struct DocumentCollection: Sendable {
     try write(validate(documents), mode: .edit)
   }
 
+  /// Creates a document or replaces whatever revision of it is current, without naming a
+  /// revision (MongoDB's upsert; Couchbase Lite's last-write-wins save). The new revision
+  /// descends from the replaced one, so history and replication hold; an edit another
+  /// writer made in between is overwritten, which is the point of an upsert and the
+  /// reason `put` asks for `_rev`.
+  ///
+  /// ```swift
+  /// try people.upsert(["_id": "mike", "age": 12])   // creates
+  /// try people.upsert(["_id": "mike", "age": 13])   // replaces, no _rev needed
+  /// ```
+  ///
+  /// - Throws: a validation code for bad input (a `_rev` member is ignored).
+  @discardableResult
+  public func upsert(_ json: JSONObject) throws -> WriteResult {
+    try write(validate([json]), mode: .overwrite)[0]
+  }
+
   /// Deletes a document, leaving a tombstone revision.
   ///
   /// - Throws: ``SetteeError`` with code `conflict` when `rev` is not current, `notFound`
@@ -50,6 +67,15 @@ public struct DocumentCollection: Sendable {
   @discardableResult
   public func delete(_ id: String, rev: RevisionID) throws -> WriteResult {
     try write([Document(id: id, rev: rev, isDeleted: true)], mode: .edit)[0]
+  }
+
+  /// Deletes a document given its revision as text (as a `Codable` type holds `_rev`).
+  ///
+  /// - Throws: ``SetteeError`` with code `invalidRevision` when `rev` is not a revision,
+  ///   and as ``delete(_:rev:)-(_,RevisionID)``.
+  @discardableResult
+  public func delete(_ id: String, rev: String) throws -> WriteResult {
+    try delete(id, rev: RevisionID(parsing: rev))
   }
 
   func write(_ documents: [Document], mode: WriteMode) throws -> [WriteResult] {

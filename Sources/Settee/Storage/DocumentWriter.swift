@@ -17,6 +17,10 @@ enum WriteMode {
   /// as it is (as CouchDB replication does), so an export imports back unchanged.
   /// Existing documents follow the `edit` rules.
   case restore
+  /// Upsert: the write replaces whatever revision is current (or creates the document),
+  /// in the same transaction that reads it; a `_rev` it carries is ignored. The new
+  /// revision still descends from the current one, so history and replication hold.
+  case overwrite
 }
 
 /// Writes documents of one collection inside one open write transaction.
@@ -87,6 +91,12 @@ struct DocumentWriter {
     guard let existing else {
       let rev: RevisionID
       switch (document.rev, mode) {
+      case (_, .overwrite) where document.isDeleted:
+        throw SetteeError(
+          .notFound, "document \(quoted(document.id)) does not exist, so it cannot be deleted",
+          documentID: document.id)
+      case (_, .overwrite):
+        rev = RevisionID.next(after: nil, deleted: false, body: body)
       case (let given?, .restore):
         rev = given
       case (_, .edit) where document.isDeleted, (nil, .restore) where document.isDeleted:
@@ -113,7 +123,9 @@ struct DocumentWriter {
     let rid: Int64 = existing[0]
     let current = try DocumentReader.storedRevision(existing[1], documentID: document.id)
     let currentDeleted: Bool = existing[2]
-    if let given = document.rev {
+    if mode == .overwrite {
+      // Whatever is current is replaced (a tombstone too).
+    } else if let given = document.rev {
       guard given == current else {
         throw SetteeError(
           .conflict,

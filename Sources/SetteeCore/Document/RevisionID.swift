@@ -6,8 +6,12 @@ import Crypto
 /// the parent revision, the deletion flag and the body, so that the same edit made on two
 /// replicas gets the same id, as in CouchDB. Revisions order by generation, then digest,
 /// which is how CouchDB picks the winning revision among conflicts.
+///
+/// Revisions come from writes (``description`` gives the text to send back) or from text
+/// through the throwing ``init(parsing:)``; there is deliberately no string literal form,
+/// which could only trap on a bad literal.
 public struct RevisionID: Sendable, Hashable, Comparable, CustomStringConvertible,
-  LosslessStringConvertible, ExpressibleByStringLiteral
+  LosslessStringConvertible
 {
   public let generation: Int
   /// `N-<digest>`, as stored and sent; kept whole, so reading a revision from a row costs
@@ -70,11 +74,6 @@ public struct RevisionID: Sendable, Hashable, Comparable, CustomStringConvertibl
         "invalid revision \(JSONWriter.string(.string(text))): expected N-<lowercase hex digest>, as Settee writes it"
       )
     }
-    self = revision
-  }
-
-  public init(stringLiteral value: String) {
-    guard let revision = RevisionID(value) else { preconditionFailure("invalid revision \(value)") }
     self = revision
   }
 

@@ -75,18 +75,56 @@ extension JSON {
   }
 
   /// Decodes a `Decodable` value from this JSON.
+  ///
+  /// - Throws: ``SetteeError`` with code `invalidDocument` that names the key path and
+  ///   what was wrong (the decoder's `DecodingError` is kept as its cause).
   public func decode<T: Decodable>(
     _ type: T.Type = T.self, decoder: JSONDecoder = JSONDecoder()
   ) throws -> T {
-    try decoder.decode(type, from: Data(JSONWriter.bytes(self)))
+    do {
+      return try decoder.decode(type, from: Data(JSONWriter.bytes(self)))
+    } catch let error as DecodingError {
+      throw SetteeError(
+        .invalidDocument, "cannot decode \(T.self): \(JSON.describe(error))", cause: "\(error)")
+    }
+  }
+
+  /// A decoding error in a sentence: where (as a dotted path) and what.
+  static func describe(_ error: DecodingError) -> String {
+    func path(_ codingPath: [any CodingKey]) -> String {
+      let text = codingPath.map { $0.intValue.map(String.init) ?? $0.stringValue }
+        .joined(separator: ".")
+      return text.isEmpty ? "the top level" : JSONWriter.string(.string(text))
+    }
+    switch error {
+    case .keyNotFound(let key, let context):
+      return "member \(path(context.codingPath + [key])) is missing"
+    case .typeMismatch(let type, let context):
+      return "\(path(context.codingPath)) is not \(type) (\(context.debugDescription))"
+    case .valueNotFound(let type, let context):
+      return "\(path(context.codingPath)) is null, where \(type) was expected"
+    case .dataCorrupted(let context):
+      return "\(path(context.codingPath)): \(context.debugDescription)"
+    @unknown default:
+      return "\(error)"
+    }
   }
 }
 
 extension Document {
   /// Decodes the document (with its `_id` and `_rev`) as a `Decodable` value.
+  ///
+  /// - Throws: ``SetteeError`` with code `invalidDocument` naming the document and the
+  ///   key path that did not decode.
   public func decode<T: Decodable>(
     _ type: T.Type = T.self, decoder: JSONDecoder = JSONDecoder()
   ) throws -> T {
-    try JSON.object(json).decode(type, decoder: decoder)
+    do {
+      return try JSON.object(json).decode(type, decoder: decoder)
+    } catch var error as SetteeError {
+      error.message = "document \(JSONWriter.string(.string(id))): " + error.message
+      error.documentID = id
+      throw error
+    }
   }
 }

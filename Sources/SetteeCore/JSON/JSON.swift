@@ -40,6 +40,47 @@ extension JSON {
     }
   }
 
+  /// The number as an `Int` if it is a whole number that fits (`12` and `12.0`, not `12.5`).
+  public var intValue: Int? {
+    switch self {
+    case .int(let value): Int(exactly: value)
+    case .double(let value): Int(exactly: value)
+    default: nil
+    }
+  }
+
+  /// The number as an `Int64` if it is a whole number that fits.
+  public var int64Value: Int64? {
+    switch self {
+    case .int(let value): value
+    case .double(let value): Int64(exactly: value)
+    default: nil
+    }
+  }
+
+  /// The value at a dotted path (`"pet.species"`, `"tags.0"`; `\.` is a literal dot),
+  /// through object members and array indexes; `nil` when the path leads nowhere.
+  ///
+  /// Unlike a selector, it does not fan out over arrays of objects: it names one value.
+  public subscript(path path: String) -> JSON? {
+    guard let parsed = try? FieldPath(parsing: path) else { return nil }
+    var value = self
+    for component in parsed.components {
+      switch value {
+      case .object(let object):
+        guard let member = object[component] else { return nil }
+        value = member
+      case .array(let elements):
+        guard let index = FieldPath.arrayIndexOf(component), index < elements.count else {
+          return nil
+        }
+        value = elements[index]
+      default: return nil
+      }
+    }
+    return value
+  }
+
   /// The boolean if this is `true` or `false`.
   public var boolValue: Bool? {
     if case .bool(let value) = self { value } else { nil }

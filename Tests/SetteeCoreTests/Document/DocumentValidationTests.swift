@@ -101,8 +101,8 @@ struct RevisionIDTests {
     #expect(RevisionID(text) == nil)
   }
 
-  @Test func ordersByGenerationThenDigest() {
-    let revisions: [RevisionID] = ["10-a", "9-f", "2-b", "2-a"]
+  @Test func ordersByGenerationThenDigest() throws {
+    let revisions = try ["10-a", "9-f", "2-b", "2-a"].map { try RevisionID(parsing: $0) }
     #expect(revisions.sorted().map(\.description) == ["2-a", "2-b", "9-f", "10-a"])
   }
 

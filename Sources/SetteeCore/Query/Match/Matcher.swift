@@ -19,7 +19,8 @@ public enum Matcher {
       return try PathResolver.candidates(document, path).contains { try holds(condition, $0) }
     case .text:
       // Full-text search has its own reference (the FTS tokenizer); see issue 4.
-      preconditionFailure("the matcher does not evaluate $text")
+      throw SetteeError(
+        .invalidQuery, "the reference matcher cannot evaluate $text (a TEXT index answers it)")
     }
   }
 

@@ -1,0 +1,82 @@
+import Foundation
+import Settee
+import SetteeTestSupport
+import Testing
+
+/// The Swift surface issue 11 asks for, as far as it is built: one import, typed JSON
+/// accessors, upserts, revisions as text without traps, decoding errors as SetteeErrors.
+@Suite("Swift API")
+struct SwiftAPITests {
+  let people: DocumentCollection
+
+  init() throws {
+    people = try Database(inMemoryWith: .init()).collection("people")
+  }
+
+  struct Person: Codable, Equatable {
+    var _id: String
+    var _rev: String?
+    var name: String
+    var age: Int
+  }
+
+  @Test func jsonHasTypedAccessorsAndPaths() throws {
+    let json = try JSONParser.parse(
+      #"{"age": 12, "big": 9007199254740993, "half": 2.5, "whole": 3.0, "pet": {"species": "cat"}, "tags": ["a", "b"], "a.b": 1}"#
+    )
+    #expect(json["age"]?.intValue == 12)
+    #expect(json["big"]?.int64Value == 9_007_199_254_740_993)
+    #expect(json["half"]?.intValue == nil && json["whole"]?.intValue == 3)
+    #expect(json[path: "pet.species"]?.stringValue == "cat")
+    #expect(json[path: "tags.1"] == "b")
+    #expect(json[path: #"a\.b"#] == 1)
+    #expect(json[path: "tags.5"] == nil && json[path: "pet.species.x"] == nil)
+    #expect(json[path: ""] == nil)
+  }
+
+  @Test func upsertsWithoutARevision() throws {
+    let first = try people.upsert(["_id": "mike", "age": 12])
+    let second = try people.upsert(["_id": "mike", "age": 13])
+    #expect(first.rev.generation == 1 && second.rev.generation == 2)
+    #expect(try people.get("mike")?["age"] == 13)
+    #expect(try people.revisions(of: "mike").map(\.parent) == [nil, first.rev])
+    // A stale _rev is ignored by an upsert, and a tombstone is replaced.
+    try people.upsert(["_id": "mike", "_rev": .string(first.rev.description), "age": 14])
+    try people.delete("mike", rev: try #require(try people.get("mike")?.rev))
+    try people.upsert(Person(_id: "mike", name: "mike", age: 15))
+    #expect(try people.get(Person.self, id: "mike")?.age == 15)
+  }
+
+  @Test func revisionsAsTextAreCheckedNotTrapped() throws {
+    let created = try people.put(["_id": "a"])
+    expectError(.invalidRevision) { try people.delete("a", rev: "banana") }
+    expectError(.conflict) { try people.delete("a", rev: "1-abc") }
+    try people.delete("a", rev: created.rev.description)
+    #expect(try people.get("a") == nil)
+  }
+
+  @Test func codableValuesAreDeletedByTheirOwnIdAndRevision() throws {
+    try people.put(Person(_id: "chen", name: "chen", age: 29))
+    let chen = try #require(try people.get(Person.self, id: "chen"))
+    #expect(chen._rev?.hasPrefix("1-") == true)
+    try people.delete(chen)
+    #expect(try people.get("chen") == nil)
+    struct Anonymous: Codable { var name: String }
+    expectError(.invalidDocument) { try people.delete(Anonymous(name: "x")) }
+  }
+
+  @Test func decodingErrorsAreSetteeErrorsNamingTheDocumentAndPath() throws {
+    try people.put(["_id": "odd", "name": "odd", "age": "twelve"])
+    try people.put(["_id": "short", "name": "short"])
+    let mismatch = expectError(.invalidDocument) { _ = try people.get(Person.self, id: "odd") }
+    #expect(mismatch?.documentID == "odd" && mismatch?.message.contains(#""age""#) == true)
+    let missing = expectError(.invalidDocument) { _ = try people.get(Person.self, id: "short") }
+    #expect(missing?.message.contains("missing") == true)
+    expectError(.invalidDocument) { _ = try people.find(Person.self, FindQuery()) }
+  }
+
+  @Test func theMatcherAnswersTextWithAnErrorNotATrap() throws {
+    let selector = try SelectorParser.parse(["$text": ["$search": "x"]])
+    expectError(.invalidQuery) { _ = try Matcher.matches(selector, [:]) }
+  }
+}
