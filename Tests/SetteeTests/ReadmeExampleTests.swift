@@ -11,7 +11,7 @@ struct ReadmeExampleTests {
     let db = try Database(path: directory.path("people.db"))
     let people = db.collection("people")
 
-    let created = try people.put([
+    let created = try people.upsert([
       "_id": "mike", "name": "mike", "age": 12, "pet": ["species": "cat"],
     ])
 
@@ -39,7 +39,7 @@ struct ReadmeExampleTests {
       var name: String
       var age: Int
     }
-    try people.put(Person(name: "chen", age: 29), id: "chen")
+    try people.upsert(Person(name: "chen", age: 29), id: "chen")
     #expect(try people.get(Person.self, id: "chen") == Person(name: "chen", age: 29))
 
   }

@@ -99,7 +99,7 @@ extension Database {
   /// creates and drops a temporary FTS4 table to find out.
   public var isTextSearchEnabled: Bool {
     // Reentrant: it may be asked from inside another access's closure.
-    (try? writer.unsafeReentrantWrite { db in Database.hasFTS4(db) }) ?? false
+    writer.unsafeReentrantWrite { db in Database.hasFTS4(db) }
   }
 
   static func hasFTS4(_ db: SQLConnection) -> Bool {
