@@ -79,4 +79,36 @@ struct SwiftAPITests {
     let selector = try SelectorParser.parse(["$text": ["$search": "x"]])
     expectError(.invalidQuery) { _ = try Matcher.matches(selector, [:]) }
   }
+
+  @Test func queriesWithoutJSONStrings() throws {
+    try people.putAll([
+      ["_id": "mike", "name": "mike", "age": 12, "pet": ["species": "cat"]],
+      ["_id": "fred", "name": "fred", "age": 23, "pet": ["species": "dog"]],
+      ["_id": "amara", "name": "amara", "age": 41],
+    ])
+    let withPets = Field("age") > 10 && Field("pet.species").in(["cat", "dog"])
+    #expect(
+      try people.find(where: withPets, sort: [.descending("age")]).map(\.id) == ["fred", "mike"])
+    #expect(
+      try people.find(where: withPets, fields: ["name"]).map { $0.body } == [
+        ["name": "fred"], ["name": "mike"],
+      ])
+    #expect(try people.count(where: !withPets) == 1)
+    #expect(try people.findOne(where: Field("name").beginsWith("am"))?.id == "amara")
+    struct Named: Codable, Equatable {
+      var name: String
+      var age: Int
+    }
+    #expect(try people.find(Named.self, where: Field("age") < 20) == [Named(name: "mike", age: 12)])
+    expectError(.invalidQuery) { _ = try people.find(where: Field("a..b") == 1) }
+  }
+
+  @Test func queriesWithoutJSONStringsAwait() async throws {
+    try await people.putAll([["_id": "a", "n": 1], ["_id": "b", "n": 2]])
+    #expect(try await people.find(where: Field("n") >= 2).map(\.id) == ["b"])
+    #expect(try await people.count(where: Field("n").exists) == 2)
+    #expect(try await people.findOne(where: Field("n") == 1)?.id == "a")
+    try await people.upsert(["_id": "a", "n": 3])
+    #expect(try await people.find(where: .all, sort: [.ascending("n")]).map(\.id) == ["b", "a"])
+  }
 }
