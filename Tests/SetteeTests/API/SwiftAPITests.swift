@@ -111,4 +111,47 @@ struct SwiftAPITests {
     try await people.upsert(["_id": "a", "n": 3])
     #expect(try await people.find(where: .all, sort: [.ascending("n")]).map(\.id) == ["b", "a"])
   }
+
+  /// Every operation has an async form that async code awaits (compiled under Swift 6's
+  /// strict concurrency checking, which this target uses).
+  @Test func everyOperationHasAnAsyncForm() async throws {
+    struct Pet: Codable, Sendable, Equatable {
+      var _id: String?
+      var _rev: String?
+      var kind: String
+    }
+    let db = people.database
+    let created = try await people.put(["_id": "a", "n": 1])
+    try await people.put(Document(id: "b", body: ["n": 2]))
+    try await people.put(Pet(_id: nil, _rev: nil, kind: "cat"), id: "p")
+    try await people.upsert(Pet(_id: nil, _rev: nil, kind: "dog"), id: "p")
+    let pet = try #require(try await people.get(Pet.self, id: "p"))
+    #expect(pet.kind == "dog")
+    try await people.delete(pet)
+    try await people.upsert(["_id": "a", "n": 3])
+    try await people.delete("b", rev: try #require(try await people.get("b")?.rev).description)
+    #expect(try await people.getRevision("b")?.isDeleted == true)
+    #expect(try await people.revisions(of: "a").first?.rev == created.rev)
+    #expect(try await people.count() == 1)
+    #expect(try await people.lastSequence() == 7)
+    try await people.ensureIndexed(["n"], name: "n")
+    try await people.ensureIndexed(IndexDefinition(name: "m", fields: ["m"]))
+    #expect(try await people.indexes().count == 2)
+    #expect(try await people.listIndexes().keys.sorted() == ["m", "n"])
+    try await people.deleteIndex(named: "m")
+    let query = try FindQuery(where: Field("n") > 0)
+    #expect(try await people.find(query).count == 1)
+    #expect(try await people.findOne(query)?.id == "a")
+    #expect(try await people.count(query) == 1)
+    #expect(try await people.explain(query).indexes == ["n"])
+    #expect(try await people.find(["n": 3], fields: ["n"]).count == 1)
+    let lines = Locked(0)
+    try await people.exportDocuments { chunk in
+      lines.mutate { $0 += chunk.filter { $0 == 10 }.count }
+    }
+    #expect(lines.value == 1)
+    #expect(try await db.collectionNames() == ["people"])
+    #expect(try await db.check().isHealthy)
+    #expect(try await people.changes(since: 0).count == 3)
+  }
 }

@@ -50,6 +50,6 @@ struct ConcurrencyTests {
       for try await count in group { reads += count }
       #expect(reads == 8 * 150)
     }
-    #expect(try accounts.lastSequence() == Int64(10 + 2 * writes))
+    #expect(try await accounts.lastSequence() == Int64(10 + 2 * writes))
   }
 }

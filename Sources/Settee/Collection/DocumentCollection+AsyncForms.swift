@@ -1,0 +1,144 @@
+import Foundation
+
+extension Database {
+  /// Runs a synchronous operation on a dispatch thread and awaits its result, so that
+  /// async code never blocks a thread of Swift's cooperative pool on SQLite.
+  ///
+  /// Every synchronous operation gets its `async` twin from this in one line; faces added
+  /// later (views, live queries, `where` collections) get theirs the same way.
+  func offload<T: Sendable>(_ operation: @escaping @Sendable () throws -> T) async throws -> T {
+    try await withCheckedThrowingContinuation { continuation in
+      DispatchQueue.global(qos: .userInitiated).async {
+        continuation.resume(with: Result { try operation() })
+      }
+    }
+  }
+}
+
+// The async twins of the synchronous operations that have no GRDB-async path of their own.
+extension DocumentCollection {
+  /// Creates or updates a document, without blocking the caller's thread.
+  @discardableResult
+  public func put(_ document: Document) async throws -> WriteResult {
+    try await database.offload { try self.put(document) }
+  }
+
+  /// Stores an `Encodable` value as a document, without blocking the caller's thread.
+  @discardableResult
+  public func put<T: Encodable & Sendable>(_ value: T, id: String? = nil, rev: RevisionID? = nil)
+    async throws -> WriteResult
+  {
+    try await database.offload { try self.put(value, id: id, rev: rev) }
+  }
+
+  /// Creates or replaces a document from an `Encodable` value, without blocking.
+  @discardableResult
+  public func upsert<T: Encodable & Sendable>(_ value: T, id: String? = nil) async throws
+    -> WriteResult
+  {
+    try await database.offload { try self.upsert(value, id: id) }
+  }
+
+  /// Deletes the document an `Encodable` value stands for, without blocking.
+  @discardableResult
+  public func delete<T: Encodable & Sendable>(_ value: T) async throws -> WriteResult {
+    try await database.offload { try self.delete(value) }
+  }
+
+  /// Reads a live document decoded as `type`, without blocking the caller's thread.
+  public func get<T: Decodable & Sendable>(_ type: T.Type, id: String) async throws -> T? {
+    try await database.offload { try self.get(type, id: id) }
+  }
+
+  /// The winning revision of a document, tombstones included, without blocking.
+  public func getRevision(_ id: String) async throws -> Document? {
+    try await database.offload { try self.getRevision(id) }
+  }
+
+  /// A document's history, without blocking the caller's thread.
+  public func revisions(of id: String) async throws -> [RevisionInfo] {
+    try await database.offload { try self.revisions(of: id) }
+  }
+
+  /// The number of live documents, without blocking the caller's thread.
+  public func count() async throws -> Int {
+    try await database.offload { try self.count() }
+  }
+
+  /// The highest sequence number written so far, without blocking.
+  public func lastSequence() async throws -> Int64 {
+    try await database.offload { try self.lastSequence() }
+  }
+
+  /// The first matching document, without blocking the caller's thread.
+  public func findOne(_ query: FindQuery) async throws -> Document? {
+    try await database.offload { try self.findOne(query) }
+  }
+
+  /// The seed's `find(_:skip:limit:fields:sort:)`, without blocking the caller's thread.
+  public func find(
+    _ selector: JSONObject, skip: Int = 0, limit: Int = 0, fields: [String]? = nil,
+    sort: [JSON]? = nil
+  ) async throws -> [Document] {
+    try await database.offload {
+      try self.find(selector, skip: skip, limit: limit, fields: fields, sort: sort)
+    }
+  }
+
+  /// The plan a query would run with, without blocking the caller's thread.
+  public func explain(_ query: FindQuery) async throws -> QueryPlan {
+    try await database.offload { try self.explain(query) }
+  }
+
+  /// Creates an index if it does not exist, without blocking the caller's thread.
+  @discardableResult
+  public func ensureIndexed(
+    _ fields: [String], name: String, type: IndexDefinition.Kind = .json,
+    settings: [String: String] = [:]
+  ) async throws -> String {
+    try await database.offload {
+      try self.ensureIndexed(fields, name: name, type: type, settings: settings)
+    }
+  }
+
+  /// Creates an index from a definition, without blocking the caller's thread.
+  @discardableResult
+  public func ensureIndexed(_ definition: IndexDefinition) async throws -> String {
+    try await database.offload { try self.ensureIndexed(definition) }
+  }
+
+  /// The collection's index definitions, without blocking the caller's thread.
+  public func indexes() async throws -> [IndexDefinition] {
+    try await database.offload { try self.indexes() }
+  }
+
+  /// The indexes in the seed's dictionary shape, without blocking the caller's thread.
+  public func listIndexes() async throws -> [String: JSONObject] {
+    try await database.offload { try self.listIndexes() }
+  }
+
+  /// Deletes an index, without blocking the caller's thread.
+  public func deleteIndex(named name: String) async throws {
+    try await database.offload { try self.deleteIndex(named: name) }
+  }
+
+  /// Every live document as NDJSON chunks, without blocking the caller's thread.
+  @discardableResult
+  public func exportDocuments(_ output: @escaping @Sendable ([UInt8]) throws -> Void)
+    async throws -> Int
+  {
+    try await database.offload { try self.exportDocuments(output) }
+  }
+}
+
+extension Database {
+  /// The names of the collections, without blocking the caller's thread.
+  public func collectionNames() async throws -> [String] {
+    try await offload { try self.collectionNames() }
+  }
+
+  /// Checks the whole file (``check()``), without blocking the caller's thread.
+  public func check() async throws -> CheckReport {
+    try await offload { try self.check() }
+  }
+}
