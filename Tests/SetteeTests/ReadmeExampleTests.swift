@@ -3,7 +3,8 @@ import Settee
 import SetteeTestSupport
 import Testing
 
-/// The README's Swift example, kept compiling and correct.
+/// What the README's Swift examples claim, checked (CI also builds and runs the README's code
+/// verbatim as a user's package: Examples/ReadmeCheck).
 @Suite("README example")
 struct ReadmeExampleTests {
   @Test func theExampleWorks() throws {

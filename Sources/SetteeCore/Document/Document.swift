@@ -26,6 +26,12 @@ public struct Document: Sendable, Hashable {
     }
   }
 
+  /// The value at a dotted path (`"pet.species"`, `"tags.0"`), `_id` and `_rev` included;
+  /// `nil` when the path leads nowhere (see ``JSON/subscript(path:)``).
+  public subscript(path path: String) -> JSON? {
+    JSON.object(json)[path: path]
+  }
+
   /// The document as JSON: `_id` and `_rev` first, then `_deleted` for a tombstone, then
   /// the body's members (CouchDB's shape).
   public var json: JSONObject {

@@ -70,7 +70,8 @@ struct CodableAndValuesTests {
     let values: JSONObject = [
       "big": .int(9_007_199_254_740_993),  // 2^53 + 1: not representable as a Double
       "max": .int(.max), "min": .int(.min),
-      "negativeZero": .double(-0.0), "huge": .double(1e308), "tiny": .double(5e-324),
+      "negativeZero": .double(-0.0), "huge": .double(1e308),
+      "tiny": .double(.leastNonzeroMagnitude),
       "third": .double(1.0 / 3.0), "whole": .double(2.0),
     ]
     try people.put((["_id": "n"] as JSONObject).merging(values))
