@@ -333,9 +333,8 @@ struct BenchSuite {
     let num = try table("num", cid)
     let cases = try queries(quick ? 20 : 200).map { value in
       (
-        FindQuery(
-          selector: try SelectorParser.parse(["docNumber": ["$gt": .int(value.number)]]),
-          sort: [.init("docNumber")], limit: 10),
+        try FindQuery(
+          where: Field("docNumber") > value.number, sort: [.ascending("docNumber")], limit: 10),
         StatementArguments([BenchSuite.key(.int(value.number))])
       )
     }
@@ -444,7 +443,7 @@ struct BenchSuite {
 
   func sortedLimit(_ collection: DocumentCollection, _ cid: Int64) throws -> BenchResult {
     let num = try table("num", cid)
-    let query = FindQuery(selector: .all, sort: [.init("docNumber", descending: true)], limit: 10)
+    let query = try FindQuery(where: .all, sort: [.descending("docNumber")], limit: 10)
     return try compare(
       "sorted by index, limit 10", n: try collection.count(), target: 1.5, collection,
       [(query, [])],

@@ -124,8 +124,7 @@ struct DemoCommand: ParsableCommand {
       for search in [
         "doctor books", "\"is a doctor\"", "doc*", "retire", "teach* OR pilot", "léa", "東京",
       ] {
-        let query = FindQuery(
-          selector: .text(search), sort: [.relevance()], fields: ["name"])
+        let query = try FindQuery(where: .text(search), sort: [.relevance], fields: ["name"])
         let names = try people.find(query).compactMap { $0["name"]?.stringValue }
         Console.out(
           "   $search \(JSONWriter.string(.string(search))) -> \(names.joined(separator: ", "))\n")

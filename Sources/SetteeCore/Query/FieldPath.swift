@@ -3,9 +3,11 @@
 ///
 /// A numeric component indexes an array or names an object member, whichever the
 /// document holds; a component that meets an array of objects applies to each element.
-public struct FieldPath: Sendable, Hashable, Comparable, CustomStringConvertible,
-  ExpressibleByStringLiteral
-{
+///
+/// Paths come from text through the throwing ``init(parsing:)`` (or, in Swift queries,
+/// from ``Field``, checked when the query runs); there is no string literal form, which
+/// could only trap on a bad literal.
+public struct FieldPath: Sendable, Hashable, Comparable, CustomStringConvertible {
   public var components: [String]
 
   /// The most components a path may have: as deep as a document may nest by default
@@ -65,9 +67,6 @@ public struct FieldPath: Sendable, Hashable, Comparable, CustomStringConvertible
     self.components = components
   }
 
-  public init(stringLiteral value: String) {
-    do { try self.init(parsing: value) } catch { preconditionFailure("\(error)") }
-  }
 
   /// The path itself, for selectors inside `$elemMatch` that apply to the element.
   public static let root = FieldPath(components: [])

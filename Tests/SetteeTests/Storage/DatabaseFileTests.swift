@@ -83,7 +83,7 @@ struct DatabaseFileTests {
 
   @Test func anEmptyFileBecomesADatabaseOnlyWhenWritten() throws {
     let path = directory.path("empty.db")
-    FileManager.default.createFile(atPath: path, contents: Data())
+    #expect(FileManager.default.createFile(atPath: path, contents: Data()))
     expectError(.notFound) { _ = try Database(path: path, configuration: .init(readOnly: true)) }
     try Database(path: path).collection().put(["_id": "a"])
     #expect(
