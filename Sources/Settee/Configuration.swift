@@ -20,6 +20,7 @@ extension Database {
     /// and a missing file is `notFound` rather than created.
     public var readOnly: Bool
 
+    /// Settings with the defaults named in each property.
     public init(
       limits: DocumentLimits = .default, fullSync: Bool = true, maximumReaderCount: Int = 5,
       busyTimeout: Double = 10, readOnly: Bool = false

@@ -19,6 +19,7 @@ public final class Database: Sendable {
   public static let defaultCollectionName = "_default"
 
   let writer: any DatabaseWriter
+  /// The settings the database was opened with.
   public let configuration: Configuration
   /// Collection ids by name (its UTF-8 bytes: Swift's `String` equality would make two
   /// spellings of "é" one key, while SQLite keeps them apart). A collection keeps its id

@@ -11,7 +11,9 @@ import SetteeCore
 /// try people.put(["_id": "mike", "_rev": .string(created.rev.description), "age": 13])
 /// ```
 public struct DocumentCollection: Sendable {
+  /// The database the collection lives in.
   public let database: Database
+  /// The collection name.
   public let name: String
 
   // MARK: - Writing

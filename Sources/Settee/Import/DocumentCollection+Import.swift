@@ -8,6 +8,7 @@ public struct ImportSummary: Sendable, Hashable {
   /// Transactions committed.
   public var batches: Int
 
+  /// A summary of an import.
   public init(documents: Int, batches: Int) {
     self.documents = documents
     self.batches = batches
@@ -16,7 +17,9 @@ public struct ImportSummary: Sendable, Hashable {
 
 /// How far an import has got, for progress displays.
 public struct ImportProgress: Sendable, Hashable {
+  /// Documents imported so far.
   public var documents: Int
+  /// Bytes of input read so far.
   public var bytes: Int
 }
 

@@ -6,11 +6,13 @@ import SetteeCore
 public struct CheckReport: Sendable, Hashable {
   /// One problem: where it is and what it is.
   public struct Problem: Sendable, Hashable {
+    /// The collection concerned, if any.
     public var collection: String?
     /// The document concerned, if any.
     public var documentID: String?
     /// The index concerned, if any.
     public var index: String?
+    /// What is wrong, as a sentence.
     public var message: String
   }
 
@@ -18,6 +20,7 @@ public struct CheckReport: Sendable, Hashable {
   public var integrity: [String] = []
   /// Documents read (tombstones included) and index entries compared.
   public var documents = 0
+  /// Index entries compared.
   public var indexEntries = 0
   /// Damaged documents and index entries that do not match their documents, the first
   /// ``maxProblems`` of them.

@@ -4,18 +4,25 @@ import SetteeCore
 
 /// One entry of a collection's changes feed: the latest change of one document.
 public struct Change: Sendable, Hashable {
+  /// The sequence number of the change.
   public var seq: Int64
+  /// The document id.
   public var id: String
+  /// The revision.
   public var rev: RevisionID
+  /// Whether the revision is a deletion.
   public var isDeleted: Bool
 }
 
 /// One revision in a document's history.
 public struct RevisionInfo: Sendable, Hashable {
+  /// The revision.
   public var rev: RevisionID
   /// The revision this one edited; `nil` for the first.
   public var parent: RevisionID?
+  /// Whether the revision is a deletion.
   public var isDeleted: Bool
+  /// The sequence number it was written at.
   public var seq: Int64
 }
 

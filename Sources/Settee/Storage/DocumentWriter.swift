@@ -3,7 +3,9 @@ import SetteeCore
 
 /// The result of one successful write.
 public struct WriteResult: Sendable, Hashable {
+  /// The document id written.
   public var id: String
+  /// The revision the write created.
   public var rev: RevisionID
   /// The collection's change sequence number this write got.
   public var seq: Int64

@@ -34,6 +34,7 @@ public enum CollationKey {
     return output
   }
 
+  /// Appends the key of `value` to `output`.
   public static func append(_ value: JSON, to output: inout [UInt8]) {
     switch value {
     case .null: output.append(0x01)

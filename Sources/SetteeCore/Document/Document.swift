@@ -3,13 +3,16 @@
 /// The body holds every member but the special ones (`_id`, `_rev`, `_deleted`), in the
 /// order they were written.
 public struct Document: Sendable, Hashable {
+  /// The document id.
   public var id: String
   /// The current revision; `nil` for a document not stored yet.
   public var rev: RevisionID?
   /// Whether this revision is a deletion (a tombstone).
   public var isDeleted: Bool
+  /// Every member but `_id`, `_rev` and `_deleted`, in written order.
   public var body: JSONObject
 
+  /// A document from its parts (nothing is checked; writes check it).
   public init(id: String, rev: RevisionID? = nil, isDeleted: Bool = false, body: JSONObject = [:]) {
     self.id = id
     self.rev = rev

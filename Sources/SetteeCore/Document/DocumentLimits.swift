@@ -6,10 +6,12 @@ public struct DocumentLimits: Sendable, Hashable {
   /// (MongoDB's limit: 100).
   public var maxNestingDepth: Int
 
+  /// Limits of your own.
   public init(maxDocumentBytes: Int = 8 * 1024 * 1024, maxNestingDepth: Int = 100) {
     self.maxDocumentBytes = maxDocumentBytes
     self.maxNestingDepth = maxNestingDepth
   }
 
+  /// 8 MiB and 100 levels.
   public static let `default` = DocumentLimits()
 }

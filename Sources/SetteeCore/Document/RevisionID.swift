@@ -13,6 +13,7 @@ import Crypto
 public struct RevisionID: Sendable, Hashable, Comparable, CustomStringConvertible,
   LosslessStringConvertible
 {
+  /// How many edits the branch has had (`N` in `N-<digest>`).
   public let generation: Int
   /// `N-<digest>`, as stored and sent; kept whole, so reading a revision from a row costs
   /// no second string.
@@ -77,6 +78,7 @@ public struct RevisionID: Sendable, Hashable, Comparable, CustomStringConvertibl
     self = revision
   }
 
+  /// A revision from its parts (the digest as given, unchecked).
   public init(generation: Int, digest: String) {
     self.generation = generation
     description = "\(generation)-\(digest)"

@@ -137,6 +137,7 @@ public struct SetteeError: Error, Sendable, Hashable, CustomStringConvertible {
     /// 0-based position of the record in a batch or import, if known.
     public var record: Int?
 
+    /// A location; any part may be unknown.
     public init(line: Int? = nil, column: Int? = nil, record: Int? = nil) {
       self.line = line
       self.column = column
@@ -152,15 +153,18 @@ public struct SetteeError: Error, Sendable, Hashable, CustomStringConvertible {
     }
   }
 
+  /// What kind of failure, to match on.
   public var code: Code
   /// A sentence for people; it quotes the offending input.
   public var message: String
   /// The document id concerned, if any.
   public var documentID: String?
+  /// Where in the input the problem is, when it came from text.
   public var location: Location?
   /// The underlying error's description (for example SQLite's), if any.
   public var cause: String?
 
+  /// An error with a code and a message that quotes the offending input.
   public init(
     _ code: Code, _ message: String, documentID: String? = nil, location: Location? = nil,
     cause: String? = nil

@@ -6,6 +6,7 @@
 public struct JSONRecordReader {
   /// One record: its bytes and where it starts in the input.
   public struct Record: Sendable {
+    /// The record's JSON text.
     public var bytes: [UInt8]
     /// 1-based line of the record's first byte.
     public var line: Int
@@ -15,6 +16,7 @@ public struct JSONRecordReader {
     public var index: Int
   }
 
+  /// How the input holds its records.
   public enum Format: Sendable { case ndjson, array }
 
   private let readChunk: () throws -> [UInt8]?

@@ -1,5 +1,6 @@
 /// A query index over fields of a collection's documents (SPEC section 3).
 public struct IndexDefinition: Sendable, Hashable {
+  /// The kind of index.
   public enum Kind: String, Sendable, Hashable {
     /// Ordered keys for `$eq`, `$in`, comparisons, `$beginsWith`, `$exists` and sorting.
     case json
@@ -12,9 +13,11 @@ public struct IndexDefinition: Sendable, Hashable {
   /// than a useful compound index holds (MongoDB allows 32).
   public static let maxFields = 64
 
+  /// The index name, unique in its collection.
   public var name: String
   /// The indexed fields, as dotted paths.
   public var fields: [FieldPath]
+  /// JSON or TEXT.
   public var kind: Kind
   /// `tokenize` (`simple` or `porter`) for TEXT indexes; nothing for JSON ones.
   public var settings: [String: String]

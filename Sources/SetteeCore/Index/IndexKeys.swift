@@ -13,9 +13,12 @@ public enum IndexKeys {
   /// One field's entry: its collation key and the value it was made from (`nil` for a
   /// missing field).
   public struct Entry: Sendable, Hashable {
+    /// The collation key; `nil` for a missing field.
     public var key: [UInt8]?
+    /// The value the key was made from.
     public var value: JSON?
 
+    /// An entry of a key and its value.
     public init(key: [UInt8]?, value: JSON?) {
       self.key = key
       self.value = value

@@ -86,6 +86,7 @@ extension JSON {
     if case .bool(let value) = self { value } else { nil }
   }
 
+  /// Whether this is `null`.
   public var isNull: Bool { self == .null }
 
   /// The JSON type name: `null`, `boolean`, `number`, `string`, `array` or `object`.

@@ -6,7 +6,9 @@ public struct JSONObject: Sendable, Hashable, RandomAccessCollection, Expressibl
 {
   /// One member of an object.
   public struct Member: Sendable, Hashable {
+    /// The member name.
     public var key: String
+    /// The member value.
     public var value: JSON
 
     /// Names compare byte for byte, as lookups match them.
@@ -14,14 +16,17 @@ public struct JSONObject: Sendable, Hashable, RandomAccessCollection, Expressibl
       lhs.key.utf8.elementsEqual(rhs.key.utf8) && lhs.value == rhs.value
     }
 
+    /// A member.
     public init(key: String, value: JSON) {
       self.key = key
       self.value = value
     }
   }
 
+  /// The members, in order.
   public private(set) var members: [Member]
 
+  /// An empty object.
   public init() { members = [] }
 
   /// Creates an object from members; a repeated key keeps its first position and last value.

@@ -8,12 +8,14 @@
 /// from ``Field``, checked when the query runs); there is no string literal form, which
 /// could only trap on a bad literal.
 public struct FieldPath: Sendable, Hashable, Comparable, CustomStringConvertible {
+  /// The member names (or array indexes), outermost first.
   public var components: [String]
 
   /// The most components a path may have: as deep as a document may nest by default
   /// (``DocumentLimits/maxNestingDepth``), so no value lies deeper.
   public static let maxComponents = 100
 
+  /// A path of unescaped components, unchecked (use `init(parsing:)` for text).
   public init(components: [String]) { self.components = components }
 
   /// Names compare byte for byte, as member lookups match them.
@@ -67,10 +69,10 @@ public struct FieldPath: Sendable, Hashable, Comparable, CustomStringConvertible
     self.components = components
   }
 
-
   /// The path itself, for selectors inside `$elemMatch` that apply to the element.
   public static let root = FieldPath(components: [])
 
+  /// Whether this is the value itself (no components).
   public var isRoot: Bool { components.isEmpty }
 
   /// This path followed by `other`.

@@ -8,9 +8,12 @@
 public struct FindQuery: Sendable, Hashable {
   /// One sort key.
   public struct SortField: Sendable, Hashable {
+    /// The field to sort by.
     public var path: FieldPath
+    /// Largest first when `true`.
     public var descending: Bool
 
+    /// A sort on one field.
     public init(_ path: FieldPath, descending: Bool = false) {
       self.path = path
       self.descending = descending
@@ -22,9 +25,11 @@ public struct FindQuery: Sendable, Hashable {
       SortField(FieldPath(components: ["$relevance"]), descending: descending)
     }
 
+    /// Whether this sorts by full-text relevance.
     public var isRelevance: Bool { path.components == ["$relevance"] }
   }
 
+  /// Which documents match.
   public var selector: Selector
   /// Sort keys, most significant first; ties are broken by `_id`, in the direction of the
   /// last sort key.
@@ -39,6 +44,7 @@ public struct FindQuery: Sendable, Hashable {
   /// The name of the index the query must use, if any (`use_index`).
   public var useIndex: String?
 
+  /// A query from its parts (see `init(where:…)` for Swift predicates).
   public init(
     selector: Selector = .all, sort: [SortField] = [], fields: [FieldPath]? = nil, skip: Int = 0,
     limit: Int = 0, useIndex: String? = nil

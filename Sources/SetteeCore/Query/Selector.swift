@@ -73,6 +73,7 @@ public indirect enum Condition: Sendable, Hashable {
 public enum JSONType: String, Sendable, Hashable, CaseIterable {
   case null, boolean, number, string, array, object
 
+  /// The type of a JSON value.
   public init(of value: JSON) {
     switch value {
     case .null: self = .null

@@ -154,4 +154,27 @@ struct SwiftAPITests {
     #expect(try await db.check().isHealthy)
     #expect(try await people.changes(since: 0).count == 3)
   }
+
+  /// The DocC articles' examples (TextSearch, Queries), kept compiling and true.
+  @Test func theDocumentationExamplesWork() throws {
+    try people.putAll([
+      ["_id": "a", "name": "ann", "age": 30, "comment": "a doctor"],
+      ["_id": "b", "name": "bo", "age": 10, "comment": "wants to be a nurse"],
+    ])
+    try people.ensureIndexed(
+      ["name", "comment"], name: "comments", type: .text, settings: ["tokenize": "porter"])
+    let hits = try people.find(
+      where: .text("doctor OR nurse") && Field("age") > 20, sort: [.relevance])
+    #expect(hits.map(\.id) == ["a"])
+    let query = try FindQuery(
+      where: Field("age") > 12 && Field("pet.species").in(["cat", "dog"]),
+      sort: [.descending("age")], fields: ["name", "age"], limit: 10)
+    let same = try FindQuery(
+      json: JSONParser.parse(
+        #"""
+        {"selector": {"age": {"$gt": 12}, "pet.species": {"$in": ["cat", "dog"]}},
+         "sort": [{"age": "desc"}], "fields": ["name", "age"], "limit": 10}
+        """#))
+    #expect(query == same)
+  }
 }

@@ -44,10 +44,13 @@ public struct QueryPlan: Sendable {
 
   /// An index that was considered.
   public struct Candidate: Sendable, Hashable {
+    /// The index name.
     public var index: String
+    /// Whether the index can serve the query.
     public var usable: Bool
     /// For a usable index: how many entries its conditions select, counted up to a cap.
     public var estimatedEntries: Int?
+    /// Why it was or was not chosen.
     public var reason: String { why.text }
     var why: Why
   }

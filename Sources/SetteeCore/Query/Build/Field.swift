@@ -12,11 +12,13 @@ public struct Field: Sendable, Hashable, ExpressibleByStringLiteral, CustomStrin
   /// The path as written.
   public var path: String
 
+  /// A field by its dotted path (checked when the query runs).
   public init(_ path: String) {
     self.path = path
     relative = path
   }
 
+  /// A field written as a string literal.
   public init(stringLiteral path: String) { self.init(path) }
 
   /// The value itself, inside ``elementMatch(_:)``, ``allMatch(_:)`` and

@@ -87,10 +87,14 @@ public struct Where: Sendable, Hashable {
 
 /// A sort key for Swift queries: `.ascending("name")`, `.descending("age")`.
 public struct Sort: Sendable, Hashable {
+  /// The field to sort by.
   public var field: Field
+  /// Largest first when `true`.
   public var descending: Bool
 
+  /// Smallest first.
   public static func ascending(_ field: Field) -> Sort { Sort(field: field, descending: false) }
+  /// Largest first.
   public static func descending(_ field: Field) -> Sort { Sort(field: field, descending: true) }
 
   /// Full-text relevance, most relevant first (needs a `$text` predicate).

@@ -103,6 +103,7 @@ public enum Matcher {
 public final class RegexCache: @unchecked Sendable {
   // @unchecked: `expressions` is only touched with `lock` held; NSRegularExpression is
   // immutable and documented as safe to share between threads.
+  /// The cache every query shares.
   public static let shared = RegexCache()
   private var expressions: [String: NSRegularExpression] = [:]
   private let lock = NSLock()
