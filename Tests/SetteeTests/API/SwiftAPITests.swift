@@ -153,6 +153,24 @@ struct SwiftAPITests {
     #expect(try await db.collectionNames() == ["people"])
     #expect(try await db.check().isHealthy)
     #expect(try await people.changes(since: 0).count == 3)
+    let streamed = Locked([String]())
+    try await people.find(query) { document in streamed.mutate { $0.append(document.id) } }
+    #expect(streamed.value == ["a"])
+    let directory = TemporaryDirectory()
+    let file = URL(fileURLWithPath: directory.path("in.ndjson"))
+    try Data("{\"_id\": \"i1\"}\n{\"_id\": \"i2\"}\n".utf8).write(to: file)
+    #expect(try await people.importDocuments(contentsOf: file).documents == 2)
+    try await people.delete(try #require(try await people.get("i1")))
+    #expect(try await people.count() == 2)
+  }
+
+  @Test func storedDocumentsAreDeletedByThemselves() throws {
+    try people.put(["_id": "x"])
+    try people.delete(try #require(try people.get("x")))
+    #expect(try people.get("x") == nil)
+    expectError(.invalidRevision) { try people.delete(Document(id: "y")) }
+    let file = URL(fileURLWithPath: "/no/such/file.ndjson")
+    expectError(.io) { try people.importDocuments(contentsOf: file) }
   }
 
   /// The DocC articles' examples (TextSearch, Queries), kept compiling and true.
