@@ -137,6 +137,11 @@ extension Database {
     try await offload { try self.collectionNames() }
   }
 
+  /// SQLite's integrity check alone, without blocking the caller's thread.
+  public func checkIntegrity() async throws -> [String] {
+    try await offload { try self.checkIntegrity() }
+  }
+
   /// Checks the whole file (``check()``), without blocking the caller's thread.
   public func check() async throws -> CheckReport {
     try await offload { try self.check() }

@@ -69,6 +69,13 @@ extension DocumentCollection {
     try await find(where: predicate, sort: sort, limit: 1).first
   }
 
+  /// The first matching document decoded as `type`, without blocking the caller's thread.
+  public func findOne<T: Decodable & Sendable>(
+    _ type: T.Type, where predicate: Where, sort: [Sort] = []
+  ) async throws -> T? {
+    try await findOne(where: predicate, sort: sort)?.decode(type)
+  }
+
   /// How many documents match, without blocking the caller's thread.
   public func count(where predicate: Where) async throws -> Int {
     try await count(FindQuery(where: predicate))

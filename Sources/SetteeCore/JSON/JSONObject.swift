@@ -76,10 +76,12 @@ public struct JSONObject: Sendable, Hashable, RandomAccessCollection, Expressibl
     return members.remove(at: index).value
   }
 
-  /// Inserts a member at a position; the key must not be present yet.
+  /// Inserts a member at a position (clamped to the members' range); a member already
+  /// named `key` is removed first, so the object never holds a name twice.
   public mutating func insert(_ value: JSON, forKey key: String, at position: Int) {
-    precondition(self[key] == nil, "duplicate key \(key)")
-    members.insert(Member(key: key, value: value), at: position)
+    removeValue(forKey: key)
+    members.insert(
+      Member(key: key, value: value), at: Swift.min(Swift.max(position, 0), members.count))
   }
 }
 

@@ -32,6 +32,12 @@ struct SwiftAPITests {
     #expect(json[path: #"a\.b"#] == 1)
     #expect(json[path: "tags.5"] == nil && json[path: "pet.species.x"] == nil)
     #expect(json[path: ""] == nil)
+    // Inserting never traps: a name already there moves, a position out of range clamps.
+    var object: JSONObject = ["a": 1, "b": 2]
+    object.insert(3, forKey: "b", at: 0)
+    object.insert(4, forKey: "c", at: 99)
+    object.insert(5, forKey: "d", at: -1)
+    #expect(object.keys == ["d", "b", "a", "c"] && object["b"] == 3)
   }
 
   @Test func upsertsWithoutARevision() throws {
