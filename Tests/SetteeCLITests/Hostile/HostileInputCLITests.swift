@@ -11,6 +11,9 @@ import Testing
 struct HostileInputCLITests {
   /// The database every case starts from, and its fingerprint.
   final class Template: Sendable {
+    // Written once, before any test reads the template, and read only at exit.
+    nonisolated(unsafe) static var leftover: URL?
+
     let directory = TemporaryDirectory()
     let path: String
     let fingerprint: String
@@ -30,6 +33,9 @@ struct HostileInputCLITests {
         try people.putAll(documents)
         try people.ensureIndexed(["n"], name: "byN")
         fingerprint = try HostileInputCLITests.fingerprint(path)
+        // Statics are never deinitialized, so the directory goes when the process exits.
+        Template.leftover = directory.url
+        atexit { if let url = Template.leftover { try? FileManager.default.removeItem(at: url) } }
       } catch {
         fatalError("cannot build the template database: \(error)")
       }
