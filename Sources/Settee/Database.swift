@@ -54,14 +54,14 @@ public final class Database: Sendable {
         path, configuration: Database.grdbConfiguration(configuration))
       try DatabaseFile.checkMigrated(writer, path: path)
     } else {
-      writer = try Database.wrapping("cannot open database at \(path)") {
+      writer = try SetteeError.wrapping("cannot open database at \(path)") {
         try DatabasePool(path: path, configuration: Database.grdbConfiguration(configuration))
       }
       try migrate()
       // GRDB sets `synchronous = NORMAL` on the writer when it turns WAL on, after
       // `prepareDatabase` ran: the configured level is set again here.
       let level = configuration.synchronousLevel
-      try Database.wrapping("cannot configure database at \(path)") {
+      try SetteeError.wrapping("cannot configure database at \(path)") {
         try writer.writeWithoutTransaction { db in
           try db.execute(sql: "PRAGMA synchronous = \(level)")
         }
@@ -73,7 +73,7 @@ public final class Database: Sendable {
   public init(inMemoryWith configuration: Configuration = Configuration()) throws {
     self.path = nil
     self.configuration = configuration
-    writer = try Database.wrapping("cannot create an in-memory database") {
+    writer = try SetteeError.wrapping("cannot create an in-memory database") {
       try DatabaseQueue(configuration: Database.grdbConfiguration(configuration))
     }
     try migrate()
@@ -90,7 +90,7 @@ public final class Database: Sendable {
   }
 
   private func migrate() throws {
-    try Database.wrapping("cannot prepare the database schema") {
+    try SetteeError.wrapping("cannot prepare the database schema") {
       try Schema.migrator.migrate(writer)
     }
   }
@@ -186,9 +186,6 @@ extension Database {
     }
   }
 
-  static func wrapping<T>(_ context: String, _ body: () throws -> T) throws -> T {
-    do { return try body() } catch { throw SetteeError.from(error, context) }
-  }
 }
 
 extension SetteeError {

@@ -45,7 +45,7 @@ enum DatabaseFile {
     var probeConfiguration = configuration
     probeConfiguration.readOnly = true
     probeConfiguration.maximumReaderCount = 1
-    let tables = try Database.wrapping("cannot read database at \(path)") {
+    let tables = try SetteeError.wrapping("cannot read database at \(path)") {
       let probe = try openReadOnly(
         path, configuration: Database.grdbConfiguration(probeConfiguration), queue: true)
       return try probe.read { db in
@@ -97,7 +97,7 @@ enum DatabaseFile {
   /// Throws unless every migration of ``Schema`` has run on the file (a read-only open
   /// cannot run them).
   static func checkMigrated(_ writer: any DatabaseWriter, path: String) throws {
-    let migrated = try Database.wrapping("cannot read database at \(path)") {
+    let migrated = try SetteeError.wrapping("cannot read database at \(path)") {
       try writer.read { db in try Schema.migrator.hasCompletedMigrations(db) }
     }
     guard migrated else {
