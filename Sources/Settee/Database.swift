@@ -185,7 +185,6 @@ extension Database {
       throw SetteeError.from(error, context, busyTimeout: configuration.busyTimeout)
     }
   }
-
 }
 
 extension SetteeError {

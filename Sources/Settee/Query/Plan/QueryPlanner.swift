@@ -311,11 +311,7 @@ enum QueryPlanner {
     _ plan: QueryPlan, _ query: FindQuery, _ choice: Choice, collectionID: Int64,
     reason: BeyondSQL
   ) -> QueryPlan {
-    var unsorted = query
-    unsorted.selector = .all
-    unsorted.sort = []
-    unsorted.skip = 0
-    unsorted.limit = 0
+    let unsorted = everyCandidate(query)
     var bare = choice
     bare.orderedBy = nil
     // The selector is `{}` here, which always compiles.
@@ -329,16 +325,23 @@ enum QueryPlanner {
     return fallback
   }
 
-  /// The plan for a selector the SQL path cannot check (``BeyondSQL``): every document of
-  /// the collection is read, and the matcher filters, sorts and pages them in Swift.
-  static func swiftFilteredScan(_ query: FindQuery, collectionID: Int64, reason: BeyondSQL)
-    throws -> QueryPlan
-  {
+  /// The query with no selector, sort, skip or limit: what a plan filtered in Swift reads
+  /// (the matcher then filters, sorts and pages in Swift).
+  static func everyCandidate(_ query: FindQuery) -> FindQuery {
     var unsorted = query
     unsorted.selector = .all
     unsorted.sort = []
     unsorted.skip = 0
     unsorted.limit = 0
+    return unsorted
+  }
+
+  /// The plan for a selector the SQL path cannot check (``BeyondSQL``): every document of
+  /// the collection is read, and the matcher filters, sorts and pages them in Swift.
+  static func swiftFilteredScan(_ query: FindQuery, collectionID: Int64, reason: BeyondSQL)
+    throws -> QueryPlan
+  {
+    let unsorted = everyCandidate(query)
     let choice = Choice(access: .scan)
     var plan = QueryPlan(
       indexes: [], sortedByIndex: false, candidates: [],
