@@ -53,8 +53,8 @@ extension DocumentCollection {
       return
     }
     try DocumentReader.namingDamagedBodies(db, cid: cid) {
-      var (plan, statement) = try prepare(query, cid: cid, catalog: database.indexCatalog, db: db)
-      if freshStatement { statement = try db.makeStatement(sql: plan.statement.text) }
+      let (plan, statement) = try prepare(
+        query, cid: cid, catalog: database.indexCatalog, db: db, freshStatement: freshStatement)
       try run(plan, statement, query: query, body)
     }
   }
@@ -150,10 +150,15 @@ extension DocumentCollection {
     try prepare(query, cid: cid, catalog: catalog, db: db).plan
   }
 
-  /// The plan and its prepared statement (from the connection's statement cache).
+  /// The plan and its prepared statement: from the connection's statement cache, or one of
+  /// its own with `freshStatement` (see ``find(_:collection:in:db:freshStatement:_:)``).
   static func prepare(
-    _ query: FindQuery, cid: Int64, catalog: IndexCatalog, db: SQLConnection
+    _ query: FindQuery, cid: Int64, catalog: IndexCatalog, db: SQLConnection,
+    freshStatement: Bool = false
   ) throws -> (plan: QueryPlan, statement: Statement) {
+    func statement(_ sql: String) throws -> Statement {
+      freshStatement ? try db.makeStatement(sql: sql) : try db.cachedStatement(sql: sql)
+    }
     let plan: QueryPlan
     do {
       let state = try catalog.state(db, cid: cid)
@@ -169,10 +174,10 @@ extension DocumentCollection {
     } catch let reason as BeyondSQL {
       try checkSwiftFilterable(query, reason)
       let fallback = try QueryPlanner.swiftFilteredScan(query, collectionID: cid, reason: reason)
-      return (fallback, try db.cachedStatement(sql: fallback.statement.text))
+      return (fallback, try statement(fallback.statement.text))
     }
     do {
-      return (plan, try db.cachedStatement(sql: plan.statement.text))
+      return (plan, try statement(plan.statement.text))
     } catch let error as DatabaseError where BeyondSQL.isSizeLimit(error) {
       let reason = BeyondSQL.sqliteLimit(error.message ?? "\(error.resultCode)")
       try checkSwiftFilterable(query, reason)
@@ -181,10 +186,10 @@ extension DocumentCollection {
       let fallback = QueryPlanner.swiftFiltered(
         plan, query, plan.choice, collectionID: cid, reason: reason)
       do {
-        return (fallback, try db.cachedStatement(sql: fallback.statement.text))
+        return (fallback, try statement(fallback.statement.text))
       } catch let error as DatabaseError where BeyondSQL.isSizeLimit(error) {
         let scan = try QueryPlanner.swiftFilteredScan(query, collectionID: cid, reason: reason)
-        return (scan, try db.cachedStatement(sql: scan.statement.text))
+        return (scan, try statement(scan.statement.text))
       }
     }
   }
