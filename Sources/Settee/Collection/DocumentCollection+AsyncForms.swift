@@ -122,6 +122,20 @@ extension DocumentCollection {
     try await database.offload { try self.deleteIndex(named: name) }
   }
 
+  /// Streams the matching documents to `body`, from one snapshot, without blocking the
+  /// caller's thread (`body` runs on a dispatch thread).
+  public func find(_ query: FindQuery, _ body: @escaping @Sendable (Document) throws -> Void)
+    async throws
+  {
+    try await database.offload { try self.find(query, body) }
+  }
+
+  /// Deletes a stored document without blocking the caller's thread.
+  @discardableResult
+  public func delete(_ document: Document) async throws -> WriteResult {
+    try await database.offload { try self.delete(document) }
+  }
+
   /// Every live document as NDJSON chunks, without blocking the caller's thread.
   @discardableResult
   public func exportDocuments(_ output: @escaping @Sendable ([UInt8]) throws -> Void)

@@ -80,6 +80,21 @@ public struct DocumentCollection: Sendable {
     try delete(id, rev: RevisionID(parsing: rev))
   }
 
+  /// Deletes a stored document by its id and revision.
+  ///
+  /// - Throws: ``SetteeError`` with code `invalidRevision` for a document without one (not
+  ///   read from the database), and as ``delete(_:rev:)-(_,RevisionID)``.
+  @discardableResult
+  public func delete(_ document: Document) throws -> WriteResult {
+    guard let rev = document.rev else {
+      throw SetteeError(
+        .invalidRevision,
+        "document \(quoted(document.id)) has no revision: delete a document read from the collection",
+        documentID: document.id)
+    }
+    return try delete(document.id, rev: rev)
+  }
+
   func write(_ documents: [Document], mode: WriteMode) throws -> [WriteResult] {
     try database.write(writeOperation(documents, mode: mode))
   }

@@ -129,7 +129,7 @@ extension DocumentCollection {
     }
     defer { try? handle.close() }
     let limits = database.configuration.limits
-    var reader = JSONRecordReader(maxRecordBytes: limits.maxDocumentBytes * 4 + 4096) {
+    var reader = JSONRecordReader(maxRecordBytes: limits.maxRecordBytes) {
       do {
         let chunk = try handle.read(upToCount: 1 << 20)
         return chunk.map { [UInt8]($0) }
@@ -146,34 +146,5 @@ extension DocumentCollection {
     -> ImportSummary
   {
     try await database.offload { try self.importDocuments(contentsOf: url, batchSize: batchSize) }
-  }
-
-  /// Streams the matching documents to `body`, from one snapshot, without blocking the
-  /// caller's thread (`body` runs on a dispatch thread).
-  public func find(_ query: FindQuery, _ body: @escaping @Sendable (Document) throws -> Void)
-    async throws
-  {
-    try await database.offload { try self.find(query, body) }
-  }
-
-  /// Deletes a stored document by its id and revision.
-  ///
-  /// - Throws: ``SetteeError`` with code `invalidRevision` for a document without one (not
-  ///   read from the database), and as ``delete(_:rev:)-(_,RevisionID)``.
-  @discardableResult
-  public func delete(_ document: Document) throws -> WriteResult {
-    guard let rev = document.rev else {
-      throw SetteeError(
-        .invalidRevision,
-        "document \(quoted(document.id)) has no revision: delete a document read from the collection",
-        documentID: document.id)
-    }
-    return try delete(document.id, rev: rev)
-  }
-
-  /// Deletes a stored document without blocking the caller's thread.
-  @discardableResult
-  public func delete(_ document: Document) async throws -> WriteResult {
-    try await database.offload { try self.delete(document) }
   }
 }
