@@ -33,6 +33,6 @@ extension Database {
     }
 
     /// The `PRAGMA synchronous` level for ``fullSync``.
-    var synchronousLevel: String { fullSync ? "FULL" : "NORMAL" }
+    package var synchronousLevel: String { fullSync ? "FULL" : "NORMAL" }
   }
 }

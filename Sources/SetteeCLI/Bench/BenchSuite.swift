@@ -40,7 +40,7 @@ struct BenchSuite {
     pool = try DatabasePool(path: path)
     // The baseline commits as durably as Settee does (Configuration.fullSync): GRDB's WAL
     // set-up leaves its writer at NORMAL, which skips the fsync a FULL commit makes.
-    let level = database.configuration.fullSync ? "FULL" : "NORMAL"
+    let level = database.configuration.synchronousLevel
     try pool.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA synchronous = \(level)") }
     people = data.people(documents)
   }

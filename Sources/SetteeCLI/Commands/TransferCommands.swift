@@ -26,7 +26,7 @@ struct ImportCommand: ParsableCommand {
     let collection = try options.openCollection(readOnly: false)
     let input = try InputFile(path: file)
     let limits = collection.database.configuration.limits
-    var reader = JSONRecordReader(maxRecordBytes: limits.maxDocumentBytes * 4 + 4096) {
+    var reader = JSONRecordReader(maxRecordBytes: limits.maxRecordBytes) {
       try input.read()
     }
     let bar = (!quiet && Console.stderrIsTerminal) ? ProgressBar(total: input.size) : nil

@@ -12,6 +12,10 @@ public struct DocumentLimits: Sendable, Hashable {
     self.maxNestingDepth = maxNestingDepth
   }
 
+  /// The largest record an import reads before it gives up on it: a body at the limit
+  /// may grow when written with escapes and the `_id` and `_rev` an export adds.
+  public var maxRecordBytes: Int { maxDocumentBytes * 4 + 4096 }
+
   /// 8 MiB and 100 levels.
   public static let `default` = DocumentLimits()
 }
