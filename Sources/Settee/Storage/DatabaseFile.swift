@@ -42,12 +42,12 @@ enum DatabaseFile {
           "\(path) is not a Settee database: it is not a SQLite file; Settee left it untouched")
       }
     }
-    var probeConfiguration = configuration
-    probeConfiguration.readOnly = true
-    probeConfiguration.maximumReaderCount = 1
+    // A bare read-only connection: the look needs none of Settee's SQL functions or pragmas.
+    var probeConfiguration = GRDB.Configuration()
+    probeConfiguration.readonly = true
+    probeConfiguration.busyMode = .timeout(configuration.busyTimeout)
     let tables = try SetteeError.wrapping("cannot read database at \(path)") {
-      let probe = try openReadOnly(
-        path, configuration: Database.grdbConfiguration(probeConfiguration), queue: true)
+      let probe = try openReadOnly(path, configuration: probeConfiguration, queue: true)
       return try probe.read { db in
         try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table'")
       }
