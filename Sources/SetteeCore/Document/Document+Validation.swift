@@ -146,7 +146,7 @@ extension Document {
       let location = ([path] + reversedPath.reversed()).joined(separator: ".")
       throw SetteeError(
         .invalidDocument,
-        "field name \(Names.quoted(name)) at \(location) contains U+0000, which names may not hold"
+        "field name \(quoted(name)) at \(location) contains U+0000, which names may not hold"
       )
     }
   }

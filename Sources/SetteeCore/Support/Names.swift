@@ -13,9 +13,6 @@ package enum Names {
     name.utf8.contains(0)
   }
 
-  /// `name` as a JSON string literal, for messages.
-  package static func quoted(_ name: String) -> String { JSONWriter.string(.string(name)) }
-
   /// Throws `code` with a message saying what kind of name holds U+0000.
   package static func refuseNUL(
     _ name: String, kind: String, code: SetteeError.Code, documentID: String? = nil
