@@ -163,21 +163,14 @@ struct DocumentWriter {
 
   /// Whether JSON text holds `\u0000`, the only way JSONWriter prints U+0000.
   static func printsNUL(_ body: [UInt8]) -> Bool {
-    let pattern = Array("\\u0000".utf8)
-    guard body.count >= pattern.count else { return false }
-    var index = 0
-    let last = body.count - pattern.count
-    while index <= last {
-      if body[index] == UInt8(ascii: "\\"), body[index + 1] == UInt8(ascii: "u"),
-        body[index + 2] == UInt8(ascii: "0"), body[index + 3] == UInt8(ascii: "0"),
-        body[index + 4] == UInt8(ascii: "0"), body[index + 5] == UInt8(ascii: "0")
-      {
-        return true
-      }
-      index += 1
+    guard body.count >= nulEscape.count else { return false }
+    for index in 0...(body.count - nulEscape.count) where body[index] == nulEscape[0] {
+      if body[index..<index + nulEscape.count].elementsEqual(nulEscape) { return true }
     }
     return false
   }
+
+  private static let nulEscape = Array(#"\u0000"#.utf8)
 
   private func stored(_ document: Document, _ rev: RevisionID) -> Document {
     var stored = document
