@@ -45,6 +45,15 @@ struct CLITests {
     #expect(try settee("export", "--collection", "again").stdoutBytes == first.stdoutBytes)
   }
 
+  @Test func putUpsertReplacesWithoutARevision() throws {
+    #expect(try settee("put", "--upsert", #"{"_id":"u","v":1}"#).status == 0)
+    #expect(try settee("put", #"{"_id":"u","v":2}"#).status == 1)  // put still needs _rev
+    let replaced = try settee("put", "--upsert", #"{"_id":"u","v":3}"#)
+    #expect(replaced.status == 0 && replaced.stdout.contains(#""rev":"2-"#))
+    #expect(try settee("get", "u").stdout.contains(#""v":3"#))
+    #expect(try errorJSON(settee("put", "--upsert", #"{"_id":""}"#))["error"] == "illegal_docid")
+  }
+
   @Test func putGetDeleteSpeakCouchDBShapes() throws {
     let put = try settee("put", #"{"_id":"mike","name":"mike","age":12}"#)
     #expect(put.status == 0)

@@ -32,20 +32,23 @@ struct PutCommand: ParsableCommand {
     commandName: "put",
     abstract: "Create or update a document.",
     discussion:
-      "Updating an existing document needs its current \"_rev\"; a document without \"_id\" gets a new one. Prints {\"ok\":true,\"id\":…,\"rev\":…}."
+      "Updating an existing document needs its current \"_rev\" (or --upsert); a document without \"_id\" gets a new one. Prints {\"ok\":true,\"id\":…,\"rev\":…}."
   )
 
   @OptionGroup var local: GlobalOptions
   @ParentCommand var root: SetteeCommand
   var options: GlobalOptions { local.merged(with: root.options) }
   @Argument(help: "The document as JSON, or - to read it from standard input.") var json: String
+  @Flag(help: "Create or replace whatever revision is current, without naming one (an upsert).")
+  var upsert = false
 
   func run() throws {
     // The input is checked before the database is opened: bad input touches no file.
     let limits = Database.Configuration().limits
     let value = try parseJSONArgument(json, maxDepth: limits.maxNestingDepth)
     let document = try Document(validating: value, limits: limits)
-    let result = try options.openCollection(readOnly: false).put(document)
+    let collection = try options.openCollection(readOnly: false)
+    let result = try upsert ? collection.upsert(document.json) : collection.put(document)
     Console.outJSON(result.couchJSON)
   }
 }
