@@ -156,7 +156,7 @@ extension Database {
     try await offload { try self.checkIntegrity() }
   }
 
-  /// Checks the whole file (``check()``), without blocking the caller's thread.
+  /// Checks the whole file (``check()-854zx``), without blocking the caller's thread.
   public func check() async throws -> CheckReport {
     try await offload { try self.check() }
   }

@@ -18,7 +18,7 @@ extension DocumentCollection {
   }
 
   /// Creates or replaces a document from an `Encodable` value without naming a revision
-  /// (see ``upsert(_:)``); `id`, when given, sets `_id`.
+  /// (see ``upsert(_:)-9yoft``); `id`, when given, sets `_id`.
   @discardableResult
   public func upsert(
     _ value: some Encodable, id: String? = nil, encoder: JSONEncoder = JSONEncoder()
@@ -30,7 +30,7 @@ extension DocumentCollection {
   /// (a `Codable` type that mirrors documents holds both, `_rev` as a `String`).
   ///
   /// - Throws: ``SetteeError`` with code `invalidDocument` when the value has no `_id` or
-  ///   `_rev`, and as ``delete(_:rev:)-(_,RevisionID)``.
+  ///   `_rev`, and as ``delete(_:rev:)-4mi6e``.
   @discardableResult
   public func delete(_ value: some Encodable, encoder: JSONEncoder = JSONEncoder()) throws
     -> WriteResult

@@ -63,8 +63,10 @@ extension DocumentCollection {
   ///
   /// - Parameters:
   ///   - selector: a selector object, such as `["pet.species": "cat"]`.
-  ///   - sort: `[["name": "asc"], ["age": "desc"]]` or plain field names.
+  ///   - skip: how many results to leave out first.
+  ///   - limit: the most results to return; `0` for all.
   ///   - fields: the fields to return (with `_id` and `_rev`); `nil` for whole documents.
+  ///   - sort: `[["name": "asc"], ["age": "desc"]]` or plain field names.
   public func find(
     _ selector: JSONObject, skip: Int = 0, limit: Int = 0, fields: [String]? = nil,
     sort: [JSON]? = nil

@@ -19,7 +19,7 @@ extension DocumentCollection {
 
   /// The matching documents decoded as `type`.
   ///
-  /// - Throws: as ``find(where:sort:fields:skip:limit:)``, and `invalidDocument` for a
+  /// - Throws: as ``find(where:sort:fields:skip:limit:)-94ad7``, and `invalidDocument` for a
   ///   document that does not decode.
   public func find<T: Decodable>(
     _ type: T.Type, where predicate: Where, sort: [Sort] = [], skip: Int = 0, limit: Int = 0

@@ -74,7 +74,7 @@ public struct DocumentCollection: Sendable {
   /// Deletes a document given its revision as text (as a `Codable` type holds `_rev`).
   ///
   /// - Throws: ``SetteeError`` with code `invalidRevision` when `rev` is not a revision,
-  ///   and as ``delete(_:rev:)-(_,RevisionID)``.
+  ///   and as ``delete(_:rev:)-4mi6e``.
   @discardableResult
   public func delete(_ id: String, rev: String) throws -> WriteResult {
     try delete(id, rev: RevisionID(parsing: rev))
@@ -83,7 +83,7 @@ public struct DocumentCollection: Sendable {
   /// Deletes a stored document by its id and revision.
   ///
   /// - Throws: ``SetteeError`` with code `invalidRevision` for a document without one (not
-  ///   read from the database), and as ``delete(_:rev:)-(_,RevisionID)``.
+  ///   read from the database), and as ``delete(_:rev:)-4mi6e``.
   @discardableResult
   public func delete(_ document: Document) throws -> WriteResult {
     guard let rev = document.rev else {
@@ -162,7 +162,9 @@ public struct DocumentCollection: Sendable {
   /// The changes feed: the latest change of each document whose sequence number is above
   /// `since`, in sequence order (CouchDB's `_changes`).
   ///
-  /// - Parameter limit: the most entries to return; `nil` for all.
+  /// - Parameters:
+  ///   - since: a sequence number from an earlier change; `0` for all changes.
+  ///   - limit: the most entries to return; `nil` for all.
   public func changes(since: Int64 = 0, limit: Int? = nil) throws -> [Change] {
     try database.read(changesOperation(since: since, limit: limit))
   }

@@ -27,12 +27,13 @@ public struct ImportProgress: Sendable, Hashable {
 extension DocumentCollection {
   /// Imports a stream of JSON records (a JSON array or NDJSON) as documents.
   ///
-  /// Records follow ``put(_:)-(JSONObject)``'s rules, except that a `_rev` on a document
+  /// Records follow ``put(_:)-4hucy``'s rules, except that a `_rev` on a document
   /// the collection does not hold is kept as given (CouchDB replication's rule), so that
-  /// the output of ``exportDocuments(_:)`` imports back unchanged. The input is streamed;
+  /// the output of ``exportDocuments(_:)-50qgv`` imports back unchanged. The input is streamed;
   /// memory stays bounded whatever its size.
   ///
   /// - Parameters:
+  ///   - reader: the records, read as the import goes.
   ///   - batchSize: `nil` (the default) imports everything in one transaction: all or
   ///     nothing. A number commits every that many documents, so a failure keeps the
   ///     batches before it.

@@ -2,7 +2,7 @@ import Foundation
 import GRDB
 import SetteeCore
 
-/// What ``Database/check()`` found.
+/// What ``Database/check()-854zx`` found.
 public struct CheckReport: Sendable, Hashable {
   /// One problem: where it is and what it is.
   public struct Problem: Sendable, Hashable {

@@ -56,7 +56,7 @@ struct DemoCommand: ParsableCommand {
     }
 
     section("Delete leaves a tombstone; the revision history stays")
-    let deleted = try people.delete("fred23", rev: try people.get("fred23")!.rev!)
+    let deleted = try people.delete(try people.get("fred23")!)
     show("delete fred23 ->", ["ok": true, "rev": .string(deleted.rev.description)])
     show("get fred23 ->", try people.get("fred23").map { .object($0.json) } ?? .null)
     for revision in try people.revisions(of: "fred23") {

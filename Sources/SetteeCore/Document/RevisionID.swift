@@ -86,7 +86,10 @@ public struct RevisionID: Sendable, Hashable, Comparable, CustomStringConvertibl
 
   /// The revision that an edit of `parent` (or a new document when `nil`) produces.
   ///
-  /// - Parameter body: the canonical JSON bytes of the new body.
+  /// - Parameters:
+  ///   - parent: the revision edited; `nil` for a new document.
+  ///   - deleted: whether the new revision is a deletion.
+  ///   - body: the canonical JSON bytes of the new body.
   public static func next(after parent: RevisionID?, deleted: Bool, body: [UInt8]) -> RevisionID {
     var hasher = Insecure.MD5()
     if let parent { hasher.update(data: Array(parent.description.utf8)) }

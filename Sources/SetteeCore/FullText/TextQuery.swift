@@ -6,7 +6,10 @@
 /// document id). Terms are normalized as indexed text is (``TextNormalizer``), operators
 /// are kept, and field names become the table's column names.
 public enum TextQuery {
+  /// The FTS `MATCH` expression for a `$text` search.
+  ///
   /// - Parameters:
+  ///   - search: the search as the user wrote it.
   ///   - columns: maps a field name as users write it (`comment`, `pet.species`, `_id`) to
   ///     its column in the FTS table.
   /// - Throws: ``SetteeError`` (`invalidQuery`) naming `$text` for an empty query,

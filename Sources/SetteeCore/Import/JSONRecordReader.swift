@@ -17,7 +17,12 @@ public struct JSONRecordReader {
   }
 
   /// How the input holds its records.
-  public enum Format: Sendable { case ndjson, array }
+  public enum Format: Sendable {
+    /// One JSON value per line (blank lines skipped).
+    case ndjson
+    /// One JSON array whose elements are the records.
+    case array
+  }
 
   private let readChunk: () throws -> [UInt8]?
   private let maxRecordBytes: Int
@@ -33,6 +38,8 @@ public struct JSONRecordReader {
   /// How many bytes have been consumed so far (for progress).
   public private(set) var bytesConsumed = 0
 
+  /// A reader over input that arrives in chunks (a file, standard input, a network body).
+  ///
   /// - Parameters:
   ///   - maxRecordBytes: a longer record is an error, so that one bad line cannot fill memory.
   ///   - readChunk: returns the next bytes of the input, or `nil` (or empty) at its end.

@@ -6,12 +6,19 @@
 /// Equality is structural: `.int(1) != .double(1)` and member order matters. Query
 /// semantics (where `1 == 1.0`) use ``JSONCollation`` instead.
 public enum JSON: Sendable, Hashable {
+  /// `null`.
   case null
+  /// `true` or `false`.
   case bool(Bool)
+  /// A number written without fraction or exponent that fits in 64 bits.
   case int(Int64)
+  /// Any other number.
   case double(Double)
+  /// A string.
   case string(String)
+  /// An array.
   case array([JSON])
+  /// An object, its members in written order.
   case object(JSONObject)
 }
 

@@ -7,8 +7,11 @@
 public indirect enum Selector: Sendable, Hashable {
   /// `{}`: every document.
   case all
+  /// `$and`: every selector matches.
   case and([Selector])
+  /// `$or`: at least one selector matches.
   case or([Selector])
+  /// `$not`: the selector does not match (the complement of its set).
   case not(Selector)
   /// A condition on the values at a path. Inside `$elemMatch`/`$allMatch`/`$keyMapMatch`
   /// the path may be ``FieldPath/root``: the element (or key) itself.
@@ -19,13 +22,19 @@ public indirect enum Selector: Sendable, Hashable {
 
 /// One positive condition on a field's value.
 public indirect enum Condition: Sendable, Hashable {
+  /// `$eq`: equal to the value (an array field also matches an equal element).
   case equal(JSON)
+  /// `$lt`: before the value in its type's order (SPEC section 2).
   case lessThan(JSON)
+  /// `$lte`: before or equal to the value.
   case lessThanOrEqual(JSON)
+  /// `$gt`: after the value in its type's order.
   case greaterThan(JSON)
+  /// `$gte`: after or equal to the value.
   case greaterThanOrEqual(JSON)
   /// `$exists: true`: the path leads to a value (`null` included).
   case exists
+  /// `$type`: a value of this JSON type.
   case type(JSONType)
   /// `$in`: equal to one of the values.
   case `in`([JSON])
@@ -71,7 +80,18 @@ public indirect enum Condition: Sendable, Hashable {
 
 /// The JSON types `$type` knows.
 public enum JSONType: String, Sendable, Hashable, CaseIterable {
-  case null, boolean, number, string, array, object
+  /// `null`.
+  case null
+  /// `true` or `false`.
+  case boolean
+  /// Any number, integer or not.
+  case number
+  /// A string.
+  case string
+  /// An array.
+  case array
+  /// An object.
+  case object
 
   /// The type of a JSON value.
   public init(of value: JSON) {

@@ -102,6 +102,33 @@ struct WhereBuilderTests {
         == SelectorParser.parse(JSONParser.parse(#"{"tags": {"$elemMatch": {"$eq": "a"}}}"#)))
   }
 
+  struct Pet: Codable {
+    var species: String
+    var dotted: String
+    enum CodingKeys: String, CodingKey {
+      case species
+      case dotted = "a.b"
+    }
+  }
+  struct Person: Codable {
+    var pet: Pet
+    enum CodingKeys: String, CodingKey { case pet = "animal" }
+  }
+
+  /// Coding keys name fields by their encoded names, nested level by level; a key holding
+  /// a dot names one member.
+  @Test func codingKeysNameFieldsAsTheyAreEncoded() throws {
+    let species = Field(Person.CodingKeys.pet, Pet.CodingKeys.species)
+    #expect(species.path == "animal.species")
+    #expect(
+      try (species == "cat").selector()
+        == SelectorParser.parse(JSONParser.parse(#"{"animal": {"species": "cat"}}"#)))
+    let dotted = Field(Person.CodingKeys.pet, Pet.CodingKeys.dotted)
+    #expect(
+      try (dotted == 1).selector()
+        == .condition(FieldPath(components: ["animal", "a.b"]), .equal(1)))
+  }
+
   /// Bad paths and arguments are thrown errors naming them, never traps.
   @Test(arguments: ["a..b", "", "$x", "a.$b"])
   func badPathsAreThrownErrors(_ path: String) throws {

@@ -18,6 +18,23 @@ public struct Field: Sendable, Hashable, ExpressibleByStringLiteral, CustomStrin
     relative = path
   }
 
+  /// A field named by a `Codable` type's coding keys, one key per level of nesting, so that
+  /// the compiler checks the names and a renamed key renames the query:
+  ///
+  /// ```swift
+  /// struct Person: Codable {
+  ///   var name: String
+  ///   var pet: Pet
+  ///   enum CodingKeys: String, CodingKey { case name, pet }
+  /// }
+  /// let cats = Field(Person.CodingKeys.pet, Pet.CodingKeys.species) == "cat"
+  /// ```
+  ///
+  /// A key holding `.` or `\` names that member (it is escaped), not a path.
+  public init(_ key: any CodingKey, _ nested: any CodingKey...) {
+    self.init(([key] + nested).map { FieldPath.escape($0.stringValue) }.joined(separator: "."))
+  }
+
   /// A field written as a string literal.
   public init(stringLiteral path: String) { self.init(path) }
 
