@@ -15,9 +15,15 @@ let package = Package(
     .package(url: "https://github.com/apple/swift-crypto", from: "3.12.0"),
   ],
   targets: [
+    // ICU's collator, for view keys in CouchDB's order (Unicode Collation Algorithm): the
+    // system's libicu (Debian/Ubuntu: libicu-dev), as CouchDB itself uses.
+    .target(
+      name: "CSetteeICU",
+      linkerSettings: [.linkedLibrary("icui18n"), .linkedLibrary("icuuc")]
+    ),
     .target(
       name: "SetteeCore",
-      dependencies: [.product(name: "Crypto", package: "swift-crypto")]
+      dependencies: ["CSetteeICU", .product(name: "Crypto", package: "swift-crypto")]
     ),
     .target(
       name: "Settee",

@@ -68,14 +68,14 @@ public enum CollationKey {
     }
   }
 
-  static func appendNumber(double: Double, to output: inout [UInt8]) {
-    appendDoubleBits(double, to: &output)
+  static func appendNumber(double: Double, tag: UInt8 = 0x04, to output: inout [UInt8]) {
+    appendDoubleBits(double, tag: tag, to: &output)
     output.append(0x80)
   }
 
-  static func appendNumber(integer: Int64, to output: inout [UInt8]) {
+  static func appendNumber(integer: Int64, tag: UInt8 = 0x04, to output: inout [UInt8]) {
     let double = Double(integer)
-    appendDoubleBits(double, to: &output)
+    appendDoubleBits(double, tag: tag, to: &output)
     // Integers beyond 2^53 may round; the exact difference orders them among themselves.
     let delta = Int128(integer) - Int128(double)
     if delta == 0 {
@@ -86,8 +86,8 @@ public enum CollationKey {
     }
   }
 
-  static func appendDoubleBits(_ double: Double, to output: inout [UInt8]) {
-    output.append(0x04)
+  static func appendDoubleBits(_ double: Double, tag: UInt8, to output: inout [UInt8]) {
+    output.append(tag)
     let normalized = double == 0 ? 0.0 : double  // -0.0 and 0.0 are equal
     let bits = normalized.bitPattern
     appendBigEndian(bits & (1 << 63) != 0 ? ~bits : bits | (1 << 63), to: &output)

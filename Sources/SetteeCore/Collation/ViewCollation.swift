@@ -1,0 +1,199 @@
+import CSetteeICU
+
+/// The orders of view keys, as CouchDB has them (SPEC section 4), each written as binary
+/// sort keys whose byte order (`memcmp`, SQLite's BLOB order) is the collation, so that a
+/// B-tree keeps view rows in order with no comparison callback.
+///
+/// - ``unicode`` (the default, CouchDB's): `null < false < true < numbers < strings <
+///   arrays < objects`; strings by the Unicode Collation Algorithm with ICU's root
+///   collation (`a < A < aa < b < B < ba`, accents after base letters, spaces and
+///   punctuation before digits before letters, canonically equivalent strings equal);
+///   arrays element by element, a shorter prefix first; objects member by member (name,
+///   then value) in stored order.
+/// - ``raw``: CouchDB's `"collation": "raw"` (Erlang's term order): `numbers < false <
+///   null < true < objects < arrays < strings`, strings by code point.
+///
+/// Numbers compare by value in both (`1` and `1.0` are equal keys).
+public enum ViewCollation: String, Sendable, Hashable, CaseIterable {
+  /// CouchDB's default order, strings by the Unicode Collation Algorithm.
+  case unicode
+  /// CouchDB's raw order, strings by code point.
+  case raw
+
+  /// The binary sort key of `value`.
+  ///
+  /// - Throws: ``SetteeError`` with code `storage` when ICU's collator cannot be opened
+  ///   (its data missing from the system).
+  public func key(_ value: JSON) throws -> [UInt8] {
+    var output: [UInt8] = []
+    output.reserveCapacity(24)
+    try append(value, to: &output)
+    return output
+  }
+
+  /// Appends the binary sort key of `value` to `output`.
+  public func append(_ value: JSON, to output: inout [UInt8]) throws {
+    switch self {
+    case .unicode: try UnicodeKeys.append(value, to: &output, collator: ICUCollator.shared())
+    case .raw: RawKeys.append(value, to: &output)
+    }
+  }
+
+  /// -1, 0 or 1 as `lhs` sorts before, with or after `rhs`.
+  public func compare(_ lhs: JSON, _ rhs: JSON) throws -> Int {
+    let left = try key(lhs)
+    let right = try key(rhs)
+    return left.lexicographicallyPrecedes(right) ? -1 : left == right ? 0 : 1
+  }
+
+  /// What the keys depend on besides this code: the ICU collator's version for
+  /// ``unicode`` (stored keys are rebuilt when it changes, after an ICU upgrade).
+  public func version() throws -> String {
+    switch self {
+    case .unicode: "icu-" + (try ICUCollator.shared().version)
+    case .raw: "raw-1"
+    }
+  }
+
+  /// The highest key that starts with `key` at `level` (Couchbase Lite's
+  /// `prefixMatchLevel`): at level 1 a string matches every string it starts
+  /// (`"foo"` reaches `"foolish"`) and an array every array it starts (`[1]` reaches
+  /// `[1, "x"]`); at level 2 the key is an array whose last element is read at level 1,
+  /// and so on. Other values, and level 0, are unchanged.
+  public func prefixEnd(_ key: JSON, level: Int) -> JSON {
+    guard level > 0 else { return key }
+    switch key {
+    case .string(let text) where level == 1:
+      // ICU's root collation gives U+FFFF the highest primary weight, for this very use;
+      // in code-point order U+10FFFF is the highest scalar.
+      return .string(text + (self == .unicode ? "\u{FFFF}" : "\u{10FFFF}"))
+    case .array(var elements):
+      if level == 1 {
+        elements.append(self == .unicode ? .object([:]) : .string("\u{10FFFF}"))
+      } else if let last = elements.popLast() {
+        elements.append(prefixEnd(last, level: level - 1))
+      }
+      return .array(elements)
+    default:
+      return key
+    }
+  }
+}
+
+/// Keys in CouchDB's default order.
+enum UnicodeKeys {
+  static func append(_ value: JSON, to output: inout [UInt8], collator: ICUCollator) throws {
+    switch value {
+    case .null: output.append(0x01)
+    case .bool(let flag): output.append(flag ? 0x03 : 0x02)
+    case .int(let number): CollationKey.appendNumber(integer: number, tag: 0x04, to: &output)
+    case .double(let number): CollationKey.appendNumber(double: number, tag: 0x04, to: &output)
+    case .string(let text):
+      output.append(0x05)
+      try collator.appendSortKey(text, to: &output)
+    case .array(let elements):
+      output.append(0x06)
+      for element in elements { try append(element, to: &output, collator: collator) }
+      output.append(0x00)
+    case .object(let object):
+      output.append(0x07)
+      for member in object {
+        output.append(0x05)
+        try collator.appendSortKey(member.key, to: &output)
+        try append(member.value, to: &output, collator: collator)
+      }
+      output.append(0x00)
+    }
+  }
+}
+
+/// Keys in CouchDB's raw order (Erlang's term order over its JSON terms).
+enum RawKeys {
+  static func append(_ value: JSON, to output: inout [UInt8]) {
+    switch value {
+    case .int(let number): CollationKey.appendNumber(integer: number, tag: 0x01, to: &output)
+    case .double(let number): CollationKey.appendNumber(double: number, tag: 0x01, to: &output)
+    case .bool(false): output.append(0x02)
+    case .null: output.append(0x03)
+    case .bool(true): output.append(0x04)
+    case .object(let object):
+      output.append(0x05)
+      for member in object {
+        appendString(member.key, to: &output)
+        append(member.value, to: &output)
+      }
+      output.append(0x00)
+    case .array(let elements):
+      output.append(0x06)
+      for element in elements { append(element, to: &output) }
+      output.append(0x00)
+    case .string(let text):
+      appendString(text, to: &output)
+    }
+  }
+
+  static func appendString(_ text: String, to output: inout [UInt8]) {
+    output.append(0x07)
+    CollationKey.appendStringBody(text, to: &output)
+    output.append(0x00)
+  }
+}
+
+/// ICU's root collator, opened once per process (its sort-key calls are thread-safe).
+final class ICUCollator: @unchecked Sendable {
+  private let collator: UnsafeMutableRawPointer
+  let version: String
+
+  private init(_ collator: UnsafeMutableRawPointer) {
+    self.collator = collator
+    var text = [CChar](repeating: 0, count: 32)
+    settee_collator_version(collator, &text, Int32(text.count))
+    version = String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+  }
+
+  private static let opened: Result<ICUCollator, SetteeError> = {
+    var error = [CChar](repeating: 0, count: 64)
+    guard let collator = settee_collator_open(&error, Int32(error.count)) else {
+      let name = String(
+        decoding: error.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+      return .failure(
+        SetteeError(
+          .storage,
+          "ICU's root collator could not be opened (\(name)): view keys in Unicode order need ICU's data (Debian/Ubuntu: libicu-dev); \"collation\": \"raw\" works without it"
+        ))
+    }
+    return .success(ICUCollator(collator))
+  }()
+
+  /// The process's collator.
+  static func shared() throws -> ICUCollator { try opened.get() }
+
+  /// Appends the string's ICU sort key, ended by its 0x00 byte (no other byte is 0x00).
+  func appendSortKey(_ text: String, to output: inout [UInt8]) throws {
+    var utf16 = ContiguousArray(text.utf16)
+    if utf16.isEmpty { utf16.append(0) }
+    let count = Int32(utf16.count - (text.isEmpty ? 1 : 0))
+    let start = output.count
+    var capacity = utf16.count * 3 + 8
+    while true {
+      output.append(contentsOf: repeatElement(0, count: capacity))
+      let length = utf16.withUnsafeBufferPointer { characters in
+        output.withUnsafeMutableBufferPointer { buffer in
+          settee_collator_sort_key(
+            collator, characters.baseAddress, count, buffer.baseAddress! + start,
+            Int32(capacity))
+        }
+      }
+      if length <= 0 {
+        output.removeSubrange(start...)
+        throw SetteeError(.storage, "ICU could not make a sort key for a string")
+      }
+      if Int(length) <= capacity {
+        output.removeSubrange((start + Int(length))...)
+        return
+      }
+      output.removeSubrange(start...)
+      capacity = Int(length)
+    }
+  }
+}

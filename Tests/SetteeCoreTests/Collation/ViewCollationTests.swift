@@ -1,0 +1,95 @@
+import SetteeCore
+import SetteeTestSupport
+import Testing
+
+/// View keys sort as CouchDB sorts them, through their binary keys alone.
+@Suite("View collation")
+struct ViewCollationTests {
+  static func parse(_ text: String) throws -> [JSON] {
+    guard case .array(let values) = try JSONParser.parse(text) else { return [] }
+    return values
+  }
+
+  /// Every adjacent pair of `values` is strictly ascending (or equal where `equal` says).
+  static func expectAscending(_ values: [JSON], _ collation: ViewCollation) throws {
+    let keys = try values.map { try collation.key($0) }
+    for index in keys.indices.dropLast() {
+      #expect(
+        keys[index].lexicographicallyPrecedes(keys[index + 1]),
+        "\(values[index]) should sort before \(values[index + 1]) (\(collation))")
+    }
+  }
+
+  /// CouchDB's documented collation list (docs.couchdb.org, "Views Collation").
+  @Test func couchDBsCanonicalListIsInOrder() throws {
+    let values = try Self.parse(
+      #"[null, false, true, 1, 2, 3.0, 4, "a", "A", "aa", "b", "B", "ba", "bb", ["a"], ["b"], ["b","c"], ["b","c","a"], ["b","d"], ["b","d","e"], {"a":1}, {"a":2}, {"b":1}, {"b":2}, {"b":2,"a":1}, {"b":2,"c":2}]"#
+    )
+    try Self.expectAscending(values, .unicode)
+    // Sorting a shuffled copy by key gives the list back.
+    var generator = SplitMix64(seed: 7)
+    let shuffled = values.shuffled(using: &generator)
+    let sorted = try shuffled.sorted {
+      try ViewCollation.unicode.key($0).lexicographicallyPrecedes(ViewCollation.unicode.key($1))
+    }
+    #expect(sorted == values)
+  }
+
+  @Test func stringsFollowTheUnicodeCollationAlgorithm() throws {
+    // Punctuation and spaces before digits before letters; accents after the base letter;
+    // other scripts after Latin, in their own alphabetical order.
+    let values = try Self.parse(
+      #"["", " ", "_", "-", ",", "!", "0", "9", "a", "A", "á", "Á", "ab", "äb", "b", "c", "č", "d", "z", "ω", "Ω", "а", "я", "あ", "東"]"#
+    )
+    try Self.expectAscending(values, .unicode)
+  }
+
+  @Test(arguments: [
+    (#"1"#, #"1.0"#, ViewCollation.unicode), (#"0"#, #"-0.0"#, .unicode),
+    (#"[1, "x"]"#, #"[1.0, "x"]"#, .unicode), (#"1"#, #"1.0"#, .raw),
+    (#"{"a": [2]}"#, #"{"a": [2.0]}"#, .raw),
+    // Canonically equivalent strings (NFC and NFD) are equal in Unicode order only.
+    (#""é""#, #""e\u0301""#, .unicode),
+  ])
+  func equalValuesHaveEqualKeys(_ left: String, _ right: String, _ collation: ViewCollation)
+    throws
+  {
+    #expect(try collation.key(JSONParser.parse(left)) == collation.key(JSONParser.parse(right)))
+  }
+
+  @Test func numbersOfMixedKindsCompareByValue() throws {
+    let values = try Self.parse(
+      "[-1e300, -9007199254740993, -2, -1.5, -1, -0.5, 0, 1e-300, 0.5, 1, 1.5, 2, 9007199254740992, 9007199254740993, 1e300]"
+    )
+    for collation in ViewCollation.allCases { try Self.expectAscending(values, collation) }
+  }
+
+  @Test func rawIsErlangsTermOrder() throws {
+    let values = try Self.parse(
+      #"[1, 2.5, 3, false, null, true, {}, {"a": 1}, {"b": 0}, [], [1], [1, 2], ["a"], "A", "B", "a", "b", "é"]"#
+    )
+    try Self.expectAscending(values, .raw)
+  }
+
+  @Test func prefixEndsReachEveryKeyWithThePrefix() throws {
+    let collation = ViewCollation.unicode
+    let end = collation.prefixEnd("foo", level: 1)
+    #expect(try collation.compare("foolish", end) < 0)
+    #expect(try collation.compare("fop", end) > 0)
+    #expect(try collation.compare("foo", end) < 0)
+    let arrayEnd = collation.prefixEnd([1], level: 1)
+    #expect(try collation.compare([1, "x"], arrayEnd) < 0)
+    #expect(try collation.compare([2], arrayEnd) > 0)
+    let nested = collation.prefixEnd([1, "x"], level: 2)
+    #expect(try collation.compare([1, "xtc"], nested) < 0)
+    #expect(try collation.compare([1, "y"], nested) > 0)
+    #expect(collation.prefixEnd(5, level: 1) == 5)
+    #expect(
+      try ViewCollation.raw.compare("foolish", ViewCollation.raw.prefixEnd("foo", level: 1)) < 0)
+  }
+
+  @Test func versionsNameWhatKeysDependOn() throws {
+    #expect(try ViewCollation.unicode.version().hasPrefix("icu-"))
+    #expect(try ViewCollation.raw.version() == "raw-1")
+  }
+}
