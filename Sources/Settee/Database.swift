@@ -25,6 +25,8 @@ public final class Database: Sendable {
   /// spellings of "é" one key, while SQLite keeps them apart). A collection keeps its id
   /// for the life of the file (there is no way to drop one), so ids found once are kept.
   private let collectionIDs = Mutex<[[UInt8]: Int64]>([:])
+  /// The Swift map (and reduce) functions registered in this process, by view.
+  let viewRegistry = Mutex<[ViewRegistryKey: ViewMapper]>([:])
   /// The collections' index lists.
   let indexCatalog = IndexCatalog()
   /// The file's path; `nil` for an in-memory database.

@@ -94,6 +94,39 @@ enum Schema {
             SELECT DISTINCT cid FROM documents WHERE instr(body, '\\u0000') > 0);
           """)
     }
+    migrator.registerMigration("v5-views") { db in
+      // Views (seed 002) and value indexes (seed 001, kind "value"). A view's rows live in
+      // a table of their own, "vw_<vid>", ordered by the key's binary sort key
+      // (ViewCollation) then document id; `last_seq` is the collection sequence number the
+      // rows have caught up with, `total_rows` their count. `definition` holds a
+      // declarative view's JSON (NULL for a Swift map closure, registered at run time);
+      // `collator_version` the ICU version its keys were made with (a change rebuilds).
+      // `view_errors` keeps the documents whose map function threw, until they change.
+      try db.execute(
+        sql: """
+          CREATE TABLE views (
+            vid INTEGER PRIMARY KEY,
+            cid INTEGER NOT NULL,
+            kind TEXT NOT NULL,
+            name TEXT NOT NULL,
+            version TEXT NOT NULL,
+            definition TEXT,
+            collation TEXT NOT NULL,
+            collator_version TEXT NOT NULL,
+            reduce TEXT,
+            last_seq INTEGER NOT NULL DEFAULT 0,
+            total_rows INTEGER NOT NULL DEFAULT 0,
+            UNIQUE (cid, kind, name)
+          );
+          CREATE TABLE view_errors (
+            vid INTEGER NOT NULL,
+            doc_id TEXT NOT NULL,
+            seq INTEGER NOT NULL,
+            message TEXT NOT NULL,
+            PRIMARY KEY (vid, doc_id)
+          ) WITHOUT ROWID;
+          """)
+    }
     return migrator
   }
 }

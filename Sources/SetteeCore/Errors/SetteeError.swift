@@ -16,7 +16,7 @@ public struct SetteeError: Error, Sendable, Hashable, CustomStringConvertible {
       case invalidJSON, invalidDocument, invalidID, invalidRevision, reservedField
       case documentTooLarge, nestingTooDeep, conflict, notFound, invalidArgument
       case storage, io, invalidQuery, invalidIndex, noUsableIndex
-      case busy, readOnly, notSetteeDatabase, corruption, limitExceeded
+      case busy, readOnly, notSetteeDatabase, corruption, limitExceeded, viewNotRegistered
     }
     private let base: Base
     private init(_ base: Base) { self.base = base }
@@ -64,6 +64,10 @@ public struct SetteeError: Error, Sendable, Hashable, CustomStringConvertible {
     /// The input is beyond one of Settee's documented limits (fields in an index, path
     /// components, regular expression work); the message names the limit.
     public static let limitExceeded = Code(.limitExceeded)
+    /// A view whose map (or custom reduce) function is Swift code was queried in a process
+    /// that has not registered that code, and the query needs it (to catch up, or to
+    /// reduce); `stale: ok` queries of its map rows still work.
+    public static let viewNotRegistered = Code(.viewNotRegistered)
     /// SQLite reported an error.
     public static let storage = Code(.storage)
     /// Reading or writing a file failed.
@@ -88,6 +92,7 @@ public struct SetteeError: Error, Sendable, Hashable, CustomStringConvertible {
       case .readOnly: "read_only"
       case .notSetteeDatabase: "not_a_settee_database"
       case .corruption: "corruption"
+      case .viewNotRegistered: "view_not_registered"
       case .limitExceeded: "limit_exceeded"
       }
     }
@@ -114,6 +119,7 @@ public struct SetteeError: Error, Sendable, Hashable, CustomStringConvertible {
       case .notSetteeDatabase: "notSetteeDatabase"
       case .corruption: "corruption"
       case .limitExceeded: "limitExceeded"
+      case .viewNotRegistered: "viewNotRegistered"
       }
     }
 

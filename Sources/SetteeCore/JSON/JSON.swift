@@ -71,8 +71,14 @@ extension JSON {
   /// Unlike a selector, it does not fan out over arrays of objects: it names one value.
   public subscript(path path: String) -> JSON? {
     guard let parsed = try? FieldPath(parsing: path) else { return nil }
+    return value(at: parsed)
+  }
+
+  /// The value at a parsed path (object members by name, array elements by index);
+  /// `nil` when the path leads nowhere.
+  public func value(at path: FieldPath) -> JSON? {
     var value = self
-    for component in parsed.components {
+    for component in path.components {
       switch value {
       case .object(let object):
         guard let member = object[component] else { return nil }
@@ -143,9 +149,12 @@ extension JSON: ExpressibleByNilLiteral, ExpressibleByBooleanLiteral, Expressibl
   public init(integerLiteral value: Int64) { self = .int(value) }
   public init(floatLiteral value: Double) { self = .double(value) }
   public init(stringLiteral value: String) { self = .string(value) }
-  public init(arrayLiteral elements: JSON...) { self = .array(elements) }
-  public init(dictionaryLiteral elements: (String, JSON)...) {
-    self = .object(JSONObject(elements))
+  /// An array; `nil` elements (a missing member, `doc["store"]`) are `null`, so that
+  /// `emit([doc["store"], doc["item"]], nil)` reads as in the seeds.
+  public init(arrayLiteral elements: JSON?...) { self = .array(elements.map { $0 ?? .null }) }
+  /// An object; `nil` values are `null`.
+  public init(dictionaryLiteral elements: (String, JSON?)...) {
+    self = .object(JSONObject(elements.map { ($0.0, $0.1 ?? .null) }))
   }
 }
 

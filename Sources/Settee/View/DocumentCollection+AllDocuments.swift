@@ -1,0 +1,130 @@
+import Foundation
+import GRDB
+import SetteeCore
+
+extension DocumentCollection {
+  /// Every live document, as rows keyed by id in code-point order (seed 002's
+  /// `createAllDocumentsQuery`, CouchDB's `_all_docs`), with a view query's options:
+  /// `key`, `keys`, `startKey`/`endKey` (strings), `inclusiveEnd`, `descending`, `skip`,
+  /// `limit`, `prefixMatchLevel` and `includeDocs`. Each row's value is `{"rev": …}`.
+  ///
+  /// Design documents are included, as in CouchDB. By `keys`, a deleted document gives a
+  /// row with `"deleted": true` in its value and no document, and an unknown id a row
+  /// with `error: "not_found"`.
+  ///
+  /// - Throws: ``SetteeError`` with code `invalidQuery` for a non-string key, or for
+  ///   reduce and group options (all-documents has no reduce).
+  public func allDocuments(_ query: ViewQuery = ViewQuery()) throws -> ViewResult {
+    try query.validate(hasReduce: false, collation: .raw)
+    for key in [query.key, query.startKey, query.endKey].compactMap({ $0 }) + (query.keys ?? [])
+    where key.stringValue == nil {
+      throw SetteeError(.invalidQuery, "all-documents keys are document ids (strings), not \(key)")
+    }
+    return try database.read { db in
+      guard let cid = try database.collectionID(db, name) else {
+        return ViewResult(
+          rows: [], totalRows: 0, offset: query.includeOffset ? 0 : nil, updateSeq: 0)
+      }
+      return try DocumentReader.namingDamagedBodies(db, cid: cid) {
+        try Self.allDocuments(db, cid: cid, query)
+      }
+    }
+  }
+
+  /// Every live document as rows, without blocking the caller's thread.
+  public func allDocuments(_ query: ViewQuery = ViewQuery()) async throws -> ViewResult {
+    try await database.offload { try self.allDocuments(query) }
+  }
+
+  static func allDocuments(_ db: SQLConnection, cid: Int64, _ query: ViewQuery) throws
+    -> ViewResult
+  {
+    let total =
+      try Int.fetchOne(
+        db.cachedStatement(sql: "SELECT count(*) FROM documents WHERE cid = ? AND deleted = 0"),
+        arguments: [cid]) ?? 0
+    let seq = try ViewStore.collectionSeq(db, cid: cid)
+    var select = SQLFragment("SELECT id, rev, deleted")
+    if query.includeDocs { select += SQLFragment(", body") }
+    select += SQLFragment(" FROM documents WHERE cid = ") + .value(cid)
+    func row(_ row: Row) throws -> ViewRow {
+      let id: String = row[0]
+      let rev = try DocumentReader.storedRevision(row[1], documentID: id)
+      let deleted: Bool = row[2]
+      var value: JSONObject = ["rev": .string(rev.description)]
+      if deleted { value["deleted"] = true }
+      var result = ViewRow(key: .string(id), value: .object(value), id: id)
+      if query.includeDocs {
+        result.document =
+          deleted
+          ? Document(id: id, rev: rev, isDeleted: true)
+          : Document(
+            id: id, rev: rev, body: try DocumentReader.parseBody(row, at: 3, documentID: id))
+      }
+      return result
+    }
+    if let keys = query.keys {
+      var rows: [ViewRow] = []
+      for key in keys {
+        let id = key.stringValue ?? ""
+        let sql = select + SQLFragment(" AND id = ") + .value(id)
+        if let found = try Row.fetchOne(
+          db.cachedStatement(sql: sql.text), arguments: sql.statementArguments)
+        {
+          rows.append(try row(found))
+        } else {
+          var missing = ViewRow(key: key, value: .null)
+          missing.error = "not_found"
+          rows.append(missing)
+        }
+      }
+      if query.descending { rows.reverse() }
+      let page = rows.dropFirst(query.skip).prefix(query.limit ?? Int.max)
+      return ViewResult(rows: Array(page), totalRows: total, updateSeq: seq)
+    }
+    var sql = select + SQLFragment(" AND deleted = 0")
+    var bounds: [SQLFragment] = []
+    let start = query.key ?? query.startKey
+    let end = (query.key ?? query.endKey).map {
+      ViewCollation.raw.prefixEnd($0, level: query.prefixMatchLevel)
+    }
+    let inclusiveEnd = query.key != nil || query.inclusiveEnd
+    let (low, high) = query.descending ? (end, start) : (start, end)
+    let lowInclusive = query.descending ? inclusiveEnd : true
+    let highInclusive = query.descending ? true : inclusiveEnd
+    if let low = low?.stringValue {
+      bounds.append(SQLFragment(lowInclusive ? " AND id >= " : " AND id > ") + .value(low))
+    }
+    if let high = high?.stringValue {
+      bounds.append(SQLFragment(highInclusive ? " AND id <= " : " AND id < ") + .value(high))
+    }
+    for bound in bounds { sql += bound }
+    sql += query.descending ? SQLFragment(" ORDER BY id DESC") : SQLFragment(" ORDER BY id ASC")
+    if query.limit != nil || query.skip > 0 {
+      sql +=
+        SQLFragment(" LIMIT ") + .value(Int64(query.limit ?? -1)) + SQLFragment(" OFFSET ")
+        + .value(Int64(query.skip))
+    }
+    let rows = try Row.fetchAll(
+      db.cachedStatement(sql: sql.text), arguments: sql.statementArguments
+    )
+    .map(row)
+    var offset: Int? = nil
+    if query.includeOffset {
+      // The documents before the range, in the query's direction.
+      var before =
+        SQLFragment("SELECT count(*) FROM documents WHERE cid = ") + .value(cid)
+        + SQLFragment(" AND deleted = 0")
+      if query.descending, let high = high?.stringValue {
+        before += SQLFragment(highInclusive ? " AND id > " : " AND id >= ") + .value(high)
+      } else if !query.descending, let low = low?.stringValue {
+        before += SQLFragment(lowInclusive ? " AND id < " : " AND id <= ") + .value(low)
+      } else {
+        before += SQLFragment(" AND 0")
+      }
+      let count = try Int.fetchOne(db, sql: before.text, arguments: before.statementArguments) ?? 0
+      offset = min(count + query.skip, total)
+    }
+    return ViewResult(rows: rows, totalRows: total, offset: offset, updateSeq: seq)
+  }
+}

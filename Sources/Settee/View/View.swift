@@ -1,0 +1,173 @@
+import Foundation
+import GRDB
+import SetteeCore
+
+/// A map function: called with each document, it calls `emit(key, value)` for each row
+/// the document puts into the view (any number, keys and values any JSON).
+///
+/// ```swift
+/// let byDate = try db.collection().view("byDate", version: "1.0") { doc, emit in
+///   if let date = doc["created_at"] { emit(date, .object(doc.json)) }
+/// }
+/// ```
+///
+/// A function that throws on a document makes that document emit nothing; the error is
+/// reported with the view's query results (``ViewResult/errors``), naming the document.
+public typealias ViewMapFunction =
+  @Sendable (_ document: Document, _ emit: (_ key: JSON, _ value: JSON) -> Void) throws -> Void
+
+/// Which registered mapper belongs to which view.
+struct ViewRegistryKey: Hashable, Sendable {
+  let collection: [UInt8]
+  let kind: ViewKind
+  let name: [UInt8]
+}
+
+/// A view of a collection (seed 002): rows emitted by a map function, sorted by key in
+/// CouchDB's collation, queried by key or key range, optionally reduced.
+///
+/// A view catches up when it is queried: only documents changed since its last update are
+/// mapped, in one transaction, so no query sees a half-updated view. Its rows persist;
+/// a view whose map function is Swift code must be registered again at each launch
+/// (``DocumentCollection/view(_:version:collation:reduce:map:)``) before it is queried.
+public struct View: Sendable {
+  /// The collection the view indexes.
+  public let collection: DocumentCollection
+  /// The view's name.
+  public let name: String
+  let kind: ViewKind
+
+  var registryKey: ViewRegistryKey {
+    ViewRegistryKey(collection: Array(collection.name.utf8), kind: kind, name: Array(name.utf8))
+  }
+
+  /// Runs a query: every row by default (reduced, when the view has a reduce).
+  ///
+  /// - Throws: ``SetteeError`` with code `notFound` for a view that does not exist,
+  ///   `invalidQuery` for options in conflict, `viewNotRegistered` when the view needs
+  ///   updating (or a custom reduce) and its Swift code is not registered in this process,
+  ///   `readOnly` when it needs updating in a database opened read-only (`stale: .ok`
+  ///   answers from the stored rows).
+  public func query(_ query: ViewQuery = ViewQuery()) throws -> ViewResult {
+    let database = collection.database
+    let answered: (result: ViewResult?, updateAfter: Bool) = try database.read { db in
+      let stored = try self.stored(db)
+      try query.validate(hasReduce: stored.reduceName != nil, collation: stored.collation)
+      let behind = try ViewStore.isBehind(db, stored)
+      guard !behind || query.stale != .update else { return (nil, false) }
+      let result = try ViewStore.query(db, stored, query, reduce: reduce(for: stored))
+      return (result, behind && query.stale == .updateAfter)
+    }
+    if let result = answered.result {
+      if answered.updateAfter {
+        DispatchQueue.global(qos: .utility).async { _ = try? self.update() }
+      }
+      return result
+    }
+    try refuseReadOnly()
+    return try database.write { db in
+      let current = try self.stored(db)
+      let stored = try ViewStore.catchUp(db, current, mapper: mapper(for: current))
+      return try ViewStore.query(db, stored, query, reduce: reduce(for: stored))
+    }
+  }
+
+  /// Brings the view up to date now (a query does so by itself).
+  ///
+  /// - Throws: ``SetteeError`` as ``query(_:)``.
+  public func update() throws {
+    try refuseReadOnly()
+    try collection.database.write { db in
+      let stored = try self.stored(db)
+      guard try ViewStore.isBehind(db, stored) else { return }
+      try ViewStore.catchUp(db, stored, mapper: mapper(for: stored))
+    }
+  }
+
+  /// Runs a query without blocking the caller's thread.
+  public func query(_ query: ViewQuery = ViewQuery()) async throws -> ViewResult {
+    try await collection.database.offload { try self.query(query) }
+  }
+
+  /// Brings the view up to date without blocking the caller's thread.
+  public func update() async throws {
+    try await collection.database.offload { try self.update() }
+  }
+
+  // MARK: - Internals
+
+  func stored(_ db: SQLConnection) throws -> StoredView {
+    guard let cid = try collection.database.collectionID(db, collection.name),
+      let view = try ViewStore.load(db, cid: cid, kind: kind, name: name)
+    else {
+      throw SetteeError(
+        .notFound,
+        "no \(kind == .view ? "view" : "value index") named \(JSON.string(name)) in collection \(JSON.string(collection.name))"
+      )
+    }
+    return view
+  }
+
+  private func refuseReadOnly() throws {
+    guard collection.database.configuration.readOnly else { return }
+    throw SetteeError(
+      .readOnly,
+      "\(kind == .view ? "view" : "value index") \(JSON.string(name)) is behind its documents and the database was opened read-only: query it with stale: ok to read the rows it holds"
+    )
+  }
+
+  /// The mapper of this process for a stored view: its registered Swift code (if the
+  /// versions agree) or its stored definition.
+  func mapper(for stored: StoredView) throws -> ViewMapper {
+    if let registered = collection.database.viewRegistry.withLock({ $0[registryKey] }),
+      registered.version == stored.version
+    {
+      return registered
+    }
+    if let definition = stored.definition {
+      return try ViewMapper.declared(kind: kind, definition: definition)
+    }
+    throw SetteeError(
+      .viewNotRegistered,
+      "\(kind == .view ? "view" : "value index") \(JSON.string(name)) (version \(JSON.string(stored.version))) is behind its documents, and its map function is Swift code not registered in this process: register it before querying, or query with stale: ok"
+    )
+  }
+
+  /// The reduce function for a stored view, if this process has it.
+  func reduce(for stored: StoredView) throws -> ViewReduce? {
+    guard let name = stored.reduceName else { return nil }
+    if let builtin = ViewReduce(builtin: name) { return builtin }
+    return try? mapper(for: stored).reduce
+  }
+}
+
+extension ViewMapper {
+  /// The mapper of a stored declarative definition.
+  static func declared(kind: ViewKind, definition text: String) throws -> ViewMapper {
+    let json: JSON
+    do { json = try JSONParser.parse(text) } catch {
+      throw SetteeError(.corruption, "a stored view definition is damaged: \(text)")
+    }
+    switch kind {
+    case .view:
+      let definition = try ViewDefinition(json: json)
+      return ViewMapper(
+        version: definition.version, collation: definition.collation,
+        reduce: definition.reduce, map: definition.map)
+    case .value:
+      let definition = try ValueIndexDefinition(json: json)
+      return definition.mapper
+    }
+  }
+
+  /// The mapper of a Swift map function.
+  static func swift(
+    version: String, collation: ViewCollation, reduce: ViewReduce?, map: @escaping ViewMapFunction
+  ) -> ViewMapper {
+    ViewMapper(version: version, collation: collation, reduce: reduce) { document in
+      var rows: [(key: JSON, value: JSON)] = []
+      try map(document) { key, value in rows.append((key, value)) }
+      return rows
+    }
+  }
+}

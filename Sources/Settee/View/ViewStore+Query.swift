@@ -1,0 +1,283 @@
+import Foundation
+import GRDB
+import SetteeCore
+
+extension ViewStore {
+  /// One end of a key range: a binary key, optionally with a document id among rows of
+  /// that key, inclusive or not.
+  struct Bound {
+    var key: [UInt8]
+    var documentID: String?
+    var inclusive: Bool
+
+    /// The SQL condition that a row is on the right side of this bound.
+    func condition(low: Bool, keyColumn: SQLFragment, idColumn: SQLFragment) -> SQLFragment {
+      let comparison: SQLFragment =
+        switch (low, inclusive) {
+        case (true, true): SQLFragment(" >= ")
+        case (true, false): SQLFragment(" > ")
+        case (false, true): SQLFragment(" <= ")
+        case (false, false): SQLFragment(" < ")
+        }
+      let bound = SQLFragment.value(Data(key))
+      guard let documentID else { return keyColumn + comparison + bound }
+      let pair = SQLFragment("(") + keyColumn + SQLFragment(", ") + idColumn + SQLFragment(")")
+      return pair + comparison + SQLFragment("(") + bound + SQLFragment(", ")
+        + .value(documentID) + SQLFragment(")")
+    }
+  }
+
+  /// The range a query reads, as low and high bounds in key order (a descending query's
+  /// start is its high end). Prefix matching extends the high end.
+  static func bounds(_ query: ViewQuery, collation: ViewCollation) throws -> (
+    low: Bound?, high: Bound?
+  ) {
+    let start = query.key ?? query.startKey
+    let end = query.key ?? query.endKey
+    let inclusiveEnd = query.key != nil || query.inclusiveEnd
+    func bound(_ key: JSON?, _ documentID: String?, inclusive: Bool, high: Bool) throws -> Bound? {
+      guard var key else { return nil }
+      if high { key = collation.prefixEnd(key, level: query.prefixMatchLevel) }
+      return Bound(key: try collation.key(key), documentID: documentID, inclusive: inclusive)
+    }
+    if query.descending {
+      return (
+        try bound(end, query.endKeyDocID, inclusive: inclusiveEnd, high: false),
+        try bound(start, query.startKeyDocID, inclusive: true, high: true)
+      )
+    }
+    return (
+      try bound(start, query.startKeyDocID, inclusive: true, high: false),
+      try bound(end, query.endKeyDocID, inclusive: inclusiveEnd, high: true)
+    )
+  }
+
+  /// Runs a query on a view that is as up to date as the query wants, in the caller's
+  /// transaction.
+  static func query(
+    _ db: SQLConnection, _ view: StoredView, _ query: ViewQuery, reduce: ViewReduce?
+  ) throws -> ViewResult {
+    let reducing = query.reduce ?? (view.reduceName != nil)
+    let rows: [ViewRow]
+    var offset: Int? = nil
+    if reducing {
+      guard let reduce else {
+        throw SetteeError(
+          .viewNotRegistered,
+          "view \(JSON.string(view.name)) has a custom reduce function that is not registered in this process: register the view (with its reduce) before querying, or query with reduce: false"
+        )
+      }
+      rows = try reducedRows(db, view, query, reduce: reduce)
+    } else {
+      rows = try mapRows(db, view, query)
+      if query.includeOffset && query.keys == nil {
+        offset = try rowsBefore(db, view, query) + query.skip
+      }
+    }
+    return ViewResult(
+      rows: rows, totalRows: view.totalRows, offset: offset.map { min($0, view.totalRows) },
+      updateSeq: view.lastSeq, errors: try errors(db, view))
+  }
+
+  // MARK: - Map rows
+
+  static func mapRows(_ db: SQLConnection, _ view: StoredView, _ query: ViewQuery) throws
+    -> [ViewRow]
+  {
+    if query.limit == 0 { return [] }
+    let direction = query.descending ? SQLFragment(" DESC") : SQLFragment(" ASC")
+    var select = SQLFragment("SELECT v.key_json, v.doc_id, v.value")
+    if query.includeDocs { select += SQLFragment(", d.rev, d.body") }
+    select += SQLFragment(" FROM ") + view.table + SQLFragment(" v")
+    if query.includeDocs {
+      select +=
+        SQLFragment(
+          " LEFT JOIN documents d ON d.cid = ") + .value(view.cid)
+        + SQLFragment(" AND d.id = v.doc_id AND d.deleted = 0")
+    }
+    let order =
+      SQLFragment(" ORDER BY v.key") + direction + SQLFragment(", v.doc_id") + direction
+      + SQLFragment(", v.n") + direction
+    func fetch(_ condition: SQLFragment, skip: Int, limit: Int?) throws -> [ViewRow] {
+      var sql = select + SQLFragment(" WHERE ") + condition + order
+      if limit != nil || skip > 0 {
+        sql +=
+          SQLFragment(" LIMIT ") + .value(Int64(limit ?? -1)) + SQLFragment(" OFFSET ")
+          + .value(Int64(skip))
+      }
+      return try Row.fetchAll(
+        db.cachedStatement(sql: sql.text), arguments: sql.statementArguments
+      ).map { row in
+        let id: String = row[1]
+        var result = ViewRow(
+          key: try JSONParser.parse(row[0] as String), value: try decodeValue(row[2]), id: id)
+        if query.includeDocs, let rev = row[3] as String? {
+          result.document = try Document(
+            id: id, rev: DocumentReader.storedRevision(rev, documentID: id),
+            body: DocumentReader.parseBody(row, at: 4, documentID: id))
+        }
+        return result
+      }
+    }
+    let keyColumn = SQLFragment("v.key")
+    guard let keys = query.keys else {
+      let (low, high) = try bounds(query, collation: view.collation)
+      var conditions: [SQLFragment] = []
+      if let low {
+        conditions.append(
+          low.condition(low: true, keyColumn: keyColumn, idColumn: SQLFragment("v.doc_id")))
+      }
+      if let high {
+        conditions.append(
+          high.condition(low: false, keyColumn: keyColumn, idColumn: SQLFragment("v.doc_id")))
+      }
+      return try fetch(.and(conditions), skip: query.skip, limit: query.limit)
+    }
+    // Keys in the order given: each key's rows, then skip and limit over them all.
+    var rows: [ViewRow] = []
+    var toSkip = query.skip
+    for key in keys {
+      let wanted = query.limit.map { $0 - rows.count }
+      if let wanted, wanted <= 0 { break }
+      var found = try fetch(
+        keyColumn + SQLFragment(" = ") + .value(Data(try view.collation.key(key))), skip: 0,
+        limit: nil)
+      if toSkip > 0 {
+        let dropped = min(toSkip, found.count)
+        found.removeFirst(dropped)
+        toSkip -= dropped
+      }
+      if let wanted, found.count > wanted { found.removeLast(found.count - wanted) }
+      rows += found
+    }
+    return rows
+  }
+
+  /// How many rows come before the query's range in its direction.
+  static func rowsBefore(_ db: SQLConnection, _ view: StoredView, _ query: ViewQuery) throws -> Int
+  {
+    let (low, high) = try bounds(query, collation: view.collation)
+    guard let bound = query.descending ? high : low else { return 0 }
+    let inside = bound.condition(
+      low: !query.descending, keyColumn: SQLFragment("key"), idColumn: SQLFragment("doc_id"))
+    let sql =
+      SQLFragment("SELECT count(*) FROM ") + view.table + SQLFragment(" WHERE NOT ")
+      + inside.grouped
+    return try Int.fetchOne(db, sql: sql.text, arguments: sql.statementArguments) ?? 0
+  }
+
+  // MARK: - Reduce
+
+  /// Reduces the query's rows, grouped as it asks, then applies skip and limit to the
+  /// groups. Rows stream in key order; each group is reduced in chunks (then rereduced),
+  /// so memory holds one chunk, not the view.
+  static func reducedRows(
+    _ db: SQLConnection, _ view: StoredView, _ query: ViewQuery, reduce: ViewReduce
+  ) throws -> [ViewRow] {
+    let level = query.effectiveGroupLevel
+    var groups: [ViewRow] = []
+    var toSkip = query.skip
+    func emit(_ row: ViewRow) -> Bool {
+      if toSkip > 0 {
+        toSkip -= 1
+        return true
+      }
+      groups.append(row)
+      return query.limit.map { groups.count < $0 } ?? true
+    }
+    if query.limit == 0 { return [] }
+    let direction = query.descending ? SQLFragment(" DESC") : SQLFragment(" ASC")
+    let select = SQLFragment("SELECT key, key_json, doc_id, value FROM ") + view.table
+    let order =
+      SQLFragment(" ORDER BY key") + direction + SQLFragment(", doc_id") + direction
+      + SQLFragment(", n") + direction
+    func run(_ condition: SQLFragment) throws -> Bool {
+      let sql = select + SQLFragment(" WHERE ") + condition + order
+      let cursor = try Row.fetchCursor(
+        db.cachedStatement(sql: sql.text), arguments: sql.statementArguments)
+      var group: GroupReducer? = nil
+      var groupBinary: [UInt8] = []
+      var groupJSON: JSON = .null
+      while let row = try cursor.next() {
+        let key = try JSONParser.parse(row[1] as String)
+        var binary: [UInt8] = []
+        var json: JSON = .null
+        if let level {
+          if case .array(let elements) = key, elements.count > level {
+            json = .array(Array(elements.prefix(level)))
+            binary = try view.collation.key(json)
+          } else {
+            json = key
+            binary = [UInt8](row[0] as Data)
+          }
+        }
+        if var finished = group, binary != groupBinary {
+          if !emit(ViewRow(key: groupJSON, value: try finished.finish())) { return false }
+          group = nil
+        }
+        if group == nil {
+          group = GroupReducer(reduce: reduce)
+          groupBinary = binary
+          groupJSON = json
+        }
+        try group!.add(key: key, id: row[2], value: try decodeValue(row[3]))
+      }
+      if var finished = group {
+        return emit(ViewRow(key: groupJSON, value: try finished.finish()))
+      }
+      return true
+    }
+    if let keys = query.keys {
+      for key in keys {
+        guard try run(SQLFragment("key = ") + .value(Data(try view.collation.key(key)))) else {
+          break
+        }
+      }
+      return groups
+    }
+    let (low, high) = try bounds(query, collation: view.collation)
+    var conditions: [SQLFragment] = []
+    if let low {
+      conditions.append(
+        low.condition(low: true, keyColumn: SQLFragment("key"), idColumn: SQLFragment("doc_id")))
+    }
+    if let high {
+      conditions.append(
+        high.condition(low: false, keyColumn: SQLFragment("key"), idColumn: SQLFragment("doc_id")))
+    }
+    _ = try run(.and(conditions))
+    return groups
+  }
+}
+
+/// Reduces one group's rows as they stream: every ``ViewReduce/chunkSize`` rows become a
+/// partial result, and the partials are rereduced at the end.
+struct GroupReducer {
+  let reduce: ViewReduce
+  var keys: [JSON] = []
+  var ids: [String] = []
+  var values: [JSON] = []
+  var partials: [JSON] = []
+
+  init(reduce: ViewReduce) { self.reduce = reduce }
+
+  mutating func add(key: JSON, id: String, value: JSON) throws {
+    keys.append(key)
+    ids.append(id)
+    values.append(value)
+    if values.count == ViewReduce.chunkSize { try flush() }
+  }
+
+  private mutating func flush() throws {
+    partials.append(try reduce.reduce(keys: keys, ids: ids, values: values))
+    keys.removeAll(keepingCapacity: true)
+    ids.removeAll(keepingCapacity: true)
+    values.removeAll(keepingCapacity: true)
+  }
+
+  mutating func finish() throws -> JSON {
+    if partials.isEmpty { return try reduce.reduce(keys: keys, ids: ids, values: values) }
+    if !values.isEmpty { try flush() }
+    return partials.count == 1 ? partials[0] : try reduce.rereduce(partials)
+  }
+}

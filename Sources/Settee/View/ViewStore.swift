@@ -1,0 +1,330 @@
+import Foundation
+import GRDB
+import SetteeCore
+
+/// The two faces stored as views: seed 002's views (Swift or declarative) and seed 001's
+/// value indexes. Each has its own namespace of names in a collection.
+enum ViewKind: String, Sendable {
+  case view
+  case value
+}
+
+/// How this process maps documents for one view: a registered Swift closure or a stored
+/// declarative definition, with its reduce.
+struct ViewMapper: Sendable {
+  let version: String
+  let collation: ViewCollation
+  let reduce: ViewReduce?
+  let map: @Sendable (Document) throws -> [(key: JSON, value: JSON)]
+
+  /// The name stored for the reduce: a built-in's, `"custom"`, or `nil`.
+  var reduceName: String? { reduce.map { $0.builtinName ?? "custom" } }
+}
+
+/// A row of the `views` table (see ``Schema``).
+struct StoredView: Sendable {
+  var vid: Int64
+  var cid: Int64
+  var kind: ViewKind
+  var name: String
+  var version: String
+  var definition: String?
+  var collation: ViewCollation
+  var collatorVersion: String
+  var reduceName: String?
+  var lastSeq: Int64
+  var totalRows: Int
+
+  /// The table of its rows.
+  var table: SQLFragment { .identifier("vw_\(vid)") }
+
+  static let columns = SQLFragment(
+    "vid, cid, kind, name, version, definition, collation, collator_version, reduce, last_seq, total_rows"
+  )
+
+  init(row: Row) throws {
+    vid = row[0]
+    cid = row[1]
+    let kindName: String = row[2]
+    name = row[3]
+    version = row[4]
+    definition = row[5]
+    let collationName: String = row[6]
+    collatorVersion = row[7]
+    reduceName = row[8]
+    lastSeq = row[9]
+    totalRows = row[10]
+    guard let kind = ViewKind(rawValue: kindName),
+      let collation = ViewCollation(rawValue: collationName)
+    else {
+      throw SetteeError(.corruption, "view \(JSON.string(name)) has a damaged definition")
+    }
+    self.kind = kind
+    self.collation = collation
+  }
+}
+
+/// Reads and writes views inside open transactions: the catalog, catching up from the
+/// changes feed, and queries.
+enum ViewStore {
+  // MARK: - Catalog
+
+  static func load(_ db: SQLConnection, cid: Int64, kind: ViewKind, name: String) throws
+    -> StoredView?
+  {
+    let sql =
+      SQLFragment("SELECT ") + StoredView.columns
+      + SQLFragment(" FROM views WHERE cid = ? AND kind = ? AND name = ?")
+    guard
+      let row = try Row.fetchOne(
+        db.cachedStatement(sql: sql.text), arguments: [cid, kind.rawValue, name])
+    else { return nil }
+    return try StoredView(row: row)
+  }
+
+  static func all(_ db: SQLConnection, cid: Int64, kind: ViewKind) throws -> [StoredView] {
+    let sql =
+      SQLFragment("SELECT ") + StoredView.columns
+      + SQLFragment(" FROM views WHERE cid = ? AND kind = ? ORDER BY name")
+    return try Row.fetchAll(db, sql: sql.text, arguments: [cid, kind.rawValue]).map(StoredView.init)
+  }
+
+  /// Every view and value index of the database, with its collection's name.
+  static func everything(_ db: SQLConnection) throws -> [(collection: String, view: StoredView)] {
+    var names: [Int64: String] = [:]
+    for row in try Row.fetchAll(db, sql: "SELECT cid, name FROM collections") {
+      names[row[0]] = row[1]
+    }
+    let sql =
+      SQLFragment("SELECT ") + StoredView.columns
+      + SQLFragment(" FROM views ORDER BY cid, kind, name")
+    return try Row.fetchAll(db, sql: sql.text).map { row in
+      let view = try StoredView(row: row)
+      return (names[view.cid] ?? "", view)
+    }
+  }
+
+  /// Creates the view, or brings its stored definition to `mapper`'s: a changed version,
+  /// collation, reduce or ICU version empties its rows so that it rebuilds.
+  ///
+  /// - Returns: the view as stored now.
+  static func ensure(
+    _ db: SQLConnection, collection: String, kind: ViewKind, name: String, mapper: ViewMapper,
+    definition: String?
+  ) throws -> StoredView {
+    let cid = try ensureCollection(db, collection)
+    let collatorVersion = try mapper.collation.version()
+    if var view = try load(db, cid: cid, kind: kind, name: name) {
+      if view.version == mapper.version && view.collation == mapper.collation
+        && view.reduceName == mapper.reduceName && view.collatorVersion == collatorVersion
+        && view.definition == definition
+      {
+        return view
+      }
+      try reset(db, view)
+      try db.execute(
+        sql: """
+          UPDATE views SET version = ?, definition = ?, collation = ?, collator_version = ?,
+            reduce = ? WHERE vid = ?
+          """,
+        arguments: [
+          mapper.version, definition, mapper.collation.rawValue, collatorVersion,
+          mapper.reduceName, view.vid,
+        ])
+      view.version = mapper.version
+      view.definition = definition
+      view.collation = mapper.collation
+      view.collatorVersion = collatorVersion
+      view.reduceName = mapper.reduceName
+      view.lastSeq = 0
+      view.totalRows = 0
+      return view
+    }
+    try db.execute(
+      sql: """
+        INSERT INTO views (cid, kind, name, version, definition, collation, collator_version, reduce)
+        VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+        """,
+      arguments: [
+        cid, kind.rawValue, name, mapper.version, definition, mapper.collation.rawValue,
+        collatorVersion, mapper.reduceName,
+      ])
+    let vid = db.lastInsertedRowID
+    let table = SQLFragment.identifier("vw_\(vid)")
+    let index = SQLFragment.identifier("vw_\(vid)_by_doc")
+    // Rows sort by binary key, then document id, then emission order; `key_json` keeps
+    // the key as emitted (the binary key cannot be read back), `value` the value (see
+    // ``encodeValue(_:)``).
+    try db.execute(
+      sql: (SQLFragment("CREATE TABLE ") + table
+        + SQLFragment(
+          " (key BLOB NOT NULL, doc_id TEXT NOT NULL, n INTEGER NOT NULL, key_json TEXT NOT NULL, value, PRIMARY KEY (key, doc_id, n)) WITHOUT ROWID; CREATE INDEX "
+        ) + index + SQLFragment(" ON ") + table + SQLFragment(" (doc_id)")).text)
+    guard let view = try load(db, cid: cid, kind: kind, name: name) else {
+      throw SetteeError(.storage, "view \(JSON.string(name)) vanished after it was created")
+    }
+    return view
+  }
+
+  /// Empties a view's rows and errors, so that it rebuilds from sequence 0.
+  static func reset(_ db: SQLConnection, _ view: StoredView) throws {
+    try db.execute(sql: (SQLFragment("DELETE FROM ") + view.table).text)
+    try db.execute(sql: "DELETE FROM view_errors WHERE vid = ?", arguments: [view.vid])
+    try db.execute(
+      sql: "UPDATE views SET last_seq = 0, total_rows = 0 WHERE vid = ?", arguments: [view.vid])
+  }
+
+  static func drop(_ db: SQLConnection, _ view: StoredView) throws {
+    try db.execute(sql: (SQLFragment("DROP TABLE ") + view.table).text)
+    try db.execute(sql: "DELETE FROM view_errors WHERE vid = ?", arguments: [view.vid])
+    try db.execute(sql: "DELETE FROM views WHERE vid = ?", arguments: [view.vid])
+  }
+
+  /// The collection's id, creating the collection when it has never been written to.
+  static func ensureCollection(_ db: SQLConnection, _ name: String) throws -> Int64 {
+    if let cid = try DocumentReader.collectionID(db, name) { return cid }
+    guard !name.isEmpty else {
+      throw SetteeError(.invalidArgument, "collection name must not be empty")
+    }
+    try db.execute(sql: "INSERT INTO collections (name) VALUES (?)", arguments: [name])
+    return db.lastInsertedRowID
+  }
+
+  static func collectionSeq(_ db: SQLConnection, cid: Int64) throws -> Int64 {
+    try Int64.fetchOne(
+      db.cachedStatement(sql: "SELECT last_seq FROM collections WHERE cid = ?"), arguments: [cid])
+      ?? 0
+  }
+
+  // MARK: - Catching up
+
+  /// Whether the view is behind its collection, or its keys were made by another ICU.
+  static func isBehind(_ db: SQLConnection, _ view: StoredView) throws -> Bool {
+    if view.lastSeq < (try collectionSeq(db, cid: view.cid)) { return true }
+    return view.collatorVersion != (try view.collation.version())
+  }
+
+  /// Maps the documents changed since the view's `last_seq`, in one transaction (the
+  /// caller's), and records the new sequence number. Deleted documents and design
+  /// documents lose their rows; a document whose map function throws emits nothing and
+  /// its error is kept in `view_errors`.
+  ///
+  /// - Returns: the view as stored after the update.
+  @discardableResult
+  static func catchUp(_ db: SQLConnection, _ stored: StoredView, mapper: ViewMapper) throws
+    -> StoredView
+  {
+    var view = stored
+    if view.collatorVersion != (try view.collation.version()) {
+      try reset(db, view)
+      let version = try view.collation.version()
+      try db.execute(
+        sql: "UPDATE views SET collator_version = ? WHERE vid = ?", arguments: [version, view.vid])
+      view.collatorVersion = version
+      view.lastSeq = 0
+      view.totalRows = 0
+    }
+    let target = try collectionSeq(db, cid: view.cid)
+    guard view.lastSeq < target else { return view }
+    // A view with no rows and no history needs no deletes: the first build skips them.
+    let fresh = view.lastSeq == 0 && view.totalRows == 0
+    let insert = try db.makeStatement(
+      sql: (SQLFragment("INSERT INTO ") + view.table
+        + SQLFragment(" (key, doc_id, n, key_json, value) VALUES (?, ?, ?, ?, ?)")).text)
+    let deleteRows = try db.makeStatement(
+      sql: (SQLFragment("DELETE FROM ") + view.table + SQLFragment(" WHERE doc_id = ?")).text)
+    let deleteError = try db.cachedStatement(
+      sql: "DELETE FROM view_errors WHERE vid = ? AND doc_id = ?")
+    let insertError = try db.cachedStatement(
+      sql: "INSERT OR REPLACE INTO view_errors (vid, doc_id, seq, message) VALUES (?, ?, ?, ?)")
+    let changed = try Row.fetchCursor(
+      db.makeStatement(
+        sql:
+          "SELECT id, rev, deleted, body, seq FROM documents WHERE cid = ? AND seq > ? AND seq <= ? ORDER BY seq"
+      ), arguments: [view.cid, view.lastSeq, target])
+    var added = 0
+    var removed = 0
+    var key: [UInt8] = []
+    while let row = try changed.next() {
+      let id: String = row[0]
+      if !fresh {
+        try deleteRows.execute(arguments: [id])
+        removed += db.changesCount
+        try deleteError.execute(arguments: [view.vid, id])
+      }
+      let deleted: Bool = row[2]
+      if deleted || id.hasPrefix("_design/") { continue }
+      let document = try Document(
+        id: id, rev: DocumentReader.storedRevision(row[1], documentID: id),
+        body: DocumentReader.parseBody(row, at: 3, documentID: id))
+      let emitted: [(key: JSON, value: JSON)]
+      do {
+        emitted = try mapper.map(document)
+        for pair in emitted {
+          try checkEmitted(pair.key, "key")
+          try checkEmitted(pair.value, "value")
+        }
+      } catch {
+        let message = (error as? SetteeError)?.message ?? "\(error)"
+        try insertError.execute(arguments: [view.vid, id, row[4] as Int64, message])
+        continue
+      }
+      for (n, pair) in emitted.enumerated() {
+        key.removeAll(keepingCapacity: true)
+        try view.collation.append(pair.key, to: &key)
+        try insert.execute(arguments: [
+          Data(key), id, n, JSONWriter.string(pair.key), encodeValue(pair.value),
+        ])
+      }
+      added += emitted.count
+    }
+    view.totalRows += added - removed
+    view.lastSeq = target
+    try db.execute(
+      sql: "UPDATE views SET last_seq = ?, total_rows = ? WHERE vid = ?",
+      arguments: [target, view.totalRows, view.vid])
+    return view
+  }
+
+  /// Refuses what JSON cannot hold (NaN, infinities), which a Swift map closure could emit.
+  static func checkEmitted(_ value: JSON, _ what: String) throws {
+    switch value {
+    case .double(let number) where !number.isFinite:
+      throw SetteeError(
+        .invalidDocument, "the map function emitted \(number) in a \(what): JSON has no such number"
+      )
+    case .array(let elements): for element in elements { try checkEmitted(element, what) }
+    case .object(let members): for member in members { try checkEmitted(member.value, what) }
+    default: break
+    }
+  }
+
+  /// A value as stored: `NULL` for `null`, numbers as SQLite numbers (so that `_sum`
+  /// and `_stats` can run in SQL), anything else as JSON text.
+  static func encodeValue(_ value: JSON) -> DatabaseValue {
+    switch value {
+    case .null: .null
+    case .int(let number): number.databaseValue
+    case .double(let number): number.databaseValue
+    default: JSONWriter.string(value).databaseValue
+    }
+  }
+
+  static func decodeValue(_ value: DatabaseValue) throws -> JSON {
+    switch value.storage {
+    case .null: return .null
+    case .int64(let number): return .int(number)
+    case .double(let number): return .double(number)
+    case .string(let text): return try JSONParser.parse(text)
+    case .blob: throw SetteeError(.corruption, "a view row holds a damaged value")
+    }
+  }
+
+  /// The documents whose map function threw, oldest first.
+  static func errors(_ db: SQLConnection, _ view: StoredView) throws -> [ViewMapError] {
+    try Row.fetchAll(
+      db.cachedStatement(sql: "SELECT doc_id, message FROM view_errors WHERE vid = ? ORDER BY seq"),
+      arguments: [view.vid]
+    ).map { ViewMapError(documentID: $0[0], message: $0[1]) }
+  }
+}

@@ -1,0 +1,238 @@
+/// A view's reduce function: CouchDB's built-ins or a Swift closure.
+///
+/// Rows are reduced in chunks, and the chunks' results are then reduced again with
+/// `rereduce` set (as CouchDB does over its B-tree nodes), so a custom function must
+/// accept its own results as input: a `_count`-like function sums them on rereduce.
+public enum ViewReduce: Sendable {
+  /// `_count`: how many rows.
+  case count
+  /// `_sum`: the sum of numbers; arrays of numbers sum element by element (a shorter
+  /// array counts as zeros), objects member by member.
+  case sum
+  /// `_stats`: `{"sum", "count", "min", "max", "sumsqr"}` of numbers, or an array of
+  /// those for arrays of numbers.
+  case stats
+  /// A Swift function. `keys` are the rows' `[key, documentID]` pairs (empty on
+  /// rereduce), `values` their values (on rereduce: earlier results).
+  case custom(@Sendable (_ keys: [JSON], _ values: [JSON], _ rereduce: Bool) throws -> JSON)
+
+  /// The built-in named as CouchDB names it (`"_count"`, `"_sum"`, `"_stats"`).
+  public init?(builtin name: String) {
+    switch name {
+    case "_count": self = .count
+    case "_sum": self = .sum
+    case "_stats": self = .stats
+    default: return nil
+    }
+  }
+
+  /// CouchDB's name for a built-in; `nil` for a custom function.
+  public var builtinName: String? {
+    switch self {
+    case .count: "_count"
+    case .sum: "_sum"
+    case .stats: "_stats"
+    case .custom: nil
+    }
+  }
+
+  /// How many rows one call reduces before the results are rereduced.
+  public static let chunkSize = 512
+
+  /// Reduces rows: `keys`, `ids` and `values` run in parallel.
+  ///
+  /// - Throws: ``SetteeError`` with code `invalidQuery` naming the document and key of a
+  ///   value a built-in cannot reduce, or what a custom function threw.
+  public func reduce(keys: [JSON], ids: [String], values: [JSON]) throws -> JSON {
+    switch self {
+    case .count:
+      return .int(Int64(values.count))
+    case .sum:
+      var total: JSON = .int(0)
+      for index in values.indices {
+        total = try Self.add(total, values[index]) {
+          Self.badValue(
+            "_sum", values[index], ids[index], keys[index],
+            "a number, an array of numbers or an object of those")
+        }
+      }
+      return total
+    case .stats:
+      var total: JSON? = nil
+      for index in values.indices {
+        let stats = try Self.stats(of: values[index]) {
+          Self.badValue(
+            "_stats", values[index], ids[index], keys[index], "a number or an array of numbers")
+        }
+        total = try total.map { try Self.combineStats($0, stats) } ?? stats
+      }
+      return total ?? .null
+    case .custom(let function):
+      let pairs = zip(keys, ids).map { JSON.array([$0, .string($1)]) }
+      return try Self.calling { try function(pairs, values, false) }
+    }
+  }
+
+  /// Reduces earlier results of ``reduce(keys:ids:values:)`` (and of itself).
+  public func rereduce(_ values: [JSON]) throws -> JSON {
+    switch self {
+    case .count:
+      return try values.reduce(JSON.int(0)) { total, value in
+        try Self.add(total, value) {
+          SetteeError(.invalidQuery, "_count: a partial count is not a number")
+        }
+      }
+    case .sum:
+      return try values.reduce(JSON.int(0)) { total, value in
+        try Self.add(total, value) {
+          SetteeError(.invalidQuery, "_sum: a partial sum is not a number")
+        }
+      }
+    case .stats:
+      guard var total = values.first else { return .null }
+      for value in values.dropFirst() { total = try Self.combineStats(total, value) }
+      return total
+    case .custom(let function):
+      return try Self.calling { try function([], values, true) }
+    }
+  }
+
+  /// Reduces any number of rows: in chunks of ``chunkSize``, then a rereduce of the
+  /// chunks' results when there was more than one.
+  public func reduceAll(keys: [JSON], ids: [String], values: [JSON]) throws -> JSON {
+    if values.count <= Self.chunkSize { return try reduce(keys: keys, ids: ids, values: values) }
+    var partials: [JSON] = []
+    var start = 0
+    while start < values.count {
+      let end = min(start + Self.chunkSize, values.count)
+      partials.append(
+        try reduce(
+          keys: Array(keys[start..<end]), ids: Array(ids[start..<end]),
+          values: Array(values[start..<end])))
+      start = end
+    }
+    return try rereduce(partials)
+  }
+
+  static func calling(_ body: () throws -> JSON) throws -> JSON {
+    do { return try body() } catch let error as SetteeError { throw error } catch {
+      throw SetteeError(.invalidQuery, "the view's reduce function threw: \(error)")
+    }
+  }
+
+  static func badValue(
+    _ function: String, _ value: JSON, _ id: String, _ key: JSON, _ expected: String
+  ) -> SetteeError {
+    SetteeError(
+      .invalidQuery,
+      "\(function) needs values that are \(expected), but document \(JSON.string(id)) emitted \(value) under key \(key)"
+    )
+  }
+
+  /// `a + b` for `_sum`: numbers (integers stay integers while they fit), arrays element
+  /// by element, objects member by member.
+  static func add(_ a: JSON, _ b: JSON, error: () -> SetteeError) throws -> JSON {
+    switch (a, b) {
+    case (.int(let x), .int(let y)):
+      let (sum, overflow) = x.addingReportingOverflow(y)
+      return overflow ? .double(Double(x) + Double(y)) : .int(sum)
+    case (.int, .double), (.double, .int), (.double, .double):
+      return .double((a.doubleValue ?? 0) + (b.doubleValue ?? 0))
+    case (.int(0), .array), (.int(0), .object):
+      return try add(b, zero(like: b), error: error)
+    case (.array(let x), .array(let y)):
+      var result: [JSON] = []
+      for index in 0..<max(x.count, y.count) {
+        let left = index < x.count ? x[index] : .int(0)
+        let right = index < y.count ? y[index] : .int(0)
+        guard left.isNumber, right.isNumber else { throw error() }
+        result.append(try add(left, right, error: error))
+      }
+      return .array(result)
+    case (.object(let x), .object(let y)):
+      var result = x
+      for member in y {
+        result[member.key] = try add(
+          result[member.key] ?? zero(like: member.value), member.value, error: error)
+      }
+      return .object(result)
+    default:
+      throw error()
+    }
+  }
+
+  /// Zero of the same shape as `value` (checking that it holds only numbers).
+  static func zero(like value: JSON) -> JSON {
+    switch value {
+    case .array: .array([])
+    case .object: .object([:])
+    default: .int(0)
+    }
+  }
+
+  static func stats(of value: JSON, error: () -> SetteeError) throws -> JSON {
+    switch value {
+    case .int, .double:
+      let number = value.doubleValue ?? 0
+      return [
+        "sum": value, "count": 1, "min": value, "max": value,
+        "sumsqr": .double(number * number),
+      ]
+    case .array(let elements):
+      return .array(
+        try elements.map { element in
+          guard element.isNumber else { throw error() }
+          return try stats(of: element, error: error)
+        })
+    default:
+      throw error()
+    }
+  }
+
+  static func combineStats(_ a: JSON, _ b: JSON) throws -> JSON {
+    let failure = {
+      SetteeError(
+        .invalidQuery, "_stats: partial results of different shapes (numbers and arrays mixed)")
+    }
+    switch (a, b) {
+    case (.array(let x), .array(let y)):
+      var result: [JSON] = []
+      for index in 0..<max(x.count, y.count) {
+        if index >= x.count {
+          result.append(y[index])
+        } else if index >= y.count {
+          result.append(x[index])
+        } else {
+          result.append(try combineStats(x[index], y[index]))
+        }
+      }
+      return .array(result)
+    case (.object(let x), .object(let y)):
+      func number(_ object: JSONObject, _ name: String) -> JSON { object[name] ?? .int(0) }
+      let minimum =
+        JSONCollation.compare(number(x, "min"), number(y, "min")) <= 0
+        ? number(x, "min") : number(y, "min")
+      let maximum =
+        JSONCollation.compare(number(x, "max"), number(y, "max")) >= 0
+        ? number(x, "max") : number(y, "max")
+      return [
+        "sum": try add(number(x, "sum"), number(y, "sum"), error: failure),
+        "count": try add(number(x, "count"), number(y, "count"), error: failure),
+        "min": minimum, "max": maximum,
+        "sumsqr": .double(
+          (number(x, "sumsqr").doubleValue ?? 0) + (number(y, "sumsqr").doubleValue ?? 0)),
+      ]
+    default:
+      throw failure()
+    }
+  }
+}
+
+extension JSON {
+  var isNumber: Bool {
+    switch self {
+    case .int, .double: true
+    default: false
+    }
+  }
+}
