@@ -76,7 +76,8 @@ struct SetteeCommand: ParsableCommand {
     subcommands: [
       DemoCommand.self, ImportCommand.self, ExportCommand.self, GetCommand.self,
       PutCommand.self, DeleteCommand.self, ChangesCommand.self, IndexCommand.self, FindCommand.self,
-      ExplainCommand.self, CheckCommand.self, BenchCommand.self,
+      ExplainCommand.self, ViewCommand.self, AllDocsCommand.self, CheckCommand.self,
+      BenchCommand.self,
     ]
   )
 

@@ -76,7 +76,7 @@ extension ViewStore {
     }
     return ViewResult(
       rows: rows, totalRows: view.totalRows, offset: offset.map { min($0, view.totalRows) },
-      updateSeq: view.lastSeq, errors: try errors(db, view))
+      updateSeq: view.lastSeq, errors: try errors(db, view), isReduced: reducing)
   }
 
   // MARK: - Map rows

@@ -64,24 +64,27 @@ public struct ViewResult: Sendable, Hashable {
   public var updateSeq: Int64
   /// Documents whose map function threw (they emit nothing), oldest first.
   public var errors: [ViewMapError]
+  /// Whether the rows are reduced (groups, without document ids).
+  public var isReduced: Bool
 
   /// A result.
   public init(
     rows: [ViewRow], totalRows: Int, offset: Int? = nil, updateSeq: Int64,
-    errors: [ViewMapError] = []
+    errors: [ViewMapError] = [], isReduced: Bool = false
   ) {
     self.rows = rows
     self.totalRows = totalRows
     self.offset = offset
     self.updateSeq = updateSeq
     self.errors = errors
+    self.isReduced = isReduced
   }
 
   /// The result in CouchDB's shape: `{"total_rows": N, "offset": K, "rows": […]}`; a
   /// reduce result is `{"rows": […]}`; map errors, if any, as `"errors": [{"id", "reason"}]`.
-  public func json(reduced: Bool) -> JSON {
+  public var json: JSON {
     var members: [(String, JSON)] = []
-    if !reduced {
+    if !isReduced {
       members.append(("total_rows", .int(Int64(totalRows))))
       members.append(("offset", .int(Int64(offset ?? 0))))
     }

@@ -1,0 +1,303 @@
+import Foundation
+import Settee
+import SetteeCore
+import SetteeTestSupport
+import Testing
+
+/// A simple reference for views: every row emitted into an array, sorted with the
+/// collation, filtered, grouped and reduced in Swift, against the SQLite path, over random
+/// documents, views and query options, with writes between queries.
+@Suite("Views: SQLite path equals the in-memory reference")
+struct ViewDifferentialTests {
+  struct Row {
+    var key: JSON
+    var binary: [UInt8]
+    var id: String
+    var value: JSON
+  }
+
+  /// A random view: a declarative definition, or a Swift map function that emits several
+  /// rows per document and throws on some.
+  struct Subject {
+    var definition: JSON?
+    var collation: ViewCollation
+    var reduce: ViewReduce?
+    var map: @Sendable (Document) throws -> [(key: JSON, value: JSON)]
+  }
+
+  struct MapFailure: Error {}
+
+  static func subject(_ generator: inout RandomQueries) throws -> Subject {
+    let collation: ViewCollation = generator.chance(70) ? .unicode : .raw
+    if generator.chance(30) {
+      let reduce: ViewReduce? = generator.pick([
+        nil, .count, .stats,
+        .custom { _, values, rereduce in
+          rereduce
+            ? .int(values.reduce(0) { $0 + ($1.int64Value ?? 0) }) : .int(Int64(values.count))
+        },
+      ])
+      return Subject(definition: nil, collation: collation, reduce: reduce) { document in
+        if document.id.hasSuffix("3") { throw MapFailure() }
+        var rows: [(key: JSON, value: JSON)] = []
+        for tag in document["tags"]?.arrayValue ?? [] {
+          rows.append(([tag, document["a"] ?? nil], 1))
+        }
+        if let b = document["b"] { rows.append((b, .string(document.id))) }
+        return rows
+      }
+    }
+    var definition: JSONObject = ["name": "random"]
+    definition["key"] = generator.pick(
+      [
+        "a", "b", ["a", "b"], ["pet.species", "pet.age"], "tags", ["tags", "a"],
+      ] as [JSON])
+    if definition["key"] == "tags" && generator.chance(70) { definition["each"] = true }
+    if definition["key"] == ["tags", "a"] { definition["each"] = "tags" }
+    let value: JSON = generator.pick([nil, "pet.age", "_doc", ["a", "b"]])
+    if value != nil { definition["value"] = value }
+    if generator.chance(30) { definition["filter"] = ["pet.age": ["$gt": 0]] }
+    let reduce: JSON = generator.pick([nil, nil, "_count", "_sum", "_stats"])
+    if reduce != nil { definition["reduce"] = reduce }
+    if collation == .raw { definition["collation"] = "raw" }
+    let parsed = try ViewDefinition(json: .object(definition))
+    return Subject(
+      definition: .object(definition), collation: collation, reduce: parsed.reduce, map: parsed.map)
+  }
+
+  static func query(_ generator: inout RandomQueries, keys: [JSON]) -> ViewQuery {
+    var query = ViewQuery()
+    func someKey() -> JSON {
+      generator.chance(80) && !keys.isEmpty ? generator.pick(keys) : generator.value()
+    }
+    switch generator.random.next() % 5 {
+    case 0: query.key = someKey()
+    case 1: query.keys = (0..<Int(generator.random.next() % 4)).map { _ in someKey() }
+    case 2:
+      if generator.chance(70) { query.startKey = someKey() }
+      if generator.chance(70) { query.endKey = someKey() }
+      if generator.chance(20) { query.startKeyDocID = "d\(generator.random.next() % 60)" }
+      if generator.chance(20) { query.endKeyDocID = "d\(generator.random.next() % 60)" }
+      if generator.chance(30) { query.inclusiveEnd = false }
+      if generator.chance(20) { query.prefixMatchLevel = Int(generator.random.next() % 3) }
+    default: break
+    }
+    if generator.chance(40) { query.descending = true }
+    if generator.chance(30) { query.skip = Int(generator.random.next() % 5) }
+    if generator.chance(30) { query.limit = Int(generator.random.next() % 6) }
+    if generator.chance(30) { query.reduce = false }
+    if generator.chance(40) {
+      if generator.chance(50) {
+        query.group = true
+      } else {
+        query.groupLevel = Int(generator.random.next() % 3)
+      }
+    }
+    if generator.chance(20) && query.reduce == false { query.includeDocs = true }
+    if generator.chance(30) && query.keys == nil { query.includeOffset = true }
+    return query
+  }
+
+  /// The reference: every row of the live documents, sorted by binary key, then id.
+  static func rows(_ documents: [Document], _ subject: Subject) throws -> (
+    rows: [Row], errors: Set<String>
+  ) {
+    var rows: [Row] = []
+    var errors: Set<String> = []
+    for document in documents where !document.id.hasPrefix("_design/") {
+      guard let emitted = try? subject.map(document) else {
+        errors.insert(document.id)
+        continue
+      }
+      for pair in emitted {
+        rows.append(
+          Row(
+            key: pair.key, binary: try subject.collation.key(pair.key), id: document.id,
+            value: pair.value))
+      }
+    }
+    // Stable: rows of one document keep their emission order.
+    let sorted = rows.enumerated().sorted { left, right in
+      if left.element.binary != right.element.binary {
+        return left.element.binary.lexicographicallyPrecedes(right.element.binary)
+      }
+      if left.element.id != right.element.id {
+        return left.element.id.utf8.lexicographicallyPrecedes(right.element.id.utf8)
+      }
+      return left.offset < right.offset
+    }.map(\.element)
+    return (sorted, errors)
+  }
+
+  static func compare(_ row: Row, _ key: [UInt8], _ id: String?) -> Int {
+    if row.binary != key { return row.binary.lexicographicallyPrecedes(key) ? -1 : 1 }
+    guard let id, row.id != id else { return 0 }
+    return row.id.utf8.lexicographicallyPrecedes(id.utf8) ? -1 : 1
+  }
+
+  static func reference(
+    _ all: [Row], _ query: ViewQuery, _ subject: Subject, documents: [String: Document]
+  ) throws -> [ViewRow] {
+    let collation = subject.collation
+    var segments: [[Row]] = []
+    if let keys = query.keys {
+      for key in keys {
+        let binary = try collation.key(key)
+        let matching = all.filter { $0.binary == binary }
+        segments.append(query.descending ? matching.reversed() : matching)
+      }
+    } else {
+      var selected = all
+      let start = query.key ?? query.startKey
+      let end = query.key ?? query.endKey
+      let inclusiveEnd = query.key != nil || query.inclusiveEnd
+      if query.descending {
+        if let start {
+          let high = try collation.key(collation.prefixEnd(start, level: query.prefixMatchLevel))
+          selected = selected.filter { compare($0, high, query.startKeyDocID) <= 0 }
+        }
+        if let end {
+          let low = try collation.key(end)
+          selected = selected.filter {
+            inclusiveEnd
+              ? compare($0, low, query.endKeyDocID) >= 0 : compare($0, low, query.endKeyDocID) > 0
+          }
+        }
+        selected.reverse()
+      } else {
+        if let start {
+          let low = try collation.key(start)
+          selected = selected.filter { compare($0, low, query.startKeyDocID) >= 0 }
+        }
+        if let end {
+          let high = try collation.key(collation.prefixEnd(end, level: query.prefixMatchLevel))
+          selected = selected.filter {
+            inclusiveEnd
+              ? compare($0, high, query.endKeyDocID) <= 0 : compare($0, high, query.endKeyDocID) < 0
+          }
+        }
+      }
+      segments = [selected]
+    }
+    var output: [ViewRow] = []
+    // limit 0 returns no rows without reducing anything (so without reduce errors).
+    if query.limit == 0 { return [] }
+    if query.reduce ?? (subject.reduce != nil), let reduce = subject.reduce {
+      let level = query.effectiveGroupLevel
+      for segment in segments {
+        var groups: [(key: JSON, rows: [Row])] = []
+        var lastBinary: [UInt8]? = nil
+        for row in segment {
+          var groupKey: JSON = .null
+          var binary: [UInt8] = []
+          if let level {
+            if case .array(let elements) = row.key, elements.count > level {
+              groupKey = .array(Array(elements.prefix(level)))
+            } else {
+              groupKey = row.key
+            }
+            binary = try collation.key(groupKey)
+          }
+          if binary != lastBinary { groups.append((groupKey, [])) }
+          lastBinary = binary
+          groups[groups.count - 1].rows.append(row)
+        }
+        // Groups past skip + limit are not reduced (so their errors do not surface).
+        for group in groups where output.count < query.skip + (query.limit ?? Int.max - query.skip)
+        {
+          output.append(
+            ViewRow(
+              key: group.key,
+              value: try reduce.reduceAll(
+                keys: group.rows.map(\.key), ids: group.rows.map(\.id),
+                values: group.rows.map(\.value))))
+        }
+      }
+    } else {
+      for row in segments.joined() {
+        output.append(
+          ViewRow(
+            key: row.key, value: row.value, id: row.id,
+            document: query.includeDocs ? documents[row.id] : nil))
+      }
+    }
+    return Array(output.dropFirst(query.skip).prefix(query.limit ?? Int.max))
+  }
+
+  @Test(arguments: 1...40 as ClosedRange<UInt64>)
+  func randomViewsAndQueriesAgree(seed: UInt64) throws {
+    var generator = RandomQueries(seed: seed)
+    let collection = try Database(inMemoryWith: .init()).collection("random")
+    var documents: [String: JSONObject] = [:]
+    for number in 0..<60 {
+      var document = generator.document(number)
+      if generator.chance(40) {
+        document["pet"] = ["age": generator.pick(RandomQueries.numbersForTests)]
+      }
+      documents["d\(number)"] = document
+    }
+    try collection.putAll(Array(documents.values))
+    try collection.put(["_id": "_design/app", "a": "design documents emit nothing"])
+    let subject = try Self.subject(&generator)
+    let view =
+      if let definition = subject.definition {
+        try collection.defineView(json: definition)
+      } else {
+        try collection.view(
+          "random", version: "1", collation: subject.collation, reduce: subject.reduce
+        ) { document, emit in
+          for pair in try subject.map(document) { emit(pair.key, pair.value) }
+        }
+      }
+    for round in 0..<6 {
+      let live = try collection.allDocuments(ViewQuery(includeDocs: true)).rows.compactMap(
+        \.document)
+      let byID = Dictionary(uniqueKeysWithValues: live.map { ($0.id, $0) })
+      let (all, errors) = try Self.rows(live, subject)
+      let keys = all.map(\.key)
+      for _ in 0..<25 {
+        let query = Self.query(&generator, keys: keys)
+        let expected: Result<[ViewRow], SetteeError>
+        do {
+          try query.validate(hasReduce: subject.reduce != nil, collation: subject.collation)
+          expected = .success(try Self.reference(all, query, subject, documents: byID))
+        } catch let error as SetteeError { expected = .failure(error) }
+        let actual: Result<ViewResult, SetteeError>
+        do { actual = .success(try view.query(query)) } catch let error as SetteeError {
+          actual = .failure(error)
+        }
+        switch (expected, actual) {
+        case (.success(let rows), .success(let result)):
+          #expect(result.rows == rows, "seed \(seed) round \(round): \(query)")
+          #expect(result.totalRows == all.count)
+          #expect(Set(result.errors.map(\.documentID)) == errors)
+          if query.includeOffset, query.reduce == false || subject.reduce == nil {
+            #expect(result.offset != nil)
+          }
+        case (.failure(let left), .failure(let right)):
+          #expect(left.code == right.code, "seed \(seed): \(query): \(left) vs \(right)")
+        default:
+          Issue.record(
+            "seed \(seed) round \(round): \(query): reference \(expected), SQLite \(actual)")
+        }
+      }
+      // Writes between rounds: updates, deletes, re-creations, a design document.
+      for _ in 0..<8 {
+        let id = "d\(generator.random.next() % 70)"
+        if let current = try collection.get(id), generator.chance(40) {
+          try collection.delete(current)
+        } else {
+          var replacement = generator.document(Int(id.dropFirst())!)
+          if generator.chance(40) {
+            replacement["pet"] = ["age": generator.pick(RandomQueries.numbersForTests)]
+          }
+          try collection.upsert(replacement)
+        }
+      }
+    }
+  }
+}
+
+extension RandomQueries {
+  static let numbersForTests: [JSON] = [0, 1, 2, -1, 7, .double(1.5), .double(-0.5)]
+}
