@@ -67,9 +67,7 @@ struct ViewQueryCommand: ParsableCommand {
 
   func run() throws {
     let options = local.merged(with: root.options)
-    let json = try parseJSONArgument(self.query)
-    var query = try ViewQuery(json: json)
-    if json["include_offset"] == nil { query.includeOffset = true }
+    let query = try parseViewQuery(self.query)
     let collection = try openForView(options, stale: query.stale)
     Console.outJSON(try collection.view(named: name).query(query).json)
   }
@@ -105,10 +103,7 @@ struct AllDocsCommand: ParsableCommand {
 
   func run() throws {
     let options = local.merged(with: root.options)
-    let json = try parseJSONArgument(self.query)
-    var query = try ViewQuery(json: json)
-    if json["include_offset"] == nil { query.includeOffset = true }
-    let result = try options.openCollection(readOnly: true).allDocuments(query)
+    let result = try options.openCollection(readOnly: true).allDocuments(parseViewQuery(query))
     Console.outJSON(result.json)
   }
 }
@@ -124,4 +119,13 @@ func openForView(_ options: GlobalOptions, stale: ViewQuery.Staleness) throws ->
   {
     return try options.openCollection(readOnly: true)
   }
+}
+
+/// View query options from an argument: CouchDB's response always has `offset`, so the
+/// command line counts it unless told otherwise (`"include_offset": false`).
+func parseViewQuery(_ argument: String) throws -> ViewQuery {
+  let json = try parseJSONArgument(argument)
+  var query = try ViewQuery(json: json)
+  if json["include_offset"] == nil { query.includeOffset = true }
+  return query
 }
