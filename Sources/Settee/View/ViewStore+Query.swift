@@ -174,30 +174,127 @@ extension ViewStore {
   static func reducedRows(
     _ db: SQLConnection, _ view: StoredView, _ query: ViewQuery, reduce: ViewReduce
   ) throws -> [ViewRow] {
+    if query.limit == 0 { return [] }
+    if let rows = try aggregatedRows(db, view, query, reduce: reduce) { return rows }
+    return try streamedRows(db, view, query, reduce: reduce)
+  }
+
+  /// Built-in reductions of numbers as SQL aggregates (`GROUP BY` the group's binary key):
+  /// `nil` when a value is not a number or an integer sum overflows, where the Swift path
+  /// decides (arrays and objects, doubles, errors naming the document).
+  static func aggregatedRows(
+    _ db: SQLConnection, _ view: StoredView, _ query: ViewQuery, reduce: ViewReduce
+  ) throws -> [ViewRow]? {
+    guard let builtin = reduce.builtinName else { return nil }
+    let level = query.effectiveGroupLevel
+    let direction = query.descending ? SQLFragment(" DESC") : SQLFragment(" ASC")
+    var select = SQLFragment(
+      "SELECT count(*), count(CASE WHEN typeof(value) IN ('integer', 'real') THEN 1 END), sum(value), min(value), max(value), total(value * value), key_json"
+    )
+    if let level {
+      select +=
+        level == Int.max
+        ? SQLFragment(", key AS g")
+        : SQLFragment(", settee_view_group(key, ") + .value(view.collation == .raw ? 1 : 0)
+          + SQLFragment(", ") + .value(Int64(level)) + SQLFragment(") AS g")
+    }
+    select += SQLFragment(" FROM ") + view.table + SQLFragment(" WHERE ")
+    func run(_ condition: SQLFragment, skip: Int, limit: Int?) throws -> [ViewRow]? {
+      var sql = select + condition
+      if level != nil {
+        sql += SQLFragment(" GROUP BY g ORDER BY g") + direction
+        if limit != nil || skip > 0 {
+          sql +=
+            SQLFragment(" LIMIT ") + .value(Int64(limit ?? -1)) + SQLFragment(" OFFSET ")
+            + .value(Int64(skip))
+        }
+      }
+      var rows: [ViewRow] = []
+      do {
+        for row in try Row.fetchAll(
+          db.cachedStatement(sql: sql.text), arguments: sql.statementArguments)
+        {
+          let count: Int64 = row[0]
+          if count == 0 { continue }
+          if builtin != "_count" && row[1] as Int64 != count { return nil }
+          let value: JSON
+          switch builtin {
+          case "_count": value = .int(count)
+          case "_sum": value = try decodeValue(row[2])
+          default:
+            value = [
+              "sum": try decodeValue(row[2]), "count": .int(count), "min": try decodeValue(row[3]),
+              "max": try decodeValue(row[4]), "sumsqr": .double(row[5]),
+            ]
+          }
+          var key: JSON = .null
+          if let level {
+            key = try JSONParser.parse(row[6] as String)
+            if case .array(let elements) = key, elements.count > level {
+              key = .array(Array(elements.prefix(level)))
+            }
+          }
+          rows.append(ViewRow(key: key, value: value))
+        }
+      } catch let error as DatabaseError where error.message == "integer overflow" {
+        return nil
+      }
+      if level == nil { return Array(rows.dropFirst(skip).prefix(limit ?? Int.max)) }
+      return rows
+    }
+    guard let keys = query.keys else {
+      let (low, high) = try bounds(query, collation: view.collation)
+      var conditions: [SQLFragment] = []
+      if let low {
+        conditions.append(
+          low.condition(low: true, keyColumn: SQLFragment("key"), idColumn: SQLFragment("doc_id")))
+      }
+      if let high {
+        conditions.append(
+          high.condition(low: false, keyColumn: SQLFragment("key"), idColumn: SQLFragment("doc_id"))
+        )
+      }
+      return try run(.and(conditions), skip: query.skip, limit: query.limit)
+    }
+    var rows: [ViewRow] = []
+    for key in keys {
+      guard
+        let found = try run(
+          SQLFragment("key = ") + .value(Data(try view.collation.key(key))), skip: 0, limit: nil)
+      else { return nil }
+      rows += found
+    }
+    return Array(rows.dropFirst(query.skip).prefix(query.limit ?? Int.max))
+  }
+
+  /// Any reduction, in Swift, over the rows streamed in key order.
+  static func streamedRows(
+    _ db: SQLConnection, _ view: StoredView, _ query: ViewQuery, reduce: ViewReduce
+  ) throws -> [ViewRow] {
     let level = query.effectiveGroupLevel
     var groups: [ViewRow] = []
     var toSkip = query.skip
-    func emit(_ row: ViewRow) -> Bool {
-      if toSkip > 0 {
-        toSkip -= 1
-        return true
-      }
-      groups.append(row)
-      return query.limit.map { groups.count < $0 } ?? true
-    }
-    if query.limit == 0 { return [] }
     let direction = query.descending ? SQLFragment(" DESC") : SQLFragment(" ASC")
     let select = SQLFragment("SELECT key, key_json, doc_id, value FROM ") + view.table
     let order =
       SQLFragment(" ORDER BY key") + direction + SQLFragment(", doc_id") + direction
       + SQLFragment(", n") + direction
+    /// Streams the rows of one range, a group at a time; a group that `skip` leaves out
+    /// is not reduced. Returns false once `limit` groups are made.
     func run(_ condition: SQLFragment) throws -> Bool {
       let sql = select + SQLFragment(" WHERE ") + condition + order
       let cursor = try Row.fetchCursor(
         db.cachedStatement(sql: sql.text), arguments: sql.statementArguments)
       var group: GroupReducer? = nil
+      var skipping = false
+      var started = false
       var groupBinary: [UInt8] = []
       var groupJSON: JSON = .null
+      func finish() throws -> Bool {
+        guard var finished = group, !skipping else { return true }
+        groups.append(ViewRow(key: groupJSON, value: try finished.finish()))
+        return query.limit.map { groups.count < $0 } ?? true
+      }
       while let row = try cursor.next() {
         let key = try JSONParser.parse(row[1] as String)
         var binary: [UInt8] = []
@@ -211,21 +308,18 @@ extension ViewStore {
             binary = [UInt8](row[0] as Data)
           }
         }
-        if var finished = group, binary != groupBinary {
-          if !emit(ViewRow(key: groupJSON, value: try finished.finish())) { return false }
-          group = nil
-        }
-        if group == nil {
-          group = GroupReducer(reduce: reduce)
+        if !started || binary != groupBinary {
+          if started, !(try finish()) { return false }
+          started = true
+          skipping = toSkip > 0
+          if skipping { toSkip -= 1 }
+          group = skipping ? nil : GroupReducer(reduce: reduce)
           groupBinary = binary
           groupJSON = json
         }
-        try group!.add(key: key, id: row[2], value: try decodeValue(row[3]))
+        try group?.add(key: key, id: row[2], value: try decodeValue(row[3]))
       }
-      if var finished = group {
-        return emit(ViewRow(key: groupJSON, value: try finished.finish()))
-      }
-      return true
+      return started ? try finish() : true
     }
     if let keys = query.keys {
       for key in keys {

@@ -80,6 +80,66 @@ public enum ViewCollation: String, Sendable, Hashable, CaseIterable {
   }
 }
 
+extension ViewCollation {
+  /// The key of the first `level` elements of an array key (what ``key(_:)`` gives for
+  /// the array cut to that many elements), or the whole key for other keys and shorter
+  /// arrays: the group of a row at a group level, read from its binary key without
+  /// parsing its JSON. `nil` for bytes that are not a key.
+  public func groupKey(_ key: UnsafeRawBufferPointer, level: Int) -> [UInt8]? {
+    guard key.first == 0x06 else { return Array(key) }
+    var position = 1
+    for _ in 0..<level {
+      guard position < key.count else { return nil }
+      if key[position] == 0x00 { return Array(key) }  // the array ended: all of it
+      guard let end = elementEnd(key, from: position) else { return nil }
+      position = end
+    }
+    guard position < key.count else { return nil }
+    if key[position] == 0x00 { return Array(key) }
+    // Cut here, and end the cut array as its own key would.
+    return Array(key[0..<position]) + [0x00]
+  }
+
+  /// Where the value starting at `start` ends (the index after its last byte).
+  func elementEnd(_ key: UnsafeRawBufferPointer, from start: Int) -> Int? {
+    guard start < key.count else { return nil }
+    let tag = key[start]
+    let numberTag: UInt8 = self == .unicode ? 0x04 : 0x01
+    let stringTag: UInt8 = self == .unicode ? 0x05 : 0x07
+    let objectTag: UInt8 = self == .unicode ? 0x07 : 0x05
+    switch tag {
+    case numberTag:
+      // Tag, 8 bytes of double, then 0x80 or a sign byte and 8 bytes of difference.
+      let marker = start + 9
+      guard marker < key.count else { return nil }
+      return key[marker] == 0x80 ? marker + 1 : marker + 9
+    case stringTag:
+      var position = start + 1
+      while position < key.count {
+        if key[position] == 0x00 {
+          // Raw strings write U+0000 as 0x00 0xFF; ICU sort keys hold no 0x00.
+          if self == .raw, position + 1 < key.count, key[position + 1] == 0xFF {
+            position += 2
+            continue
+          }
+          return position + 1
+        }
+        position += 1
+      }
+      return nil
+    case 0x06, objectTag:
+      var position = start + 1
+      while position < key.count, key[position] != 0x00 {
+        guard let end = elementEnd(key, from: position) else { return nil }
+        position = end
+      }
+      return position < key.count ? position + 1 : nil
+    default:
+      return tag == 0 ? nil : start + 1
+    }
+  }
+}
+
 /// Keys in CouchDB's default order.
 enum UnicodeKeys {
   static func append(_ value: JSON, to output: inout [UInt8], collator: ICUCollator) throws {

@@ -93,3 +93,27 @@ struct ViewCollationTests {
     #expect(try ViewCollation.raw.version() == "raw-1")
   }
 }
+
+extension ViewCollationTests {
+  /// Group keys read from binary keys equal the keys of the cut arrays, for every kind of
+  /// element (numbers with and without an exact-integer tail, strings with U+0000 in raw
+  /// order, nested arrays and objects).
+  @Test(arguments: ViewCollation.allCases)
+  func groupKeysAreTheKeysOfCutArrays(_ collation: ViewCollation) throws {
+    let keys = try ViewCollationTests.parse(
+      #"[[1, "a", 3], [9007199254740993, "b\u0000c", [1, [2]], {"x": [1]}], ["é", {"a": {"b": null}}, true, false], [], "plain", 5, [[], {}], [null]]"#
+    )
+    for key in keys {
+      let binary = try collation.key(key)
+      for level in 0..<5 {
+        var expected = key
+        if case .array(let elements) = key, elements.count > level {
+          expected = .array(Array(elements.prefix(level)))
+        }
+        let cut = binary.withUnsafeBytes { collation.groupKey($0, level: level) }
+        #expect(cut == (try collation.key(expected)), "\(key) at level \(level)")
+      }
+    }
+    #expect([UInt8]([0x06, 0x05]).withUnsafeBytes { collation.groupKey($0, level: 1) } == nil)
+  }
+}

@@ -184,8 +184,8 @@ struct ViewDifferentialTests {
     if query.limit == 0 { return [] }
     if query.reduce ?? (subject.reduce != nil), let reduce = subject.reduce {
       let level = query.effectiveGroupLevel
+      var groups: [(key: JSON, rows: [Row])] = []
       for segment in segments {
-        var groups: [(key: JSON, rows: [Row])] = []
         var lastBinary: [UInt8]? = nil
         for row in segment {
           var groupKey: JSON = .null
@@ -202,16 +202,14 @@ struct ViewDifferentialTests {
           lastBinary = binary
           groups[groups.count - 1].rows.append(row)
         }
-        // Groups past skip + limit are not reduced (so their errors do not surface).
-        for group in groups where output.count < query.skip + (query.limit ?? Int.max - query.skip)
-        {
-          output.append(
-            ViewRow(
-              key: group.key,
-              value: try reduce.reduceAll(
-                keys: group.rows.map(\.key), ids: group.rows.map(\.id),
-                values: group.rows.map(\.value))))
-        }
+      }
+      // Only the groups returned are reduced (so the others' errors do not surface).
+      return try groups.dropFirst(query.skip).prefix(query.limit ?? Int.max).map { group in
+        ViewRow(
+          key: group.key,
+          value: try reduce.reduceAll(
+            keys: group.rows.map(\.key), ids: group.rows.map(\.id), values: group.rows.map(\.value))
+        )
       }
     } else {
       for row in segments.joined() {
@@ -268,7 +266,17 @@ struct ViewDifferentialTests {
         }
         switch (expected, actual) {
         case (.success(let rows), .success(let result)):
-          #expect(result.rows == rows, "seed \(seed) round \(round): \(query)")
+          if result.isReduced {
+            // A group's key is one of its rows' keys: equal ones (1 and 1.0) may differ in
+            // spelling, so groups compare by binary key.
+            func normalized(_ rows: [ViewRow]) throws -> [[UInt8]] {
+              try rows.map { try subject.collation.key($0.key) }
+            }
+            #expect(try normalized(result.rows) == normalized(rows), "seed \(seed): \(query)")
+            #expect(result.rows.map(\.value) == rows.map(\.value), "seed \(seed): \(query)")
+          } else {
+            #expect(result.rows == rows, "seed \(seed) round \(round): \(query)")
+          }
           #expect(result.totalRows == all.count)
           #expect(Set(result.errors.map(\.documentID)) == errors)
           if query.includeOffset, query.reduce == false || subject.reduce == nil {

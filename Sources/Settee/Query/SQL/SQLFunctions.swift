@@ -8,6 +8,7 @@ enum SQLFunctions {
   static func register(in db: SQLConnection) {
     db.add(function: collationKey)
     EntryKeyFunction.register(in: db)
+    ViewGroupFunction.register(in: db)
     db.add(function: sortKey)
     db.add(function: regexp)
     db.add(function: match)
