@@ -28,7 +28,7 @@ struct BenchSuite {
   /// Each workload's key, for `--only`.
   static let workloads = [
     "insert", "get", "update", "build", "equality", "range", "or", "in", "scan", "array", "text",
-    "sorted",
+    "sorted", "views", "value-index",
   ]
 
   init(path: String, documents: Int, quick: Bool, log: @escaping (String) -> Void) throws {
@@ -91,6 +91,8 @@ struct BenchSuite {
       }
       add(try sortedLimit(main, cid))
     }
+    if wanted("views") { for result in try views(main, cid) { add(result) } }
+    if wanted("value-index") { add(try valueIndex(main, cid)) }
     return results
   }
 

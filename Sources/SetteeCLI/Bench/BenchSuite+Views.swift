@@ -1,0 +1,191 @@
+import Foundation
+import GRDB
+import Settee
+import SetteeCore
+
+/// Views (seed 002) and value indexes (seed 001) against the tables a careful programmer
+/// would keep by hand: key, document id and value, a primary key on (key, document id)
+/// and an index on the document id for incremental updates, with SQLite's BINARY order
+/// (so the cost of CouchDB's collation shows).
+extension BenchSuite {
+  mutating func views(_ collection: DocumentCollection, _ cid: Int64) throws -> [BenchResult] {
+    var results: [BenchResult] = []
+    let runs = quick ? 1 : 3
+    let byName = try collection.defineView(json: ["name": "bench_name", "key": "name"])
+    func makeBaselineTable(_ db: GRDB.Database) throws {
+      try db.execute(
+        sql: """
+          CREATE TABLE bench_view (key TEXT NOT NULL, doc_id TEXT NOT NULL, value,
+            PRIMARY KEY (key, doc_id)) WITHOUT ROWID;
+          INSERT INTO bench_view SELECT json_extract(body, '$.name'), id, NULL FROM documents
+            WHERE cid = ? AND deleted = 0;
+          CREATE INDEX bench_view_by_doc ON bench_view (doc_id);
+          """, arguments: [cid])
+    }
+    // Building: the first query of a new view maps every document.
+    let build = try Measure.median(repetitions: runs, prepare: { _ in () }) { _ in
+      try byName.update()
+    } cleanUp: {
+      try collection.deleteView(named: "bench_name")
+      _ = try collection.defineView(json: ["name": "bench_name", "key": "name"])
+    }
+    let buildBaseline = try Measure.median(repetitions: runs, prepare: { _ in () }) { _ in
+      try pool.write { db in try makeBaselineTable(db) }
+    } cleanUp: {
+      try pool.write { db in try db.execute(sql: "DROP TABLE bench_view") }
+    }
+    results.append(
+      BenchResult(name: "view build, 1 string key", n: count, settee: build, baseline: buildBaseline, target: 2))
+    try byName.update()
+    try pool.write { db in try makeBaselineTable(db) }
+    let rows = try pool.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM bench_view")! }
+    try check("view rows", try byName.query(ViewQuery(limit: 0)).totalRows, rows)
+
+    // A key range, limit 10.
+    let starts = (0..<(quick ? 20 : 200)).map { _ in data.pick(BenchData.names) }
+    let first = try byName.query(ViewQuery(startKey: .string(starts[0]), limit: 10)).rows.compactMap(\.id)
+    let firstBaseline = try pool.read { db in
+      try String.fetchAll(
+        db, sql: "SELECT doc_id FROM bench_view WHERE key >= ? ORDER BY key, doc_id LIMIT 10",
+        arguments: [starts[0]])
+    }
+    try check("view range rows", first, firstBaseline)
+    let (range, rangeBaseline) = try Measure.medians(repetitions: repetitions) {
+      for start in starts { _ = try byName.query(ViewQuery(startKey: .string(start), limit: 10)) }
+    } _: {
+      for start in starts {
+        _ = try pool.read { db in
+          try Row.fetchAll(
+            db.cachedStatement(
+              sql: "SELECT key, doc_id, value FROM bench_view WHERE key >= ? ORDER BY key, doc_id LIMIT 10"),
+            arguments: [start]
+          ).count
+        }
+      }
+    }
+    results.append(
+      BenchResult(name: "view key range, limit 10", n: starts.count, settee: range, baseline: rangeBaseline, target: 1.5))
+
+    // Reductions over all rows and grouped by the first key element.
+    let counted = try collection.defineView(
+      json: ["name": "bench_count", "key": ["pet", "name"], "value": "age", "reduce": "_count"])
+    let summed = try collection.defineView(
+      json: ["name": "bench_sum", "key": ["pet", "name"], "value": "age", "reduce": "_sum"])
+    try counted.update()
+    try summed.update()
+    try pool.write { db in
+      try db.execute(
+        sql: """
+          CREATE TABLE bench_pets (k1 TEXT NOT NULL, k2 TEXT NOT NULL, doc_id TEXT NOT NULL,
+            value, PRIMARY KEY (k1, k2, doc_id)) WITHOUT ROWID;
+          INSERT INTO bench_pets SELECT json_extract(body, '$.pet'), json_extract(body, '$.name'),
+            id, json_extract(body, '$.age') FROM documents WHERE cid = ? AND deleted = 0;
+          """, arguments: [cid])
+    }
+    for (name, view, aggregate) in [
+      ("_count", counted, "count(*)"), ("_sum", summed, "sum(value)"),
+    ] {
+      for grouped in [false, true] {
+        let query = grouped ? ViewQuery(groupLevel: 1) : ViewQuery()
+        let sql =
+          grouped
+          ? "SELECT k1, \(aggregate) FROM bench_pets GROUP BY k1 ORDER BY k1"
+          : "SELECT \(aggregate) FROM bench_pets"
+        let mine = try view.query(query).rows.map(\.value)
+        let theirs = try pool.read { db in
+          try Row.fetchAll(db, sql: sql).map { JSON.int($0[grouped ? 1 : 0]) }
+        }
+        try check("\(name) rows", mine, theirs)
+        let (settee, baseline) = try Measure.medians(repetitions: repetitions) {
+          _ = try view.query(query)
+        } _: {
+          _ = try pool.read { db in try Row.fetchAll(db.cachedStatement(sql: sql)).count }
+        }
+        results.append(
+          BenchResult(
+            name: "view \(name)\(grouped ? ", group level 1" : ", all rows")", n: count,
+            settee: settee, baseline: baseline, target: 2))
+      }
+    }
+
+    // Catching up after 1,000 changed documents.
+    let changed = Array(Set(sampleIDs(quick ? 100 : 1_000)))
+    var round: Int64 = 0
+    let catchUp = try Measure.median(repetitions: runs, prepare: { _ in
+      round += 1
+      for id in changed {
+        var document = try collection.get(id)!.json
+        document["age"] = .int(round)
+        try collection.put(document)
+      }
+    }) { _ in try byName.update() }
+    let catchUpBaseline = try Measure.median(repetitions: runs, prepare: { _ in () }) { _ in
+      try pool.write { db in
+        let delete = try db.makeStatement(sql: "DELETE FROM bench_view WHERE doc_id = ?")
+        let insert = try db.makeStatement(
+          sql: "INSERT INTO bench_view SELECT json_extract(body, '$.name'), id, NULL FROM documents WHERE cid = ? AND id = ? AND deleted = 0"
+        )
+        for id in changed {
+          try delete.execute(arguments: [id])
+          try insert.execute(arguments: [cid, id])
+        }
+      }
+    }
+    try check("view rows after catching up", try byName.query(ViewQuery(limit: 0)).totalRows, rows)
+    results.append(
+      BenchResult(
+        name: "view catch-up, \(changed.count) changed", n: changed.count, settee: catchUp,
+        baseline: catchUpBaseline, target: 2))
+    try pool.write { db in try db.execute(sql: "DROP TABLE bench_view; DROP TABLE bench_pets") }
+    return results
+  }
+
+  /// Seed 001: an integer value index, queried by `min` and `max`.
+  mutating func valueIndex(_ collection: DocumentCollection, _ cid: Int64) throws -> BenchResult {
+    let indexes = collection.valueIndexes
+    try indexes.define("bench_age", field: "age", type: .integer)
+    try indexes.updateAll()
+    try pool.write { db in
+      try db.execute(
+        sql: """
+          CREATE TABLE bench_age (key INTEGER NOT NULL, doc_id TEXT NOT NULL,
+            PRIMARY KEY (key, doc_id)) WITHOUT ROWID;
+          INSERT INTO bench_age SELECT json_extract(body, '$.age'), id FROM documents
+            WHERE cid = ? AND deleted = 0;
+          """, arguments: [cid])
+    }
+    let sql = """
+      SELECT d.id, d.rev, d.body FROM documents d WHERE d.cid = ? AND d.deleted = 0
+        AND d.id IN (SELECT doc_id FROM bench_age WHERE key BETWEEN ? AND ?) ORDER BY d.id
+      """
+    let ranges = (0..<(quick ? 5 : 20)).map { _ in Int64(1 + data.next() % 89) }
+    let mine = try indexes.documentIDs(matching: ["bench_age": .between(.int(ranges[0]), .int(ranges[0] + 1))])
+    let theirs = try pool.read { db in
+      try Row.fetchAll(db, sql: sql, arguments: [cid, ranges[0], ranges[0] + 1]).map { $0[0] as String }
+    }
+    try check("value index rows", mine, theirs)
+    let (settee, baseline) = try Measure.medians(repetitions: repetitions) {
+      for low in ranges {
+        _ = try indexes.documents(matching: ["bench_age": .between(.int(low), .int(low + 1))])
+      }
+    } _: {
+      for low in ranges {
+        _ = try pool.read { db in
+          BenchSuite.documents(
+            try Row.fetchAll(db.cachedStatement(sql: sql), arguments: [cid, low, low + 1]))
+        }
+      }
+    }
+    try pool.write { db in try db.execute(sql: "DROP TABLE bench_age") }
+    return BenchResult(
+      name: "value index min+max (seed 001)", n: ranges.count, settee: settee, baseline: baseline,
+      target: 1.5)
+  }
+
+  /// Both sides must give the same answer, or the figures mean nothing.
+  func check<T: Equatable>(_ what: String, _ mine: T, _ theirs: T) throws {
+    guard mine == theirs else {
+      throw SetteeError(.storage, "bench: \(what) differ: Settee \(mine), baseline \(theirs)")
+    }
+  }
+}
