@@ -74,9 +74,7 @@ extension DocumentCollection {
     database.viewRegistry.withLock { $0[view.registryKey] = nil }
     try store(
       view,
-      mapper: ViewMapper(
-        version: definition.version, collation: definition.collation,
-        reduce: definition.reduce, map: definition.map),
+      mapper: ViewMapper(definition),
       definition: JSONWriter.string(definition.json))
     return view
   }

@@ -151,13 +151,18 @@ extension ViewMapper {
     switch kind {
     case .view:
       let definition = try ViewDefinition(json: json)
-      return ViewMapper(
-        version: definition.version, collation: definition.collation,
-        reduce: definition.reduce, map: definition.map)
+      return ViewMapper(definition)
     case .value:
       let definition = try ValueIndexDefinition(json: json)
       return definition.mapper
     }
+  }
+
+  /// The mapper of a declarative definition (which may map in SQL).
+  init(_ definition: ViewDefinition) {
+    self.init(
+      version: definition.version, collation: definition.collation, reduce: definition.reduce,
+      map: definition.map, declared: definition)
   }
 
   /// The mapper of a Swift map function.

@@ -16,6 +16,8 @@ struct ViewMapper: Sendable {
   let collation: ViewCollation
   let reduce: ViewReduce?
   let map: @Sendable (Document) throws -> [(key: JSON, value: JSON)]
+  /// For a declarative view, its definition, which may map in SQL (``DeclaredViewSQL``).
+  var declared: ViewDefinition? = nil
 
   /// The name stored for the reduce: a built-in's, `"custom"`, or `nil`.
   var reduceName: String? { reduce.map { $0.builtinName ?? "custom" } }
@@ -34,12 +36,17 @@ struct StoredView: Sendable {
   var reduceName: String?
   var lastSeq: Int64
   var totalRows: Int
+  /// The collection's sequence number when the row was read (read with it, so that
+  /// checking whether the view is behind costs no other statement).
+  var collectionSeq: Int64
+  /// Whether map errors are recorded for it (read with it, likewise).
+  var hasErrors: Bool
 
   /// The table of its rows.
   var table: SQLFragment { .identifier("vw_\(vid)") }
 
   static let columns = SQLFragment(
-    "vid, cid, kind, name, version, definition, collation, collator_version, reduce, last_seq, total_rows"
+    "vid, cid, kind, name, version, definition, collation, collator_version, reduce, last_seq, total_rows, (SELECT last_seq FROM collections c WHERE c.cid = views.cid), EXISTS (SELECT 1 FROM view_errors e WHERE e.vid = views.vid)"
   )
 
   init(row: Row) throws {
@@ -54,6 +61,8 @@ struct StoredView: Sendable {
     reduceName = row[8]
     lastSeq = row[9]
     totalRows = row[10]
+    collectionSeq = row[11] ?? 0
+    hasErrors = row[12]
     guard let kind = ViewKind(rawValue: kindName),
       let collation = ViewCollation(rawValue: collationName)
     else {
@@ -200,7 +209,7 @@ enum ViewStore {
 
   /// Whether the view is behind its collection, or its keys were made by another ICU.
   static func isBehind(_ db: SQLConnection, _ view: StoredView) throws -> Bool {
-    if view.lastSeq < (try collectionSeq(db, cid: view.cid)) { return true }
+    if view.lastSeq < view.collectionSeq { return true }
     return view.collatorVersion != (try view.collation.version())
   }
 
@@ -228,6 +237,13 @@ enum ViewStore {
     guard view.lastSeq < target else { return view }
     // A view with no rows and no history needs no deletes: the first build skips them.
     let fresh = view.lastSeq == 0 && view.totalRows == 0
+    if let definition = mapper.declared, let plan = DeclaredViewSQL(definition),
+      !(try holdsNUL(db, cid: view.cid))
+    {
+      let (added, removed) = try plan.catchUp(
+        db, view, from: view.lastSeq, to: target, fresh: fresh)
+      return try finish(db, view, target: target, added: added, removed: removed)
+    }
     let insert = try db.makeStatement(
       sql: (SQLFragment("INSERT INTO ") + view.table
         + SQLFragment(" (key, doc_id, n, key_json, value) VALUES (?, ?, ?, ?, ?)")).text)
@@ -278,12 +294,31 @@ enum ViewStore {
       }
       added += emitted.count
     }
+    return try finish(db, view, target: target, added: added, removed: removed)
+  }
+
+  /// Records that the view caught up with `target`.
+  static func finish(
+    _ db: SQLConnection, _ stored: StoredView, target: Int64, added: Int, removed: Int
+  )
+    throws -> StoredView
+  {
+    var view = stored
     view.totalRows += added - removed
     view.lastSeq = target
+    view.collectionSeq = target
+    view.hasErrors = true  // not known without asking: the query asks
     try db.execute(
       sql: "UPDATE views SET last_seq = ?, total_rows = ? WHERE vid = ?",
       arguments: [target, view.totalRows, view.vid])
     return view
+  }
+
+  /// Whether a document of the collection has held U+0000 in a string (see ``Schema``).
+  static func holdsNUL(_ db: SQLConnection, cid: Int64) throws -> Bool {
+    try Bool.fetchOne(
+      db.cachedStatement(sql: "SELECT holds_nul FROM collections WHERE cid = ?"), arguments: [cid])
+      ?? false
   }
 
   /// Refuses what JSON cannot hold (NaN, infinities), which a Swift map closure could emit.
@@ -322,7 +357,8 @@ enum ViewStore {
 
   /// The documents whose map function threw, oldest first.
   static func errors(_ db: SQLConnection, _ view: StoredView) throws -> [ViewMapError] {
-    try Row.fetchAll(
+    guard view.hasErrors else { return [] }
+    return try Row.fetchAll(
       db.cachedStatement(sql: "SELECT doc_id, message FROM view_errors WHERE vid = ? ORDER BY seq"),
       arguments: [view.vid]
     ).map { ViewMapError(documentID: $0[0], message: $0[1]) }

@@ -35,7 +35,9 @@ extension BenchSuite {
       try pool.write { db in try db.execute(sql: "DROP TABLE bench_view") }
     }
     results.append(
-      BenchResult(name: "view build, 1 string key", n: count, settee: build, baseline: buildBaseline, target: 2))
+      BenchResult(
+        name: "view build, 1 string key", n: count, settee: build, baseline: buildBaseline,
+        target: 2))
     try byName.update()
     try pool.write { db in try makeBaselineTable(db) }
     let rows = try pool.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM bench_view")! }
@@ -43,7 +45,8 @@ extension BenchSuite {
 
     // A key range, limit 10.
     let starts = (0..<(quick ? 20 : 200)).map { _ in data.pick(BenchData.names) }
-    let first = try byName.query(ViewQuery(startKey: .string(starts[0]), limit: 10)).rows.compactMap(\.id)
+    let first = try byName.query(ViewQuery(startKey: .string(starts[0]), limit: 10)).rows
+      .compactMap(\.id)
     let firstBaseline = try pool.read { db in
       try String.fetchAll(
         db, sql: "SELECT doc_id FROM bench_view WHERE key >= ? ORDER BY key, doc_id LIMIT 10",
@@ -57,14 +60,18 @@ extension BenchSuite {
         _ = try pool.read { db in
           try Row.fetchAll(
             db.cachedStatement(
-              sql: "SELECT key, doc_id, value FROM bench_view WHERE key >= ? ORDER BY key, doc_id LIMIT 10"),
+              sql:
+                "SELECT key, doc_id, value FROM bench_view WHERE key >= ? ORDER BY key, doc_id LIMIT 10"
+            ),
             arguments: [start]
           ).count
         }
       }
     }
     results.append(
-      BenchResult(name: "view key range, limit 10", n: starts.count, settee: range, baseline: rangeBaseline, target: 1.5))
+      BenchResult(
+        name: "view key range, limit 10", n: starts.count, settee: range, baseline: rangeBaseline,
+        target: 1.5))
 
     // Reductions over all rows and grouped by the first key element.
     let counted = try collection.defineView(
@@ -111,19 +118,23 @@ extension BenchSuite {
     // Catching up after 1,000 changed documents.
     let changed = Array(Set(sampleIDs(quick ? 100 : 1_000)))
     var round: Int64 = 0
-    let catchUp = try Measure.median(repetitions: runs, prepare: { _ in
-      round += 1
-      for id in changed {
-        var document = try collection.get(id)!.json
-        document["age"] = .int(round)
-        try collection.put(document)
+    let catchUp = try Measure.median(
+      repetitions: runs,
+      prepare: { _ in
+        round += 1
+        for id in changed {
+          var document = try collection.get(id)!.json
+          document["age"] = .int(round)
+          try collection.put(document)
+        }
       }
-    }) { _ in try byName.update() }
+    ) { _ in try byName.update() }
     let catchUpBaseline = try Measure.median(repetitions: runs, prepare: { _ in () }) { _ in
       try pool.write { db in
         let delete = try db.makeStatement(sql: "DELETE FROM bench_view WHERE doc_id = ?")
         let insert = try db.makeStatement(
-          sql: "INSERT INTO bench_view SELECT json_extract(body, '$.name'), id, NULL FROM documents WHERE cid = ? AND id = ? AND deleted = 0"
+          sql:
+            "INSERT INTO bench_view SELECT json_extract(body, '$.name'), id, NULL FROM documents WHERE cid = ? AND id = ? AND deleted = 0"
         )
         for id in changed {
           try delete.execute(arguments: [id])
@@ -159,9 +170,13 @@ extension BenchSuite {
         AND d.id IN (SELECT doc_id FROM bench_age WHERE key BETWEEN ? AND ?) ORDER BY d.id
       """
     let ranges = (0..<(quick ? 5 : 20)).map { _ in Int64(1 + data.next() % 89) }
-    let mine = try indexes.documentIDs(matching: ["bench_age": .between(.int(ranges[0]), .int(ranges[0] + 1))])
+    let mine = try indexes.documentIDs(matching: [
+      "bench_age": .between(.int(ranges[0]), .int(ranges[0] + 1))
+    ])
     let theirs = try pool.read { db in
-      try Row.fetchAll(db, sql: sql, arguments: [cid, ranges[0], ranges[0] + 1]).map { $0[0] as String }
+      try Row.fetchAll(db, sql: sql, arguments: [cid, ranges[0], ranges[0] + 1]).map {
+        $0[0] as String
+      }
     }
     try check("value index rows", mine, theirs)
     let (settee, baseline) = try Measure.medians(repetitions: repetitions) {

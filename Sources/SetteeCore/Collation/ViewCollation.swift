@@ -50,7 +50,7 @@ public enum ViewCollation: String, Sendable, Hashable, CaseIterable {
   /// ``unicode`` (stored keys are rebuilt when it changes, after an ICU upgrade).
   public func version() throws -> String {
     switch self {
-    case .unicode: "icu-" + (try ICUCollator.shared().version)
+    case .unicode: try ICUCollator.shared().tag
     case .raw: "raw-1"
     }
   }
@@ -203,12 +203,15 @@ enum RawKeys {
 final class ICUCollator: @unchecked Sendable {
   private let collator: UnsafeMutableRawPointer
   let version: String
+  /// What view keys made with it are labelled: `icu-<version>`.
+  let tag: String
 
   private init(_ collator: UnsafeMutableRawPointer) {
     self.collator = collator
     var text = [CChar](repeating: 0, count: 32)
     settee_collator_version(collator, &text, Int32(text.count))
     version = String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    tag = "icu-" + version
   }
 
   private static let opened: Result<ICUCollator, SetteeError> = {

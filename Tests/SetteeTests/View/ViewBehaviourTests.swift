@@ -140,6 +140,32 @@ struct ViewBehaviourTests {
         == ["sum": 190, "count": 20, "min": 0, "max": 19, "sumsqr": .double(2470)])
   }
 
+  /// Group levels are found by seeking group to group, then (past 64 groups) by SQLite's
+  /// GROUP BY: skip and limit across that boundary, in both directions.
+  @Test(arguments: [false, true])
+  func manyGroupsAtALevel(descending: Bool) throws {
+    let pairs = db.collection("pairs")
+    try pairs.putAll(
+      (0..<300).map {
+        ["_id": .string("p\($0)"), "g": .int(Int64($0 % 100)), "n": .int(Int64($0))]
+      })
+    let counted = try pairs.defineView(json: [
+      "name": "byG", "key": ["g", "n"], "value": "n", "reduce": "_sum",
+    ])
+    let all = try counted.query(ViewQuery(descending: descending, groupLevel: 1)).rows
+    let groups = (0..<100).map { g in
+      ViewRow(key: [.int(Int64(g))], value: .int(Int64(3 * g + 300)))
+    }
+    #expect(all == (descending ? groups.reversed() : groups))
+    let page = try counted.query(
+      ViewQuery(descending: descending, skip: 60, limit: 10, groupLevel: 1)
+    ).rows
+    #expect(page == Array(all[60..<70]))
+    #expect(
+      try counted.query(ViewQuery(startKey: [10], endKey: [12, [:]], groupLevel: 1)).rows
+        == Array(groups[10...12]))
+  }
+
   @Test func customReducesRereduceOverChunks() throws {
     let many = db.collection("many")
     try many.putAll(

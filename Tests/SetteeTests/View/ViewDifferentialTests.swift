@@ -229,6 +229,9 @@ struct ViewDifferentialTests {
     var documents: [String: JSONObject] = [:]
     for number in 0..<60 {
       var document = generator.document(number)
+      // Odd seeds keep U+0000 out of the collection, so that declarative views map in SQL
+      // (strings holding it send every view of the collection to the Swift path).
+      if seed % 2 == 1 { document = Self.withoutNUL(document) }
       if generator.chance(40) {
         document["pet"] = ["age": generator.pick(RandomQueries.numbersForTests)]
       }
@@ -296,6 +299,7 @@ struct ViewDifferentialTests {
           try collection.delete(current)
         } else {
           var replacement = generator.document(Int(id.dropFirst())!)
+          if seed % 2 == 1 { replacement = Self.withoutNUL(replacement) }
           if generator.chance(40) {
             replacement["pet"] = ["age": generator.pick(RandomQueries.numbersForTests)]
           }
@@ -303,6 +307,20 @@ struct ViewDifferentialTests {
         }
       }
     }
+  }
+}
+
+extension ViewDifferentialTests {
+  static func withoutNUL(_ object: JSONObject) -> JSONObject {
+    func clean(_ value: JSON) -> JSON {
+      switch value {
+      case .string(let text): .string(text.replacingOccurrences(of: "\u{0}", with: "0"))
+      case .array(let elements): .array(elements.map(clean))
+      case .object(let members): .object(withoutNUL(members))
+      default: value
+      }
+    }
+    return JSONObject(object.map { ($0.key, clean($0.value)) })
   }
 }
 

@@ -9,6 +9,7 @@ enum SQLFunctions {
     db.add(function: collationKey)
     EntryKeyFunction.register(in: db)
     ViewGroupFunction.register(in: db)
+    ViewKeyFunctions.register(in: db)
     db.add(function: sortKey)
     db.add(function: regexp)
     db.add(function: match)

@@ -1,0 +1,185 @@
+import Foundation
+import GRDB
+import GRDBSQLite
+import SetteeCore
+
+/// Catching a declarative view up in SQL: for definitions that SQLite's JSON operators can
+/// map exactly (a key of plain member paths, a value that is nothing, one field or several
+/// fields; no `each`, no filter, not the whole document), the documents changed since the
+/// view's last update are mapped by one `INSERT … SELECT`, with no document parsed in
+/// Swift. Everything else, and collections whose strings hold U+0000 (which SQLite's JSON
+/// functions read cut short), is mapped in Swift, the same way; the differential tests
+/// hold the two equal.
+struct DeclaredViewSQL {
+  let keyPaths: [String]
+  let compound: Bool
+  let value: Value
+
+  enum Value {
+    case none
+    case field(String)
+    case fields([String])
+  }
+
+  init?(_ definition: ViewDefinition) {
+    guard definition.each == nil, definition.filter == nil else { return nil }
+    func sqlPath(_ path: FieldPath) -> String? {
+      // Member names only: SQLite reads "$.tags.0" as a member "0", where a Settee path
+      // also reads an array index, and its path labels have no escapes.
+      guard !path.components.isEmpty else { return nil }
+      for component in path.components {
+        guard !component.isEmpty, FieldPath.arrayIndexOf(component) == nil,
+          component.unicodeScalars.allSatisfy({
+            ($0.properties.isAlphabetic || $0.properties.numericType != nil || $0 == "_"
+              || $0 == "-")
+              && $0 != "\"" && $0 != "\\"
+          })
+        else { return nil }
+      }
+      return "$" + path.components.map { ".\"\($0)\"" }.joined()
+    }
+    var keys: [String] = []
+    for field in definition.keyFields {
+      guard let path = sqlPath(field) else { return nil }
+      keys.append(path)
+    }
+    keyPaths = keys
+    compound = definition.compoundKey
+    switch definition.value {
+    case .none: value = .none
+    case .document: return nil
+    case .field(let field):
+      guard let path = sqlPath(field) else { return nil }
+      value = .field(path)
+    case .fields(let fields):
+      var paths: [String] = []
+      for field in fields {
+        guard let path = sqlPath(field) else { return nil }
+        paths.append(path)
+      }
+      value = .fields(paths)
+    }
+  }
+
+  /// Deletes the rows of documents changed in `(from, to]` and maps them again.
+  ///
+  /// - Returns: rows added and removed.
+  func catchUp(_ db: SQLConnection, _ view: StoredView, from: Int64, to: Int64, fresh: Bool)
+    throws -> (added: Int, removed: Int)
+  {
+    var removed = 0
+    let changed =
+      SQLFragment(
+        " IN (SELECT id FROM documents WHERE cid = ") + .value(view.cid)
+      + SQLFragment(" AND seq > ") + .value(from) + SQLFragment(" AND seq <= ") + .value(to)
+      + SQLFragment(")")
+    if !fresh {
+      let delete = SQLFragment("DELETE FROM ") + view.table + SQLFragment(" WHERE doc_id") + changed
+      try db.execute(sql: delete.text, arguments: delete.statementArguments)
+      removed = db.changesCount
+      let errors =
+        SQLFragment("DELETE FROM view_errors WHERE vid = ") + .value(view.vid)
+        + SQLFragment(" AND doc_id") + changed
+      try db.execute(sql: errors.text, arguments: errors.statementArguments)
+    }
+    // Each key part as JSON text (NULL when missing, so the document emits nothing).
+    let parts = keyPaths.map { SQLFragment("(body -> ") + .value($0) + SQLFragment(")") }
+    let key =
+      compound
+      ? SQLFragment("json_array(") + .joined(parts, separator: ", ") + SQLFragment(")")
+      : parts[0]
+    let value: SQLFragment =
+      switch self.value {
+      case .none: SQLFragment("NULL")
+      case .field(let path):
+        SQLFragment("settee_view_value(body -> ") + .value(path) + SQLFragment(")")
+      case .fields(let paths):
+        SQLFragment("json_array(")
+          + .joined(
+            paths.map { SQLFragment("(body -> ") + .value($0) + SQLFragment(")") }, separator: ", ")
+          + SQLFragment(")")
+      }
+    let present = SQLFragment.and(parts.map { $0 + SQLFragment(" IS NOT NULL") })
+    let insert =
+      SQLFragment("INSERT INTO ") + view.table
+      + SQLFragment(" (key, doc_id, n, key_json, value) SELECT settee_view_key(k, ")
+      + .value(view.collation == .raw ? 1 : 0) + SQLFragment("), id, 0, k, v FROM (SELECT id, ")
+      + key + SQLFragment(" AS k, ") + value
+      + SQLFragment(" AS v FROM documents WHERE cid = ") + .value(view.cid)
+      + SQLFragment(" AND seq > ") + .value(from) + SQLFragment(" AND seq <= ") + .value(to)
+      + SQLFragment(" AND deleted = 0 AND substr(id, 1, 8) <> '_design/' AND ") + present
+      + SQLFragment(")")
+    try DocumentReader.namingDamagedBodies(db, cid: view.cid) {
+      try db.execute(sql: insert.text, arguments: insert.statementArguments)
+    }
+    return (db.changesCount, removed)
+  }
+}
+
+/// `settee_view_key(json, raw)`: the binary key (``ViewCollation``) of a key given as JSON
+/// text; `settee_view_value(json)`: a value as views store it (`NULL` for null or missing,
+/// numbers as numbers, anything else as its JSON text). Registered through SQLite's C API,
+/// as ``EntryKeyFunction`` is: a view build calls them once per document.
+enum ViewKeyFunctions {
+  static func register(in db: SQLConnection) {
+    sqlite3_create_function_v2(
+      db.sqliteConnection, "settee_view_key", 2, SQLITE_UTF8 | SQLITE_DETERMINISTIC, nil,
+      { context, _, arguments in ViewKeyFunctions.key(context, arguments) }, nil, nil, nil)
+    sqlite3_create_function_v2(
+      db.sqliteConnection, "settee_view_value", 1, SQLITE_UTF8 | SQLITE_DETERMINISTIC, nil,
+      { context, _, arguments in ViewKeyFunctions.value(context, arguments) }, nil, nil, nil)
+  }
+
+  private static let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
+
+  private static func json(_ value: OpaquePointer?) throws -> JSON? {
+    guard sqlite3_value_type(value) != SQLITE_NULL, let text = sqlite3_value_text(value) else {
+      return nil
+    }
+    return try JSONParser.parse(
+      UnsafeBufferPointer(start: text, count: Int(sqlite3_value_bytes(value))))
+  }
+
+  private static func key(
+    _ context: OpaquePointer?, _ arguments: UnsafeMutablePointer<OpaquePointer?>?
+  ) {
+    guard let arguments else { return }
+    do {
+      guard let json = try json(arguments[0]) else {
+        sqlite3_result_null(context)
+        return
+      }
+      let collation: ViewCollation = sqlite3_value_int(arguments[1]) != 0 ? .raw : .unicode
+      let key = try collation.key(json)
+      key.withUnsafeBytes { raw in
+        sqlite3_result_blob(context, raw.baseAddress, Int32(raw.count), transient)
+      }
+    } catch {
+      sqlite3_result_error(context, "settee_view_key: \(error)", -1)
+    }
+  }
+
+  private static func value(
+    _ context: OpaquePointer?, _ arguments: UnsafeMutablePointer<OpaquePointer?>?
+  ) {
+    guard let arguments else { return }
+    let argument = arguments[0]
+    guard sqlite3_value_type(argument) != SQLITE_NULL, let text = sqlite3_value_text(argument)
+    else {
+      sqlite3_result_null(context)
+      return
+    }
+    let count = Int(sqlite3_value_bytes(argument))
+    switch text[0] {
+    case UInt8(ascii: "n"): sqlite3_result_null(context)
+    case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"):
+      switch try? JSONParser.parse(UnsafeBufferPointer(start: text, count: count)) {
+      case .int(let number)?: sqlite3_result_int64(context, number)
+      case .double(let number)?: sqlite3_result_double(context, number)
+      default: sqlite3_result_error(context, "settee_view_value: a number that does not parse", -1)
+      }
+    default:
+      sqlite3_result_text(context, text, Int32(count), transient)
+    }
+  }
+}
