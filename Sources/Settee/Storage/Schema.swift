@@ -101,6 +101,8 @@ enum Schema {
       // rows have caught up with, `total_rows` their count. `definition` holds a
       // declarative view's JSON (NULL for a Swift map closure, registered at run time);
       // `collator_version` the ICU version its keys were made with (a change rebuilds).
+      // `other_values` counts rows whose value is not a number (null, or JSON text), so
+      // that sums over views of numbers need not look at every value's type.
       // `view_errors` keeps the documents whose map function threw, until they change.
       try db.execute(
         sql: """
@@ -116,6 +118,7 @@ enum Schema {
             reduce TEXT,
             last_seq INTEGER NOT NULL DEFAULT 0,
             total_rows INTEGER NOT NULL DEFAULT 0,
+            other_values INTEGER NOT NULL DEFAULT 0,
             UNIQUE (cid, kind, name)
           );
           CREATE TABLE view_errors (

@@ -65,18 +65,25 @@ struct DeclaredViewSQL {
   ///
   /// - Returns: rows added and removed.
   func catchUp(_ db: SQLConnection, _ view: StoredView, from: Int64, to: Int64, fresh: Bool)
-    throws -> (added: Int, removed: Int)
+    throws -> ViewStore.RowCounts
   {
-    var removed = 0
+    var counts = ViewStore.RowCounts()
+    let other = SQLFragment(" AND (value IS NULL OR typeof(value) = 'text')")
     let changed =
       SQLFragment(
         " IN (SELECT id FROM documents WHERE cid = ") + .value(view.cid)
       + SQLFragment(" AND seq > ") + .value(from) + SQLFragment(" AND seq <= ") + .value(to)
       + SQLFragment(")")
     if !fresh {
+      let before = SQLFragment(
+        "SELECT count(*), count(CASE WHEN value IS NULL OR typeof(value) = 'text' THEN 1 END) FROM "
+      ) + view.table + SQLFragment(" WHERE doc_id") + changed
+      if let row = try Row.fetchOne(db, sql: before.text, arguments: before.statementArguments) {
+        counts.removed = row[0]
+        counts.otherRemoved = row[1]
+      }
       let delete = SQLFragment("DELETE FROM ") + view.table + SQLFragment(" WHERE doc_id") + changed
       try db.execute(sql: delete.text, arguments: delete.statementArguments)
-      removed = db.changesCount
       let errors =
         SQLFragment("DELETE FROM view_errors WHERE vid = ") + .value(view.vid)
         + SQLFragment(" AND doc_id") + changed
@@ -112,7 +119,16 @@ struct DeclaredViewSQL {
     try DocumentReader.namingDamagedBodies(db, cid: view.cid) {
       try db.execute(sql: insert.text, arguments: insert.statementArguments)
     }
-    return (db.changesCount, removed)
+    counts.added = db.changesCount
+    switch self.value {
+    case .none, .fields: counts.otherAdded = counts.added  // null, or arrays
+    case .field:
+      let after =
+        SQLFragment("SELECT count(*) FROM ") + view.table + SQLFragment(" WHERE ")
+        + (fresh ? SQLFragment("1") : SQLFragment("doc_id") + changed) + other
+      counts.otherAdded = try Int.fetchOne(db, sql: after.text, arguments: after.statementArguments) ?? 0
+    }
+    return counts
   }
 }
 

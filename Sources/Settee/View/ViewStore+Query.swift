@@ -193,9 +193,16 @@ extension ViewStore {
   ) throws -> [ViewRow]? {
     guard let builtin = reduce.builtinName else { return nil }
     let level = query.effectiveGroupLevel
+    // When the view holds only numbers (``StoredView/otherValues``), no value's type needs
+    // checking.
+    let numbersOnly = view.otherValues == 0
     let aggregates =
       switch builtin {
       case "_count": SQLFragment("SELECT count(*), count(*), NULL, NULL, NULL, 0.0")
+      case "_sum" where numbersOnly: SQLFragment("SELECT count(*), count(*), sum(value), NULL, NULL, 0.0")
+      case _ where numbersOnly:
+        SQLFragment(
+          "SELECT count(*), count(*), sum(value), min(value), max(value), total(value * value)")
       case "_sum":
         SQLFragment(
           "SELECT count(*), count(CASE WHEN typeof(value) IN ('integer', 'real') THEN 1 END), sum(value), NULL, NULL, 0.0, key_json"
@@ -257,6 +264,12 @@ extension ViewStore {
       let range = try rangeCondition(
         query, view, keyColumn: SQLFragment("key"), idColumn: SQLFragment("doc_id"))
       guard let level else {
+        // Counting every row: the view keeps the count.
+        if builtin == "_count", query.skip == 0, query.key == nil, query.startKey == nil,
+          query.endKey == nil
+        {
+          return view.totalRows == 0 ? [] : [ViewRow(key: .null, value: .int(Int64(view.totalRows)))]
+        }
         guard query.skip == 0, let found = try aggregate(range), found.count > 0 else { return [] }
         return try reduced(found.row).map { [ViewRow(key: .null, value: $0)] }
       }

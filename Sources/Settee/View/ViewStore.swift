@@ -36,6 +36,8 @@ struct StoredView: Sendable {
   var reduceName: String?
   var lastSeq: Int64
   var totalRows: Int
+  /// How many rows hold a value that is not a number.
+  var otherValues: Int
   /// The collection's sequence number when the row was read (read with it, so that
   /// checking whether the view is behind costs no other statement).
   var collectionSeq: Int64
@@ -46,7 +48,7 @@ struct StoredView: Sendable {
   var table: SQLFragment { .identifier("vw_\(vid)") }
 
   static let columns = SQLFragment(
-    "vid, cid, kind, name, version, definition, collation, collator_version, reduce, last_seq, total_rows, (SELECT last_seq FROM collections c WHERE c.cid = views.cid), EXISTS (SELECT 1 FROM view_errors e WHERE e.vid = views.vid)"
+    "vid, cid, kind, name, version, definition, collation, collator_version, reduce, last_seq, total_rows, other_values, (SELECT last_seq FROM collections c WHERE c.cid = views.cid), EXISTS (SELECT 1 FROM view_errors e WHERE e.vid = views.vid)"
   )
 
   init(row: Row) throws {
@@ -61,8 +63,9 @@ struct StoredView: Sendable {
     reduceName = row[8]
     lastSeq = row[9]
     totalRows = row[10]
-    collectionSeq = row[11] ?? 0
-    hasErrors = row[12]
+    otherValues = row[11]
+    collectionSeq = row[12] ?? 0
+    hasErrors = row[13]
     guard let kind = ViewKind(rawValue: kindName),
       let collation = ViewCollation(rawValue: collationName)
     else {
@@ -147,6 +150,8 @@ enum ViewStore {
       view.reduceName = mapper.reduceName
       view.lastSeq = 0
       view.totalRows = 0
+      view.otherValues = 0
+      view.hasErrors = false
       return view
     }
     try db.execute(
@@ -180,7 +185,8 @@ enum ViewStore {
     try db.execute(sql: (SQLFragment("DELETE FROM ") + view.table).text)
     try db.execute(sql: "DELETE FROM view_errors WHERE vid = ?", arguments: [view.vid])
     try db.execute(
-      sql: "UPDATE views SET last_seq = 0, total_rows = 0 WHERE vid = ?", arguments: [view.vid])
+      sql: "UPDATE views SET last_seq = 0, total_rows = 0, other_values = 0 WHERE vid = ?",
+      arguments: [view.vid])
   }
 
   static func drop(_ db: SQLConnection, _ view: StoredView) throws {
@@ -232,6 +238,7 @@ enum ViewStore {
       view.collatorVersion = version
       view.lastSeq = 0
       view.totalRows = 0
+      view.otherValues = 0
     }
     let target = try collectionSeq(db, cid: view.cid)
     guard view.lastSeq < target else { return view }
@@ -240,15 +247,15 @@ enum ViewStore {
     if let definition = mapper.declared, let plan = DeclaredViewSQL(definition),
       !(try holdsNUL(db, cid: view.cid))
     {
-      let (added, removed) = try plan.catchUp(
-        db, view, from: view.lastSeq, to: target, fresh: fresh)
-      return try finish(db, view, target: target, added: added, removed: removed)
+      let counts = try plan.catchUp(db, view, from: view.lastSeq, to: target, fresh: fresh)
+      return try finish(db, view, target: target, counts)
     }
     let insert = try db.makeStatement(
       sql: (SQLFragment("INSERT INTO ") + view.table
         + SQLFragment(" (key, doc_id, n, key_json, value) VALUES (?, ?, ?, ?, ?)")).text)
     let deleteRows = try db.makeStatement(
-      sql: (SQLFragment("DELETE FROM ") + view.table + SQLFragment(" WHERE doc_id = ?")).text)
+      sql: (SQLFragment("DELETE FROM ") + view.table
+        + SQLFragment(" WHERE doc_id = ? RETURNING value IS NULL OR typeof(value) = 'text'")).text)
     let deleteError = try db.cachedStatement(
       sql: "DELETE FROM view_errors WHERE vid = ? AND doc_id = ?")
     let insertError = try db.cachedStatement(
@@ -258,14 +265,15 @@ enum ViewStore {
         sql:
           "SELECT id, rev, deleted, body, seq FROM documents WHERE cid = ? AND seq > ? AND seq <= ? ORDER BY seq"
       ), arguments: [view.cid, view.lastSeq, target])
-    var added = 0
-    var removed = 0
+    var counts = RowCounts()
     var key: [UInt8] = []
     while let row = try changed.next() {
       let id: String = row[0]
       if !fresh {
-        try deleteRows.execute(arguments: [id])
-        removed += db.changesCount
+        for other in try Bool.fetchAll(deleteRows, arguments: [id]) {
+          counts.removed += 1
+          if other { counts.otherRemoved += 1 }
+        }
         try deleteError.execute(arguments: [view.vid, id])
       }
       let deleted: Bool = row[2]
@@ -292,25 +300,36 @@ enum ViewStore {
           Data(key), id, n, JSONWriter.string(pair.key), encodeValue(pair.value),
         ])
       }
-      added += emitted.count
+      counts.added += emitted.count
+      counts.otherAdded += emitted.count { !$0.value.isNumber }
     }
-    return try finish(db, view, target: target, added: added, removed: removed)
+    return try finish(db, view, target: target, counts)
+  }
+
+  /// Rows a catch-up added and removed, and how many of each hold a value that is not a
+  /// number.
+  struct RowCounts {
+    var added = 0
+    var removed = 0
+    var otherAdded = 0
+    var otherRemoved = 0
   }
 
   /// Records that the view caught up with `target`.
   static func finish(
-    _ db: SQLConnection, _ stored: StoredView, target: Int64, added: Int, removed: Int
+    _ db: SQLConnection, _ stored: StoredView, target: Int64, _ counts: RowCounts
   )
     throws -> StoredView
   {
     var view = stored
-    view.totalRows += added - removed
+    view.totalRows += counts.added - counts.removed
+    view.otherValues += counts.otherAdded - counts.otherRemoved
     view.lastSeq = target
     view.collectionSeq = target
     view.hasErrors = true  // not known without asking: the query asks
     try db.execute(
-      sql: "UPDATE views SET last_seq = ?, total_rows = ? WHERE vid = ?",
-      arguments: [target, view.totalRows, view.vid])
+      sql: "UPDATE views SET last_seq = ?, total_rows = ?, other_values = ? WHERE vid = ?",
+      arguments: [target, view.totalRows, view.otherValues, view.vid])
     return view
   }
 

@@ -229,7 +229,8 @@ public enum ViewReduce: Sendable {
 }
 
 extension JSON {
-  var isNumber: Bool {
+  /// Whether this is a number (an integer or not).
+  public var isNumber: Bool {
     switch self {
     case .int, .double: true
     default: false
