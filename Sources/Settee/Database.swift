@@ -27,6 +27,8 @@ public final class Database: Sendable {
   private let collectionIDs = Mutex<[[UInt8]: Int64]>([:])
   /// The Swift map (and reduce) functions registered in this process, by view.
   let viewRegistry = Mutex<[ViewRegistryKey: ViewMapper]>([:])
+  /// Views' definition columns as last read, by id, checked by their generation.
+  let viewCache = Mutex<[Int64: StoredView]>([:])
   /// The collections' index lists.
   let indexCatalog = IndexCatalog()
   /// The file's path; `nil` for an in-memory database.

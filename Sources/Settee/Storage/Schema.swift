@@ -103,11 +103,13 @@ enum Schema {
       // `collator_version` the ICU version its keys were made with (a change rebuilds).
       // `other_values` counts rows whose value is not a number (null, or JSON text), so
       // that sums over views of numbers need not look at every value's type.
+      // `generation` changes whenever the definition columns do, so that a process can keep
+      // them in memory and check one integer (ids are never reused: AUTOINCREMENT).
       // `view_errors` keeps the documents whose map function threw, until they change.
       try db.execute(
         sql: """
           CREATE TABLE views (
-            vid INTEGER PRIMARY KEY,
+            vid INTEGER PRIMARY KEY AUTOINCREMENT,
             cid INTEGER NOT NULL,
             kind TEXT NOT NULL,
             name TEXT NOT NULL,
@@ -119,6 +121,7 @@ enum Schema {
             last_seq INTEGER NOT NULL DEFAULT 0,
             total_rows INTEGER NOT NULL DEFAULT 0,
             other_values INTEGER NOT NULL DEFAULT 0,
+            generation INTEGER NOT NULL DEFAULT 0,
             UNIQUE (cid, kind, name)
           );
           CREATE TABLE view_errors (

@@ -75,15 +75,13 @@ struct DeclaredViewSQL {
       + SQLFragment(" AND seq > ") + .value(from) + SQLFragment(" AND seq <= ") + .value(to)
       + SQLFragment(")")
     if !fresh {
-      let before = SQLFragment(
-        "SELECT count(*), count(CASE WHEN value IS NULL OR typeof(value) = 'text' THEN 1 END) FROM "
-      ) + view.table + SQLFragment(" WHERE doc_id") + changed
-      if let row = try Row.fetchOne(db, sql: before.text, arguments: before.statementArguments) {
-        counts.removed = row[0]
-        counts.otherRemoved = row[1]
+      let delete =
+        SQLFragment("DELETE FROM ") + view.table + SQLFragment(" WHERE doc_id") + changed
+        + SQLFragment(" RETURNING value IS NULL OR typeof(value) = 'text'")
+      for other in try Bool.fetchAll(db, sql: delete.text, arguments: delete.statementArguments) {
+        counts.removed += 1
+        if other { counts.otherRemoved += 1 }
       }
-      let delete = SQLFragment("DELETE FROM ") + view.table + SQLFragment(" WHERE doc_id") + changed
-      try db.execute(sql: delete.text, arguments: delete.statementArguments)
       let errors =
         SQLFragment("DELETE FROM view_errors WHERE vid = ") + .value(view.vid)
         + SQLFragment(" AND doc_id") + changed
@@ -126,7 +124,8 @@ struct DeclaredViewSQL {
       let after =
         SQLFragment("SELECT count(*) FROM ") + view.table + SQLFragment(" WHERE ")
         + (fresh ? SQLFragment("1") : SQLFragment("doc_id") + changed) + other
-      counts.otherAdded = try Int.fetchOne(db, sql: after.text, arguments: after.statementArguments) ?? 0
+      counts.otherAdded =
+        try Int.fetchOne(db, sql: after.text, arguments: after.statementArguments) ?? 0
     }
     return counts
   }

@@ -96,7 +96,8 @@ extension DocumentCollection {
       guard let cid = try database.collectionID(db, name) else { return [] }
       return try ViewStore.all(db, cid: cid, kind: .view).map { view in
         ViewInfo(
-          name: view.name, definition: try view.definition.map { try JSONParser.parse($0) },
+          name: view.name,
+          definition: try ViewStore.definition(db, view).map { try JSONParser.parse($0) },
           version: view.version, collation: view.collation, reduce: view.reduceName,
           totalRows: view.totalRows, updateSeq: view.lastSeq)
       }
@@ -122,7 +123,7 @@ extension DocumentCollection {
       else { return false }
       let collatorVersion = try mapper.collation.version()
       return stored.version == mapper.version && stored.collation == mapper.collation
-        && stored.reduceName == mapper.reduceName && stored.definition == definition
+        && stored.reduceName == mapper.reduceName && stored.hasDefinition == (definition != nil)
         && stored.collatorVersion == collatorVersion
     }
     // A read-only database keeps what it has: queries then say what is missing.

@@ -275,7 +275,7 @@ public struct ValueIndexes: Sendable {
       var stored: [StoredView] = []
       for view in views {
         let current = try view.stored(db)
-        stored.append(try ViewStore.catchUp(db, current, mapper: view.mapper(for: current)))
+        stored.append(try ViewStore.catchUp(db, current, mapper: view.mapper(db, for: current)))
       }
       return try body(db, stored)
     }
@@ -331,10 +331,12 @@ struct ValueIndexDefinition {
     }
   }
 
-  /// The type of a stored index (from its definition, or its Swift version string).
+  /// The type of a stored index, from its version (`field:{…"type":…}` or
+  /// `swift:<type>:<version>`).
   static func type(of view: StoredView) throws -> ValueIndexes.ValueType {
-    if let definition = view.definition {
-      return try ValueIndexDefinition(json: JSONParser.parse(definition)).type
+    if view.version.hasPrefix("field:") {
+      return try ValueIndexDefinition(json: JSONParser.parse(String(view.version.dropFirst(6))))
+        .type
     }
     return view.version.hasPrefix("swift:integer:") ? .integer : .string
   }

@@ -67,7 +67,7 @@ public struct View: Sendable {
     try refuseReadOnly()
     return try database.write { db in
       let current = try self.stored(db)
-      let stored = try ViewStore.catchUp(db, current, mapper: mapper(for: current))
+      let stored = try ViewStore.catchUp(db, current, mapper: mapper(db, for: current))
       return try ViewStore.query(db, stored, query, reduce: reduce(for: stored))
     }
   }
@@ -80,7 +80,7 @@ public struct View: Sendable {
     try collection.database.write { db in
       let stored = try self.stored(db)
       guard try ViewStore.isBehind(db, stored) else { return }
-      try ViewStore.catchUp(db, stored, mapper: mapper(for: stored))
+      try ViewStore.catchUp(db, stored, mapper: mapper(db, for: stored))
     }
   }
 
@@ -97,6 +97,30 @@ public struct View: Sendable {
   // MARK: - Internals
 
   func stored(_ db: SQLConnection) throws -> StoredView {
+    // What changes with writes is read every time, as integers; the definition columns
+    // come from memory while the view's generation says they have not changed.
+    let database = collection.database
+    if let cid = try database.collectionID(db, collection.name),
+      let row = try Row.fetchOne(
+        db.cachedStatement(
+          sql: """
+            SELECT vid, generation, last_seq, total_rows, other_values,
+              (SELECT last_seq FROM collections c WHERE c.cid = views.cid),
+              EXISTS (SELECT 1 FROM view_errors e WHERE e.vid = views.vid)
+            FROM views WHERE cid = ? AND kind = ? AND name = ?
+            """), arguments: [cid, kind.rawValue, name])
+    {
+      let vid: Int64 = row[0]
+      let generation: Int64 = row[1]
+      if var cached = database.viewCache.withLock({ $0[vid] }), cached.generation == generation {
+        cached.lastSeq = row[2]
+        cached.totalRows = row[3]
+        cached.otherValues = row[4]
+        cached.collectionSeq = row[5] ?? 0
+        cached.hasErrors = row[6]
+        return cached
+      }
+    }
     guard let cid = try collection.database.collectionID(db, collection.name),
       let view = try ViewStore.load(db, cid: cid, kind: kind, name: name)
     else {
@@ -105,6 +129,7 @@ public struct View: Sendable {
         "no \(kind == .view ? "view" : "value index") named \(JSON.string(name)) in collection \(JSON.string(collection.name))"
       )
     }
+    database.viewCache.withLock { $0[view.vid] = view }
     return view
   }
 
@@ -118,13 +143,13 @@ public struct View: Sendable {
 
   /// The mapper of this process for a stored view: its registered Swift code (if the
   /// versions agree) or its stored definition.
-  func mapper(for stored: StoredView) throws -> ViewMapper {
+  func mapper(_ db: SQLConnection, for stored: StoredView) throws -> ViewMapper {
     if let registered = collection.database.viewRegistry.withLock({ $0[registryKey] }),
       registered.version == stored.version
     {
       return registered
     }
-    if let definition = stored.definition {
+    if stored.hasDefinition, let definition = try ViewStore.definition(db, stored) {
       return try ViewMapper.declared(kind: kind, definition: definition)
     }
     throw SetteeError(
@@ -137,7 +162,10 @@ public struct View: Sendable {
   func reduce(for stored: StoredView) throws -> ViewReduce? {
     guard let name = stored.reduceName else { return nil }
     if let builtin = ViewReduce(builtin: name) { return builtin }
-    return try? mapper(for: stored).reduce
+    guard let registered = collection.database.viewRegistry.withLock({ $0[registryKey] }),
+      registered.version == stored.version
+    else { return nil }
+    return registered.reduce
   }
 }
 

@@ -199,7 +199,8 @@ extension ViewStore {
     let aggregates =
       switch builtin {
       case "_count": SQLFragment("SELECT count(*), count(*), NULL, NULL, NULL, 0.0")
-      case "_sum" where numbersOnly: SQLFragment("SELECT count(*), count(*), sum(value), NULL, NULL, 0.0")
+      case "_sum" where numbersOnly:
+        SQLFragment("SELECT count(*), count(*), sum(value), NULL, NULL, 0.0")
       case _ where numbersOnly:
         SQLFragment(
           "SELECT count(*), count(*), sum(value), min(value), max(value), total(value * value)")
@@ -268,7 +269,8 @@ extension ViewStore {
         if builtin == "_count", query.skip == 0, query.key == nil, query.startKey == nil,
           query.endKey == nil
         {
-          return view.totalRows == 0 ? [] : [ViewRow(key: .null, value: .int(Int64(view.totalRows)))]
+          return view.totalRows == 0
+            ? [] : [ViewRow(key: .null, value: .int(Int64(view.totalRows)))]
         }
         guard query.skip == 0, let found = try aggregate(range), found.count > 0 else { return [] }
         return try reduced(found.row).map { [ViewRow(key: .null, value: $0)] }

@@ -30,7 +30,8 @@ struct StoredView: Sendable {
   var kind: ViewKind
   var name: String
   var version: String
-  var definition: String?
+  /// Whether a declarative definition is stored (read it with ``ViewStore/definition(_:_:)``).
+  var hasDefinition: Bool
   var collation: ViewCollation
   var collatorVersion: String
   var reduceName: String?
@@ -43,12 +44,14 @@ struct StoredView: Sendable {
   var collectionSeq: Int64
   /// Whether map errors are recorded for it (read with it, likewise).
   var hasErrors: Bool
+  /// Changes whenever the definition columns do (see ``Schema``).
+  var generation: Int64
 
   /// The table of its rows.
   var table: SQLFragment { .identifier("vw_\(vid)") }
 
   static let columns = SQLFragment(
-    "vid, cid, kind, name, version, definition, collation, collator_version, reduce, last_seq, total_rows, other_values, (SELECT last_seq FROM collections c WHERE c.cid = views.cid), EXISTS (SELECT 1 FROM view_errors e WHERE e.vid = views.vid)"
+    "vid, cid, kind, name, version, definition IS NOT NULL, collation, collator_version, reduce, last_seq, total_rows, other_values, generation, (SELECT last_seq FROM collections c WHERE c.cid = views.cid), EXISTS (SELECT 1 FROM view_errors e WHERE e.vid = views.vid)"
   )
 
   init(row: Row) throws {
@@ -57,15 +60,16 @@ struct StoredView: Sendable {
     let kindName: String = row[2]
     name = row[3]
     version = row[4]
-    definition = row[5]
+    hasDefinition = row[5]
     let collationName: String = row[6]
     collatorVersion = row[7]
     reduceName = row[8]
     lastSeq = row[9]
     totalRows = row[10]
     otherValues = row[11]
-    collectionSeq = row[12] ?? 0
-    hasErrors = row[13]
+    generation = row[12]
+    collectionSeq = row[13] ?? 0
+    hasErrors = row[14]
     guard let kind = ViewKind(rawValue: kindName),
       let collation = ViewCollation(rawValue: collationName)
     else {
@@ -129,7 +133,7 @@ enum ViewStore {
     if var view = try load(db, cid: cid, kind: kind, name: name) {
       if view.version == mapper.version && view.collation == mapper.collation
         && view.reduceName == mapper.reduceName && view.collatorVersion == collatorVersion
-        && view.definition == definition
+        && view.hasDefinition == (definition != nil)
       {
         return view
       }
@@ -137,14 +141,14 @@ enum ViewStore {
       try db.execute(
         sql: """
           UPDATE views SET version = ?, definition = ?, collation = ?, collator_version = ?,
-            reduce = ? WHERE vid = ?
+            reduce = ?, generation = generation + 1 WHERE vid = ?
           """,
         arguments: [
           mapper.version, definition, mapper.collation.rawValue, collatorVersion,
           mapper.reduceName, view.vid,
         ])
       view.version = mapper.version
-      view.definition = definition
+      view.hasDefinition = definition != nil
       view.collation = mapper.collation
       view.collatorVersion = collatorVersion
       view.reduceName = mapper.reduceName
@@ -152,6 +156,7 @@ enum ViewStore {
       view.totalRows = 0
       view.otherValues = 0
       view.hasErrors = false
+      view.generation += 1
       return view
     }
     try db.execute(
@@ -234,7 +239,9 @@ enum ViewStore {
       try reset(db, view)
       let version = try view.collation.version()
       try db.execute(
-        sql: "UPDATE views SET collator_version = ? WHERE vid = ?", arguments: [version, view.vid])
+        sql: "UPDATE views SET collator_version = ?, generation = generation + 1 WHERE vid = ?",
+        arguments: [version, view.vid])
+      view.generation += 1
       view.collatorVersion = version
       view.lastSeq = 0
       view.totalRows = 0
@@ -372,6 +379,12 @@ enum ViewStore {
     case .string(let text): return try JSONParser.parse(text)
     case .blob: throw SetteeError(.corruption, "a view row holds a damaged value")
     }
+  }
+
+  /// A declarative view's stored definition (JSON text).
+  static func definition(_ db: SQLConnection, _ view: StoredView) throws -> String? {
+    try String.fetchOne(
+      db.cachedStatement(sql: "SELECT definition FROM views WHERE vid = ?"), arguments: [view.vid])
   }
 
   /// The documents whose map function threw, oldest first.

@@ -1,3 +1,5 @@
+import Crypto
+
 /// A view defined as JSON and stored in the database, so that the command line and any
 /// process can define, update and query it without Swift code (docs/views.md):
 ///
@@ -144,9 +146,11 @@ public struct ViewDefinition: Sendable, Hashable {
     "name", "key", "each", "value", "filter", "reduce", "collation",
   ]
 
-  /// The version stored with the view: the definition's JSON, so that any change to it
-  /// rebuilds the view.
-  public var version: String { "json:" + JSONWriter.string(json) }
+  /// The version stored with the view: an MD5 digest of the definition's JSON, so that any
+  /// change to it rebuilds the view.
+  public var version: String {
+    "json-md5:" + Hex.string(of: Insecure.MD5.hash(data: JSONWriter.bytes(json)))
+  }
 
   public static func == (lhs: ViewDefinition, rhs: ViewDefinition) -> Bool { lhs.json == rhs.json }
   public func hash(into hasher: inout Hasher) { hasher.combine(json) }

@@ -109,7 +109,7 @@ struct SQLFragment: Sendable, Hashable, CustomStringConvertible {
     // GRDB's initializer for a sequence of concrete values maps it through a key path that
     // the runtime instantiates on every call (a tenth of a small query's time); the one for
     // existentials does not.
-    StatementArguments(arguments.lazy.map { $0 as (any DatabaseValueConvertible)? })
+    StatementArguments(arguments.map { $0 as (any DatabaseValueConvertible)? })
   }
 
   var description: String { text }
