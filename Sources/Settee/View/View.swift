@@ -100,26 +100,27 @@ public struct View: Sendable {
     // What changes with writes is read every time, as integers; the definition columns
     // come from memory while the view's generation says they have not changed.
     let database = collection.database
-    if let cid = try database.collectionID(db, collection.name),
-      let row = try Row.fetchOne(
-        db.cachedStatement(
-          sql: """
-            SELECT vid, generation, last_seq, total_rows, other_values,
-              (SELECT last_seq FROM collections c WHERE c.cid = views.cid),
-              EXISTS (SELECT 1 FROM view_errors e WHERE e.vid = views.vid)
-            FROM views WHERE cid = ? AND kind = ? AND name = ?
-            """), arguments: [cid, kind.rawValue, name])
-    {
-      let vid: Int64 = row[0]
-      let generation: Int64 = row[1]
-      if var cached = database.viewCache.withLock({ $0[vid] }), cached.generation == generation {
-        cached.lastSeq = row[2]
-        cached.totalRows = row[3]
-        cached.otherValues = row[4]
-        cached.collectionSeq = row[5] ?? 0
-        cached.hasErrors = row[6]
-        return cached
+    if let cid = try database.collectionID(db, collection.name) {
+      let sql =
+        SQLFragment(
+          "SELECT vid, generation, last_seq, total_rows, other_values, (SELECT last_seq FROM collections c WHERE c.cid = views.cid), EXISTS (SELECT 1 FROM view_errors e WHERE e.vid = views.vid) FROM views WHERE cid = "
+        ) + .value(cid) + SQLFragment(" AND kind = ") + .value(kind.rawValue)
+        + SQLFragment(" AND name = ") + .value(name)
+      var current: StoredView? = nil
+      try RawStatement(db, sql).forEach { row in
+        let vid = row.int64(0)
+        if var cached = database.viewCache.withLock({ $0[vid] }), cached.generation == row.int64(1)
+        {
+          cached.lastSeq = row.int64(2)
+          cached.totalRows = Int(row.int64(3))
+          cached.otherValues = Int(row.int64(4))
+          cached.collectionSeq = row.int64(5)
+          cached.hasErrors = row.int64(6) != 0
+          current = cached
+        }
+        return false
       }
+      if let current { return current }
     }
     guard let cid = try collection.database.collectionID(db, collection.name),
       let view = try ViewStore.load(db, cid: cid, kind: kind, name: name)

@@ -105,6 +105,15 @@ extension ViewStore {
           SQLFragment(" LIMIT ") + .value(Int64(limit ?? -1)) + SQLFragment(" OFFSET ")
           + .value(Int64(skip))
       }
+      if !query.includeDocs {
+        // The common case, read through SQLite's C API (see RawStatement).
+        var rows: [ViewRow] = []
+        try RawStatement(db, sql).forEach { row in
+          rows.append(ViewRow(key: try row.json(0), value: try row.json(2), id: row.string(1)))
+          return true
+        }
+        return rows
+      }
       return try Row.fetchAll(
         db.cachedStatement(sql: sql.text), arguments: sql.statementArguments
       ).map { row in

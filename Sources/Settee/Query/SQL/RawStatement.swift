@@ -1,0 +1,91 @@
+import Foundation
+import GRDB
+import GRDBSQLite
+import SetteeCore
+
+/// Runs a read statement through SQLite's C API: values bound with `sqlite3_bind_*` and
+/// columns read with `sqlite3_column_*`, without GRDB's `StatementArguments` and `Row`
+/// (whose generic conversions cost as much as a small indexed query itself).
+///
+/// The statement comes from the connection's statement cache; a SQL text run here must
+/// not also be run through GRDB's fetch methods, which keep their own record of a cached
+/// statement's bindings.
+struct RawStatement {
+  private let handle: SQLiteStatement
+  private let connection: OpaquePointer?
+
+  private static let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
+
+  /// Prepares (or reuses) the statement for `sql` and binds its values.
+  init(_ db: SQLConnection, _ sql: SQLFragment) throws {
+    handle = try db.cachedStatement(sql: sql.text).sqliteStatement
+    connection = db.sqliteConnection
+    sqlite3_reset(handle)
+    sqlite3_clear_bindings(handle)
+    for (offset, value) in sql.arguments.enumerated() {
+      let index = Int32(offset + 1)
+      switch value.storage {
+      case .null: sqlite3_bind_null(handle, index)
+      case .int64(let number): sqlite3_bind_int64(handle, index, number)
+      case .double(let number): sqlite3_bind_double(handle, index, number)
+      case .string(let text):
+        var text = text
+        text.withUTF8 { bytes in
+          _ = sqlite3_bind_text(
+            handle, index, bytes.baseAddress, Int32(bytes.count), Self.transient)
+        }
+      case .blob(let data):
+        data.withUnsafeBytes { bytes in
+          _ = sqlite3_bind_blob(
+            handle, index, bytes.baseAddress, Int32(bytes.count), Self.transient)
+        }
+      }
+    }
+  }
+
+  /// Steps through the rows, calling `body` with each until it returns false.
+  func forEach(_ body: (RawStatement) throws -> Bool) throws {
+    defer {
+      sqlite3_reset(handle)
+      sqlite3_clear_bindings(handle)
+    }
+    while true {
+      let code = sqlite3_step(handle)
+      if code == SQLITE_DONE { return }
+      guard code == SQLITE_ROW else {
+        throw DatabaseError(
+          resultCode: ResultCode(rawValue: code),
+          message: connection.map { String(cString: sqlite3_errmsg($0)) })
+      }
+      if !(try body(self)) { return }
+    }
+  }
+
+  /// The column's bytes (text or blob); empty for NULL.
+  func bytes(_ column: Int32) -> UnsafeBufferPointer<UInt8> {
+    let count = Int(sqlite3_column_bytes(handle, column))
+    guard count > 0, let text = sqlite3_column_text(handle, column) else {
+      return UnsafeBufferPointer(start: nil, count: 0)
+    }
+    return UnsafeBufferPointer(start: text, count: count)
+  }
+
+  /// The column as a string.
+  func string(_ column: Int32) -> String { String(decoding: bytes(column), as: UTF8.self) }
+
+  /// The column as an integer (0 for NULL).
+  func int64(_ column: Int32) -> Int64 { sqlite3_column_int64(handle, column) }
+
+  /// Whether the column is NULL.
+  func isNull(_ column: Int32) -> Bool { sqlite3_column_type(handle, column) == SQLITE_NULL }
+
+  /// The column as JSON, for columns that hold JSON text or numbers (NULL is `null`).
+  func json(_ column: Int32) throws -> JSON {
+    switch sqlite3_column_type(handle, column) {
+    case SQLITE_NULL: .null
+    case SQLITE_INTEGER: .int(sqlite3_column_int64(handle, column))
+    case SQLITE_FLOAT: .double(sqlite3_column_double(handle, column))
+    default: try JSONParser.parse(bytes(column))
+    }
+  }
+}
