@@ -134,6 +134,45 @@ struct DemoCommand: ParsableCommand {
         "   this SQLite has no FTS4, so text search is off (isTextSearchEnabled is false)\n")
     }
 
+    section(
+      "Map/reduce views (seed 002): compound keys in CouchDB's collation, _sum by group level")
+    let groceries = database.collection("groceries")
+    try groceries.putAll(DemoData.groceries)
+    let byStore = try groceries.view("byStoreItem", version: "1", reduce: .sum) { doc, emit in
+      emit([doc["store"], doc["item"]], doc["price"] ?? nil)
+    }
+    Console.out(
+      "   view(\"byStoreItem\", version: \"1\", reduce: .sum) { doc, emit in emit([doc[\"store\"], doc[\"item\"]], doc[\"price\"]) }\n"
+    )
+    let safeway = try byStore.query(
+      ViewQuery(startKey: ["Safeway"], endKey: ["Safeway", [:]], reduce: false))
+    Console.out("   startKey [\"Safeway\"], endKey [\"Safeway\", {}], reduce false:\n")
+    for row in safeway.rows { Console.out("     \(row.key) -> \(row.value)\n") }
+    Console.out("   groupLevel 1 (total per store):\n")
+    for row in try byStore.query(ViewQuery(groupLevel: 1)).rows {
+      Console.out("     \(row.key) -> \(row.value)\n")
+    }
+    let declared = try groceries.defineView(
+      json: ["name": "items", "key": "item", "value": "store", "collation": "unicode"])
+    let sorted = try declared.query().rows.map { $0.key.stringValue ?? "" }
+    Console.out("   a declarative view (JSON, usable from the CLI), keys in Unicode order:\n")
+    Console.out("     \(sorted.joined(separator: ", "))\n")
+
+    section("Value indexes (seed 001): indexing functions, min/max queries, unique values")
+    let indexes = people.valueIndexes
+    try indexes.define("age", field: "age", type: .integer)
+    try indexes.define("species", type: .string, version: "1") { doc in
+      doc[path: "pet.species"].map { [$0] } ?? []
+    }
+    let thirties = try indexes.documents(
+      matching: ["age": .between(30, 39)], sortedBy: "age", descending: true)
+    Console.out(
+      "   age between 30 and 39, oldest first: \(thirties.compactMap { $0["name"]?.stringValue }.joined(separator: ", "))\n"
+    )
+    Console.out(
+      "   unique species: \(try indexes.uniqueValues(of: "species").compactMap(\.stringValue).joined(separator: ", "))\n"
+    )
+
     section("Export (NDJSON, first 3 lines)")
     var exported: [UInt8] = []
     try people.exportDocuments { exported.append(contentsOf: $0) }
@@ -152,6 +191,8 @@ struct DemoCommand: ParsableCommand {
          settee --db \(path) --collection people find '{"selector": {"pet.species": "cat"}}'
          settee --db \(path) --collection people explain '{"selector": {"age": {"$gt": 40}}}'
          settee --db \(path) --collection people find '{"selector": {"$text": {"$search": "doctor OR pilot"}}, "fields": ["name"]}'
+         settee --db \(path) --collection groceries view query items '{"startkey": "c", "limit": 3}'
+         settee --db \(path) --collection groceries all-docs '{"limit": 3}'
 
       """)
   }

@@ -1,7 +1,19 @@
+import SetteeCore
+
 /// The sample data set that `settee demo` loads: people and their pets, starting with the
 /// three documents of the Cloudant Query guide (seed 000), in NDJSON.
 enum DemoData {
   static let collectionName = "people"
+
+  /// Seed 002's shopping list: stores and items, for the compound-key view.
+  static let groceries: [JSONObject] = [
+    ["_id": "g1", "store": "Safeway", "item": "tonic water", "price": 3],
+    ["_id": "g2", "store": "Safeway", "item": "goldfish crackers", "price": 2.5],
+    ["_id": "g3", "store": "Trader Joe's", "item": "chocolate chip cookies", "price": 4],
+    ["_id": "g4", "store": "Whole Foods", "item": "cruelty-free chakra lotion", "price": 12],
+    ["_id": "g5", "store": "Safeway", "item": "Zucchini", "price": 1.25],
+    ["_id": "g6", "store": "Whole Foods", "item": "éclair", "price": 3.75],
+  ]
 
   static let people = #"""
     {"_id":"mike12","name":"mike","age":12,"pet":{"species":"cat"},"comment":"Mike goes to middle school and likes reading books."}
