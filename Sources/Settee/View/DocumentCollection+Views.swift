@@ -1,7 +1,7 @@
 import GRDB
 import SetteeCore
 
-/// What ``DocumentCollection/views()`` lists about a view.
+/// What ``DocumentCollection/views()-2uaai`` lists about a view.
 public struct ViewInfo: Sendable, Hashable {
   /// The view's name.
   public var name: String
@@ -146,7 +146,7 @@ extension DocumentCollection {
   }
 }
 
-/// What ``Database/updateAllViews()`` did.
+/// What ``Database/updateAllViews()-5b5az`` did.
 public struct ViewUpdateReport: Sendable, Hashable {
   /// `collection/name` of every view and value index now up to date.
   public var updated: [String]

@@ -29,7 +29,7 @@ struct ViewRegistryKey: Hashable, Sendable {
 /// A view catches up when it is queried: only documents changed since its last update are
 /// mapped, in one transaction, so no query sees a half-updated view. Its rows persist;
 /// a view whose map function is Swift code must be registered again at each launch
-/// (``DocumentCollection/view(_:version:collation:reduce:map:)``) before it is queried.
+/// (``DocumentCollection/view(_:version:collation:reduce:map:)-65yqv``) before it is queried.
 public struct View: Sendable {
   /// The collection the view indexes.
   public let collection: DocumentCollection
@@ -74,7 +74,7 @@ public struct View: Sendable {
 
   /// Brings the view up to date now (a query does so by itself).
   ///
-  /// - Throws: ``SetteeError`` as ``query(_:)``.
+  /// - Throws: ``SetteeError`` as ``query(_:)-5r4bo``.
   public func update() throws {
     try refuseReadOnly()
     try collection.database.write { db in
