@@ -15,11 +15,16 @@ let package = Package(
     .package(url: "https://github.com/apple/swift-crypto", from: "3.12.0"),
   ],
   targets: [
-    // ICU's collator, for view keys in CouchDB's order (Unicode Collation Algorithm): the
-    // system's libicu (Debian/Ubuntu: libicu-dev), as CouchDB itself uses.
+    // ICU's collator, for view keys in CouchDB's order (Unicode Collation Algorithm), as
+    // CouchDB itself uses: the system's libicu (Debian/Ubuntu: libicu-dev), or on Apple
+    // platforms the libicucore they ship.
     .target(
       name: "CSetteeICU",
-      linkerSettings: [.linkedLibrary("icui18n"), .linkedLibrary("icuuc")]
+      linkerSettings: [
+        .linkedLibrary("icui18n", .when(platforms: [.linux, .android])),
+        .linkedLibrary("icuuc", .when(platforms: [.linux, .android])),
+        .linkedLibrary("icucore", .when(platforms: [.macOS, .iOS, .tvOS, .watchOS, .visionOS])),
+      ]
     ),
     .target(
       name: "SetteeCore",
