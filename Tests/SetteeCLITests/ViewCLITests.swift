@@ -95,6 +95,15 @@ struct ViewCLITests {
     #expect(try error(settee("all-docs", #"{"group":true}"#)) == "invalid_query")
   }
 
+  /// Reads never create a database.
+  @Test func queriesOfAMissingFileCreateNothing() throws {
+    for arguments in [["view", "query", "v"], ["view", "list"], ["all-docs"]] {
+      let run = try SetteeBinary.run(["--db", db] + arguments)
+      #expect(run.status == 1 && run.stderr.contains("not_found"), "\(arguments)")
+      #expect(!FileManager.default.fileExists(atPath: db))
+    }
+  }
+
   @Test func allDocsListsDocumentsByID() throws {
     try load()
     let all = try json(settee("all-docs", #"{"startkey":"2","include_docs":true}"#))

@@ -1,4 +1,5 @@
 import ArgumentParser
+import Foundation
 import Settee
 import SetteeCore
 
@@ -113,7 +114,10 @@ struct AllDocsCommand: ParsableCommand {
 /// be written (a view that is behind then says so).
 func openForView(_ options: GlobalOptions, stale: ViewQuery.Staleness) throws -> DocumentCollection
 {
-  if stale == .ok { return try options.openCollection(readOnly: true) }
+  // A query never creates a database: without a file, the read-only open says so.
+  if stale == .ok || !FileManager.default.fileExists(atPath: options.databasePath) {
+    return try options.openCollection(readOnly: true)
+  }
   do { return try options.openCollection(readOnly: false) } catch let error as SetteeError
     where error.code == .readOnly
   {
