@@ -144,7 +144,7 @@ public struct ValueIndexes: Sendable {
     try run(conditions, sortIndex, descending, offset, limit, documents: true).documents
   }
 
-  /// The ids of the documents ``documents(matching:sortedBy:descending:offset:limit:)``
+  /// The ids of the documents ``documents(matching:sortedBy:descending:offset:limit:)-7lc2c``
   /// returns, without reading the documents.
   public func documentIDs(
     matching conditions: [String: Condition], sortedBy sortIndex: String? = nil,
