@@ -19,17 +19,22 @@ extension Database {
     /// read-only files, directories and mounts can be read; writes fail with `readOnly`,
     /// and a missing file is `notFound` rather than created.
     public var readOnly: Bool
+    /// How often, in seconds, live queries and the continuous changes feed look for writes
+    /// made by other processes and other `Database` values on the file (writes through
+    /// this `Database` are seen at once). Only while something observes; default 0.05.
+    public var observationInterval: Double
 
     /// Settings with the defaults named in each property.
     public init(
       limits: DocumentLimits = .default, fullSync: Bool = true, maximumReaderCount: Int = 5,
-      busyTimeout: Double = 10, readOnly: Bool = false
+      busyTimeout: Double = 10, readOnly: Bool = false, observationInterval: Double = 0.05
     ) {
       self.limits = limits
       self.fullSync = fullSync
       self.maximumReaderCount = maximumReaderCount
       self.busyTimeout = busyTimeout
       self.readOnly = readOnly
+      self.observationInterval = observationInterval
     }
 
     /// The `PRAGMA synchronous` level for ``fullSync``.

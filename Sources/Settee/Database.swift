@@ -31,6 +31,11 @@ public final class Database: Sendable {
   let viewCache = Mutex<[Int64: StoredView]>([:])
   /// The collections' index lists.
   let indexCatalog = IndexCatalog()
+  /// Tells live queries and the continuous changes feed about commits.
+  let changeMonitor: ChangeMonitor
+
+  /// How many live queries and changes feeds are observing this database now.
+  package var liveObserverCount: Int { changeMonitor.observerCount }
   /// The file's path; `nil` for an in-memory database.
   public let path: String?
 
@@ -46,6 +51,8 @@ public final class Database: Sendable {
   public init(path: String, configuration: Configuration = Configuration()) throws {
     self.path = path
     self.configuration = configuration
+    changeMonitor = ChangeMonitor(
+      interval: configuration.observationInterval, pollsOtherWriters: true)
     let state = try DatabaseFile.inspect(path, configuration: configuration)
     if configuration.readOnly {
       guard state == .settee else {
@@ -56,11 +63,13 @@ public final class Database: Sendable {
       }
       writer = try DatabaseFile.openReadOnly(
         path, configuration: Database.grdbConfiguration(configuration))
+      changeMonitor.attach(writer)
       try DatabaseFile.checkMigrated(writer, path: path)
     } else {
       writer = try SetteeError.wrapping("cannot open database at \(path)") {
         try DatabasePool(path: path, configuration: Database.grdbConfiguration(configuration))
       }
+      changeMonitor.attach(writer)
       try migrate()
       // GRDB sets `synchronous = NORMAL` on the writer when it turns WAL on, after
       // `prepareDatabase` ran: the configured level is set again here.
@@ -77,9 +86,13 @@ public final class Database: Sendable {
   public init(inMemoryWith configuration: Configuration = Configuration()) throws {
     self.path = nil
     self.configuration = configuration
+    // Nothing else can write an in-memory database: no polling.
+    changeMonitor = ChangeMonitor(
+      interval: configuration.observationInterval, pollsOtherWriters: false)
     writer = try SetteeError.wrapping("cannot create an in-memory database") {
       try DatabaseQueue(configuration: Database.grdbConfiguration(configuration))
     }
+    changeMonitor.attach(writer)
     try migrate()
   }
 
@@ -121,6 +134,7 @@ public final class Database: Sendable {
   /// `invalidArgument` rather than re-entering the writer.
   func write<T>(_ body: (SQLConnection) throws -> T) throws -> T {
     try checkWritable()
+    defer { changeMonitor.didCommit() }
     return try wrapping("write failed") {
       try writer.write { db in try ThreadAccess.inside(.write) { try body(db) } }
     }
@@ -131,6 +145,7 @@ public final class Database: Sendable {
   /// are passed through as they are.
   func writeWithoutTransaction<T>(_ body: (SQLConnection) throws -> T) throws -> T {
     try checkWritable()
+    defer { changeMonitor.didCommit() }
     return try writer.writeWithoutTransaction { db in
       try ThreadAccess.inside(.write) { try body(db) }
     }
@@ -152,6 +167,7 @@ public final class Database: Sendable {
     -> T
   {
     try checkWritable()
+    defer { changeMonitor.didCommit() }
     do { return try await writer.write(body) } catch {
       throw SetteeError.from(error, "write failed", busyTimeout: configuration.busyTimeout)
     }

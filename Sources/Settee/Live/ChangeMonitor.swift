@@ -1,0 +1,117 @@
+import Foundation
+import GRDB
+import SetteeCore
+import Synchronization
+
+/// Tells observers which collections changed: after every commit made through its
+/// `Database`, and, while anything observes a file, every ``Database/Configuration/observationInterval``
+/// for commits made elsewhere (other processes, other `Database` values).
+///
+/// A commit shows in `collections.last_seq`, which every document write raises: the
+/// monitor reads that small table (one statement) and compares it with what it saw last.
+/// GRDB's `DatabaseRegionObservation` sees only commits made through the same
+/// `DatabasePool`, so it cannot tell about other processes; and the per-collection
+/// sequence numbers let a query wake only for its own collection.
+final class ChangeMonitor: Sendable {
+  private struct State {
+    var subscribers: [Int: (collection: [UInt8], signal: AsyncStream<Void>.Continuation)] = [:]
+    var nextID = 0
+    var sequences: [[UInt8]: Int64] = [:]
+    var timer: DispatchSourceTimer?
+    var checkPending = false
+  }
+
+  private let state = Mutex(State())
+  private let queue = DispatchQueue(label: "settee.live-changes")
+  private let writer = Mutex<(any DatabaseWriter)?>(nil)
+  private let interval: Double
+  private let pollsOtherWriters: Bool
+
+  init(interval: Double, pollsOtherWriters: Bool) {
+    self.interval = max(interval, 0.001)
+    self.pollsOtherWriters = pollsOtherWriters
+  }
+
+  /// The connection to read sequence numbers through (set once the database is open).
+  func attach(_ writer: any DatabaseWriter) { self.writer.withLock { $0 = writer } }
+
+  private func readSequences() throws -> [[UInt8]: Int64] {
+    guard let writer = writer.withLock({ $0 }) else { return [:] }
+    return try writer.read { db in
+      var sequences: [[UInt8]: Int64] = [:]
+      for row in try Row.fetchAll(db.cachedStatement(sql: "SELECT name, last_seq FROM collections"))
+      {
+        sequences[Array((row[0] as String).utf8)] = row[1]
+      }
+      return sequences
+    }
+  }
+
+  /// How many observers are subscribed (for tests: none is left once they end).
+  var observerCount: Int { state.withLock { $0.subscribers.count } }
+
+  /// A signal for every change of `collection` from now on (coalesced: at most one
+  /// pending), and the subscription's id for ``unsubscribe(_:)``.
+  func subscribe(collection: String) -> (id: Int, changes: AsyncStream<Void>) {
+    let (stream, continuation) = AsyncStream.makeStream(
+      of: Void.self, bufferingPolicy: .bufferingNewest(1))
+    let first = state.withLock { $0.subscribers.isEmpty }
+    let sequences = first ? try? readSequences() : nil
+    let id = state.withLock { state in
+      let id = state.nextID
+      state.nextID += 1
+      state.subscribers[id] = (Array(collection.utf8), continuation)
+      if let sequences { state.sequences = sequences }
+      if state.timer == nil && pollsOtherWriters { state.timer = makeTimer() }
+      return id
+    }
+    return (id, stream)
+  }
+
+  /// Ends a subscription; the last one stops the polling.
+  func unsubscribe(_ id: Int) {
+    let (continuation, timer) = state.withLock { state in
+      let removed = state.subscribers.removeValue(forKey: id)?.signal
+      var timer: DispatchSourceTimer? = nil
+      if state.subscribers.isEmpty {
+        timer = state.timer
+        state.timer = nil
+      }
+      return (removed, timer)
+    }
+    continuation?.finish()
+    timer?.cancel()
+  }
+
+  /// Called after a commit through this `Database`: checks soon, off the writer's thread.
+  func didCommit() {
+    let schedule = state.withLock { state in
+      guard !state.subscribers.isEmpty, !state.checkPending else { return false }
+      state.checkPending = true
+      return true
+    }
+    if schedule { queue.async { self.check() } }
+  }
+
+  private func makeTimer() -> DispatchSourceTimer {
+    let timer = DispatchSource.makeTimerSource(queue: queue)
+    timer.schedule(deadline: .now() + interval, repeating: interval, leeway: .milliseconds(5))
+    timer.setEventHandler { [weak self] in self?.check() }
+    timer.resume()
+    return timer
+  }
+
+  /// Reads every collection's sequence number and signals the observers of those that
+  /// moved.
+  private func check() {
+    state.withLock { $0.checkPending = false }
+    guard let sequences = try? readSequences() else { return }
+    let signals = state.withLock { state -> [AsyncStream<Void>.Continuation] in
+      let changed = Set(
+        sequences.compactMap { name, seq in state.sequences[name] == seq ? nil : name })
+      state.sequences = sequences
+      return state.subscribers.values.filter { changed.contains($0.collection) }.map(\.signal)
+    }
+    for signal in signals { signal.yield() }
+  }
+}

@@ -1,0 +1,216 @@
+import Foundation
+import Settee
+import SetteeCore
+import SetteeTestSupport
+import Testing
+
+/// Waits until `condition` holds, for at most `timeout` seconds.
+func eventually(_ timeout: Double = 10, _ condition: () -> Bool) async -> Bool {
+  let deadline = Date().addingTimeInterval(timeout)
+  while !condition() {
+    if Date() > deadline { return false }
+    try? await Task.sleep(nanoseconds: 5_000_000)
+  }
+  return true
+}
+
+/// Collects a live query's elements in a task, for tests to look at.
+final class Collector<Value: Sendable>: Sendable {
+  let values = Locked<[Value]>([])
+  let task: Task<Void, any Error>
+
+  init(_ sequence: LiveQuery<Value>) {
+    let values = self.values
+    task = Task {
+      for try await result in sequence { values.mutate { $0.append(result.value) } }
+    }
+  }
+
+  var count: Int { values.value.count }
+  var last: Value? { values.value.last }
+  deinit { task.cancel() }
+}
+
+@Suite("Live queries")
+struct LiveQueryTests {
+  let db: Database
+  let people: DocumentCollection
+
+  init() throws {
+    db = try Database(inMemoryWith: .init())
+    people = db.collection("people")
+    try people.putAll([["_id": "a", "age": 30], ["_id": "b", "age": 10]])
+  }
+
+  static let adults = try! FindQuery(where: Field("age") >= 18, sort: [.ascending("_id")])
+
+  func ids(_ documents: [Document]?) -> [String] { documents?.map(\.id) ?? [] }
+
+  @Test func yieldsWhenTheResultChangesAndOnlyThen() async throws {
+    let live = Collector(people.observe(Self.adults))
+    #expect(await eventually { live.count == 1 })
+    #expect(ids(live.last) == ["a"])
+    func expectYield(_ count: Int, _ expected: [String], _ write: () throws -> Void) async throws {
+      try write()
+      #expect(await eventually { live.count == count }, "expected element \(count)")
+      #expect(ids(live.last) == expected)
+    }
+    func expectNothing(_ write: () throws -> Void) async throws {
+      let before = live.count
+      try write()
+      try await Task.sleep(nanoseconds: 150_000_000)
+      #expect(live.count == before)
+    }
+    try await expectYield(2, ["a", "c"]) { try people.put(["_id": "c", "age": 40]) }  // insert
+    try await expectYield(3, ["a", "c"]) { try people.upsert(["_id": "c", "age": 41]) }  // update
+    try await expectYield(4, ["a", "b", "c"]) { try people.upsert(["_id": "b", "age": 18]) }  // starts matching
+    try await expectYield(5, ["a", "c"]) { try people.upsert(["_id": "b", "age": 17]) }  // stops matching
+    try await expectYield(6, ["c"]) { try people.delete(try #require(try people.get("a"))) }  // delete
+    try await expectNothing { try people.upsert(["_id": "b", "age": 5]) }  // outside, stays out
+    try await expectNothing { try people.put(["_id": "d", "age": 3]) }  // unrelated document
+    try await expectNothing { try db.collection("other").put(["_id": "x", "age": 50]) }  // other collection
+    live.task.cancel()
+    #expect(await eventually { db.liveObserverCount == 0 })
+  }
+
+  @Test func documentsCountsViewsAndAllDocumentsAreLiveToo() async throws {
+    let document = Collector(people.observeDocument("a"))
+    let count = Collector(people.observeCount(Self.adults))
+    let all = Collector(people.observeAllDocuments())
+    let view = Collector(
+      try people.defineView(json: ["name": "byAge", "key": "age"]).observe(ViewQuery(startKey: 18)))
+    #expect(
+      await eventually {
+        document.count == 1 && count.count == 1 && all.count == 1 && view.count == 1
+      })
+    try await people.upsert(["_id": "a", "age": 31])
+    #expect(await eventually { document.count == 2 && view.count == 2 })
+    #expect(document.last??["age"] == 31)
+    #expect(view.last?.rows.map(\.key) == [31])
+    try await people.put(["_id": "e", "age": 50])
+    #expect(await eventually { count.count == 2 && all.count == 3 && view.count == 3 })
+    #expect(count.last == 2 && all.last?.rows.compactMap(\.id) == ["a", "b", "e"])
+    try await people.delete(try #require(try await people.get("a")))
+    #expect(await eventually { document.count == 3 })
+    #expect(document.last == .some(nil))
+  }
+
+  @Test func burstsAreCoalescedAndEndAtTheFinalState() async throws {
+    let live = Collector(people.observeCount(Self.adults))
+    #expect(await eventually { live.count == 1 })
+    // One batch of 10,000 documents.
+    try await people.putAll(
+      (0..<10_000).map { ["_id": .string("batch\($0)"), "age": .int(Int64($0 % 100))] })
+    let expected = try await people.count(Self.adults)
+    #expect(await eventually { live.last == expected })
+    try await Task.sleep(nanoseconds: 200_000_000)
+    #expect(live.count <= 3, "a batch yielded \(live.count - 1) elements")
+    // 1,000 single writes in a loop.
+    let before = live.count
+    for number in 0..<1_000 {
+      try await people.put(["_id": .string("single\(number)"), "age": 20])
+    }
+    let final = try await people.count(Self.adults)
+    #expect(await eventually { live.last == final })
+    try await Task.sleep(nanoseconds: 200_000_000)
+    #expect(live.count - before <= 10, "1,000 writes yielded \(live.count - before) elements")
+    #expect(live.last == final)
+  }
+
+  @Test func aHundredLiveQueriesEndAtTheRightResult() async throws {
+    let queries = try (0..<100).map { limit in
+      Collector(
+        people.observe(
+          try FindQuery(where: Field("age") >= 18, sort: [.ascending("_id")], limit: limit + 1)))
+    }
+    #expect(await eventually { queries.allSatisfy { $0.count >= 1 } })
+    let writer = Task {
+      for number in 0..<300 {
+        try people.put([
+          "_id": .string("w\(String(format: "%03d", number))"), "age": .int(Int64(number % 40)),
+        ])
+      }
+    }
+    try await writer.value
+    for (limit, query) in queries.enumerated() {
+      let expected = try await people.find(
+        try FindQuery(where: Field("age") >= 18, sort: [.ascending("_id")], limit: limit + 1))
+      #expect(await eventually { query.last == expected }, "query \(limit)")
+    }
+    for query in queries { query.task.cancel() }
+    #expect(await eventually { db.liveObserverCount == 0 })
+  }
+
+  @Test func endingTheIterationReleasesTheObserver() async throws {
+    for try await result in people.observe(Self.adults) {
+      #expect(ids(result.value) == ["a"])
+      #expect(db.liveObserverCount == 1)
+      break
+    }
+    #expect(db.liveObserverCount == 0)
+    let task = Task { for try await _ in people.changesFeed(since: 99) {} }
+    #expect(await eventually { db.liveObserverCount == 1 })
+    task.cancel()
+    _ = try? await task.value
+    #expect(await eventually { db.liveObserverCount == 0 })
+  }
+
+  @Test func resultsKnowWhetherTheyAreStale() throws {
+    let snapshot = try people.snapshot(Self.adults)
+    #expect(try !snapshot.isStale())
+    try people.put(["_id": "young", "age": 2])  // a write that leaves the result alone
+    #expect(try !snapshot.isStale())
+    try people.put(["_id": "old", "age": 80])
+    #expect(try snapshot.isStale())
+  }
+
+  @Test func theChangesFeedResumesAndMissesNothing() async throws {
+    let start = try await people.lastSequence()
+    let people = self.people
+    // A writer on another thread: updates, deletes and re-creations while the feed reads.
+    DispatchQueue.global().async {
+      for number in 0..<400 {
+        let id = "f\(number % 150)"
+        if let current = try? people.get(id), number % 7 == 0 {
+          _ = try? people.delete(current)
+        } else {
+          _ = try? people.upsert(["_id": .string(id), "n": .int(Int64(number))])
+        }
+      }
+      _ = try? people.put(["_id": "end"])  // the last write
+    }
+    var seen: [String: Change] = [:]
+    var lastSeq = start
+    for try await change in people.changesFeed(since: start) {
+      #expect(change.seq > lastSeq)
+      lastSeq = change.seq
+      seen[change.id] = change
+      if change.id == "end" { break }
+    }
+    // Every document's final state was seen.
+    for change in try await people.changes(since: start) {
+      #expect(seen[change.id]?.rev == change.rev, "\(change.id)")
+    }
+    // Resuming from a sequence gives what came after it.
+    var resumed: [Int64] = []
+    for try await change in people.changesFeed(since: start + 10) {
+      resumed.append(change.seq)
+      if change.seq == lastSeq { break }
+    }
+    let expected = try await people.changes(since: start + 10).map(\.seq)
+    #expect(resumed == expected)
+  }
+
+  @Test func longPollWaitsForTheFirstChangeOrTheTimeout() async throws {
+    let now = try await people.lastSequence()
+    #expect(try await people.waitForChanges(since: 0, timeout: 5).count == 2)
+    let started = Date()
+    #expect(try await people.waitForChanges(since: now, timeout: 0.2).isEmpty)
+    #expect(Date().timeIntervalSince(started) >= 0.19)
+    let waiter = Task { try await people.waitForChanges(since: now, timeout: 10) }
+    try await Task.sleep(nanoseconds: 100_000_000)
+    try await people.put(["_id": "late"])
+    let changes = try await waiter.value
+    #expect(changes.map(\.id) == ["late"])
+  }
+}
