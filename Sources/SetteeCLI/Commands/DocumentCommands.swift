@@ -1,4 +1,5 @@
 import ArgumentParser
+import Foundation
 import Settee
 import SetteeCore
 
@@ -74,28 +75,88 @@ struct DeleteCommand: ParsableCommand {
 struct ChangesCommand: ParsableCommand {
   static let configuration = CommandConfiguration(
     commandName: "changes",
-    abstract: "Print the changes feed (CouchDB's _changes shape).")
+    abstract: "Print the changes feed (CouchDB's _changes shape).",
+    discussion:
+      #"--feed normal (the default) prints {"results":[…],"last_seq":N}. --feed continuous prints one JSON line per change, {"seq":N,"id":…,"changes":[{"rev":…}]}, the existing ones and then each new one as it is committed (by any process), until interrupted. --feed longpoll waits for the first change after --since (at most --timeout milliseconds) and prints it as the normal feed does."#
+  )
+
+  enum Feed: String, ExpressibleByArgument {
+    case normal, continuous, longpoll
+  }
 
   @OptionGroup var local: GlobalOptions
   @ParentCommand var root: SetteeCommand
   var options: GlobalOptions { local.merged(with: root.options) }
   @Option(help: "Only changes after this sequence number.") var since: Int64 = 0
   @Option(help: "The most changes to print (0 for all).") var limit: Int = 0
+  @Option(help: "normal, continuous or longpoll.") var feed: Feed = .normal
+  @Option(help: "For longpoll: how long to wait for a change, in milliseconds.")
+  var timeout: Int = 60_000
+
+  func validate() throws {
+    guard limit >= 0 else { throw ValidationError("--limit must be 0 or more") }
+    guard timeout >= 0 else { throw ValidationError("--timeout must be 0 or more") }
+  }
 
   func run() throws {
     let collection = try options.openCollection(readOnly: true)
-    let changes = try collection.changes(since: since, limit: limit == 0 ? nil : limit)
-    let results: [JSON] = changes.map { change in
-      var entry: JSONObject = [
-        "seq": .int(change.seq), "id": .string(change.id),
-        "changes": [["rev": .string(change.rev.description)]],
-      ]
-      if change.isDeleted { entry["deleted"] = true }
-      return .object(entry)
+    switch feed {
+    case .normal:
+      print(try collection.changes(since: since, limit: limit == 0 ? nil : limit))
+    case .longpoll:
+      let since = self.since
+      let limit = self.limit
+      let seconds = Double(timeout) / 1000
+      print(
+        try runBlocking {
+          try await collection.waitForChanges(
+            since: since, timeout: seconds, limit: limit == 0 ? nil : limit)
+        })
+    case .continuous:
+      let since = self.since
+      let limit = self.limit
+      try runBlocking {
+        var printed = 0
+        for try await change in collection.changesFeed(since: since) {
+          Console.outJSON(change.couchJSON)
+          printed += 1
+          if limit > 0 && printed >= limit { break }
+        }
+      }
     }
-    let lastSeq = changes.last?.seq ?? since
-    Console.outJSON(["results": .array(results), "last_seq": .int(lastSeq)])
   }
+
+  private func print(_ changes: [Change]) {
+    let lastSeq = changes.last?.seq ?? since
+    Console.outJSON(["results": .array(changes.map(\.couchJSON)), "last_seq": .int(lastSeq)])
+  }
+}
+
+extension Change {
+  /// CouchDB's shape of one change: `{"seq", "id", "changes": [{"rev"}], "deleted"}`.
+  var couchJSON: JSON {
+    var entry: JSONObject = [
+      "seq": .int(seq), "id": .string(id), "changes": [["rev": .string(rev.description)]],
+    ]
+    if isDeleted { entry["deleted"] = true }
+    return .object(entry)
+  }
+}
+
+/// An async result handed to a waiting thread: written by the task before it signals,
+/// read after the wait, so the semaphore orders the two.
+final class BlockingOutcome<T>: @unchecked Sendable { var result: Result<T, any Error>? }
+
+/// Runs async work from a synchronous command and waits for it.
+func runBlocking<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) throws -> T {
+  let outcome = BlockingOutcome<T>()
+  let done = DispatchSemaphore(value: 0)
+  Task {
+    do { outcome.result = .success(try await body()) } catch { outcome.result = .failure(error) }
+    done.signal()
+  }
+  done.wait()
+  return try outcome.result!.get()
 }
 
 extension WriteResult {
