@@ -14,16 +14,6 @@ struct LiveCLITests {
     try SetteeBinary.run(["--db", db] + arguments, timeout: 30)
   }
 
-  /// Waits until `condition` holds, for at most `timeout` seconds.
-  func eventually(_ timeout: Double = 10, _ condition: () -> Bool) async -> Bool {
-    let deadline = Date().addingTimeInterval(timeout)
-    while !condition() {
-      if Date() > deadline { return false }
-      try? await Task.sleep(nanoseconds: 10_000_000)
-    }
-    return true
-  }
-
   @Test func anotherDatabaseValueAndAnotherProcessWakeALiveQuery() async throws {
     let database = try Database(path: db)
     let people = database.collection()

@@ -4,16 +4,6 @@ import SetteeCore
 import SetteeTestSupport
 import Testing
 
-/// Waits until `condition` holds, for at most `timeout` seconds.
-func eventually(_ timeout: Double = 10, _ condition: () -> Bool) async -> Bool {
-  let deadline = Date().addingTimeInterval(timeout)
-  while !condition() {
-    if Date() > deadline { return false }
-    try? await Task.sleep(nanoseconds: 5_000_000)
-  }
-  return true
-}
-
 /// Collects a live query's elements in a task, for tests to look at.
 final class Collector<Value: Sendable>: Sendable {
   let values = Locked<[Value]>([])
