@@ -173,6 +173,21 @@ struct DemoCommand: ParsableCommand {
       "   unique species: \(try indexes.uniqueValues(of: "species").compactMap(\.stringValue).joined(separator: ", "))\n"
     )
 
+    section("Live queries: results that update themselves (seed 002)")
+    let seniors = try FindQuery(where: Field("age") >= 60, sort: [.ascending("name")], fields: ["name"])
+    try runBlocking {
+      func names(_ result: LiveResult<[Document]>?) -> String {
+        (result?.value ?? []).compactMap { $0["name"]?.stringValue }.joined(separator: ", ")
+      }
+      var live = people.observe(seniors).makeAsyncIterator()
+      Console.out("   observe(age >= 60) -> \(names(try await live.next()))\n")
+      try await people.put(["_id": "ada", "name": "ada", "age": 72])
+      Console.out("   put ada (72)        -> \(names(try await live.next()))\n")
+      try await people.put(["_id": "tim", "name": "tim", "age": 7])
+      try await people.upsert(["_id": "ada", "name": "ada", "age": 59])
+      Console.out("   put tim (7), ada turns 59 -> \(names(try await live.next())) (tim changed nothing)\n")
+    }
+
     section("Export (NDJSON, first 3 lines)")
     var exported: [UInt8] = []
     try people.exportDocuments { exported.append(contentsOf: $0) }
@@ -193,6 +208,7 @@ struct DemoCommand: ParsableCommand {
          settee --db \(path) --collection people find '{"selector": {"$text": {"$search": "doctor OR pilot"}}, "fields": ["name"]}'
          settee --db \(path) --collection groceries view query items '{"startkey": "c", "limit": 3}'
          settee --db \(path) --collection groceries all-docs '{"limit": 3}'
+         settee --db \(path) --collection people changes --feed continuous --since 40   # then put from another shell
 
       """)
   }
