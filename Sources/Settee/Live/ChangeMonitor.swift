@@ -13,8 +13,21 @@ import Synchronization
 /// `DatabasePool`, so it cannot tell about other processes; and the per-collection
 /// sequence numbers let a query wake only for its own collection.
 final class ChangeMonitor: Sendable {
+  private struct Subscriber {
+    let collection: [UInt8]
+    let signal: AsyncStream<Void>.Continuation
+    /// When the last change was signalled (uptime nanoseconds).
+    var lastSignal: UInt64 = 0
+    /// Whether two changes came within ``ChangeMonitor/burstGap`` of each other since the
+    /// observer last asked.
+    var burst = false
+  }
+
+  /// Changes closer together than this (in nanoseconds) make a burst.
+  static let burstGap: UInt64 = 10_000_000
+
   private struct State {
-    var subscribers: [Int: (collection: [UInt8], signal: AsyncStream<Void>.Continuation)] = [:]
+    var subscribers: [Int: Subscriber] = [:]
     var nextID = 0
     var sequences: [[UInt8]: Int64] = [:]
     var timer: DispatchSourceTimer?
@@ -60,7 +73,7 @@ final class ChangeMonitor: Sendable {
     let id = state.withLock { state in
       let id = state.nextID
       state.nextID += 1
-      state.subscribers[id] = (Array(collection.utf8), continuation)
+      state.subscribers[id] = Subscriber(collection: Array(collection.utf8), signal: continuation)
       if let sequences { state.sequences = sequences }
       if state.timer == nil && pollsOtherWriters { state.timer = makeTimer() }
       return id
@@ -81,6 +94,15 @@ final class ChangeMonitor: Sendable {
     }
     continuation?.finish()
     timer?.cancel()
+  }
+
+  /// Whether the subscription's changes came in a burst since it last asked (and forget it).
+  func takeBurst(_ id: Int) -> Bool {
+    state.withLock { state in
+      let burst = state.subscribers[id]?.burst ?? false
+      state.subscribers[id]?.burst = false
+      return burst
+    }
   }
 
   /// Called after a commit through this `Database`: checks soon, off the writer's thread.
@@ -106,11 +128,20 @@ final class ChangeMonitor: Sendable {
   private func check() {
     state.withLock { $0.checkPending = false }
     guard let sequences = try? readSequences() else { return }
+    let now = DispatchTime.now().uptimeNanoseconds
     let signals = state.withLock { state -> [AsyncStream<Void>.Continuation] in
       let changed = Set(
         sequences.compactMap { name, seq in state.sequences[name] == seq ? nil : name })
       state.sequences = sequences
-      return state.subscribers.values.filter { changed.contains($0.collection) }.map(\.signal)
+      var signals: [AsyncStream<Void>.Continuation] = []
+      for (id, subscriber) in state.subscribers where changed.contains(subscriber.collection) {
+        if subscriber.lastSignal != 0 && now - subscriber.lastSignal < Self.burstGap {
+          state.subscribers[id]?.burst = true
+        }
+        state.subscribers[id]?.lastSignal = now
+        signals.append(subscriber.signal)
+      }
+      return signals
     }
     for signal in signals { signal.yield() }
   }

@@ -77,12 +77,10 @@ public struct LiveQuery<Value: Sendable>: AsyncSequence, Sendable {
         return source.result(first)
       }
       while true {
-        // A signal already waiting means writes kept coming while the last result was read
-        // or used: a burst, which the throttle spaces out.
-        let start = DispatchTime.now().uptimeNanoseconds
         guard await signals.next() != nil else { return nil }
-        let burst = DispatchTime.now().uptimeNanoseconds - start < 1_000_000
-        guard await throttle.wait(burst: burst) else { return nil }
+        // Commits closer together than 10 ms since the last result are a burst, which the
+        // throttle spaces out; a commit after a quiet time is answered at once.
+        guard await throttle.wait(burst: subscription.takeBurst()) else { return nil }
         let fetched = try await source.database.offload(source.fetch)
         last = fetched
         if !source.same(fetched.value, previous.value) { return source.result(fetched) }
@@ -110,12 +108,15 @@ final class Subscription: Sendable {
     (id, changes) = monitor.subscribe(collection: collection)
   }
 
+  /// Whether the changes since the last call came in a burst.
+  func takeBurst() -> Bool { monitor.takeBurst(id) }
+
   deinit { monitor.unsubscribe(id) }
 }
 
 /// Spaces out the results of a burst of writes: a change after a quiet time passes at
-/// once; while changes keep coming (one is already waiting when the next result is asked
-/// for), each waits for an interval that doubles from 20 ms up to 1 s.
+/// once; while changes keep coming (closer than 10 ms apart), each result waits for an
+/// interval that doubles from 20 ms up to 1 s.
 struct Throttle {
   static let minimum: Double = 0.02
   static let maximum: Double = 1
