@@ -90,6 +90,8 @@ struct BenchResult {
   var target: Double?
   /// The seed's own figure for the same work (iPhone 5, 2014), if it published one.
   var seed: Double?
+  /// For a figure with no baseline (a latency): the most it should take, in seconds.
+  var limit: Double? = nil
 
   var ratio: Double { baseline > 0 ? settee / baseline : 0 }
 
@@ -100,6 +102,7 @@ struct BenchResult {
       "ratio": .double((ratio * 1000).rounded() / 1000),
     ]
     if let target { object["target"] = .double(target) }
+    if let limit { object["limit_s"] = .double(limit) }
     if let seed { object["seed_iphone5_s"] = .double(seed) }
     return .object(object)
   }

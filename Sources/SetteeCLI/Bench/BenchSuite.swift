@@ -28,7 +28,7 @@ struct BenchSuite {
   /// Each workload's key, for `--only`.
   static let workloads = [
     "insert", "get", "update", "build", "equality", "range", "or", "in", "scan", "array", "text",
-    "sorted", "views", "value-index",
+    "sorted", "views", "value-index", "live",
   ]
 
   init(path: String, documents: Int, quick: Bool, log: @escaping (String) -> Void) throws {
@@ -93,6 +93,7 @@ struct BenchSuite {
     }
     if wanted("views") { for result in try views(main, cid) { add(result) } }
     if wanted("value-index") { add(try valueIndex(main, cid)) }
+    if wanted("live") { for result in try liveQueries() { add(result) } }
     return results
   }
 
@@ -487,9 +488,11 @@ struct BenchSuite {
       lines.append(
         pad(result.name, 32, left: true) + pad(String(result.n), 9)
           + pad(String(format: "%.5f", result.settee), 11)
-          + pad(String(format: "%.5f", result.baseline), 12)
-          + pad(String(format: "%.2f", result.ratio), 8)
-          + pad(result.target.map { String(format: "<= %.1f", $0) } ?? "", 8)
+          + pad(result.baseline > 0 ? String(format: "%.5f", result.baseline) : "-", 12)
+          + pad(result.baseline > 0 ? String(format: "%.2f", result.ratio) : "-", 8)
+          + pad(
+            result.target.map { String(format: "<= %.1f", $0) }
+              ?? result.limit.map { String(format: "<%.0f ms", $0 * 1000) } ?? "", 8)
           + pad(result.seed.map { String(format: "%.1f", $0) } ?? "", 16))
     }
     return lines.joined(separator: "\n") + "\n"

@@ -1,0 +1,103 @@
+import Foundation
+import Settee
+import SetteeCore
+import Synchronization
+
+/// Live queries (issue 13): how soon a commit reaches an observer, and what open
+/// observers cost a writer.
+extension BenchSuite {
+  mutating func liveQueries() throws -> [BenchResult] {
+    var results: [BenchResult] = []
+    // Latency: an observer waits on a document; each write is spaced from the last by
+    // 12 ms, past the 10 ms that make a burst (bursts are coalesced on purpose).
+    let collection = database.collection("live-latency")
+    try collection.upsert(["_id": "watched", "n": 0])
+    let writes = quick ? 50 : 1_000
+    let latencies = try runBlocking { () -> [Double] in
+      let (arrivals, arrived) = AsyncStream.makeStream(of: (Int64, UInt64).self)
+      let observer = Task {
+        for try await result in collection.observeDocument("watched") {
+          arrived.yield(
+            (result.value?["n"]?.int64Value ?? -1, DispatchTime.now().uptimeNanoseconds))
+        }
+      }
+      defer { observer.cancel() }
+      var received = arrivals.makeAsyncIterator()
+      _ = await received.next()  // the current value
+      var latencies: [Double] = []
+      for number in 1...Int64(writes) {
+        try await Task.sleep(nanoseconds: 12_000_000)
+        try await collection.upsert(["_id": "watched", "n": .int(number)])
+        let committed = DispatchTime.now().uptimeNanoseconds
+        while let (value, time) = await received.next() {
+          if value == number {
+            latencies.append(Double(time > committed ? time - committed : 0) / 1e9)
+            break
+          }
+        }
+      }
+      return latencies.sorted()
+    }
+    let median = latencies[latencies.count / 2]
+    let p99 = latencies[min(latencies.count - 1, latencies.count * 99 / 100)]
+    results.append(
+      BenchResult(
+        name: "live query latency, median", n: writes, settee: median, baseline: 0, target: nil,
+        limit: 0.005))
+    results.append(
+      BenchResult(
+        name: "live query latency, p99", n: writes, settee: p99, baseline: 0, target: nil))
+
+    // An import with 100 live queries open on its collection, against the same import with
+    // none. Each run imports into a new collection; the observers of a run end with it.
+    let lines = quick ? Array(people.prefix(2_000)) : people
+    let runs = quick ? 1 : 3
+    var observers: [Task<Void, any Error>] = []
+    defer { for observer in observers { observer.cancel() } }
+    let observed = try Measure.median(
+      repetitions: runs,
+      prepare: { run -> (String, [Task<Void, any Error>]) in
+        let name = "live-import-\(run)"
+        let target = database.collection(name)
+        let ready = Ready(count: 100)
+        let tasks = (0..<100).map { number in
+          Task {
+            let query = try FindQuery(where: Field("age") > number % 90)
+            for try await _ in target.observeCount(query) { ready.arrive() }
+          }
+        }
+        ready.wait()
+        return (name, tasks)
+      }
+    ) { prepared in
+      try load(prepared.0, lines)
+      observers += prepared.1
+    }
+    let plain = try Measure.median(repetitions: runs, prepare: { "live-plain-\($0)" }) { name in
+      try load(name, lines)
+    }
+    results.append(
+      BenchResult(
+        name: "import, 100 live queries open", n: lines.count, settee: observed, baseline: plain,
+        target: 1.3))
+    return results
+  }
+}
+
+/// Counts observers' first results, so that a run starts once all are observing.
+final class Ready: Sendable {
+  private let remaining: Mutex<Int>
+  private let done = DispatchSemaphore(value: 0)
+
+  init(count: Int) { remaining = Mutex(count) }
+
+  func arrive() {
+    let last = remaining.withLock { count -> Bool in
+      count -= 1
+      return count == 0
+    }
+    if last { done.signal() }
+  }
+
+  func wait() { done.wait() }
+}
