@@ -1,8 +1,10 @@
 import Foundation
 
 /// Waits until `condition` holds, for at most `timeout` seconds (for observers that are
-/// told of changes on their own schedule).
-public func eventually(_ timeout: Double = 10, _ condition: () -> Bool) async -> Bool {
+/// told of changes on their own schedule). The default is long: while the whole suite
+/// runs, long synchronous tests can hold every thread of Swift's cooperative pool, and
+/// the observers' tasks then wait for one.
+public func eventually(_ timeout: Double = 120, _ condition: () -> Bool) async -> Bool {
   let deadline = Date().addingTimeInterval(timeout)
   while !condition() {
     if Date() > deadline { return false }

@@ -21,6 +21,8 @@ final class ChangeMonitor: Sendable {
     /// Whether two changes came within ``ChangeMonitor/burstGap`` of each other since the
     /// observer last asked.
     var burst = false
+    /// Changes signalled since the observer last asked.
+    var pending = 0
   }
 
   /// Changes closer together than this (in nanoseconds) make a burst.
@@ -96,12 +98,15 @@ final class ChangeMonitor: Sendable {
     timer?.cancel()
   }
 
-  /// Whether the subscription's changes came in a burst since it last asked (and forget it).
+  /// Whether the subscription's changes came in a burst since it last asked (and forget
+  /// it): two of them within ``burstGap``, or more than one while the observer was busy
+  /// with its last result.
   func takeBurst(_ id: Int) -> Bool {
     state.withLock { state in
-      let burst = state.subscribers[id]?.burst ?? false
+      guard let subscriber = state.subscribers[id] else { return false }
       state.subscribers[id]?.burst = false
-      return burst
+      state.subscribers[id]?.pending = 0
+      return subscriber.burst || subscriber.pending > 1
     }
   }
 
@@ -139,6 +144,7 @@ final class ChangeMonitor: Sendable {
           state.subscribers[id]?.burst = true
         }
         state.subscribers[id]?.lastSignal = now
+        state.subscribers[id]?.pending += 1
         signals.append(subscriber.signal)
       }
       return signals
