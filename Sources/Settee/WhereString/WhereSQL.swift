@@ -1,0 +1,290 @@
+import Foundation
+import GRDB
+import SetteeCore
+
+/// Writes SQL for a parsed `where` string: every operator, keyword and function name from
+/// this file's fixed text (or the parser's fixed sets), every value a bound parameter, and
+/// every field `json_extract(body, ?)` with its path bound too. The user's text never
+/// reaches the statement.
+enum WhereSQL {
+  /// The SQL of `expression` over `documents` rows aliased `d`, with `arguments` bound to
+  /// its `?`s in order.
+  static func compile(_ expression: WhereExpression, arguments: [JSON]) throws -> SQLFragment {
+    switch expression {
+    case .field(let path):
+      return try field(path)
+    case .argument(let index):
+      guard index < arguments.count else {
+        throw SetteeError(
+          .invalidQuery, "the where string has more ? than the \(arguments.count) arguments given")
+      }
+      return .value(databaseValue(arguments[index]))
+    case .literal(let value):
+      return value == .null ? SQLFragment("NULL") : .value(databaseValue(value))
+    case .unary(let op, let operand):
+      let inner = try compile(operand, arguments: arguments)
+      let prefix: SQLFragment =
+        switch op {
+        case .negate: SQLFragment("-")
+        case .plus: SQLFragment("+")
+        case .bitNot: SQLFragment("~")
+        case .not: SQLFragment("NOT ")
+        }
+      return (prefix + inner.grouped).grouped
+    case .binary(let op, let left, let right):
+      return
+        (try compile(left, arguments: arguments).grouped + binary(op)
+        + compile(right, arguments: arguments).grouped).grouped
+    case .match(let kind, let value, let pattern, let escape, let negated):
+      var sql =
+        try compile(value, arguments: arguments).grouped
+        + SQLFragment(negated ? " NOT" : "")
+        + (kind == .like ? SQLFragment(" LIKE ") : SQLFragment(" GLOB "))
+        + compile(pattern, arguments: arguments).grouped
+      if let escape {
+        sql += SQLFragment(" ESCAPE ") + (try compile(escape, arguments: arguments)).grouped
+      }
+      return sql.grouped
+    case .inList(let value, let list, let negated):
+      let items = try list.map { try compile($0, arguments: arguments) }
+      return
+        (try compile(value, arguments: arguments).grouped
+        + SQLFragment(negated ? " NOT IN (" : " IN (") + .joined(items, separator: ", ")
+        + SQLFragment(")")).grouped
+    case .between(let value, let low, let high, let negated):
+      return
+        (try compile(value, arguments: arguments).grouped
+        + SQLFragment(negated ? " NOT BETWEEN " : " BETWEEN ")
+        + compile(low, arguments: arguments).grouped + SQLFragment(" AND ")
+        + compile(high, arguments: arguments).grouped).grouped
+    case .isNull(let value, let negated):
+      return
+        (try compile(value, arguments: arguments).grouped
+        + SQLFragment(negated ? " IS NOT NULL" : " IS NULL")).grouped
+    case .function(let name, let list):
+      guard WhereFunction.allowed[name] != nil else {
+        throw SetteeError(.invalidQuery, "unknown function \(JSON.string(name))")
+      }
+      let items = try list.map { try compile($0, arguments: arguments) }
+      return functionName(name) + SQLFragment("(") + .joined(items, separator: ", ")
+        + SQLFragment(")")
+    case .caseWhen(let base, let branches, let otherwise):
+      var sql = SQLFragment("(CASE")
+      if let base { sql += SQLFragment(" ") + (try compile(base, arguments: arguments)).grouped }
+      for (condition, result) in branches {
+        sql +=
+          SQLFragment(" WHEN ") + (try compile(condition, arguments: arguments)).grouped
+          + SQLFragment(" THEN ") + (try compile(result, arguments: arguments)).grouped
+      }
+      if let otherwise {
+        sql += SQLFragment(" ELSE ") + (try compile(otherwise, arguments: arguments)).grouped
+      }
+      return sql + SQLFragment(" END)")
+    case .cast(let value, let type):
+      let name: SQLFragment =
+        switch type {
+        case .text: SQLFragment("TEXT")
+        case .integer: SQLFragment("INTEGER")
+        case .real: SQLFragment("REAL")
+        case .numeric: SQLFragment("NUMERIC")
+        case .blob: SQLFragment("BLOB")
+        }
+      return SQLFragment("CAST(") + (try compile(value, arguments: arguments)) + SQLFragment(" AS ")
+        + name
+        + SQLFragment(")")
+    case .collate(let value, let collation):
+      let name: SQLFragment =
+        switch collation {
+        case .binary: SQLFragment(" COLLATE BINARY")
+        case .nocase: SQLFragment(" COLLATE NOCASE")
+        case .rtrim: SQLFragment(" COLLATE RTRIM")
+        }
+      return ((try compile(value, arguments: arguments)).grouped + name).grouped
+    }
+  }
+
+  /// `[_id]` and `[_rev]` are the document's columns; any other field is read from the
+  /// body with its path bound.
+  static func field(_ path: FieldPath) throws -> SQLFragment {
+    if path.components == ["_id"] { return SQLFragment("d.id") }
+    if path.components == ["_rev"] { return SQLFragment("d.rev") }
+    for component in path.components where component.contains("\"") {
+      throw SetteeError(
+        .invalidQuery, "field [\(path)] holds a double quote, which SQLite's JSON paths cannot name"
+      )
+    }
+    var jsonPath = "$"
+    for component in path.components {
+      if let index = FieldPath.arrayIndexOf(component) {
+        jsonPath += "[\(index)]"
+      } else {
+        jsonPath += ".\"\(component)\""
+      }
+    }
+    return SQLFragment("json_extract(d.body, ") + .value(jsonPath) + SQLFragment(")")
+  }
+
+  static func binary(_ op: BinaryOperator) -> SQLFragment {
+    switch op {
+    case .or: SQLFragment(" OR ")
+    case .and: SQLFragment(" AND ")
+    case .equal: SQLFragment(" = ")
+    case .notEqual: SQLFragment(" <> ")
+    case .is: SQLFragment(" IS ")
+    case .isNot: SQLFragment(" IS NOT ")
+    case .less: SQLFragment(" < ")
+    case .lessOrEqual: SQLFragment(" <= ")
+    case .greater: SQLFragment(" > ")
+    case .greaterOrEqual: SQLFragment(" >= ")
+    case .bitAnd: SQLFragment(" & ")
+    case .bitOr: SQLFragment(" | ")
+    case .shiftLeft: SQLFragment(" << ")
+    case .shiftRight: SQLFragment(" >> ")
+    case .add: SQLFragment(" + ")
+    case .subtract: SQLFragment(" - ")
+    case .multiply: SQLFragment(" * ")
+    case .divide: SQLFragment(" / ")
+    case .remainder: SQLFragment(" % ")
+    case .concatenate: SQLFragment(" || ")
+    }
+  }
+
+  /// A function's name from the allowed set, written by ``SQLFragment/identifier(_:)``
+  /// (names are lowercase letters and underscores).
+  static func functionName(_ name: String) -> SQLFragment { .identifier(name) }
+
+  static func databaseValue(_ value: JSON) -> DatabaseValue { value.whereArgument }
+}
+
+extension JSON {
+  /// A `where` argument as SQLite holds it: strings as text, numbers as numbers, booleans
+  /// as 1 and 0 (as `json_extract` reads JSON booleans), null as NULL, arrays and objects
+  /// as JSON text.
+  package var whereArgument: DatabaseValue {
+    switch self {
+    case .null: .null
+    case .bool(let flag): (flag ? 1 : 0).databaseValue
+    case .int(let number): number.databaseValue
+    case .double(let number): number.databaseValue
+    case .string(let text): text.databaseValue
+    case .array, .object: JSONWriter.string(self).databaseValue
+    }
+  }
+}
+
+extension DocumentCollection {
+  /// Documents that satisfy a `where` string (seed 003): a SQLite `WHERE` clause over
+  /// fields written `[a.b]` (read as `json_extract`), with values through `?` and `args`
+  /// only. `orderBy` is a list of such expressions with `ASC`/`DESC` and
+  /// `NULLS FIRST|LAST`; ties keep document id order. See docs/where.md.
+  ///
+  /// ```swift
+  /// let users = try collection.find(where: "[address.country] = ?", args: ["US"],
+  ///                                 orderBy: "[last_name], [first_name]")
+  /// ```
+  ///
+  /// - Throws: ``SetteeError`` with code `invalidQuery` quoting the string and the
+  ///   position of anything outside the grammar, or a wrong number of arguments.
+  public func find(
+    where whereString: String = "", args: [JSON] = [], orderBy: String = "", limit: Int? = nil
+  ) throws -> [Document] {
+    let sql = try whereStatement(
+      select: SQLFragment("SELECT d.id, d.rev, d.body"), whereString, args: args, orderBy: orderBy,
+      limit: limit)
+    return try database.read { db in
+      guard let cid = try database.collectionID(db, name) else { return [] }
+      let statement = sql.replacingCollection(cid)
+      return try DocumentReader.namingDamagedBodies(db, cid: cid) {
+        try Row.fetchAll(
+          db.cachedStatement(sql: statement.text), arguments: statement.statementArguments
+        )
+        .map { row in
+          let id: String = row[0]
+          return try Document(
+            id: id, rev: DocumentReader.storedRevision(row[1], documentID: id),
+            body: DocumentReader.parseBody(row, at: 2, documentID: id))
+        }
+      }
+    }
+  }
+
+  /// The first document ``find(where:args:orderBy:limit:)`` would return.
+  public func findOne(where whereString: String, args: [JSON] = [], orderBy: String = "") throws
+    -> Document?
+  {
+    try find(where: whereString, args: args, orderBy: orderBy, limit: 1).first
+  }
+
+  /// How many documents satisfy a `where` string (every live document for `""`).
+  public func count(where whereString: String, args: [JSON] = []) throws -> Int {
+    let sql = try whereStatement(
+      select: SQLFragment("SELECT count(*)"), whereString, args: args, orderBy: "", limit: nil)
+    return try database.read { db in
+      guard let cid = try database.collectionID(db, name) else { return 0 }
+      let statement = sql.replacingCollection(cid)
+      return try DocumentReader.namingDamagedBodies(db, cid: cid) {
+        try Int.fetchOne(
+          db.cachedStatement(sql: statement.text), arguments: statement.statementArguments) ?? 0
+      }
+    }
+  }
+
+  /// The statement for a `where` query, with the collection id still to bind (see
+  /// ``SQLFragment/replacingCollection(_:)``).
+  func whereStatement(
+    select: SQLFragment, _ whereString: String, args: [JSON], orderBy: String, limit: Int?
+  ) throws -> WhereStatement {
+    if let limit, limit < 0 {
+      throw SetteeError(.invalidQuery, "limit must be 0 or more, not \(limit)")
+    }
+    var used = 0
+    var condition = SQLFragment("1")
+    if !whereString.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty {
+      let parsed = try WhereParser.parse(whereString)
+      used = parsed.arguments
+      condition = try WhereSQL.compile(parsed.expression, arguments: args)
+    }
+    var order = SQLFragment(" ORDER BY ")
+    if !orderBy.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty {
+      let parsed = try WhereParser.parseOrder(orderBy)
+      let remaining = Array(args.dropFirst(used))
+      for term in parsed.terms {
+        if case .literal(.int) = term.expression {
+          throw SetteeError(
+            .invalidQuery,
+            "orderBy \(JSON.string(orderBy)): a bare number would name a result column in SQLite; order by a field or an expression"
+          )
+        }
+        order +=
+          try WhereSQL.compile(term.expression, arguments: remaining).grouped
+          + SQLFragment(term.descending ? " DESC" : " ASC")
+        if let nullsFirst = term.nullsFirst {
+          order += SQLFragment(nullsFirst ? " NULLS FIRST" : " NULLS LAST")
+        }
+        order += SQLFragment(", ")
+      }
+      used += parsed.arguments
+    }
+    order += SQLFragment("d.id")
+    guard used == args.count else {
+      throw SetteeError(
+        .invalidQuery,
+        "the where string and orderBy hold \(used) ? but \(args.count) argument\(args.count == 1 ? " was" : "s were") given"
+      )
+    }
+    var tail = SQLFragment(" AND (") + condition + SQLFragment(")") + order
+    if let limit { tail += SQLFragment(" LIMIT ") + .value(Int64(limit)) }
+    return WhereStatement(select: select, tail: tail)
+  }
+}
+
+/// A `where` query's statement, before the collection id is known.
+struct WhereStatement {
+  let select: SQLFragment
+  let tail: SQLFragment
+
+  func replacingCollection(_ cid: Int64) -> SQLFragment {
+    select + SQLFragment(" FROM documents d WHERE d.cid = ") + .value(cid)
+      + SQLFragment(" AND d.deleted = 0") + tail
+  }
+}

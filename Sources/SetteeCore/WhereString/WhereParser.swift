@@ -1,0 +1,511 @@
+/// Parses `where` strings and `orderBy` clauses (seed 003) into ``WhereExpression`` trees,
+/// with SQLite's operator precedence. Anything outside the grammar (another table, a
+/// subquery, a statement separator, a comment, an unknown function or bare name) is a
+/// ``SetteeError`` (`invalidQuery`) quoting the input and giving the position.
+public struct WhereParser {
+  /// One `orderBy` term.
+  public struct OrderTerm: Sendable, Hashable {
+    /// What to order by.
+    public var expression: WhereExpression
+    /// `DESC`.
+    public var descending: Bool
+    /// `NULLS FIRST` (`true`), `NULLS LAST` (`false`), or SQLite's default (`nil`).
+    public var nullsFirst: Bool?
+  }
+
+  enum Token: Equatable {
+    case word(String)  // keywords and function names, uppercased for keywords
+    case field(String)  // the text inside [ ]
+    case number(JSON)
+    case string(String)
+    case question
+    case symbol(String)
+    case end
+  }
+
+  let text: String
+  let what: String
+  var tokens: [(token: Token, offset: Int)] = []
+  var position = 0
+  /// How many `?` have been read.
+  public private(set) var argumentCount = 0
+
+  init(_ text: String, what: String) throws {
+    self.text = text
+    self.what = what
+    tokens = try Self.lex(text, what: what)
+  }
+
+  /// Parses a `where` string; `argumentCount` is how many `?` it holds.
+  public static func parse(_ text: String) throws -> (expression: WhereExpression, arguments: Int) {
+    var parser = try WhereParser(text, what: "where string")
+    let expression = try parser.expression()
+    try parser.expectEnd()
+    return (expression, parser.argumentCount)
+  }
+
+  /// Parses an `orderBy` clause: expressions with `ASC`/`DESC` and `NULLS FIRST|LAST`,
+  /// separated by commas.
+  public static func parseOrder(_ text: String) throws -> (terms: [OrderTerm], arguments: Int) {
+    var parser = try WhereParser(text, what: "orderBy")
+    var terms: [OrderTerm] = []
+    repeat {
+      let expression = try parser.expression()
+      var descending = false
+      if parser.accept(.word("DESC")) { descending = true } else { _ = parser.accept(.word("ASC")) }
+      var nullsFirst: Bool? = nil
+      if parser.accept(.word("NULLS")) {
+        if parser.accept(.word("FIRST")) {
+          nullsFirst = true
+        } else {
+          try parser.expect(.word("LAST"), "FIRST or LAST")
+          nullsFirst = false
+        }
+      }
+      terms.append(
+        OrderTerm(expression: expression, descending: descending, nullsFirst: nullsFirst))
+    } while parser.accept(.symbol(","))
+    try parser.expectEnd()
+    return (terms, parser.argumentCount)
+  }
+
+  // MARK: - Errors
+
+  func error(_ message: String, at offset: Int? = nil) -> SetteeError {
+    let at = offset ?? tokens[min(position, tokens.count - 1)].offset
+    return SetteeError(
+      .invalidQuery,
+      "\(what) \(JSON.string(text)): \(message) at position \(at + 1)")
+  }
+
+  static func error(_ text: String, _ what: String, _ message: String, at offset: Int)
+    -> SetteeError
+  {
+    SetteeError(.invalidQuery, "\(what) \(JSON.string(text)): \(message) at position \(offset + 1)")
+  }
+
+  // MARK: - Lexer
+
+  static let keywords: Set<String> = [
+    "AND", "OR", "NOT", "IS", "NULL", "IN", "LIKE", "GLOB", "ESCAPE", "BETWEEN", "CASE", "WHEN",
+    "THEN", "ELSE", "END", "CAST", "AS", "COLLATE", "ASC", "DESC", "NULLS", "FIRST", "LAST",
+    "TRUE", "FALSE", "ISNULL", "NOTNULL", "DISTINCT", "FROM",
+  ]
+
+  static func lex(_ text: String, what: String) throws -> [(token: Token, offset: Int)] {
+    let scalars = Array(text.unicodeScalars)
+    var tokens: [(Token, Int)] = []
+    var index = 0
+    func fail(_ message: String, _ at: Int) -> SetteeError { error(text, what, message, at: at) }
+    while index < scalars.count {
+      let start = index
+      let c = scalars[index]
+      if c == " " || c == "\t" || c == "\n" || c == "\r" {
+        index += 1
+        continue
+      }
+      if c == "[" {
+        // A field: up to the closing ]; "\]" and "\\" inside are escapes, as "\." is.
+        var name = ""
+        index += 1
+        var closed = false
+        while index < scalars.count {
+          let d = scalars[index]
+          if d == "\\", index + 1 < scalars.count {
+            name.unicodeScalars.append(d)
+            name.unicodeScalars.append(scalars[index + 1])
+            index += 2
+            continue
+          }
+          if d == "]" {
+            closed = true
+            index += 1
+            break
+          }
+          name.unicodeScalars.append(d)
+          index += 1
+        }
+        guard closed else { throw fail("a field's [ is never closed", start) }
+        tokens.append((.field(name), start))
+        continue
+      }
+      if c == "'" {
+        var value = ""
+        index += 1
+        var closed = false
+        while index < scalars.count {
+          if scalars[index] == "'" {
+            if index + 1 < scalars.count, scalars[index + 1] == "'" {
+              value.unicodeScalars.append("'")
+              index += 2
+              continue
+            }
+            closed = true
+            index += 1
+            break
+          }
+          value.unicodeScalars.append(scalars[index])
+          index += 1
+        }
+        guard closed else { throw fail("a string is never closed", start) }
+        tokens.append((.string(value), start))
+        continue
+      }
+      if c == "?" {
+        index += 1
+        if index < scalars.count, ("0"..."9").contains(scalars[index]) {
+          throw fail("numbered arguments (?NNN) are not supported: use ? alone", start)
+        }
+        tokens.append((.question, start))
+        continue
+      }
+      if ("0"..."9").contains(c)
+        || (c == "." && index + 1 < scalars.count && ("0"..."9").contains(scalars[index + 1]))
+      {
+        var literal = ""
+        while index < scalars.count,
+          ("0"..."9").contains(scalars[index]) || scalars[index] == "." || scalars[index] == "e"
+            || scalars[index] == "E"
+            || ((scalars[index] == "+" || scalars[index] == "-")
+              && (literal.hasSuffix("e") || literal.hasSuffix("E")))
+        {
+          literal.unicodeScalars.append(scalars[index])
+          index += 1
+        }
+        if index < scalars.count, scalars[index].properties.isAlphabetic {
+          throw fail("a number runs into a name", start)
+        }
+        let number: JSON
+        if let integer = Int64(literal) {
+          number = .int(integer)
+        } else if let double = Double(literal), double.isFinite {
+          number = .double(double)
+        } else {
+          throw fail("\(JSON.string(literal)) is not a number", start)
+        }
+        tokens.append((.number(number), start))
+        continue
+      }
+      if c.properties.isAlphabetic || c == "_" {
+        var word = ""
+        while index < scalars.count,
+          scalars[index].properties.isAlphabetic || scalars[index] == "_"
+            || ("0"..."9").contains(scalars[index])
+        {
+          word.unicodeScalars.append(scalars[index])
+          index += 1
+        }
+        let upper = word.uppercased()
+        tokens.append((.word(keywords.contains(upper) ? upper : word), start))
+        continue
+      }
+      // Symbols, longest first. Comments and statement separators are refused by name.
+      let two = index + 1 < scalars.count ? String(c) + String(scalars[index + 1]) : ""
+      if two == "--" || two == "/*" { throw fail("comments are not allowed", start) }
+      if ["<=", ">=", "<>", "!=", "==", "||", "<<", ">>"].contains(two) {
+        tokens.append((.symbol(two), start))
+        index += 2
+        continue
+      }
+      if "=<>+-*/%&|~(),".unicodeScalars.contains(c) {
+        tokens.append((.symbol(String(c)), start))
+        index += 1
+        continue
+      }
+      if c == ";" { throw fail("a statement separator (;) is not allowed", start) }
+      if c == "\"" || c == "`" {
+        throw fail("quoted names are not allowed: fields are written [name]", start)
+      }
+      throw fail("unexpected \(JSON.string(String(c)))", start)
+    }
+    tokens.append((.end, scalars.count))
+    return tokens
+  }
+
+  // MARK: - Parser
+
+  var current: Token { tokens[position].token }
+
+  mutating func accept(_ token: Token) -> Bool {
+    if current == token {
+      position += 1
+      return true
+    }
+    return false
+  }
+
+  mutating func expect(_ token: Token, _ description: String) throws {
+    guard accept(token) else { throw error("expected \(description)") }
+  }
+
+  func expectEnd() throws {
+    guard current == .end else { throw error("unexpected \(describe(current))") }
+  }
+
+  func describe(_ token: Token) -> String {
+    switch token {
+    case .word(let word): "\(JSON.string(word))"
+    case .field(let name): "[\(name)]"
+    case .number(let number): number.description
+    case .string(let text): "'\(text)'"
+    case .question: "?"
+    case .symbol(let symbol): "\(JSON.string(symbol))"
+    case .end: "the end"
+    }
+  }
+
+  mutating func expression() throws -> WhereExpression { try or() }
+
+  mutating func or() throws -> WhereExpression {
+    var left = try and()
+    while accept(.word("OR")) { left = .binary(.or, left, try and()) }
+    return left
+  }
+
+  mutating func and() throws -> WhereExpression {
+    var left = try not()
+    while accept(.word("AND")) { left = .binary(.and, left, try not()) }
+    return left
+  }
+
+  mutating func not() throws -> WhereExpression {
+    if accept(.word("NOT")) { return .unary(.not, try not()) }
+    return try equality()
+  }
+
+  /// `=`, `<>`, `IS`, `IN`, `LIKE`, `GLOB`, `BETWEEN`, `ISNULL`… (one level in SQLite).
+  mutating func equality() throws -> WhereExpression {
+    var left = try comparison()
+    while true {
+      let negated = accept(.word("NOT"))
+      if accept(.word("IN")) {
+        try expect(.symbol("("), "( after IN")
+        var list: [WhereExpression] = []
+        if !accept(.symbol(")")) {
+          repeat { list.append(try expression()) } while accept(.symbol(","))
+          try expect(.symbol(")"), ") to end the IN list")
+        }
+        left = .inList(left, list, negated: negated)
+      } else if accept(.word("LIKE")) {
+        left = try matchTail(.like, left, negated)
+      } else if accept(.word("GLOB")) {
+        left = try matchTail(.glob, left, negated)
+      } else if accept(.word("BETWEEN")) {
+        let low = try comparison()
+        try expect(.word("AND"), "AND in BETWEEN")
+        left = .between(left, low, try comparison(), negated: negated)
+      } else if negated && accept(.word("NULL")) {
+        left = .isNull(left, negated: true)
+      } else if negated {
+        throw error("expected IN, LIKE, GLOB, BETWEEN or NULL after NOT")
+      } else if accept(.word("ISNULL")) {
+        left = .isNull(left, negated: false)
+      } else if accept(.word("NOTNULL")) {
+        left = .isNull(left, negated: true)
+      } else if accept(.word("IS")) {
+        let not = accept(.word("NOT"))
+        if accept(.word("NULL")) {
+          left = .isNull(left, negated: not)
+        } else {
+          left = .binary(not ? .isNot : .is, left, try comparison())
+        }
+      } else if accept(.symbol("=")) || accept(.symbol("==")) {
+        left = .binary(.equal, left, try comparison())
+      } else if accept(.symbol("<>")) || accept(.symbol("!=")) {
+        left = .binary(.notEqual, left, try comparison())
+      } else {
+        return left
+      }
+    }
+  }
+
+  mutating func matchTail(_ kind: MatchOperator, _ left: WhereExpression, _ negated: Bool) throws
+    -> WhereExpression
+  {
+    let pattern = try comparison()
+    let escape = accept(.word("ESCAPE")) ? try comparison() : nil
+    return .match(kind, left, pattern, escape: escape, negated: negated)
+  }
+
+  mutating func comparison() throws -> WhereExpression {
+    var left = try bitwise()
+    while true {
+      let op: BinaryOperator
+      if accept(.symbol("<")) {
+        op = .less
+      } else if accept(.symbol("<=")) {
+        op = .lessOrEqual
+      } else if accept(.symbol(">")) {
+        op = .greater
+      } else if accept(.symbol(">=")) {
+        op = .greaterOrEqual
+      } else {
+        return left
+      }
+      left = .binary(op, left, try bitwise())
+    }
+  }
+
+  mutating func bitwise() throws -> WhereExpression {
+    var left = try additive()
+    while true {
+      let op: BinaryOperator
+      if accept(.symbol("&")) {
+        op = .bitAnd
+      } else if accept(.symbol("|")) {
+        op = .bitOr
+      } else if accept(.symbol("<<")) {
+        op = .shiftLeft
+      } else if accept(.symbol(">>")) {
+        op = .shiftRight
+      } else {
+        return left
+      }
+      left = .binary(op, left, try additive())
+    }
+  }
+
+  mutating func additive() throws -> WhereExpression {
+    var left = try multiplicative()
+    while true {
+      if accept(.symbol("+")) {
+        left = .binary(.add, left, try multiplicative())
+      } else if accept(
+        .symbol("-"))
+      {
+        left = .binary(.subtract, left, try multiplicative())
+      } else {
+        return left
+      }
+    }
+  }
+
+  mutating func multiplicative() throws -> WhereExpression {
+    var left = try concatenation()
+    while true {
+      let op: BinaryOperator
+      if accept(.symbol("*")) {
+        op = .multiply
+      } else if accept(.symbol("/")) {
+        op = .divide
+      } else if accept(.symbol("%")) {
+        op = .remainder
+      } else {
+        return left
+      }
+      left = .binary(op, left, try concatenation())
+    }
+  }
+
+  mutating func concatenation() throws -> WhereExpression {
+    var left = try unary()
+    while accept(.symbol("||")) { left = .binary(.concatenate, left, try unary()) }
+    return left
+  }
+
+  mutating func unary() throws -> WhereExpression {
+    if accept(.symbol("-")) { return .unary(.negate, try unary()) }
+    if accept(.symbol("+")) { return .unary(.plus, try unary()) }
+    if accept(.symbol("~")) { return .unary(.bitNot, try unary()) }
+    var operand = try primary()
+    while accept(.word("COLLATE")) {
+      guard case .word(let name) = current,
+        let collation = WhereCollation(rawValue: name.uppercased())
+      else { throw error("expected BINARY, NOCASE or RTRIM after COLLATE") }
+      position += 1
+      operand = .collate(operand, collation)
+    }
+    return operand
+  }
+
+  mutating func primary() throws -> WhereExpression {
+    let offset = tokens[position].offset
+    switch current {
+    case .field(let name):
+      position += 1
+      do {
+        return .field(try FieldPath(parsing: name.replacingOccurrences(of: "\\]", with: "]")))
+      } catch {
+        throw self.error("[\(name)] is not a field path", at: offset)
+      }
+    case .question:
+      position += 1
+      argumentCount += 1
+      return .argument(argumentCount - 1)
+    case .number(let number):
+      position += 1
+      return .literal(number)
+    case .string(let text):
+      position += 1
+      return .literal(.string(text))
+    case .symbol("("):
+      position += 1
+      let inner = try expression()
+      try expect(.symbol(")"), ")")
+      return inner
+    case .word("NULL"):
+      position += 1
+      return .literal(.null)
+    case .word("TRUE"):
+      position += 1
+      return .literal(1)
+    case .word("FALSE"):
+      position += 1
+      return .literal(0)
+    case .word("CASE"):
+      position += 1
+      let base = current == .word("WHEN") ? nil : try expression()
+      var branches: [(WhereExpression, WhereExpression)] = []
+      while accept(.word("WHEN")) {
+        let condition = try expression()
+        try expect(.word("THEN"), "THEN")
+        branches.append((condition, try expression()))
+      }
+      guard !branches.isEmpty else { throw error("CASE needs at least one WHEN") }
+      let otherwise = accept(.word("ELSE")) ? try expression() : nil
+      try expect(.word("END"), "END to close CASE")
+      return .caseWhen(base: base, branches, otherwise: otherwise)
+    case .word("CAST"):
+      position += 1
+      try expect(.symbol("("), "( after CAST")
+      let value = try expression()
+      try expect(.word("AS"), "AS in CAST")
+      guard case .word(let name) = current, let type = WhereType(rawValue: name.uppercased()) else {
+        throw error("expected TEXT, INTEGER, REAL, NUMERIC or BLOB")
+      }
+      position += 1
+      try expect(.symbol(")"), ") to end CAST")
+      return .cast(value, type)
+    case .word(let name) where !Self.keywords.contains(name):
+      position += 1
+      let lower = name.lowercased()
+      guard current == .symbol("(") else {
+        throw self.error(
+          "unknown name \(JSON.string(name)): fields are written [\(name)], values as ? arguments",
+          at: offset)
+      }
+      guard let arity = WhereFunction.allowed[lower] else {
+        throw self.error("unknown function \(JSON.string(name))", at: offset)
+      }
+      position += 1
+      var arguments: [WhereExpression] = []
+      if !accept(.symbol(")")) {
+        repeat { arguments.append(try expression()) } while accept(.symbol(","))
+        try expect(.symbol(")"), ") to end the arguments of \(name)")
+      }
+      if let arity, !arity.contains(arguments.count) {
+        throw self.error(
+          "\(lower) takes \(arity.lowerBound == arity.upperBound ? "\(arity.lowerBound)" : "\(arity.lowerBound) to \(arity.upperBound)") arguments, not \(arguments.count)",
+          at: offset)
+      }
+      if arity == nil && arguments.isEmpty
+        && !["date", "time", "datetime", "julianday", "unixepoch"].contains(lower)
+      {
+        throw self.error("\(lower) needs arguments", at: offset)
+      }
+      return .function(lower, arguments)
+    default:
+      throw error("unexpected \(describe(current))")
+    }
+  }
+}
