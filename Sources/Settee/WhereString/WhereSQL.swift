@@ -208,7 +208,7 @@ extension DocumentCollection {
     }
   }
 
-  /// The first document ``find(where:args:orderBy:limit:)`` would return.
+  /// The first document ``find(where:args:orderBy:limit:)-7q2i7`` would return.
   public func findOne(where whereString: String, args: [JSON] = [], orderBy: String = "") throws
     -> Document?
   {

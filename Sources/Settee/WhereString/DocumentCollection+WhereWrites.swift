@@ -1,0 +1,137 @@
+import GRDB
+import SetteeCore
+
+/// Seed 003's writes: no revisions to carry (a new revision is still recorded for each
+/// change, so history and replication hold), documents named by `_id`.
+extension DocumentCollection {
+  /// Inserts a new document and returns its id (generated when it has none).
+  ///
+  /// - Throws: ``SetteeError`` with code `conflict` when a live document has that id.
+  @discardableResult
+  public func insert(_ json: JSONObject) throws -> String { try put(json).id }
+
+  /// Inserts documents in one transaction, all or none, and returns their ids.
+  ///
+  /// - Throws: ``SetteeError`` naming the first document at fault (`record`); nothing is
+  ///   written.
+  @discardableResult
+  public func insertBatch(_ documents: [JSONObject]) throws -> [String] {
+    try putAll(documents).map(\.id)
+  }
+
+  /// Replaces an existing document (named by its `_id`) without naming a revision.
+  ///
+  /// - Throws: ``SetteeError`` with code `notFound` when no live document has that id,
+  ///   `invalidDocument` when the JSON has no `_id`.
+  @discardableResult
+  public func update(_ json: JSONObject) throws -> WriteResult {
+    guard case .string(let id)? = json["_id"] else {
+      throw SetteeError(.invalidDocument, "update needs the document's \"_id\"")
+    }
+    let document = try validate([json])[0]
+    let write = writeOperation([document], mode: .overwrite)
+    let name = self.name
+    return try database.write { db in
+      try Self.requireLive(db, name, id)
+      return try write(db)[0]
+    }
+  }
+
+  /// Removes a document by id (a tombstone revision, as a delete leaves).
+  ///
+  /// - Throws: ``SetteeError`` with code `notFound` when no live document has that id.
+  @discardableResult
+  public func remove(_ id: String) throws -> WriteResult {
+    let write = writeOperation([Document(id: id, isDeleted: true)], mode: .overwrite)
+    let name = self.name
+    return try database.write { db in
+      try Self.requireLive(db, name, id)
+      return try write(db)[0]
+    }
+  }
+
+  /// Removes every document that satisfies a `where` string, in one transaction, and
+  /// returns how many.
+  @discardableResult
+  public func remove(where whereString: String, args: [JSON] = []) throws -> Int {
+    let statement = try whereStatement(
+      select: SQLFragment("SELECT d.id"), whereString, args: args, orderBy: "", limit: nil)
+    let name = self.name
+    let limits = database.configuration.limits
+    let catalog = database.indexCatalog
+    return try database.write { db in
+      guard let cid = try DocumentReader.collectionID(db, name) else { return 0 }
+      let sql = statement.replacingCollection(cid)
+      let ids = try String.fetchAll(db, sql: sql.text, arguments: sql.statementArguments)
+      var writer = try DocumentWriter(db: db, collection: name, limits: limits, catalog: catalog)
+      for id in ids { _ = try writer.write(Document(id: id, isDeleted: true), mode: .overwrite) }
+      try writer.finish()
+      return ids.count
+    }
+  }
+
+  static func requireLive(_ db: SQLConnection, _ name: String, _ id: String) throws {
+    guard let cid = try DocumentReader.collectionID(db, name),
+      let current = try DocumentReader.document(db, cid: cid, id: id), !current.isDeleted
+    else {
+      throw SetteeError(
+        .notFound, "no document \(JSON.string(id)) in collection \(JSON.string(name))")
+    }
+  }
+}
+
+// The async twins.
+extension DocumentCollection {
+  /// Inserts a new document without blocking the caller's thread.
+  @discardableResult
+  public func insert(_ json: JSONObject) async throws -> String {
+    try await database.offload { try self.insert(json) }
+  }
+
+  /// Inserts documents, all or none, without blocking the caller's thread.
+  @discardableResult
+  public func insertBatch(_ documents: [JSONObject]) async throws -> [String] {
+    try await database.offload { try self.insertBatch(documents) }
+  }
+
+  /// Replaces an existing document without blocking the caller's thread.
+  @discardableResult
+  public func update(_ json: JSONObject) async throws -> WriteResult {
+    try await database.offload { try self.update(json) }
+  }
+
+  /// Removes a document by id without blocking the caller's thread.
+  @discardableResult
+  public func remove(_ id: String) async throws -> WriteResult {
+    try await database.offload { try self.remove(id) }
+  }
+
+  /// Removes the documents a `where` string selects without blocking the caller's thread.
+  @discardableResult
+  public func remove(where whereString: String, args: [JSON] = []) async throws -> Int {
+    try await database.offload { try self.remove(where: whereString, args: args) }
+  }
+
+  /// Documents that satisfy a `where` string, without blocking the caller's thread.
+  public func find(
+    where whereString: String = "", args: [JSON] = [], orderBy: String = "", limit: Int? = nil
+  ) async throws -> [Document] {
+    try await database.offload {
+      try self.find(where: whereString, args: args, orderBy: orderBy, limit: limit)
+    }
+  }
+
+  /// The first document a `where` string selects, without blocking the caller's thread.
+  public func findOne(where whereString: String, args: [JSON] = [], orderBy: String = "")
+    async throws -> Document?
+  {
+    try await database.offload {
+      try self.findOne(where: whereString, args: args, orderBy: orderBy)
+    }
+  }
+
+  /// How many documents a `where` string selects, without blocking the caller's thread.
+  public func count(where whereString: String, args: [JSON] = []) async throws -> Int {
+    try await database.offload { try self.count(where: whereString, args: args) }
+  }
+}
