@@ -1,0 +1,38 @@
+import ArgumentParser
+import Settee
+import SetteeCore
+
+struct WhereCommand: ParsableCommand {
+  static let configuration = CommandConfiguration(
+    commandName: "where",
+    abstract: "Find documents with a SQLite WHERE clause over [fields] (seed 003).",
+    discussion:
+      #"Example: settee where '[age] > ? AND [name] LIKE ?' --args '[30,"m%"]' --order-by '[name] DESC' --limit 10. Prints {"docs":[…]}, or {"count":N} with --count. Values reach SQL only through ? and --args; see docs/where.md for the grammar."#
+  )
+
+  @OptionGroup var local: GlobalOptions
+  @ParentCommand var root: SetteeCommand
+  @Argument(help: "The where clause (empty for every document).") var condition: String = ""
+  @Option(help: "The values of the ?s, as a JSON array.") var args: String = "[]"
+  @Option(name: .customLong("order-by"), help: "Expressions with ASC/DESC, comma-separated.")
+  var orderBy: String = ""
+  @Option(help: "The most documents to print.") var limit: Int?
+  @Flag(help: "Print how many documents match instead.") var count = false
+
+  func run() throws {
+    let options = local.merged(with: root.options)
+    guard case .array(let arguments) = try parseJSONArgument(args) else {
+      throw SetteeError(.invalidQuery, "--args must be a JSON array, such as '[30, \"m%\"]'")
+    }
+    let collection = try options.openCollection(readOnly: true)
+    if count {
+      Console.outJSON([
+        "count": .int(Int64(try collection.count(where: condition, args: arguments)))
+      ])
+      return
+    }
+    let documents = try collection.find(
+      where: condition, args: arguments, orderBy: orderBy, limit: limit)
+    Console.outJSON(["docs": .array(documents.map { .object($0.json) })])
+  }
+}
