@@ -76,7 +76,8 @@ struct SetteeCommand: ParsableCommand {
     subcommands: [
       DemoCommand.self, ImportCommand.self, ExportCommand.self, GetCommand.self,
       PutCommand.self, DeleteCommand.self, ChangesCommand.self, IndexCommand.self, FindCommand.self,
-      ExplainCommand.self, WhereCommand.self, ViewCommand.self, AllDocsCommand.self, CheckCommand.self,
+      ExplainCommand.self, WhereCommand.self, ViewCommand.self, AllDocsCommand.self, MetadataCommand.self,
+      CheckCommand.self,
       BenchCommand.self,
     ]
   )

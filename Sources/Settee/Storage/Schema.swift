@@ -133,6 +133,11 @@ enum Schema {
           ) WITHOUT ROWID;
           """)
     }
+    migrator.registerMigration("v6-metadata") { db in
+      // The store-wide metadata of seed 003: JSON values by key.
+      try db.execute(
+        sql: "CREATE TABLE metadata (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID")
+    }
     return migrator
   }
 }
