@@ -181,12 +181,7 @@ public struct DocumentCollection: Sendable {
 
   /// The highest sequence number written so far (0 for a new collection).
   public func lastSequence() throws -> Int64 {
-    try database.read(
-      inCollection(0) { db, cid in
-        try Int64.fetchOne(
-          db.cachedStatement(sql: "SELECT last_seq FROM collections WHERE cid = ?"),
-          arguments: [cid]) ?? 0
-      })
+    try database.read(inCollection(0) { db, cid in try DocumentReader.lastSequence(db, cid: cid) })
   }
 
   func getOperation(_ ids: [String]) -> @Sendable (SQLConnection) throws -> [Document?] {

@@ -144,22 +144,22 @@ struct Throttle {
 extension DocumentCollection {
   /// The matching documents, as a live query.
   public func observe(_ query: FindQuery) -> LiveQuery<[Document]> {
-    live(same: ==) { db in try self.find(query) }
+    live(same: ==) { try self.find(query) }
   }
 
   /// One document (`nil` while it does not exist or is deleted), as a live query.
   public func observeDocument(_ id: String) -> LiveQuery<Document?> {
-    live(same: ==) { db in try self.get(id) }
+    live(same: ==) { try self.get(id) }
   }
 
   /// How many documents match, as a live query.
   public func observeCount(_ query: FindQuery) -> LiveQuery<Int> {
-    live(same: ==) { db in try self.count(query) }
+    live(same: ==) { try self.count(query) }
   }
 
   /// How many live documents the collection holds, as a live query.
   public func observeCount() -> LiveQuery<Int> {
-    live(same: ==) { db in try self.count() }
+    live(same: ==) { try self.count() }
   }
 
   /// The all-documents query, as a live query (a new element when its rows change).
@@ -182,23 +182,13 @@ extension DocumentCollection {
   /// A live query whose result and sequence number are read in one transaction.
   func live<Value: Sendable>(
     same: @escaping @Sendable (Value, Value) -> Bool,
-    _ read: @escaping @Sendable (SQLConnection) throws -> Value
+    _ read: @escaping @Sendable () throws -> Value
   ) -> LiveQuery<Value> {
-    let name = self.name
-    let database = self.database
-    return LiveQuery(
+    // The collection's reads inside this one run in its transaction: one snapshot.
+    LiveQuery(
       source: LiveSource(
         database: database, collection: name,
-        fetch: {
-          try database.read { db in
-            let value = try read(db)
-            let sequence =
-              try Int64.fetchOne(
-                db.cachedStatement(sql: "SELECT last_seq FROM collections WHERE name = ?"),
-                arguments: [name]) ?? 0
-            return (value, sequence)
-          }
-        }, same: same))
+        fetch: { try database.read { _ in (try read(), try lastSequence()) } }, same: same))
   }
 }
 

@@ -41,6 +41,13 @@ enum DocumentReader {
     try Names.refuseNUL(name, kind: "collection name", code: .invalidArgument)
   }
 
+  /// The collection's highest change sequence number (0 before its first write).
+  static func lastSequence(_ db: SQLConnection, cid: Int64) throws -> Int64 {
+    try Int64.fetchOne(
+      db.cachedStatement(sql: "SELECT last_seq FROM collections WHERE cid = ?"), arguments: [cid])
+      ?? 0
+  }
+
   /// The winning revision of a document, tombstones included.
   /// No id holds U+0000 (``Names``), and SQLite would read such an id cut short: none is
   /// looked up.

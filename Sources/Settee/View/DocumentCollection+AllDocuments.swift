@@ -43,7 +43,7 @@ extension DocumentCollection {
       try Int.fetchOne(
         db.cachedStatement(sql: "SELECT count(*) FROM documents WHERE cid = ? AND deleted = 0"),
         arguments: [cid]) ?? 0
-    let seq = try ViewStore.collectionSeq(db, cid: cid)
+    let seq = try DocumentReader.lastSequence(db, cid: cid)
     var select = SQLFragment("SELECT id, rev, deleted")
     if query.includeDocs { select += SQLFragment(", body") }
     select += SQLFragment(" FROM documents WHERE cid = ") + .value(cid)
