@@ -121,10 +121,7 @@ extension DocumentCollection {
       guard let cid = try database.collectionID(db, self.name),
         let stored = try ViewStore.load(db, cid: cid, kind: kind, name: name)
       else { return false }
-      let collatorVersion = try mapper.collation.version()
-      return stored.version == mapper.version && stored.collation == mapper.collation
-        && stored.reduceName == mapper.reduceName && stored.hasDefinition == (definition != nil)
-        && stored.collatorVersion == collatorVersion
+      return try stored.matches(mapper, declared: definition != nil)
     }
     // A read-only database keeps what it has: queries then say what is missing.
     if current || database.configuration.readOnly { return }

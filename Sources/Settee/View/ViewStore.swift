@@ -54,6 +54,14 @@ struct StoredView: Sendable {
     "vid, cid, kind, name, version, definition IS NOT NULL, collation, collator_version, reduce, last_seq, total_rows, other_values, generation, (SELECT last_seq FROM collections c WHERE c.cid = views.cid), EXISTS (SELECT 1 FROM view_errors e WHERE e.vid = views.vid)"
   )
 
+  /// Whether the stored definition is `mapper`'s (declarative or not) and its keys were
+  /// made by this process's ICU: nothing to rebuild.
+  func matches(_ mapper: ViewMapper, declared: Bool) throws -> Bool {
+    let icu = try mapper.collation.version()
+    return version == mapper.version && collation == mapper.collation
+      && reduceName == mapper.reduceName && hasDefinition == declared && collatorVersion == icu
+  }
+
   init(row: Row) throws {
     vid = row[0]
     cid = row[1]
@@ -131,12 +139,7 @@ enum ViewStore {
     let cid = try ensureCollection(db, collection)
     let collatorVersion = try mapper.collation.version()
     if var view = try load(db, cid: cid, kind: kind, name: name) {
-      if view.version == mapper.version && view.collation == mapper.collation
-        && view.reduceName == mapper.reduceName && view.collatorVersion == collatorVersion
-        && view.hasDefinition == (definition != nil)
-      {
-        return view
-      }
+      if try view.matches(mapper, declared: definition != nil) { return view }
       try reset(db, view)
       try db.execute(
         sql: """
@@ -210,12 +213,6 @@ enum ViewStore {
     return db.lastInsertedRowID
   }
 
-  static func collectionSeq(_ db: SQLConnection, cid: Int64) throws -> Int64 {
-    try Int64.fetchOne(
-      db.cachedStatement(sql: "SELECT last_seq FROM collections WHERE cid = ?"), arguments: [cid])
-      ?? 0
-  }
-
   // MARK: - Catching up
 
   /// Whether the view is behind its collection, or its keys were made by another ICU.
@@ -247,7 +244,7 @@ enum ViewStore {
       view.totalRows = 0
       view.otherValues = 0
     }
-    let target = try collectionSeq(db, cid: view.cid)
+    let target = try DocumentReader.lastSequence(db, cid: view.cid)
     guard view.lastSeq < target else { return view }
     // A view with no rows and no history needs no deletes: the first build skips them.
     let fresh = view.lastSeq == 0 && view.totalRows == 0
