@@ -490,35 +490,3 @@ extension ViewStore {
     return groups
   }
 }
-
-/// Reduces one group's rows as they stream: every ``ViewReduce/chunkSize`` rows become a
-/// partial result, and the partials are rereduced at the end.
-struct GroupReducer {
-  let reduce: ViewReduce
-  var keys: [JSON] = []
-  var ids: [String] = []
-  var values: [JSON] = []
-  var partials: [JSON] = []
-
-  init(reduce: ViewReduce) { self.reduce = reduce }
-
-  mutating func add(key: JSON, id: String, value: JSON) throws {
-    keys.append(key)
-    ids.append(id)
-    values.append(value)
-    if values.count == ViewReduce.chunkSize { try flush() }
-  }
-
-  private mutating func flush() throws {
-    partials.append(try reduce.reduce(keys: keys, ids: ids, values: values))
-    keys.removeAll(keepingCapacity: true)
-    ids.removeAll(keepingCapacity: true)
-    values.removeAll(keepingCapacity: true)
-  }
-
-  mutating func finish() throws -> JSON {
-    if partials.isEmpty { return try reduce.reduce(keys: keys, ids: ids, values: values) }
-    if !values.isEmpty { try flush() }
-    return partials.count == 1 ? partials[0] : try reduce.rereduce(partials)
-  }
-}

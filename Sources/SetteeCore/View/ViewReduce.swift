@@ -98,20 +98,13 @@ public enum ViewReduce: Sendable {
   }
 
   /// Reduces any number of rows: in chunks of ``chunkSize``, then a rereduce of the
-  /// chunks' results when there was more than one.
+  /// chunks' results when there was more than one, as a view query does as rows stream.
   public func reduceAll(keys: [JSON], ids: [String], values: [JSON]) throws -> JSON {
-    if values.count <= Self.chunkSize { return try reduce(keys: keys, ids: ids, values: values) }
-    var partials: [JSON] = []
-    var start = 0
-    while start < values.count {
-      let end = min(start + Self.chunkSize, values.count)
-      partials.append(
-        try reduce(
-          keys: Array(keys[start..<end]), ids: Array(ids[start..<end]),
-          values: Array(values[start..<end])))
-      start = end
+    var group = GroupReducer(reduce: self)
+    for index in values.indices {
+      try group.add(key: keys[index], id: ids[index], value: values[index])
     }
-    return try rereduce(partials)
+    return try group.finish()
   }
 
   static func calling(_ body: () throws -> JSON) throws -> JSON {
@@ -225,6 +218,40 @@ public enum ViewReduce: Sendable {
     default:
       throw failure()
     }
+  }
+}
+
+/// Reduces one group's rows as they stream: every ``ViewReduce/chunkSize`` rows become a
+/// partial result, and the partials are rereduced at the end.
+package struct GroupReducer {
+  let reduce: ViewReduce
+  var keys: [JSON] = []
+  var ids: [String] = []
+  var values: [JSON] = []
+  var partials: [JSON] = []
+
+  package init(reduce: ViewReduce) { self.reduce = reduce }
+
+  /// Adds a row, reducing a chunk once it is full.
+  package mutating func add(key: JSON, id: String, value: JSON) throws {
+    keys.append(key)
+    ids.append(id)
+    values.append(value)
+    if values.count == ViewReduce.chunkSize { try flush() }
+  }
+
+  private mutating func flush() throws {
+    partials.append(try reduce.reduce(keys: keys, ids: ids, values: values))
+    keys.removeAll(keepingCapacity: true)
+    ids.removeAll(keepingCapacity: true)
+    values.removeAll(keepingCapacity: true)
+  }
+
+  /// The group's reduced value.
+  package mutating func finish() throws -> JSON {
+    if partials.isEmpty { return try reduce.reduce(keys: keys, ids: ids, values: values) }
+    if !values.isEmpty { try flush() }
+    return partials.count == 1 ? partials[0] : try reduce.rereduce(partials)
   }
 }
 
