@@ -181,11 +181,12 @@ public struct ValueIndexes: Sendable {
     guard offset >= 0, (limit ?? 0) >= 0 else {
       throw SetteeError(.invalidQuery, "offset and limit must be 0 or more")
     }
-    let names = conditions.keys.sorted() + (sortIndex.map { [$0] } ?? [])
+    let conditionNames = conditions.keys.sorted()
+    let names = conditionNames + (sortIndex.map { [$0] } ?? [])
     let views = names.map { View(collection: collection, name: $0, kind: .value) }
     return try catchingUp(views) { db, stored in
       var filters: [SQLFragment] = []
-      for (index, name) in conditions.keys.sorted().enumerated() {
+      for (index, name) in conditionNames.enumerated() {
         let view = stored[index]
         let type = try ValueIndexDefinition.type(of: view)
         let key = { (value: JSON) -> SQLFragment in

@@ -18,9 +18,9 @@ enum WhereSQL {
         throw SetteeError(
           .invalidQuery, "the where string has more ? than the \(arguments.count) arguments given")
       }
-      return .value(databaseValue(arguments[index]))
+      return .value(arguments[index].whereArgument)
     case .literal(let value):
-      return value == .null ? SQLFragment("NULL") : .value(databaseValue(value))
+      return value == .null ? SQLFragment("NULL") : .value(value.whereArgument)
     case .unary(let op, let operand):
       let inner = try compile(operand, arguments: arguments)
       let prefix: SQLFragment =
@@ -66,7 +66,8 @@ enum WhereSQL {
         throw SetteeError(.invalidQuery, "unknown function \(JSON.string(name))")
       }
       let items = try list.map { try compile($0, arguments: arguments) }
-      return functionName(name) + SQLFragment("(") + .joined(items, separator: ", ")
+      // Names come from the allowed set (lowercase letters and underscores).
+      return .identifier(name) + SQLFragment("(") + .joined(items, separator: ", ")
         + SQLFragment(")")
     case .caseWhen(let base, let branches, let otherwise):
       var sql = SQLFragment("(CASE")
@@ -149,11 +150,6 @@ enum WhereSQL {
     }
   }
 
-  /// A function's name from the allowed set, written by ``SQLFragment/identifier(_:)``
-  /// (names are lowercase letters and underscores).
-  static func functionName(_ name: String) -> SQLFragment { .identifier(name) }
-
-  static func databaseValue(_ value: JSON) -> DatabaseValue { value.whereArgument }
 }
 
 extension JSON {
