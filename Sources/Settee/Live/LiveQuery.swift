@@ -179,6 +179,11 @@ extension DocumentCollection {
     return source.result(try source.fetch())
   }
 
+  /// A query's result now, with its sequence number, without blocking the caller's thread.
+  public func snapshot(_ query: FindQuery) async throws -> LiveResult<[Document]> {
+    try await database.offload { try self.snapshot(query) }
+  }
+
   /// A live query whose result and sequence number are read in one transaction.
   func live<Value: Sendable>(
     same: @escaping @Sendable (Value, Value) -> Bool,

@@ -171,6 +171,12 @@ struct LiveQueryTests {
     #expect(try snapshot.isStale())
   }
 
+  @Test func snapshotsHaveAnAsyncForm() async throws {
+    let snapshot = try await people.snapshot(Self.adults)
+    #expect(snapshot.value.map(\.id) == ["a"])
+    #expect(try await !snapshot.isStale())
+  }
+
   @Test func theChangesFeedResumesAndMissesNothing() async throws {
     let start = try await people.lastSequence()
     let people = self.people
