@@ -31,6 +31,8 @@ public final class Database: Sendable {
   let viewCache = Mutex<[Int64: StoredView]>([:])
   /// The collections' index lists.
   let indexCatalog = IndexCatalog()
+  /// The collections' `where` settings as last read, checked by their version.
+  let whereFieldsCache = Mutex<[Int64: (version: Int64, fields: WhereFields)]>([:])
   /// Tells live queries and the continuous changes feed about commits.
   let changeMonitor: ChangeMonitor
 

@@ -113,9 +113,11 @@ struct DocumentWriter {
       case (nil, _):
         rev = RevisionID.next(after: nil, deleted: false, body: body)
       }
-      try db.cachedStatement(
-        sql: "INSERT INTO documents (cid, id, rev, deleted, seq, body) VALUES (?, ?, ?, ?, ?, ?)"
-      ).execute(arguments: [cid, document.id, rev.description, document.isDeleted, seq, bodyText])
+      try checkingFields(document.id, bodyText) {
+        try db.cachedStatement(
+          sql: "INSERT INTO documents (cid, id, rev, deleted, seq, body) VALUES (?, ?, ?, ?, ?, ?)"
+        ).execute(arguments: [cid, document.id, rev.description, document.isDeleted, seq, bodyText])
+      }
       let rid = db.lastInsertedRowID
       try insertRevision(rid: rid, rev: rev, parent: nil, deleted: document.isDeleted, seq: seq)
       try indexes.update(rid: rid, document: stored(document, rev), isNew: true, previous: nil)
@@ -145,9 +147,11 @@ struct DocumentWriter {
         .notFound, "document \(quoted(document.id)) is already deleted", documentID: document.id)
     }
     let rev = RevisionID.next(after: current, deleted: document.isDeleted, body: body)
-    try db.cachedStatement(
-      sql: "UPDATE documents SET rev = ?, deleted = ?, seq = ?, body = ? WHERE rid = ?"
-    ).execute(arguments: [rev.description, document.isDeleted, seq, bodyText, rid])
+    try checkingFields(document.id, bodyText) {
+      try db.cachedStatement(
+        sql: "UPDATE documents SET rev = ?, deleted = ?, seq = ?, body = ? WHERE rid = ?"
+      ).execute(arguments: [rev.description, document.isDeleted, seq, bodyText, rid])
+    }
     try insertRevision(rid: rid, rev: rev, parent: current, deleted: document.isDeleted, seq: seq)
     // The version being replaced, whose index entries go.
     let previous =
@@ -159,6 +163,17 @@ struct DocumentWriter {
     try indexes.update(
       rid: rid, document: stored(document, rev), isNew: currentDeleted, previous: previous)
     return WriteResult(id: document.id, rev: rev, seq: seq)
+  }
+
+  /// Runs a write of `documents`, turning a unique index of the collection's `where` face
+  /// that refused it (in the field table's trigger) into an error naming the index.
+  private func checkingFields(_ id: String, _ body: String, _ write: () throws -> Void) throws {
+    do { try write() } catch let error as DatabaseError
+      where error.resultCode == .SQLITE_CONSTRAINT
+    {
+      throw WhereFieldTable.uniqueViolation(
+        db, cid: cid, message: error.message ?? "", body: body, documentID: id) ?? error
+    }
   }
 
   /// Whether JSON text holds `\u0000`, the only way JSONWriter prints U+0000.

@@ -138,6 +138,28 @@ enum Schema {
       try db.execute(
         sql: "CREATE TABLE metadata (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID")
     }
+    migrator.registerMigration("v7-where-settings") { db in
+      // A collection's `where` face (seed 003): its aliases, defaults, queryable fields and
+      // indexes as JSON (`version` goes up with every change, so processes can keep them
+      // in memory), and the materialized fields' paths and defaults, one row per column of
+      // the field table `wf_<cid>` (see WhereFieldTable), which its triggers read.
+      try db.execute(
+        sql: """
+          CREATE TABLE where_settings (
+            cid INTEGER PRIMARY KEY,
+            settings TEXT NOT NULL,
+            version INTEGER NOT NULL
+          );
+          CREATE TABLE where_fields (
+            cid INTEGER NOT NULL,
+            col INTEGER NOT NULL,
+            path TEXT NOT NULL,
+            has_default INTEGER NOT NULL,
+            default_value,
+            PRIMARY KEY (cid, col)
+          ) WITHOUT ROWID;
+          """)
+    }
     return migrator
   }
 }

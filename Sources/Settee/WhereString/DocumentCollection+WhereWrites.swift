@@ -54,14 +54,15 @@ extension DocumentCollection {
   /// returns how many.
   @discardableResult
   public func remove(where whereString: String, args: [JSON] = []) throws -> Int {
-    let statement = try whereStatement(
-      select: SQLFragment("SELECT d.id"), whereString, args: args, orderBy: "", limit: nil)
     let name = self.name
     let limits = database.configuration.limits
     let catalog = database.indexCatalog
     return try database.write { db in
-      guard let cid = try DocumentReader.collectionID(db, name) else { return 0 }
-      let sql = statement.replacingCollection(cid)
+      guard
+        let sql = try whereStatement(
+          db, cid: DocumentReader.collectionID(db, name), select: SQLFragment("SELECT d.id"),
+          whereString, args: args, orderBy: "", limit: nil)
+      else { return 0 }
       let ids = try String.fetchAll(db, sql: sql.text, arguments: sql.statementArguments)
       var writer = try DocumentWriter(db: db, collection: name, limits: limits, catalog: catalog)
       for id in ids { _ = try writer.write(Document(id: id, isDeleted: true), mode: .overwrite) }

@@ -6,10 +6,17 @@ import SetteeCore
 /// this file's fixed text (or the parser's fixed sets), every value a bound parameter, and
 /// every field `json_extract(body, ?)` with its path bound too. The user's text never
 /// reaches the statement.
-enum WhereSQL {
+struct WhereSQL {
+  /// How fields are read: materialized ones from the field table (aliased `f`).
+  let fields: WhereFields
+  /// Whether the SQL written so far reads the field table.
+  private(set) var usesFieldTable = false
+
+  init(fields: WhereFields) { self.fields = fields }
+
   /// The SQL of `expression` over `documents` rows aliased `d`, with `arguments` bound to
   /// its `?`s in order.
-  static func compile(_ expression: WhereExpression, arguments: [JSON]) throws -> SQLFragment {
+  mutating func compile(_ expression: WhereExpression, arguments: [JSON]) throws -> SQLFragment {
     switch expression {
     case .field(let path):
       return try field(path)
@@ -33,7 +40,7 @@ enum WhereSQL {
       return (prefix + inner.grouped).grouped
     case .binary(let op, let left, let right):
       return
-        (try compile(left, arguments: arguments).grouped + binary(op)
+        (try compile(left, arguments: arguments).grouped + Self.binary(op)
         + compile(right, arguments: arguments).grouped).grouped
     case .match(let kind, let value, let pattern, let escape, let negated):
       var sql =
@@ -104,25 +111,20 @@ enum WhereSQL {
     }
   }
 
-  /// `[_id]` and `[_rev]` are the document's columns; any other field is read from the
-  /// body with its path bound.
-  static func field(_ path: FieldPath) throws -> SQLFragment {
+  /// `[_id]` and `[_rev]` are the document's columns; a materialized field is its column
+  /// of the field table; any other field is read from the body with its path bound (and
+  /// its default, if the collection has one).
+  mutating func field(_ path: FieldPath) throws -> SQLFragment {
     if path.components == ["_id"] { return SQLFragment("d.id") }
     if path.components == ["_rev"] { return SQLFragment("d.rev") }
-    for component in path.components where component.contains("\"") {
-      throw SetteeError(
-        .invalidQuery, "field [\(path)] holds a double quote, which SQLite's JSON paths cannot name"
-      )
+    let jsonPath = try WhereFieldTable.jsonPath(path)
+    if let column = fields.column(of: path) {
+      usesFieldTable = true
+      return SQLFragment("f.") + WhereFieldTable.column(column)
     }
-    var jsonPath = "$"
-    for component in path.components {
-      if let index = FieldPath.arrayIndexOf(component) {
-        jsonPath += "[\(index)]"
-      } else {
-        jsonPath += ".\"\(component)\""
-      }
-    }
-    return SQLFragment("json_extract(d.body, ") + .value(jsonPath) + SQLFragment(")")
+    return WhereFieldTable.value(
+      body: SQLFragment("d.body"), path: .value(jsonPath),
+      default: fields.settings.defaultValue(of: path).map { .value($0.whereArgument) })
   }
 
   static func binary(_ op: BinaryOperator) -> SQLFragment {
@@ -184,12 +186,13 @@ extension DocumentCollection {
   public func find(
     where whereString: String = "", args: [JSON] = [], orderBy: String = "", limit: Int? = nil
   ) throws -> [Document] {
-    let sql = try whereStatement(
-      select: SQLFragment("SELECT d.id, d.rev, d.body"), whereString, args: args, orderBy: orderBy,
-      limit: limit)
-    return try database.read { db in
-      guard let cid = try database.collectionID(db, name) else { return [] }
-      let statement = sql.replacingCollection(cid)
+    try database.read { db in
+      let cid = try database.collectionID(db, name)
+      guard
+        let statement = try whereStatement(
+          db, cid: cid, select: SQLFragment("SELECT d.id, d.rev, d.body"), whereString,
+          args: args, orderBy: orderBy, limit: limit), let cid
+      else { return [] }
       return try DocumentReader.namingDamagedBodies(db, cid: cid) {
         try Row.fetchAll(
           db.cachedStatement(sql: statement.text), arguments: statement.statementArguments
@@ -213,11 +216,13 @@ extension DocumentCollection {
 
   /// How many documents satisfy a `where` string (every live document for `""`).
   public func count(where whereString: String, args: [JSON] = []) throws -> Int {
-    let sql = try whereStatement(
-      select: SQLFragment("SELECT count(*)"), whereString, args: args, orderBy: "", limit: nil)
-    return try database.read { db in
-      guard let cid = try database.collectionID(db, name) else { return 0 }
-      let statement = sql.replacingCollection(cid)
+    try database.read { db in
+      let cid = try database.collectionID(db, name)
+      guard
+        let statement = try whereStatement(
+          db, cid: cid, select: SQLFragment("SELECT count(*)"), whereString, args: args,
+          orderBy: "", limit: nil), let cid
+      else { return 0 }
       return try DocumentReader.namingDamagedBodies(db, cid: cid) {
         try Int.fetchOne(
           db.cachedStatement(sql: statement.text), arguments: statement.statementArguments) ?? 0
@@ -225,24 +230,28 @@ extension DocumentCollection {
     }
   }
 
-  /// The statement for a `where` query, with the collection id still to bind (see
-  /// ``SQLFragment/replacingCollection(_:)``).
+  /// The statement for a `where` query over the collection `cid`, reading its materialized
+  /// fields from its field table; `nil` when the collection does not exist (after the
+  /// strings were checked, so that errors do not depend on it).
   func whereStatement(
-    select: SQLFragment, _ whereString: String, args: [JSON], orderBy: String, limit: Int?
-  ) throws -> WhereStatement {
+    _ db: SQLConnection, cid: Int64?, select: SQLFragment, _ whereString: String, args: [JSON],
+    orderBy: String, limit: Int?
+  ) throws -> SQLFragment? {
     if let limit, limit < 0 {
       throw SetteeError(.invalidQuery, "limit must be 0 or more, not \(limit)")
     }
+    let fields = try cid.map { try database.whereFields(db, cid: $0) } ?? .none
+    var compiler = WhereSQL(fields: fields)
     var used = 0
     var condition = SQLFragment("1")
     if !whereString.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty {
-      let parsed = try WhereParser.parse(whereString)
+      let parsed = try WhereParser.parse(whereString, aliases: fields.aliases)
       used = parsed.arguments
-      condition = try WhereSQL.compile(parsed.expression, arguments: args)
+      condition = try compiler.compile(parsed.expression, arguments: args)
     }
     var order = SQLFragment(" ORDER BY ")
     if !orderBy.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty {
-      let parsed = try WhereParser.parseOrder(orderBy)
+      let parsed = try WhereParser.parseOrder(orderBy, aliases: fields.aliases)
       let remaining = Array(args.dropFirst(used))
       for term in parsed.terms {
         if case .literal(.int) = term.expression {
@@ -252,7 +261,7 @@ extension DocumentCollection {
           )
         }
         order +=
-          try WhereSQL.compile(term.expression, arguments: remaining).grouped
+          try compiler.compile(term.expression, arguments: remaining).grouped
           + SQLFragment(term.descending ? " DESC" : " ASC")
         if let nullsFirst = term.nullsFirst {
           order += SQLFragment(nullsFirst ? " NULLS FIRST" : " NULLS LAST")
@@ -268,19 +277,52 @@ extension DocumentCollection {
         "the where string and orderBy hold \(used) ? but \(args.count) argument\(args.count == 1 ? " was" : "s were") given"
       )
     }
-    var tail = SQLFragment(" AND (") + condition + SQLFragment(")") + order
-    if let limit { tail += SQLFragment(" LIMIT ") + .value(Int64(limit)) }
-    return WhereStatement(select: select, tail: tail)
+    guard let cid else { return nil }
+    var sql = select
+    if compiler.usesFieldTable, let table = fields.table {
+      // The field table first (CROSS JOIN fixes the order): SQLite has no statistics, so it
+      // would rather walk documents in id order (the final tie-break) than seek an index
+      // of the field table, which is what a query over indexed fields wants.
+      sql +=
+        SQLFragment(" FROM ") + .identifier(table)
+        + SQLFragment(" f CROSS JOIN documents d ON d.rid = f.rid")
+    } else {
+      sql += SQLFragment(" FROM documents d")
+    }
+    sql +=
+      SQLFragment(" WHERE d.cid = ") + .value(cid) + SQLFragment(" AND d.deleted = 0 AND (")
+      + condition + SQLFragment(")") + order
+    if let limit { sql += SQLFragment(" LIMIT ") + .value(Int64(limit)) }
+    return sql
   }
 }
 
-/// A `where` query's statement, before the collection id is known.
-struct WhereStatement {
-  let select: SQLFragment
-  let tail: SQLFragment
+/// How SQLite runs a `where` query: the statement Settee wrote (values as `?`) and
+/// SQLite's query plan, one line a step (`EXPLAIN QUERY PLAN`).
+public struct WherePlan: Sendable, Hashable {
+  /// The statement, with every value a `?` parameter.
+  public var sql: String
+  /// SQLite's plan steps, such as `SEARCH f USING INDEX wx_1_0 (c0=?)`.
+  public var steps: [String]
+}
 
-  func replacingCollection(_ cid: Int64) -> SQLFragment {
-    select + SQLFragment(" FROM documents d WHERE d.cid = ") + .value(cid)
-      + SQLFragment(" AND d.deleted = 0") + tail
+extension DocumentCollection {
+  /// How SQLite would run a `where` query: shows whether an index of
+  /// ``addIndex(_:)-1jvxn`` serves it. An empty plan for a collection never written.
+  public func explain(
+    where whereString: String = "", args: [JSON] = [], orderBy: String = "", limit: Int? = nil
+  ) throws -> WherePlan {
+    try database.read { db in
+      guard
+        let statement = try whereStatement(
+          db, cid: database.collectionID(db, name),
+          select: SQLFragment("SELECT d.id, d.rev, d.body"),
+          whereString, args: args, orderBy: orderBy, limit: limit)
+      else { return WherePlan(sql: "", steps: []) }
+      let steps = try Row.fetchAll(
+        db, sql: "EXPLAIN QUERY PLAN " + statement.text, arguments: statement.statementArguments
+      ).map { $0["detail"] as String }
+      return WherePlan(sql: statement.text, steps: steps)
+    }
   }
 }

@@ -17,6 +17,7 @@ public struct SetteeError: Error, Sendable, Hashable, CustomStringConvertible {
       case documentTooLarge, nestingTooDeep, conflict, notFound, invalidArgument
       case storage, io, invalidQuery, invalidIndex, noUsableIndex
       case busy, readOnly, notSetteeDatabase, corruption, limitExceeded, viewNotRegistered
+      case uniqueViolation
     }
     private let base: Base
     private init(_ base: Base) { self.base = base }
@@ -68,6 +69,11 @@ public struct SetteeError: Error, Sendable, Hashable, CustomStringConvertible {
     /// that has not registered that code, and the query needs it (to catch up, or to
     /// reduce); `stale: ok` queries of its map rows still work.
     public static let viewNotRegistered = Code(.viewNotRegistered)
+    /// A write would give two live documents the same values in a unique index of the
+    /// collection's `where` face (or such an index was asked for over documents that
+    /// already do); the message names the index, the value and the documents. Nothing was
+    /// written.
+    public static let uniqueViolation = Code(.uniqueViolation)
     /// SQLite reported an error.
     public static let storage = Code(.storage)
     /// Reading or writing a file failed.
@@ -94,6 +100,7 @@ public struct SetteeError: Error, Sendable, Hashable, CustomStringConvertible {
       case .corruption: "corruption"
       case .viewNotRegistered: "view_not_registered"
       case .limitExceeded: "limit_exceeded"
+      case .uniqueViolation: "unique_violation"
       }
     }
 
@@ -120,6 +127,7 @@ public struct SetteeError: Error, Sendable, Hashable, CustomStringConvertible {
       case .corruption: "corruption"
       case .limitExceeded: "limitExceeded"
       case .viewNotRegistered: "viewNotRegistered"
+      case .uniqueViolation: "uniqueViolation"
       }
     }
 

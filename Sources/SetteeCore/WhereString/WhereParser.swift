@@ -29,16 +29,22 @@ public struct WhereParser {
   var position = 0
   /// How many `?` have been read.
   public private(set) var argumentCount = 0
+  /// The collection's aliases: bare names that stand for an expression.
+  let aliases: [String: WhereExpression]
 
-  init(_ text: String, what: String) throws {
+  init(_ text: String, what: String, aliases: [String: WhereExpression] = [:]) throws {
     self.text = text
     self.what = what
+    self.aliases = aliases
     tokens = try Self.lex(text, what: what)
   }
 
-  /// Parses a `where` string; `argumentCount` is how many `?` it holds.
-  public static func parse(_ text: String) throws -> (expression: WhereExpression, arguments: Int) {
-    var parser = try WhereParser(text, what: "where string")
+  /// Parses a `where` string; `argumentCount` is how many `?` it holds. A bare name that
+  /// `aliases` holds stands for its expression.
+  public static func parse(_ text: String, aliases: [String: WhereExpression] = [:]) throws -> (
+    expression: WhereExpression, arguments: Int
+  ) {
+    var parser = try WhereParser(text, what: "where string", aliases: aliases)
     let expression = try parser.expression()
     try parser.expectEnd()
     return (expression, parser.argumentCount)
@@ -46,8 +52,10 @@ public struct WhereParser {
 
   /// Parses an `orderBy` clause: expressions with `ASC`/`DESC` and `NULLS FIRST|LAST`,
   /// separated by commas.
-  public static func parseOrder(_ text: String) throws -> (terms: [OrderTerm], arguments: Int) {
-    var parser = try WhereParser(text, what: "orderBy")
+  public static func parseOrder(
+    _ text: String, what: String = "orderBy", aliases: [String: WhereExpression] = [:]
+  ) throws -> (terms: [OrderTerm], arguments: Int) {
+    var parser = try WhereParser(text, what: what, aliases: aliases)
     var terms: [OrderTerm] = []
     repeat {
       let expression = try parser.expression()
@@ -83,6 +91,10 @@ public struct WhereParser {
   {
     SetteeError(.invalidQuery, "\(what) \(JSON.string(text)): \(message) at position \(offset + 1)")
   }
+
+  /// Whether `name` is a keyword of the grammar (in any case), so that it cannot name an
+  /// alias.
+  public static func isKeyword(_ name: String) -> Bool { keywords.contains(name.uppercased()) }
 
   // MARK: - Lexer
 
@@ -480,6 +492,7 @@ public struct WhereParser {
       position += 1
       let lower = name.lowercased()
       guard current == .symbol("(") else {
+        if let expansion = aliases[name] { return expansion }
         throw self.error(
           "unknown name \(JSON.string(name)): fields are written [\(name)], values as ? arguments",
           at: offset)

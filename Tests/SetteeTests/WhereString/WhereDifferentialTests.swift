@@ -118,7 +118,25 @@ struct WhereDifferentialTests {
       if generator.random.chance(50) { document["tags"] = [generator.value(), "x"] }
       documents.append(document)
     }
+    // Half the seeds read some fields from the field table (queryable and indexed fields,
+    // set before or after the writes), which must not change any result; updates and
+    // deletes after that go through its triggers.
+    let materialize = { () throws in
+      try collection.addQueryableFields("[a], [c.d]")
+      try collection.addIndex("[b] DESC, [tags.0]")
+    }
+    if seed % 4 == 0 { try materialize() }
     try collection.putAll(documents)
+    if seed % 4 == 2 { try materialize() }
+    for number in 0..<10 {
+      documents[number]["a"] = generator.value()
+      documents[number]["b"] = generator.random.chance(50) ? generator.value() : nil
+      try collection.update(documents[number])
+    }
+    for document in documents.suffix(5) {
+      try collection.remove(document["_id"]!.stringValue!)
+    }
+    documents.removeLast(5)
     let plain = try DatabaseQueue()
     try plain.write { db in
       try db.execute(sql: "CREATE TABLE t (id TEXT, a, b, c_d, t0)")

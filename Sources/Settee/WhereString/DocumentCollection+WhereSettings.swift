@@ -1,0 +1,236 @@
+import GRDB
+import SetteeCore
+
+extension Database {
+  /// How `where` queries of the collection `cid` read fields: its settings, kept in memory
+  /// and checked against their stored version.
+  func whereFields(_ db: SQLConnection, cid: Int64) throws -> WhereFields {
+    let version = try WhereFieldTable.version(db, cid: cid)
+    if let cached = whereFieldsCache.withLock({ $0[cid] }), cached.version == version {
+      return cached.fields
+    }
+    let (settings, stored) = try WhereFieldTable.load(db, cid: cid)
+    let fields = WhereFields(settings: settings, cid: cid)
+    whereFieldsCache.withLock { $0[cid] = (stored, fields) }
+    return fields
+  }
+}
+
+/// Seed 003's configuration of a collection: indexes, queryable fields, default values
+/// and aliases, kept in the database. Setting what is already in effect changes nothing,
+/// so an app can set them at every launch.
+extension DocumentCollection {
+  /// Adds an index for `where` queries and `orderBy`: fields in square brackets, each
+  /// optionally `ASC` or `DESC`, separated by commas.
+  ///
+  /// ```swift
+  /// try users.addIndex("[last_name], [first_name] DESC")
+  /// ```
+  ///
+  /// An index over the same fields in the same order is replaced (so `addIndex` over a
+  /// unique index makes it non-unique, and `DESC` can be changed); the same index again
+  /// changes nothing.
+  ///
+  /// - Throws: ``SetteeError`` with code `invalidQuery` (quoting the definition and the
+  ///   position) or `invalidIndex` for a malformed definition.
+  public func addIndex(_ keys: String) throws {
+    try changeWhereSettings { settings in
+      try Self.add(WhereIndex(keys: Self.indexKeys(keys, settings), isUnique: false), to: &settings)
+    }
+  }
+
+  /// Adds a unique index: a write that would give two live documents the same values
+  /// fails with `uniqueViolation`, writing nothing. Documents without the fields (or with
+  /// null there) do not count, as in SQLite.
+  ///
+  /// - Throws: ``SetteeError`` with code `uniqueViolation` naming a value that documents
+  ///   already share (nothing is changed), or as ``addIndex(_:)-1jvxn``.
+  public func addUniqueIndex(_ keys: String) throws {
+    try changeWhereSettings { settings in
+      try Self.add(WhereIndex(keys: Self.indexKeys(keys, settings), isUnique: true), to: &settings)
+    }
+  }
+
+  /// Removes the index over these fields, in this order (`ASC` and `DESC` do not matter);
+  /// nothing happens when there is none.
+  public func removeIndex(_ keys: String) throws {
+    try changeWhereSettings { settings in
+      let fields = try Self.indexKeys(keys, settings).map(\.field)
+      settings.indexes.removeAll { $0.keys.map(\.field) == fields }
+    }
+  }
+
+  /// The indexes of the `where` face, in the order they were added.
+  public func whereIndexes() throws -> [WhereIndex] { try whereSettings().indexes }
+
+  /// Makes fields cheap to query: their values are kept beside the documents (in a table
+  /// the writes maintain), so a `where` query reads a column instead of parsing the body.
+  /// `fields` is a comma-separated list in square brackets: `"[address.country], [age]"`.
+  ///
+  /// - Throws: ``SetteeError`` with code `invalidQuery` for a malformed list.
+  public func addQueryableFields(_ fields: String) throws {
+    try changeWhereSettings { settings in
+      for field in try Self.fieldList(fields, settings)
+      where !settings.queryableFields.contains(field) {
+        settings.queryableFields.append(field)
+      }
+    }
+  }
+
+  /// Stops keeping these fields (an index over one keeps it still).
+  public func removeQueryableFields(_ fields: String) throws {
+    try changeWhereSettings { settings in
+      let removed = try Self.fieldList(fields, settings)
+      settings.queryableFields.removeAll { removed.contains($0) }
+    }
+  }
+
+  /// The queryable fields, in the order they were added.
+  public func queryableFields() throws -> [FieldPath] { try whereSettings().queryableFields }
+
+  /// Sets the values `where` queries use for fields a document does not have, nested as
+  /// the documents are: with `["flag": false]`, `[flag] = 0` finds documents without
+  /// `flag`. A field that is present and null stays null. Replaces the previous defaults.
+  public func setDefaults(_ defaults: JSONObject) throws {
+    try changeWhereSettings { settings in settings.defaults = defaults }
+  }
+
+  /// The default values.
+  public func defaults() throws -> JSONObject { try whereSettings().defaults }
+
+  /// Sets the collection's aliases, replacing the previous ones: names that `where`
+  /// strings, `orderBy` clauses and index definitions may use bare, each standing for an
+  /// expression (usually a field).
+  ///
+  /// ```swift
+  /// try users.setAliases(["firstName": "[user.first_name]"])
+  /// let anns = try users.find(where: "firstName = ?", args: ["Ann"])
+  /// ```
+  ///
+  /// - Throws: ``SetteeError`` with code `invalidQuery` for a name that is not a plain
+  ///   identifier or is a keyword, or an expression that does not parse, holds `?`, or
+  ///   uses another alias.
+  public func setAliases(_ aliases: [String: String]) throws {
+    for (name, expression) in aliases {
+      try Self.checkAlias(name, expression)
+    }
+    try changeWhereSettings { settings in settings.aliases = aliases }
+  }
+
+  /// The aliases.
+  public func aliases() throws -> [String: String] { try whereSettings().aliases }
+
+  // MARK: - Implementation
+
+  func whereSettings() throws -> WhereSettings {
+    try database.read { db in
+      guard let cid = try database.collectionID(db, name) else { return WhereSettings() }
+      return try database.whereFields(db, cid: cid).settings
+    }
+  }
+
+  private func changeWhereSettings(_ change: @escaping (inout WhereSettings) throws -> Void)
+    throws
+  {
+    let name = self.name
+    try database.write { db in
+      let cid = try ViewStore.ensureCollection(db, name)
+      var settings = try WhereFieldTable.load(db, cid: cid).0
+      try change(&settings)
+      try WhereFieldTable.apply(db, cid: cid, settings)
+    }
+  }
+
+  private static func add(_ index: WhereIndex, to settings: inout WhereSettings) {
+    if let position = settings.indexes.firstIndex(where: {
+      $0.keys.map(\.field) == index.keys.map(\.field)
+    }) {
+      settings.indexes[position] = index
+    } else {
+      settings.indexes.append(index)
+    }
+  }
+
+  /// Reads an index definition: fields (or aliases of fields), each ASC or DESC.
+  static func indexKeys(_ text: String, _ settings: WhereSettings) throws -> [WhereIndex.Key] {
+    let parsed = try parseFields(text, what: "index definition", settings)
+    var keys: [WhereIndex.Key] = []
+    for (field, term) in parsed {
+      guard term.nullsFirst == nil else {
+        throw SetteeError(
+          .invalidIndex,
+          "index definition \(JSON.string(text)): NULLS FIRST or LAST cannot be indexed (SQLite's indexes put NULL first)"
+        )
+      }
+      if keys.contains(where: { $0.field == field }) {
+        throw SetteeError(
+          .invalidIndex, "index definition \(JSON.string(text)) names [\(field)] twice")
+      }
+      keys.append(WhereIndex.Key(field: field, descending: term.descending))
+    }
+    guard keys.count <= IndexDefinition.maxFields else {
+      throw SetteeError(
+        .limitExceeded,
+        "index definition \(JSON.string(text)) has \(keys.count) fields; an index holds at most \(IndexDefinition.maxFields)"
+      )
+    }
+    return keys
+  }
+
+  /// Reads a list of fields for queryable fields.
+  static func fieldList(_ text: String, _ settings: WhereSettings) throws -> [FieldPath] {
+    try parseFields(text, what: "queryable fields", settings).map { field, term in
+      guard !term.descending, term.nullsFirst == nil else {
+        throw SetteeError(
+          .invalidQuery, "queryable fields \(JSON.string(text)): list fields without ASC or DESC")
+      }
+      return field
+    }
+  }
+
+  private static func parseFields(_ text: String, what: String, _ settings: WhereSettings)
+    throws -> [(FieldPath, WhereParser.OrderTerm)]
+  {
+    let parsed = try WhereParser.parseOrder(
+      text, what: what, aliases: settings.parsedAliases())
+    return try parsed.terms.map { term in
+      guard case .field(let field) = term.expression, parsed.arguments == 0 else {
+        throw SetteeError(
+          .invalidQuery,
+          "\(what) \(JSON.string(text)): list fields in square brackets, such as [last_name], not expressions"
+        )
+      }
+      if field.components == ["_id"] || field.components == ["_rev"] {
+        throw SetteeError(
+          .invalidQuery,
+          "\(what) \(JSON.string(text)): [\(field)] is a column of every document, indexed already"
+        )
+      }
+      _ = try WhereFieldTable.jsonPath(field)
+      return (field, term)
+    }
+  }
+
+  static func checkAlias(_ name: String, _ expression: String) throws {
+    let scalars = Array(name.unicodeScalars)
+    func identifierStart(_ c: Unicode.Scalar) -> Bool {
+      c == "_" || ("a"..."z").contains(c) || ("A"..."Z").contains(c)
+    }
+    guard let first = scalars.first, identifierStart(first),
+      scalars.allSatisfy({ identifierStart($0) || ("0"..."9").contains($0) }),
+      !WhereParser.isKeyword(name)
+    else {
+      throw SetteeError(
+        .invalidQuery,
+        "alias \(JSON.string(name)): an alias is a plain name (letters, digits and _, not starting with a digit) that is not a keyword"
+      )
+    }
+    let parsed = try WhereParser.parse(expression)
+    guard parsed.arguments == 0 else {
+      throw SetteeError(
+        .invalidQuery,
+        "alias \(JSON.string(name)) = \(JSON.string(expression)): an alias cannot hold ? arguments"
+      )
+    }
+  }
+}

@@ -1,0 +1,277 @@
+import GRDB
+import SetteeCore
+
+/// A collection's materialized `where` fields: the table `wf_<cid>` (one row per live
+/// document: its `rid` and one column per queryable or indexed field, default applied),
+/// its indexes `wx_<cid>_<n>`, and the triggers on `documents` that keep it current
+/// whichever face writes. The fields' paths and defaults are rows of `where_fields`,
+/// read by the triggers, so no path or value is ever written into the schema's SQL.
+enum WhereFieldTable {
+  static func tableName(_ cid: Int64) -> String { "wf_\(cid)" }
+
+  /// The most fields a collection can materialize (SQLite allows 2,000 columns a table).
+  static let maxColumns = 500
+
+  static func column(_ number: Int) -> SQLFragment { .identifier("c\(number)") }
+
+  /// The value of one field as queries read it: `json_extract`, or the default when the
+  /// document lacks the member (a member holding null is null, not the default).
+  static func value(body: SQLFragment, path: SQLFragment, default defaultValue: SQLFragment?)
+    -> SQLFragment
+  {
+    guard let defaultValue else {
+      return SQLFragment("json_extract(") + body + SQLFragment(", ") + path + SQLFragment(")")
+    }
+    return SQLFragment("(CASE WHEN json_type(") + body + SQLFragment(", ") + path
+      + SQLFragment(") IS NULL THEN ") + defaultValue + SQLFragment(" ELSE json_extract(") + body
+      + SQLFragment(", ") + path + SQLFragment(") END)")
+  }
+
+  /// SQLite's JSON path of a field (`$."a"."b"`, `$."tags"[0]`).
+  static func jsonPath(_ field: FieldPath) throws -> String {
+    var path = "$"
+    for component in field.components {
+      if component.contains("\"") {
+        throw SetteeError(
+          .invalidQuery,
+          "field [\(field)] holds a double quote, which SQLite's JSON paths cannot name")
+      }
+      if let index = FieldPath.arrayIndexOf(component) {
+        path += "[\(index)]"
+      } else {
+        path += ".\"\(component)\""
+      }
+    }
+    return path
+  }
+
+  // MARK: - Settings
+
+  /// The collection's stored settings and their version (0 when it has none).
+  static func load(_ db: SQLConnection, cid: Int64) throws -> (WhereSettings, Int64) {
+    guard
+      let row = try Row.fetchOne(
+        db.cachedStatement(sql: "SELECT settings, version FROM where_settings WHERE cid = ?"),
+        arguments: [cid])
+    else { return (WhereSettings(), 0) }
+    let text: String = row[0]
+    return (try WhereSettings(json: JSONParser.parse(text)), row[1])
+  }
+
+  /// The version of the collection's settings, 0 when it has none.
+  static func version(_ db: SQLConnection, cid: Int64) throws -> Int64 {
+    try Int64.fetchOne(
+      db.cachedStatement(sql: "SELECT version FROM where_settings WHERE cid = ?"),
+      arguments: [cid]) ?? 0
+  }
+
+  /// Stores new settings, rebuilding the field table when its fields or defaults change;
+  /// equal settings write nothing.
+  ///
+  /// - Throws: ``SetteeError`` with code `uniqueViolation` when a unique index would hold
+  ///   a value twice (nothing is changed: the caller's transaction rolls back).
+  static func apply(_ db: SQLConnection, cid: Int64, _ settings: WhereSettings) throws {
+    let (old, version) = try load(db, cid: cid)
+    guard settings != old else { return }
+    if settings.columns != old.columns || settings.indexes != old.indexes
+      || settings.columns.contains(where: {
+        settings.defaultValue(of: $0) != old.defaultValue(of: $0)
+      })
+    {
+      try rebuild(db, cid: cid, settings)
+    }
+    try db.execute(
+      sql:
+        "INSERT INTO where_settings (cid, settings, version) VALUES (?, ?, ?) ON CONFLICT (cid) DO UPDATE SET settings = excluded.settings, version = excluded.version",
+      arguments: [cid, JSONWriter.string(settings.json), version + 1])
+  }
+
+  private static func rebuild(_ db: SQLConnection, cid: Int64, _ settings: WhereSettings) throws {
+    let table = SQLFragment.identifier(tableName(cid))
+    for suffix in ["insert", "update", "delete"] {
+      try execute(db, SQLFragment("DROP TRIGGER IF EXISTS ") + trigger(cid, suffix))
+    }
+    try execute(db, SQLFragment("DROP TABLE IF EXISTS ") + table)
+    try db.execute(sql: "DELETE FROM where_fields WHERE cid = ?", arguments: [cid])
+    let columns = settings.columns
+    guard !columns.isEmpty else { return }
+    guard columns.count <= maxColumns else {
+      throw SetteeError(
+        .limitExceeded,
+        "a collection can have at most \(maxColumns) queryable and indexed fields, not \(columns.count)"
+      )
+    }
+
+    var names: [SQLFragment] = []
+    var fromBody: [SQLFragment] = []
+    var fromRow: [SQLFragment] = []
+    for (number, field) in columns.enumerated() {
+      let path = try jsonPath(field)
+      let defaultValue = settings.defaultValue(of: field)
+      try db.execute(
+        sql:
+          "INSERT INTO where_fields (cid, col, path, has_default, default_value) VALUES (?, ?, ?, ?, ?)",
+        arguments: [cid, number, path, defaultValue != nil, defaultValue?.whereArgument])
+      names.append(column(number))
+      fromBody.append(
+        value(
+          body: SQLFragment("d.body"), path: .value(path),
+          default: defaultValue.map { .value($0.whereArgument) }))
+      // In a trigger: the path and default read from where_fields.
+      fromRow.append(
+        SQLFragment("(SELECT ")
+          + value(
+            body: SQLFragment("NEW.body"), path: SQLFragment("f.path"),
+            default: SQLFragment("(CASE WHEN f.has_default THEN f.default_value END)"))
+          + SQLFragment(" FROM where_fields f WHERE f.cid = ") + .integer(Int(cid))
+          + SQLFragment(" AND f.col = ") + .integer(number) + SQLFragment(")"))
+    }
+    let columnList = SQLFragment.joined(names, separator: ", ")
+    try execute(
+      db,
+      SQLFragment("CREATE TABLE ") + table + SQLFragment(" (rid INTEGER PRIMARY KEY, ")
+        + columnList + SQLFragment(")"))
+    try execute(
+      db,
+      SQLFragment("INSERT INTO ") + table + SQLFragment(" (rid, ") + columnList
+        + SQLFragment(") SELECT d.rid, ") + .joined(fromBody, separator: ", ")
+        + SQLFragment(" FROM documents d WHERE d.cid = ") + .value(cid)
+        + SQLFragment(" AND d.deleted = 0"))
+    for (number, index) in settings.indexes.enumerated() {
+      let keys = index.keys.map { key in
+        column(columns.firstIndex(of: key.field)!)
+          + SQLFragment(key.descending ? " DESC" : " ASC")
+      }
+      if index.isUnique {
+        try refuseDuplicates(db, cid: cid, index, columns: columns)
+      }
+      try execute(
+        db,
+        SQLFragment(index.isUnique ? "CREATE UNIQUE INDEX " : "CREATE INDEX ")
+          + .identifier("wx_\(cid)_\(number)") + SQLFragment(" ON ") + table + SQLFragment(" (")
+          + .joined(keys, separator: ", ") + SQLFragment(")"))
+    }
+    let values = SQLFragment.joined(fromRow, separator: ", ")
+    let cidText = SQLFragment.integer(Int(cid))
+    try execute(
+      db,
+      SQLFragment("CREATE TRIGGER ") + trigger(cid, "insert")
+        + SQLFragment(" AFTER INSERT ON documents WHEN NEW.cid = ") + cidText
+        + SQLFragment(" AND NEW.deleted = 0 BEGIN INSERT INTO ") + table + SQLFragment(" (rid, ")
+        + columnList + SQLFragment(") VALUES (NEW.rid, ") + values + SQLFragment("); END"))
+    try execute(
+      db,
+      SQLFragment("CREATE TRIGGER ") + trigger(cid, "update")
+        + SQLFragment(" AFTER UPDATE OF body, deleted ON documents WHEN NEW.cid = ") + cidText
+        + SQLFragment(" BEGIN DELETE FROM ") + table + SQLFragment(" WHERE rid = OLD.rid; ")
+        + SQLFragment("INSERT INTO ") + table + SQLFragment(" (rid, ") + columnList
+        + SQLFragment(") SELECT NEW.rid, ") + values
+        + SQLFragment(" WHERE NEW.deleted = 0; END"))
+    try execute(
+      db,
+      SQLFragment("CREATE TRIGGER ") + trigger(cid, "delete")
+        + SQLFragment(" AFTER DELETE ON documents WHEN OLD.cid = ") + cidText
+        + SQLFragment(" BEGIN DELETE FROM ") + table + SQLFragment(" WHERE rid = OLD.rid; END"))
+  }
+
+  private static func trigger(_ cid: Int64, _ suffix: String) -> SQLFragment {
+    .identifier("wf_\(cid)_\(suffix)")
+  }
+
+  private static func execute(_ db: SQLConnection, _ sql: SQLFragment) throws {
+    try db.execute(sql: sql.text, arguments: sql.statementArguments)
+  }
+
+  /// Refuses a unique index over values two live documents share.
+  private static func refuseDuplicates(
+    _ db: SQLConnection, cid: Int64, _ index: WhereIndex, columns: [FieldPath]
+  ) throws {
+    let keys = index.keys.map { column(columns.firstIndex(of: $0.field)!) }
+    let list = SQLFragment.joined(keys, separator: ", ")
+    let notNull = keys.map { $0 + SQLFragment(" IS NOT NULL") }
+    let sql =
+      SQLFragment("SELECT ") + list + SQLFragment(", min(rid), max(rid) FROM ")
+      + .identifier(tableName(cid)) + SQLFragment(" WHERE ") + .and(notNull)
+      + SQLFragment(" GROUP BY ") + list + SQLFragment(" HAVING count(*) > 1 LIMIT 1")
+    guard let row = try Row.fetchOne(db, sql: sql.text, arguments: sql.statementArguments) else {
+      return
+    }
+    let values = (0..<keys.count).map { JSON(whereValue: row[$0] as DatabaseValue) }
+    let ids = try String.fetchAll(
+      db, sql: "SELECT id FROM documents WHERE rid IN (?, ?) ORDER BY id",
+      arguments: [row[keys.count] as DatabaseValue, row[keys.count + 1] as DatabaseValue])
+    throw SetteeError(
+      .uniqueViolation,
+      "cannot add unique index \(index): documents \(ids.map(quoted).joined(separator: " and ")) both hold \(describe(values)); nothing was changed"
+    )
+  }
+
+  static func describe(_ values: [JSON]) -> String {
+    values.count == 1
+      ? JSONWriter.string(values[0]) : JSONWriter.string(.array(values))
+  }
+
+  // MARK: - Unique violations
+
+  /// The error for a write that SQLite refused with `message` (`UNIQUE constraint failed:
+  /// wf_5.c0, wf_5.c1`), naming the index, the value and the document that holds it;
+  /// `nil` when the message is not about a field table.
+  static func uniqueViolation(
+    _ db: SQLConnection, cid: Int64, message: String, body: String, documentID: String
+  ) -> SetteeError? {
+    let prefix = "UNIQUE constraint failed: \(tableName(cid))."
+    guard message.hasPrefix(prefix) else { return nil }
+    let columnNames = message.dropFirst("UNIQUE constraint failed: ".count)
+      .split(separator: ",").map {
+        $0.trimmingCharacters(in: .whitespaces).dropFirst(tableName(cid).count + 2)
+      }
+    let numbers = columnNames.compactMap { Int($0) }
+    guard let (settings, _) = try? load(db, cid: cid) else { return nil }
+    let columns = settings.columns
+    guard
+      let index = settings.indexes.first(where: { index in
+        index.isUnique && index.keys.map { columns.firstIndex(of: $0.field) } == numbers
+      })
+    else { return nil }
+    // The values the new document would have put in.
+    var values: [JSON] = []
+    for key in index.keys {
+      guard let path = try? jsonPath(key.field) else { return nil }
+      let sql =
+        SQLFragment("SELECT ")
+        + value(
+          body: .value(body), path: .value(path),
+          default: settings.defaultValue(of: key.field).map { .value($0.whereArgument) })
+      let result = try? DatabaseValue.fetchOne(db, sql: sql.text, arguments: sql.statementArguments)
+      values.append(JSON(whereValue: result ?? .null))
+    }
+    var holder = ""
+    let match = numbers.enumerated().map { position, number in
+      column(number) + SQLFragment(" IS ") + .value(values[position].whereArgument)
+    }
+    let sql =
+      SQLFragment("SELECT d.id FROM ") + .identifier(tableName(cid))
+      + SQLFragment(" f JOIN documents d ON d.rid = f.rid WHERE ") + .and(match)
+      + SQLFragment(" LIMIT 1")
+    if let id = try? String.fetchOne(db, sql: sql.text, arguments: sql.statementArguments) {
+      holder = " (document \(quoted(id)))"
+    }
+    return SetteeError(
+      .uniqueViolation,
+      "unique index \(index) already holds \(describe(values))\(holder): document \(quoted(documentID)) cannot be written; nothing was written",
+      documentID: documentID)
+  }
+}
+
+extension JSON {
+  /// A SQLite value as a `where` query reads it back: JSON text stays text.
+  init(whereValue value: DatabaseValue) {
+    switch value.storage {
+    case .null: self = .null
+    case .int64(let number): self = .int(number)
+    case .double(let number): self = .double(number)
+    case .string(let text): self = .string(text)
+    case .blob: self = .null
+    }
+  }
+}
