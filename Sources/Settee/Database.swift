@@ -33,6 +33,10 @@ public final class Database: Sendable {
   let indexCatalog = IndexCatalog()
   /// The collections' `where` settings as last read, checked by their version.
   let whereFieldsCache = Mutex<[Int64: (version: Int64, fields: WhereFields)]>([:])
+  /// The serial queues of the collections' ordered operations.
+  let collectionQueues = CollectionQueues()
+  /// The `where` face's parsed-document caches and their size settings, by collection name.
+  let documentCaches = Mutex<[[UInt8]: (size: Int, cache: DocumentCache)]>([:])
   /// Tells live queries and the continuous changes feed about commits.
   let changeMonitor: ChangeMonitor
 

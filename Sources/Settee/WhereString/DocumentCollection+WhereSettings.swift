@@ -234,3 +234,66 @@ extension DocumentCollection {
     }
   }
 }
+
+// The async twins, on the collection's queue like the rest of the `where` face.
+extension DocumentCollection {
+  /// Adds an index without blocking the caller's thread.
+  public func addIndex(_ keys: String) async throws { try await inOrder { try $0.addIndex(keys) } }
+
+  /// Adds a unique index without blocking the caller's thread.
+  public func addUniqueIndex(_ keys: String) async throws {
+    try await inOrder { try $0.addUniqueIndex(keys) }
+  }
+
+  /// Removes an index without blocking the caller's thread.
+  public func removeIndex(_ keys: String) async throws {
+    try await inOrder { try $0.removeIndex(keys) }
+  }
+
+  /// The indexes of the `where` face, without blocking the caller's thread.
+  public func whereIndexes() async throws -> [WhereIndex] {
+    try await inOrder { try $0.whereIndexes() }
+  }
+
+  /// Adds queryable fields without blocking the caller's thread.
+  public func addQueryableFields(_ fields: String) async throws {
+    try await inOrder { try $0.addQueryableFields(fields) }
+  }
+
+  /// Removes queryable fields without blocking the caller's thread.
+  public func removeQueryableFields(_ fields: String) async throws {
+    try await inOrder { try $0.removeQueryableFields(fields) }
+  }
+
+  /// The queryable fields, without blocking the caller's thread.
+  public func queryableFields() async throws -> [FieldPath] {
+    try await inOrder { try $0.queryableFields() }
+  }
+
+  /// Sets the default values without blocking the caller's thread.
+  public func setDefaults(_ defaults: JSONObject) async throws {
+    try await inOrder { try $0.setDefaults(defaults) }
+  }
+
+  /// The default values, without blocking the caller's thread.
+  public func defaults() async throws -> JSONObject { try await inOrder { try $0.defaults() } }
+
+  /// Sets the aliases without blocking the caller's thread.
+  public func setAliases(_ aliases: [String: String]) async throws {
+    try await inOrder { try $0.setAliases(aliases) }
+  }
+
+  /// The aliases, without blocking the caller's thread.
+  public func aliases() async throws -> [String: String] {
+    try await inOrder { try $0.aliases() }
+  }
+
+  /// How SQLite would run a `where` query, without blocking the caller's thread.
+  public func explain(
+    where whereString: String = "", args: [JSON] = [], orderBy: String = "", limit: Int? = nil
+  ) async throws -> WherePlan {
+    try await inOrder {
+      try $0.explain(where: whereString, args: args, orderBy: orderBy, limit: limit)
+    }
+  }
+}

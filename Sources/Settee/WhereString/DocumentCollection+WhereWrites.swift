@@ -81,44 +81,45 @@ extension DocumentCollection {
   }
 }
 
-// The async twins.
+// The async twins: each runs on the collection's queue, after every operation issued on
+// the collection before it (see ``DocumentCollection/enqueue(_:)``).
 extension DocumentCollection {
   /// Inserts a new document without blocking the caller's thread.
   @discardableResult
   public func insert(_ json: JSONObject) async throws -> String {
-    try await database.offload { try self.insert(json) }
+    try await inOrder { try $0.insert(json) }
   }
 
   /// Inserts documents, all or none, without blocking the caller's thread.
   @discardableResult
   public func insertBatch(_ documents: [JSONObject]) async throws -> [String] {
-    try await database.offload { try self.insertBatch(documents) }
+    try await inOrder { try $0.insertBatch(documents) }
   }
 
   /// Replaces an existing document without blocking the caller's thread.
   @discardableResult
   public func update(_ json: JSONObject) async throws -> WriteResult {
-    try await database.offload { try self.update(json) }
+    try await inOrder { try $0.update(json) }
   }
 
   /// Removes a document by id without blocking the caller's thread.
   @discardableResult
   public func remove(_ id: String) async throws -> WriteResult {
-    try await database.offload { try self.remove(id) }
+    try await inOrder { try $0.remove(id) }
   }
 
   /// Removes the documents a `where` string selects without blocking the caller's thread.
   @discardableResult
   public func remove(where whereString: String, args: [JSON] = []) async throws -> Int {
-    try await database.offload { try self.remove(where: whereString, args: args) }
+    try await inOrder { try $0.remove(where: whereString, args: args) }
   }
 
   /// Documents that satisfy a `where` string, without blocking the caller's thread.
   public func find(
     where whereString: String = "", args: [JSON] = [], orderBy: String = "", limit: Int? = nil
   ) async throws -> [Document] {
-    try await database.offload {
-      try self.find(where: whereString, args: args, orderBy: orderBy, limit: limit)
+    try await inOrder {
+      try $0.find(where: whereString, args: args, orderBy: orderBy, limit: limit)
     }
   }
 
@@ -126,13 +127,13 @@ extension DocumentCollection {
   public func findOne(where whereString: String, args: [JSON] = [], orderBy: String = "")
     async throws -> Document?
   {
-    try await database.offload {
-      try self.findOne(where: whereString, args: args, orderBy: orderBy)
+    try await inOrder {
+      try $0.findOne(where: whereString, args: args, orderBy: orderBy)
     }
   }
 
   /// How many documents a `where` string selects, without blocking the caller's thread.
   public func count(where whereString: String, args: [JSON] = []) async throws -> Int {
-    try await database.offload { try self.count(where: whereString, args: args) }
+    try await inOrder { try $0.count(where: whereString, args: args) }
   }
 }

@@ -193,16 +193,24 @@ extension DocumentCollection {
           db, cid: cid, select: SQLFragment("SELECT d.id, d.rev, d.body"), whereString,
           args: args, orderBy: orderBy, limit: limit), let cid
       else { return [] }
+      let caching = cachesDocuments
       return try DocumentReader.namingDamagedBodies(db, cid: cid) {
-        try Row.fetchAll(
-          db.cachedStatement(sql: statement.text), arguments: statement.statementArguments
-        )
-        .map { row in
+        var documents: [Document] = []
+        let rows = try Row.fetchCursor(
+          db.cachedStatement(sql: statement.text), arguments: statement.statementArguments)
+        while let row = try rows.next() {
           let id: String = row[0]
-          return try Document(
-            id: id, rev: DocumentReader.storedRevision(row[1], documentID: id),
-            body: DocumentReader.parseBody(row, at: 2, documentID: id))
+          let rev = try DocumentReader.storedRevision(row[1], documentID: id)
+          if caching, let cached = cachedDocument(id, rev: rev) {
+            documents.append(cached)
+            continue
+          }
+          let document = try Document(
+            id: id, rev: rev, body: DocumentReader.parseBody(row, at: 2, documentID: id))
+          if caching { cache(document) }
+          documents.append(document)
         }
+        return documents
       }
     }
   }
