@@ -76,7 +76,9 @@ struct SetteeCommand: ParsableCommand {
     subcommands: [
       DemoCommand.self, ImportCommand.self, ExportCommand.self, GetCommand.self,
       PutCommand.self, DeleteCommand.self, ChangesCommand.self, IndexCommand.self, FindCommand.self,
-      ExplainCommand.self, WhereCommand.self, ViewCommand.self, AllDocsCommand.self, MetadataCommand.self,
+      ExplainCommand.self, WhereCommand.self, WhereIndexCommand.self, QueryableCommand.self,
+      DefaultsCommand.self, AliasCommand.self, ViewCommand.self, AllDocsCommand.self,
+      MetadataCommand.self,
       CheckCommand.self,
       BenchCommand.self,
     ]

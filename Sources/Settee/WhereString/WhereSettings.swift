@@ -20,13 +20,7 @@ public struct WhereIndex: Sendable, Hashable, CustomStringConvertible {
 
   /// The definition in its written form: `[last_name], [first_name] DESC`.
   public var description: String {
-    keys.map { "[\(Self.bracketed($0.field))]\($0.descending ? " DESC" : "")" }
-      .joined(separator: ", ")
-  }
-
-  /// A field as written inside `[ ]` (a `]` in a name escaped).
-  static func bracketed(_ field: FieldPath) -> String {
-    field.description.replacingOccurrences(of: "]", with: "\\]")
+    keys.map { $0.field.bracketed + ($0.descending ? " DESC" : "") }.joined(separator: ", ")
   }
 }
 

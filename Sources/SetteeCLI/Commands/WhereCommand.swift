@@ -18,6 +18,7 @@ struct WhereCommand: ParsableCommand {
   var orderBy: String = ""
   @Option(help: "The most documents to print.") var limit: Int?
   @Flag(help: "Print how many documents match instead.") var count = false
+  @Flag(help: "Print the SQL Settee wrote and SQLite's plan for it instead.") var explain = false
 
   func run() throws {
     let options = local.merged(with: root.options)
@@ -25,6 +26,12 @@ struct WhereCommand: ParsableCommand {
       throw SetteeError(.invalidQuery, "--args must be a JSON array, such as '[30, \"m%\"]'")
     }
     let collection = try options.openCollection(readOnly: true)
+    if explain {
+      let plan = try collection.explain(
+        where: condition, args: arguments, orderBy: orderBy, limit: limit)
+      Console.outJSON(["sql": .string(plan.sql), "plan": .array(plan.steps.map(JSON.string))])
+      return
+    }
     if count {
       Console.outJSON([
         "count": .int(Int64(try collection.count(where: condition, args: arguments)))

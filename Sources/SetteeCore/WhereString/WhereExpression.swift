@@ -140,3 +140,9 @@ public enum WhereFunction {
     "strftime": nil,
   ]
 }
+
+extension FieldPath {
+  /// The field as a `where` string writes it: `[address.country]` (a `]` in a name
+  /// escaped as `\]`).
+  public var bracketed: String { "[\(description.replacingOccurrences(of: "]", with: "\\]"))]" }
+}
