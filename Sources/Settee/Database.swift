@@ -33,6 +33,8 @@ public final class Database: Sendable {
   let indexCatalog = IndexCatalog()
   /// The collections' `where` settings as last read, checked by their version.
   let whereFieldsCache = Mutex<[Int64: (version: Int64, fields: WhereFields)]>([:])
+  /// `where` strings and `orderBy` clauses as last parsed.
+  let whereParseCache = Mutex(WhereParseCache())
   /// The serial queues of the collections' ordered operations.
   let collectionQueues = CollectionQueues()
   /// The `where` face's parsed-document caches and their size settings, by collection name.

@@ -66,13 +66,21 @@ enum DocumentReader {
   /// - Throws: ``SetteeError`` with code `corruption`, naming the document, when the
   ///   stored text is not a JSON object: Settee wrote it valid, so it was damaged since.
   static func parseBody(_ row: Row, at index: Int, documentID: String) throws -> JSONObject {
-    do {
-      let json = try row.withUnsafeData(atIndex: index) { data -> JSON in
-        guard let data else { return .object([:]) }
-        return try data.withUnsafeBytes { raw in
-          try JSONParser.parse(raw.bindMemory(to: UInt8.self))
-        }
+    try row.withUnsafeData(atIndex: index) { data in
+      guard let data else { return [:] }
+      return try data.withUnsafeBytes { raw in
+        try parseBody(raw.bindMemory(to: UInt8.self), documentID: documentID)
       }
+    }
+  }
+
+  /// Parses a stored body's bytes (empty for NULL), as ``parseBody(_:at:documentID:)``.
+  static func parseBody(_ bytes: UnsafeBufferPointer<UInt8>, documentID: String) throws
+    -> JSONObject
+  {
+    if bytes.isEmpty { return [:] }
+    do {
+      let json = try JSONParser.parse(bytes)
       guard case .object(let object) = json else {
         throw SetteeError(.corruption, "the stored body is \(json.typeName), not an object")
       }

@@ -10,9 +10,70 @@ extension Database {
       return cached.fields
     }
     let (settings, stored) = try WhereFieldTable.load(db, cid: cid)
-    let fields = WhereFields(settings: settings, cid: cid)
+    let fields = WhereFields(settings: settings, cid: cid, version: stored)
     whereFieldsCache.withLock { $0[cid] = (stored, fields) }
     return fields
+  }
+}
+
+/// Parsed `where` strings and `orderBy` clauses, so that a query asked again skips the
+/// parser: keyed by the text's bytes (two spellings of "é" are different literals to
+/// SQLite), what it is, and the collection's settings (whose aliases it expanded).
+struct WhereParseCache {
+  struct Key: Hashable {
+    var text: [UInt8]
+    var isOrder: Bool
+    var cid: Int64
+    var version: Int64
+  }
+
+  enum Parsed {
+    case condition(WhereExpression, arguments: Int)
+    case order([WhereParser.OrderTerm], arguments: Int)
+  }
+
+  /// Past this many entries the cache starts again (queries are usually a few shapes).
+  static let capacity = 512
+  private var entries: [Key: Parsed] = [:]
+
+  subscript(key: Key) -> Parsed? {
+    get { entries[key] }
+    set {
+      if entries.count >= Self.capacity { entries.removeAll(keepingCapacity: true) }
+      entries[key] = newValue
+    }
+  }
+}
+
+extension Database {
+  /// A `where` string parsed, from the cache when it was parsed before.
+  func parsedCondition(_ text: String, cid: Int64?, fields: WhereFields) throws -> (
+    WhereExpression, arguments: Int
+  ) {
+    let key = WhereParseCache.Key(
+      text: Array(text.utf8), isOrder: false, cid: cid ?? -1, version: fields.version)
+    if case .condition(let expression, let arguments)? = whereParseCache.withLock({ $0[key] }) {
+      return (expression, arguments)
+    }
+    let parsed = try WhereParser.parse(text, aliases: fields.aliases)
+    whereParseCache.withLock {
+      $0[key] = .condition(parsed.expression, arguments: parsed.arguments)
+    }
+    return (parsed.expression, parsed.arguments)
+  }
+
+  /// An `orderBy` clause parsed, from the cache when it was parsed before.
+  func parsedOrder(_ text: String, cid: Int64?, fields: WhereFields) throws -> (
+    [WhereParser.OrderTerm], arguments: Int
+  ) {
+    let key = WhereParseCache.Key(
+      text: Array(text.utf8), isOrder: true, cid: cid ?? -1, version: fields.version)
+    if case .order(let terms, let arguments)? = whereParseCache.withLock({ $0[key] }) {
+      return (terms, arguments)
+    }
+    let parsed = try WhereParser.parseOrder(text, aliases: fields.aliases)
+    whereParseCache.withLock { $0[key] = .order(parsed.terms, arguments: parsed.arguments) }
+    return (parsed.terms, parsed.arguments)
   }
 }
 

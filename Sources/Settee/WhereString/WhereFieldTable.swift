@@ -31,7 +31,7 @@ enum WhereFieldTable {
   static func jsonPath(_ field: FieldPath) throws -> String {
     var path = "$"
     for component in field.components {
-      if component.contains("\"") {
+      if component.utf8.contains(UInt8(ascii: "\"")) {
         throw SetteeError(
           .invalidQuery,
           "field [\(field)] holds a double quote, which SQLite's JSON paths cannot name")

@@ -117,13 +117,12 @@ struct WhereSQL {
   mutating func field(_ path: FieldPath) throws -> SQLFragment {
     if path.components == ["_id"] { return SQLFragment("d.id") }
     if path.components == ["_rev"] { return SQLFragment("d.rev") }
-    let jsonPath = try WhereFieldTable.jsonPath(path)
     if let column = fields.column(of: path) {
       usesFieldTable = true
       return SQLFragment("f.") + WhereFieldTable.column(column)
     }
     return WhereFieldTable.value(
-      body: SQLFragment("d.body"), path: .value(jsonPath),
+      body: SQLFragment("d.body"), path: .value(try WhereFieldTable.jsonPath(path)),
       default: fields.settings.defaultValue(of: path).map { .value($0.whereArgument) })
   }
 
@@ -196,19 +195,18 @@ extension DocumentCollection {
       let caching = cachesDocuments
       return try DocumentReader.namingDamagedBodies(db, cid: cid) {
         var documents: [Document] = []
-        let rows = try Row.fetchCursor(
-          db.cachedStatement(sql: statement.text), arguments: statement.statementArguments)
-        while let row = try rows.next() {
-          let id: String = row[0]
-          let rev = try DocumentReader.storedRevision(row[1], documentID: id)
+        try RawStatement(db, statement).forEach { row in
+          let id = row.string(0)
+          let rev = try DocumentReader.storedRevision(row.string(1), documentID: id)
           if caching, let cached = cachedDocument(id, rev: rev) {
             documents.append(cached)
-            continue
+            return true
           }
           let document = try Document(
-            id: id, rev: rev, body: DocumentReader.parseBody(row, at: 2, documentID: id))
+            id: id, rev: rev, body: DocumentReader.parseBody(row.bytes(2), documentID: id))
           if caching { cache(document) }
           documents.append(document)
+          return true
         }
         return documents
       }
@@ -238,6 +236,11 @@ extension DocumentCollection {
     }
   }
 
+  /// Whether a string holds only spaces, tabs and line breaks (the grammar's white space).
+  static func isBlank(_ text: String) -> Bool {
+    text.utf8.allSatisfy { $0 == 0x20 || $0 == 0x09 || $0 == 0x0A || $0 == 0x0D }
+  }
+
   /// The statement for a `where` query over the collection `cid`, reading its materialized
   /// fields from its field table; `nil` when the collection does not exist (after the
   /// strings were checked, so that errors do not depend on it).
@@ -252,16 +255,16 @@ extension DocumentCollection {
     var compiler = WhereSQL(fields: fields)
     var used = 0
     var condition = SQLFragment("1")
-    if !whereString.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty {
-      let parsed = try WhereParser.parse(whereString, aliases: fields.aliases)
+    if !Self.isBlank(whereString) {
+      let parsed = try database.parsedCondition(whereString, cid: cid, fields: fields)
       used = parsed.arguments
-      condition = try compiler.compile(parsed.expression, arguments: args)
+      condition = try compiler.compile(parsed.0, arguments: args)
     }
     var order = SQLFragment(" ORDER BY ")
-    if !orderBy.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty {
-      let parsed = try WhereParser.parseOrder(orderBy, aliases: fields.aliases)
+    if !Self.isBlank(orderBy) {
+      let parsed = try database.parsedOrder(orderBy, cid: cid, fields: fields)
       let remaining = Array(args.dropFirst(used))
-      for term in parsed.terms {
+      for term in parsed.0 {
         if case .literal(.int) = term.expression {
           throw SetteeError(
             .invalidQuery,

@@ -134,11 +134,14 @@ struct WhereFields: Sendable {
   /// The collection's field table, when it has one.
   let table: String?
   let columns: [FieldPath]
+  /// The stored settings' version (0: none), which parsed strings are cached under.
+  let version: Int64
 
-  static let none = WhereFields(settings: WhereSettings(), cid: nil)
+  static let none = WhereFields(settings: WhereSettings(), cid: nil, version: 0)
 
-  init(settings: WhereSettings, cid: Int64?) {
+  init(settings: WhereSettings, cid: Int64?, version: Int64) {
     self.settings = settings
+    self.version = version
     // Stored aliases were checked when set.
     aliases = (try? settings.parsedAliases()) ?? [:]
     columns = settings.columns

@@ -436,7 +436,8 @@ public struct WhereParser {
     case .field(let name):
       position += 1
       do {
-        return .field(try FieldPath(parsing: name.replacingOccurrences(of: "\\]", with: "]")))
+        let unescaped = name.contains("\\") ? name.replacingOccurrences(of: "\\]", with: "]") : name
+        return .field(try FieldPath(parsing: unescaped))
       } catch {
         throw self.error("[\(name)] is not a field path", at: offset)
       }
