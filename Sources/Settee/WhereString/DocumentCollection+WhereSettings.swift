@@ -105,7 +105,7 @@ extension DocumentCollection {
   /// null there) do not count, as in SQLite.
   ///
   /// - Throws: ``SetteeError`` with code `uniqueViolation` naming a value that documents
-  ///   already share (nothing is changed), or as ``addIndex(_:)-1jvxn``.
+  ///   already share (nothing is changed), or as ``addIndex(_:)-53vqf``.
   public func addUniqueIndex(_ keys: String) throws {
     try changeWhereSettings { settings in
       try Self.add(WhereIndex(keys: Self.indexKeys(keys, settings), isUnique: true), to: &settings)

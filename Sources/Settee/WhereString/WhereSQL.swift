@@ -319,7 +319,7 @@ public struct WherePlan: Sendable, Hashable {
 
 extension DocumentCollection {
   /// How SQLite would run a `where` query: shows whether an index of
-  /// ``addIndex(_:)-1jvxn`` serves it. An empty plan for a collection never written.
+  /// ``addIndex(_:)-53vqf`` serves it. An empty plan for a collection never written.
   public func explain(
     where whereString: String = "", args: [JSON] = [], orderBy: String = "", limit: Int? = nil
   ) throws -> WherePlan {
