@@ -27,6 +27,7 @@ struct HostileFilesCLITests {
     for arguments in [
       ["put", #"{"_id": "mike", "age": 12}"#],
       ["index", "create", #"{"index": {"fields": ["age"]}, "name": "age"}"#],
+      ["where-index", "add", "[age] DESC"], ["alias", "set", "years", "[age]"],
     ] {
       #expect(try SetteeBinary.run(["--db", db] + arguments).status == 0)
     }
@@ -42,6 +43,13 @@ struct HostileFilesCLITests {
         (["export"], #""_id":"mike""#),
         (["changes"], #""last_seq":1"#),
         (["index", "list"], #""name":"age""#),
+        (["where", "years = 12"], #""_id":"mike""#),
+        (["where", "--explain", "[age] = 12"], "wx_"),
+        (["where-index", "list"], "[age] DESC"),
+        (["alias", "list"], #""years":"[age]""#),
+        (["defaults", "get"], "{}"),
+        (["queryable", "list"], #""fields":[]"#),
+        (["metadata", "list"], "{}"),
       ]
       for (arguments, expected) in reads {
         let run = try SetteeBinary.run(["--db", db] + arguments, unprivileged: true)
@@ -51,7 +59,8 @@ struct HostileFilesCLITests {
       for arguments in [
         ["put", #"{"_id": "fred"}"#], ["delete", "mike", "--rev", "1-abc"],
         ["index", "create", #"{"index": {"fields": ["x"]}, "name": "x"}"#],
-        ["index", "delete", "age"],
+        ["index", "delete", "age"], ["where-index", "add", "[x]"], ["queryable", "add", "[x]"],
+        ["defaults", "set", "{}"], ["alias", "set", "y", "[x]"], ["metadata", "set", "k", "1"],
       ] {
         let run = try SetteeBinary.run(["--db", db] + arguments, unprivileged: true)
         #expect(run.status == 1 && errorName(run) == "read_only", "\(arguments): \(run.stderr)")

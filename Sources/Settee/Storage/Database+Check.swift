@@ -43,7 +43,9 @@ public struct CheckReport: Sendable, Hashable {
 extension Database {
   /// Checks the whole file: SQLite's integrity check, every stored body and revision
   /// parsed, and every index entry compared with the entries its document should have
-  /// (JSON indexes: keys, values and revisions; TEXT indexes: one row per live document).
+  /// (JSON indexes: keys, values and revisions; TEXT indexes: one row per live document;
+  /// the `where` face's materialized fields: one row per live document, each value
+  /// recomputed).
   ///
   /// It only reads, from one snapshot; it works on a database opened read-only.
   ///
@@ -69,6 +71,7 @@ extension Database {
           try checkText(db, index, cid: cid, collection: name, &report)
         }
       }
+      try WhereFieldTable.check(db, cid: cid, collection: name, &report)
     }
     return report
   }

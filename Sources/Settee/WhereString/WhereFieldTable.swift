@@ -211,6 +211,56 @@ enum WhereFieldTable {
       ? JSONWriter.string(values[0]) : JSONWriter.string(.array(values))
   }
 
+  // MARK: - Checking
+
+  /// Compares the collection's field table with its documents: one row per live
+  /// document, each value what the document gives (for ``Database/check()-854zx``).
+  static func check(
+    _ db: SQLConnection, cid: Int64, collection: String, _ report: inout CheckReport
+  ) throws {
+    func problem(_ id: String?, _ message: String) {
+      report.add(
+        CheckReport.Problem(
+          collection: collection, documentID: id, index: "where fields", message: message))
+    }
+    let settings: WhereSettings
+    do { settings = try load(db, cid: cid).0 } catch let error as SetteeError {
+      return problem(nil, error.reason)
+    }
+    let columns = settings.columns
+    guard !columns.isEmpty else { return }
+    let table = SQLFragment.identifier(tableName(cid))
+    let missing =
+      SQLFragment("SELECT d.id FROM documents d LEFT JOIN ") + table
+      + SQLFragment(" f ON f.rid = d.rid WHERE d.cid = ") + .value(cid)
+      + SQLFragment(" AND d.deleted = 0 AND f.rid IS NULL")
+    for id in try String.fetchAll(db, sql: missing.text, arguments: missing.statementArguments) {
+      problem(id, "the live document has no row in the field table \(tableName(cid))")
+    }
+    let extra =
+      SQLFragment("SELECT f.rid FROM ") + table
+      + SQLFragment(" f LEFT JOIN documents d ON d.rid = f.rid AND d.cid = ") + .value(cid)
+      + SQLFragment(" AND d.deleted = 0 WHERE d.rid IS NULL")
+    for rid in try Int64.fetchAll(db, sql: extra.text, arguments: extra.statementArguments) {
+      problem(nil, "row \(rid) of the field table \(tableName(cid)) has no live document")
+    }
+    var differs: [SQLFragment] = []
+    for (number, field) in columns.enumerated() {
+      differs.append(
+        SQLFragment("f.") + column(number) + SQLFragment(" IS NOT ")
+          + value(
+            body: SQLFragment("d.body"), path: .value(try jsonPath(field)),
+            default: settings.defaultValue(of: field).map { .value($0.whereArgument) }))
+    }
+    let wrong =
+      SQLFragment("SELECT d.id FROM documents d JOIN ") + table
+      + SQLFragment(" f ON f.rid = d.rid WHERE d.cid = ") + .value(cid)
+      + SQLFragment(" AND json_valid(d.body) AND ") + .or(differs)
+    for id in try String.fetchAll(db, sql: wrong.text, arguments: wrong.statementArguments) {
+      problem(id, "the field table \(tableName(cid)) holds values the document does not give")
+    }
+  }
+
   // MARK: - Unique violations
 
   /// The error for a write that SQLite refused with `message` (`UNIQUE constraint failed:

@@ -81,4 +81,20 @@ struct DamagedFileTests {
     // The planner's count of multi-entry documents is checked too.
     #expect(report.problems.contains { $0.documentID == nil && $0.index == "nt" })
   }
+
+  @Test func whereFieldRowsThatDoNotMatchTheirDocumentsAreFound() throws {
+    let db = try makeDatabase()
+    let people = db.collection("people")
+    try people.addQueryableFields("[n]")
+    try people.addUniqueIndex("[tags.0], [n]")
+    #expect(try db.check().isHealthy)
+    try damage(
+      db, "UPDATE wf_1 SET c0 = 99 WHERE rid = (SELECT rid FROM documents WHERE id = 'p3')")
+    try damage(db, "DELETE FROM wf_1 WHERE rid = (SELECT rid FROM documents WHERE id = 'p4')")
+    try damage(db, "INSERT INTO wf_1 (rid, c0, c1) VALUES (1000, 1000, 'z')")
+    let report = try db.check()
+    #expect(Set(report.problems.compactMap(\.documentID)) == ["p3", "p4"], "\(report)")
+    #expect(report.problems.count == 3)
+    #expect(report.problems.allSatisfy { $0.index == "where fields" })
+  }
 }

@@ -67,6 +67,9 @@ struct WhereSafetyTests {
   }
 
   @Test func theSeedsExample() throws {
+    // As the seed writes it: optional configuration, then the query.
+    try people.addIndex("[last_name], [first_name]")
+    try people.addQueryableFields("[address.country]")
     let users = try people.find(
       where: "[address.country] = ?", args: ["US"], orderBy: "[last_name], [first_name]")
     #expect(users.map(\.id) == ["a"])
@@ -75,5 +78,34 @@ struct WhereSafetyTests {
     #expect(
       try people.find(where: "", orderBy: "[age] DESC NULLS LAST", limit: 1).map(\.id) == ["a"])
     expectError(.invalidQuery) { _ = try people.find(where: "", orderBy: "2") }
+  }
+
+  /// Aliases, index definitions and queryable fields are parsed by the same grammar; a
+  /// hostile one is a typed error, a hostile field name is data, and nothing changes.
+  @Test func aliasesAndDefinitionsCarryNoSQL() throws {
+    let hostile = [
+      "[age]; DROP TABLE documents", "[age] -- x", "[age] /* x */", "[age] UNION SELECT 1",
+      "(SELECT age FROM documents)", "sqlite_version()", "[age]) ; DELETE FROM documents; --",
+      "[age] = ?", "age",
+    ]
+    for text in hostile {
+      expectError(.invalidQuery) { try people.setAliases(["a": text]) }
+      #expect(throws: SetteeError.self, "\(text)") { try people.addIndex(text) }
+      #expect(throws: SetteeError.self, "\(text)") { try people.addUniqueIndex(text) }
+      #expect(throws: SetteeError.self, "\(text)") { try people.addQueryableFields(text) }
+    }
+    for name in ["a; DROP", "a b", "a--", "\"a\"", "select(", "or"] {
+      expectError(.invalidQuery) { try people.setAliases([name: "[age]"]) }
+    }
+    #expect(try people.aliases().isEmpty && people.whereIndexes().isEmpty)
+    // Hostile field names in definitions are paths, bound into where_fields, never SQL.
+    try people.addIndex("[x'); DROP TABLE documents; --], [name] DESC")
+    try people.addQueryableFields("[; DELETE FROM documents]")
+    expectError(.invalidQuery) { try people.addQueryableFields(#"[\"; DELETE FROM documents]"#) }
+    try people.setAliases(["evil": "[a') OR 1=1 --]"])
+    #expect(
+      try people.find(where: "evil IS NULL AND [x'); DROP TABLE documents; --] IS NULL").count == 2)
+    #expect(try people.count(where: "") == 2)
+    #expect(try people.find(where: "[address.country] = 'US'").map(\.id) == ["a"])
   }
 }
