@@ -66,7 +66,7 @@ public struct RandomQueries {
     return object
   }
 
-  static let paths = [
+  public static let paths = [
     "a", "b", "tags", "tags.0", "tags.1", "pet", "pet.species", "pet.age", "pets", "pets.species",
     "pets.0.species", "pets.age", "missing", "_id", "a.species", "a.0", "we\"ird\\.key",
   ]

@@ -65,7 +65,8 @@ extension DocumentCollection {
   ///   - selector: a selector object, such as `["pet.species": "cat"]`.
   ///   - skip: how many results to leave out first.
   ///   - limit: the most results to return; `0` for all.
-  ///   - fields: the fields to return (with `_id` and `_rev`); `nil` for whole documents.
+  ///   - fields: the fields to return (with `_id` and `_rev`); `nil` or `[]` for whole
+  ///     documents.
   ///   - sort: `[["name": "asc"], ["age": "desc"]]` or plain field names.
   public func find(
     _ selector: JSONObject, skip: Int = 0, limit: Int = 0, fields: [String]? = nil,
@@ -73,7 +74,7 @@ extension DocumentCollection {
   ) throws -> [Document] {
     var query = FindQuery(
       selector: try SelectorParser.parse(.object(selector)), skip: skip, limit: limit)
-    if let fields { query.fields = try fields.map { try FieldPath(parsing: $0) } }
+    if let fields, !fields.isEmpty { query.fields = try fields.map { try FieldPath(parsing: $0) } }
     if let sort { query.sort = try FindQuery.parseSort(.array(sort)) }
     return try find(query)
   }

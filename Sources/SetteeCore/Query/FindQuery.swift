@@ -76,7 +76,10 @@ extension FindQuery {
         if sort.contains(where: \.isRelevance), !sort[0].isRelevance {
           throw SetteeError(.invalidQuery, "\"$relevance\" must be the first sort key")
         }
-      case "fields": fields = try FindQuery.parseFields(member.value)
+      case "fields":
+        // An empty list asks for whole documents, as in CouchDB and Cloudant Sync.
+        let parsed = try FindQuery.parseFields(member.value)
+        fields = parsed.isEmpty ? nil : parsed
       case "skip": skip = try FindQuery.parseCount(member.value, "skip")
       case "limit": limit = try FindQuery.parseCount(member.value, "limit")
       case "use_index":

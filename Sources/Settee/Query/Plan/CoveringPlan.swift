@@ -120,7 +120,9 @@ enum CoveringPlan {
         + (query.sort.last?.descending == true ? SQLFragment(" DESC") : SQLFragment("")))
     return SQLFragment("SELECT ") + .joined(columns, separator: ", ") + SQLFragment(" FROM ")
       + index.table
-      + SQLFragment(" x WHERE ") + filter + SQLFragment(" ORDER BY ")
+      + SQLFragment(" x WHERE ") + QueryPlanner.notDesign(SQLFragment("x.id"))
+      + SQLFragment(" AND ")
+      + filter + SQLFragment(" ORDER BY ")
       + .joined(keys, separator: ", ")
       + QueryPlanner.limit(query)
   }

@@ -380,8 +380,9 @@ enum QueryPlanner {
     if !decided.isEmpty {
       selector = Selector.conjunction(conjunction(selector).filter { !decided.contains($0) })
     }
-    let filter = try SelectorCompiler.compile(
-      selector, textIndex: choice.text, nulSafe: choice.nulSafe)
+    let filter =
+      notDesign(SQLFragment("d.id")) + SQLFragment(" AND ")
+      + (try SelectorCompiler.compile(selector, textIndex: choice.text, nulSafe: choice.nulSafe))
     if let textSource {
       let relevanceFirst = query.sort.first?.isRelevance == true
       var order = orderBy(query.sort.filter { !$0.isRelevance })
@@ -543,6 +544,14 @@ enum QueryPlanner {
       SQLFragment("d.id") + (sort.last?.descending == true ? SQLFragment(" DESC") : SQLFragment(""))
     )
     return SQLFragment(" ORDER BY ") + .joined(keys, separator: ", ")
+  }
+
+  /// The id in `column` is not a design document's: `_find` never returns those (CouchDB's
+  /// rule), while all-docs and the changes feed do. A range on the id, so it costs a
+  /// comparison.
+  static func notDesign(_ column: SQLFragment) -> SQLFragment {
+    SQLFragment("(") + column + SQLFragment(" < ") + .value("_design/") + SQLFragment(" OR ")
+      + column + SQLFragment(" >= ") + .value("_design0") + SQLFragment(")")
   }
 
   static func limit(_ query: FindQuery) -> SQLFragment {

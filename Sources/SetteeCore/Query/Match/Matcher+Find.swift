@@ -1,12 +1,15 @@
 extension Matcher {
   /// Runs a whole query over documents in memory: filter, sort, skip, limit, project.
+  /// Deleted documents and design documents (`_design/…`) are never results, as in
+  /// CouchDB's `_find`.
   ///
   /// - Complexity: O(n log n) in the number of documents.
   ///
   /// - Throws: ``SetteeError`` with code `limitExceeded` when a `$regex` runs too long.
   public static func find(_ query: FindQuery, in documents: [Document]) throws -> [Document] {
     var matching = try documents.filter {
-      try !$0.isDeleted && matches(query.selector, .object($0.json))
+      try !$0.isDeleted && !$0.id.utf8.starts(with: "_design/".utf8)
+        && matches(query.selector, .object($0.json))
     }
     matching.sort { sortsBefore($0, $1, by: query.sort) }
     var result = matching.dropFirst(query.skip)
@@ -51,6 +54,13 @@ extension Matcher {
 
   /// The document with only `fields` (and `_id`, `_rev`), members in the order of `fields`
   /// (CouchDB's rule; a covering index can answer it without the document).
+  ///
+  /// A path reads the document as a selector does: a field the document lacks is left out
+  /// (its parent too, when nothing else of it is asked for); a numeric component picks an
+  /// array element, kept under its index as CouchDB's projection keeps it
+  /// (`tags.0` → `{"tags": {"0": "pilot"}}`); any other name reaches into each object of
+  /// an array (`pets.name` → `{"pets": [{"name": …}, …]}`), unless element numbers at the
+  /// same array picked something.
   public static func project(_ document: Document, _ fields: [FieldPath]) -> Document {
     var projected = document
     projected.body =
@@ -62,24 +72,45 @@ extension Matcher {
     if paths.contains(where: \.isEmpty) { return value }
     switch value {
     case .object(let object):
-      var result = JSONObject()
-      var done = Set<[UInt8]>()  // names compare byte for byte, as object lookups do
-      for path in paths {
-        let name = path.first!
-        guard done.insert(Array(name.utf8)).inserted, let member = object[name] else { continue }
-        let below = paths.filter { $0.first!.utf8.elementsEqual(name.utf8) }.map { $0.dropFirst() }
-        if let projected = project(member, below) { result[name] = projected }
-      }
-      return .object(result)
+      let members = projectMembers(paths) { object[$0] }
+      return members.isEmpty ? nil : .object(members)
     case .array(let elements):
-      // A path through an array of objects keeps each object's projection.
-      return .array(
-        elements.compactMap { element in
-          if case .object = element { return project(element, paths) }
-          return nil
-        })
+      // Element numbers pick elements; when they pick something, other names at the same
+      // array are left out (one value cannot be both an object and an array).
+      let indexed = paths.filter { FieldPath.arrayIndexOf($0.first!) != nil }
+      let members = projectMembers(indexed) { name -> JSON? in
+        // (JSON is ExpressibleByNilLiteral: a bare nil here would be JSON's null.)
+        guard let index = FieldPath.arrayIndexOf(name), index < elements.count else {
+          return Optional<JSON>.none
+        }
+        return elements[index]
+      }
+      if !members.isEmpty { return .object(members) }
+      let named = paths.filter { FieldPath.arrayIndexOf($0.first!) == nil }
+      guard !named.isEmpty else { return nil }
+      let projected = elements.compactMap { element -> JSON? in
+        if case .object = element { return project(element, named) }
+        return nil
+      }
+      return projected.isEmpty ? nil : .array(projected)
     default:
       return nil
     }
+  }
+
+  /// The projections below each first component, in the order the paths first name them;
+  /// `member` reads a component's value.
+  private static func projectMembers(
+    _ paths: [ArraySlice<String>], member: (String) -> JSON?
+  ) -> JSONObject {
+    var result = JSONObject()
+    var done = Set<[UInt8]>()  // names compare byte for byte, as object lookups do
+    for path in paths {
+      let name = path.first!
+      guard done.insert(Array(name.utf8)).inserted, let value = member(name) else { continue }
+      let below = paths.filter { $0.first!.utf8.elementsEqual(name.utf8) }.map { $0.dropFirst() }
+      if let projected = project(value, below) { result[name] = projected }
+    }
+    return result
   }
 }

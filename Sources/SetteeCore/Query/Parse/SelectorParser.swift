@@ -24,15 +24,16 @@ public enum SelectorParser {
     case document
     /// The value of a field (`{"age": {…}}`): operators apply to `path`; other keys are
     /// sub-fields.
-    case field(FieldPath)
-    /// The argument of `$elemMatch`, `$allMatch` or `$keyMapMatch`: operators apply to the
-    /// element itself; other keys are fields of the element.
-    case element
+    case field(FieldPath, within: String?)
+    /// The argument of `$elemMatch`, `$allMatch` or `$keyMapMatch` (described as
+    /// `inside $elemMatch on "pet"`, for errors): operators apply to the element itself;
+    /// other keys are fields of the element.
+    case element(String)
 
     var path: FieldPath? {
       switch self {
       case .document: nil
-      case .field(let path): path
+      case .field(let path, _): path
       case .element: .root
       }
     }
@@ -42,8 +43,18 @@ public enum SelectorParser {
     var location: String {
       switch self {
       case .document: "at the top of the selector"
-      case .field(let path): "on \(quoted(path.description))"
-      case .element: "inside $elemMatch"
+      case .field(let path, let within):
+        "on \(quoted(path.description))" + (within.map { " \($0)" } ?? "")
+      case .element(let description): description
+      }
+    }
+
+    /// What fields below this context are inside, for errors (an `$elemMatch`).
+    var within: String? {
+      switch self {
+      case .document: nil
+      case .field(_, let within): within
+      case .element(let description): description
       }
     }
   }
@@ -55,15 +66,17 @@ public enum SelectorParser {
         parts.append(try parseOperator(member.key, member.value, context: context))
       } else {
         let path = context.child(try FieldPath(parsing: member.key))
-        parts.append(try parseFieldValue(member.value, path: path))
+        parts.append(try parseFieldValue(member.value, path: path, within: context.within))
       }
     }
     return Selector.conjunction(parts)
   }
 
-  static func parseFieldValue(_ value: JSON, path: FieldPath) throws -> Selector {
+  static func parseFieldValue(_ value: JSON, path: FieldPath, within: String? = nil) throws
+    -> Selector
+  {
     if case .object(let object) = value, !object.isEmpty {
-      return try parseObject(object, context: .field(path))
+      return try parseObject(object, context: .field(path, within: within))
     }
     return .condition(path, .equal(value))
   }
@@ -108,7 +121,7 @@ public enum SelectorParser {
         }
         throw fail("is not a known operator")
       }
-      return try parseCondition(name, argument, path: path, fail: fail)
+      return try parseCondition(name, argument, path: path, location: context.location, fail: fail)
     }
   }
 
@@ -120,7 +133,8 @@ public enum SelectorParser {
   }
 
   static func parseCondition(
-    _ name: String, _ argument: JSON, path: FieldPath, fail: (String) -> SetteeError
+    _ name: String, _ argument: JSON, path: FieldPath, location: String,
+    fail: (String) -> SetteeError
   ) throws -> Selector {
     func condition(_ condition: Condition) -> Selector { .condition(path, condition) }
     func array() throws -> [JSON] {
@@ -139,7 +153,7 @@ public enum SelectorParser {
       guard case .object(let object) = argument, !object.isEmpty else {
         throw fail("needs a non-empty selector object, not \(describe(argument))")
       }
-      return try parseObject(object, context: .element)
+      return try parseObject(object, context: .element("inside \(name) \(location)"))
     }
 
     switch name {

@@ -1,0 +1,102 @@
+import Foundation
+import Settee
+import SetteeCore
+import SetteeTestSupport
+import Testing
+
+/// `_find` answers as CouchDB's does where CouchDB's clients notice (issue 15).
+@Suite("CouchDB's _find: results")
+struct CouchDBFindTests {
+  let people: DocumentCollection
+
+  init() throws {
+    people = try Database(inMemoryWith: .init()).collection("people")
+    try people.putAll([
+      [
+        "_id": "a", "name": "ann", "age": 30, "tags": ["pilot", "engineer"], "meta": [:],
+        "address": ["city": "Oslo"], "pets": [["name": "rex", "kind": "dog"], ["kind": "cat"]],
+      ],
+      ["_id": "b", "name": "bo", "age": 12, "meta": ["color": "red"], "address": [:]],
+      ["_id": "_design/app", "name": "ann", "age": 30, "views": [:]],
+    ])
+  }
+
+  func find(_ body: String) throws -> [Document] {
+    try people.find(FindQuery(json: JSONParser.parse(body)))
+  }
+
+  @Test func anEmptyFieldsListReturnsWholeDocuments() throws {
+    let found = try find(#"{"selector": {"_id": "b"}, "fields": []}"#)
+    #expect(found.first?.body["meta"] == ["color": "red"] && found.first?.body.count == 4)
+    #expect(try people.find(["_id": "b"], fields: []).first?.body.count == 4)
+  }
+
+  @Test func projectionsLeaveOutWhatIsMissing() throws {
+    let found = try find(
+      #"{"selector": {"age": {"$gt": 0}}, "fields": ["meta.color", "address.city", "nope"]}"#)
+    #expect(found.map(\.id) == ["a", "b"])
+    #expect(found[0].body == ["address": ["city": "Oslo"]])  // no "meta": {}
+    #expect(found[1].body == ["meta": ["color": "red"]])  // no "address": {}
+    // A whole empty object asked for by name is returned as it is.
+    #expect(try find(#"{"selector": {"_id": "a"}, "fields": ["meta"]}"#)[0].body == ["meta": [:]])
+  }
+
+  @Test func projectionsReadArraysAsSelectorsDo() throws {
+    // tags.0 in a selector is the first element; in a projection too, kept under its index
+    // as CouchDB's projection keeps it.
+    #expect(try find(#"{"selector": {"tags.0": "pilot"}}"#).map(\.id) == ["a"])
+    let first = try find(#"{"selector": {"_id": "a"}, "fields": ["tags.0"]}"#)[0]
+    #expect(first.body == ["tags": ["0": "pilot"]])
+    #expect(
+      try find(#"{"selector": {"_id": "a"}, "fields": ["tags.1", "tags.0", "tags.7"]}"#)[0].body
+        == ["tags": ["1": "engineer", "0": "pilot"]])
+    // Another name reaches into each object of the array, as a selector's implicit element
+    // match does; elements without the field are left out.
+    #expect(
+      try find(#"{"selector": {"_id": "a"}, "fields": ["pets.name"]}"#)[0].body
+        == ["pets": [["name": "rex"]]])
+    #expect(try find(#"{"selector": {"_id": "a"}, "fields": ["pets.color"]}"#)[0].body == [:])
+  }
+
+  @Test(arguments: [nil, "name", "name-age"] as [String?])
+  func designDocumentsAreNeverFound(index: String?) throws {
+    switch index {
+    case "name": try people.ensureIndexed(["name"], name: "name")
+    case "name-age": try people.ensureIndexed(["name", "age"], name: "name-age")
+    default: break
+    }
+    for body in [
+      #"{"selector": {"name": "ann"}}"#, #"{"selector": {"name": "ann"}, "fields": ["name"]}"#,
+      #"{"selector": {"name": "ann", "age": 30}, "fields": ["name", "age"]}"#,
+      #"{"selector": {"_id": {"$gt": null}}}"#, #"{"selector": {"_id": "_design/app"}}"#,
+      #"{"selector": {"name": {"$regex": "^a"}}, "sort": ["name"]}"#,
+    ] {
+      let query = try FindQuery(json: JSONParser.parse(body))
+      #expect(try !people.find(query).contains { $0.id.hasPrefix("_design/") }, "\(body)")
+      #expect(try people.count(query) == people.find(query).count, "\(body)")
+    }
+    // all-docs and the changes feed still list it.
+    #expect(try people.changes().contains { $0.id == "_design/app" })
+    #expect(try people.get("_design/app") != nil)
+  }
+
+  @Test func errorsInsideElementMatchesNameTheField() throws {
+    for (body, expected) in [
+      (
+        #"{"selector": {"pet": {"$elemMatch": {"$in": 3}}}}"#,
+        #""$in" inside $elemMatch on "pet" needs an array"#
+      ),
+      (
+        #"{"selector": {"pets": {"$allMatch": {"kind": {"$size": "x"}}}}}"#,
+        #""$size" on "kind" inside $allMatch on "pets""#
+      ),
+      (
+        #"{"selector": {"a": {"$elemMatch": {"b": {"$elemMatch": {"$regex": 1}}}}}}"#,
+        #""$regex" inside $elemMatch on "b" inside $elemMatch on "a""#
+      ),
+    ] {
+      let error = expectError(.invalidQuery) { _ = try find(body) }
+      #expect(error?.message.contains(expected) == true, "\(error?.message ?? "")")
+    }
+  }
+}
