@@ -54,7 +54,12 @@ struct QueryCLITests {
     #expect(scan["index"] == .null)
     #expect(scan["scan"] == "collection")
 
-    #expect(try json(try settee("find", #"{"selector":{"nobody":true}}"#)) == ["docs": []])
+    #expect(
+      try json(try settee("find", #"{"selector":{"nobody":true}}"#))
+        == [
+          "docs": [], "bookmark": "nil",
+          "warning": "No matching index found, create an index to optimize query time.",
+        ])
     #expect(try json(try settee("index", "delete", "num")) == ["ok": true])
     #expect(try settee("index", "delete", "num").status == 1)
   }
@@ -65,7 +70,7 @@ struct QueryCLITests {
     (#"{"selector":{"age":{"$mod":[0,1]}}}"#, "invalid_query", "$mod"),
     (#"{"selector":{"a":{"$regex":"("}}}"#, "invalid_query", "$regex"),
     (#"{"selector":{}, "limit": -1}"#, "invalid_query", "limit"),
-    (#"{"selector":{}, "use_index": "nope"}"#, "no_usable_index", "nope"),
+    (#"{"selector":{}, "use_index": "nope", "allow_fallback": false}"#, "no_usable_index", "nope"),
     (#"{"selector":{"$text":{"$search":"x"}}}"#, "no_usable_index", "TEXT"),
     (#"{"selector":[1]}"#, "invalid_query", "object"),
     (#"{"sort":["a"]}"#, "invalid_query", "selector"),

@@ -61,6 +61,18 @@ extension DocumentCollection {
     }
   }
 
+  /// A page of results with its bookmark, without blocking the caller's thread.
+  public func findPage(_ query: FindQuery) async throws -> FindResult {
+    let (name, database) = (self.name, self.database)
+    return try await database.read { db in
+      var documents: [Document] = []
+      let summary = try DocumentCollection.find(query, collection: name, in: database, db: db) {
+        documents.append($0)
+      }
+      return FindResult(documents: documents, summary: summary)
+    }
+  }
+
   /// The matching documents decoded as `type`, without blocking the caller's thread.
   public func find<T: Decodable & Sendable>(_ type: T.Type, _ query: FindQuery) async throws -> [T]
   {

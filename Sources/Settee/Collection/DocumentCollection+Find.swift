@@ -1,3 +1,4 @@
+import Foundation
 import GRDB
 import SetteeCore
 
@@ -23,40 +24,125 @@ extension DocumentCollection {
   }
 
   /// Streams the matching documents to `body` one at a time, from one snapshot, without
-  /// holding them all in memory.
+  /// holding them all in memory, and returns what CouchDB's `_find` response carries
+  /// besides them: the bookmark of the next page, a warning, execution statistics.
   ///
   /// `body` may call the collection (`get`, `find`, `count`, and writes too): reads run in
   /// the same snapshot, writes commit at once without disturbing the stream, which goes on
   /// showing the snapshot it started with.
-  public func find(_ query: FindQuery, _ body: (Document) throws -> Void) throws {
+  @discardableResult
+  public func find(_ query: FindQuery, _ body: (Document) throws -> Void) throws -> FindSummary {
     let (name, database) = (self.name, self.database)
-    try database.read { db in
+    return try database.read { db in
       try DocumentCollection.find(
         query, collection: name, in: database, db: db, freshStatement: true, body)
     }
   }
 
+  /// The matching documents with what CouchDB's `_find` response carries besides them:
+  /// the `bookmark` that continues after the last of them, a warning, and, when the query
+  /// asks (``FindQuery/executionStats``), what it read.
+  ///
+  /// ```swift
+  /// var query = try FindQuery(where: Field("age") > 12, sort: [.ascending("age")], limit: 10)
+  /// repeat {
+  ///   let page = try people.findPage(query)
+  ///   if page.documents.isEmpty { break }
+  ///   query.bookmark = page.bookmark
+  /// } while true
+  /// ```
+  public func findPage(_ query: FindQuery) throws -> FindResult {
+    var documents: [Document] = []
+    let (name, database) = (self.name, self.database)
+    let summary = try database.read { db in
+      try DocumentCollection.find(query, collection: name, in: database, db: db) {
+        documents.append($0)
+      }
+    }
+    return FindResult(documents: documents, summary: summary)
+  }
+
   /// - Parameter freshStatement: run the query with a statement of its own rather than
   ///   the connection's cached one, because `body` may run the same query on the same
   ///   connection, which would reset a shared statement in the middle of the stream.
+  @discardableResult
   static func find(
     _ query: FindQuery, collection name: String, in database: Database, db: SQLConnection,
     freshStatement: Bool = false, _ body: (Document) throws -> Void
-  ) throws {
+  ) throws -> FindSummary {
+    let started = DispatchTime.now().uptimeNanoseconds
+    var query = query
+    switch try query.bookmark.flatMap({ try FindBookmark.decode($0, sort: query.sort) }) {
+    case .skipped(let count)?:
+      let (sum, overflow) = query.skip.addingReportingOverflow(count)
+      query.skip = overflow ? Int.max : sum
+    case let position?: query.position = position
+    case nil: break
+    }
+    var summary = FindSummary(bookmark: query.bookmark ?? FindBookmark.none)
     guard let cid = try database.collectionID(db, name) else {
       if let forced = query.useIndex {
-        throw SetteeError(
-          .noUsableIndex,
+        let message =
           "use_index names \(JSONWriter.string(.string(forced))), which is not a JSON index of this collection"
-        )
+        guard query.allowFallback else { throw SetteeError(.noUsableIndex, message) }
+        summary.warning = QueryPlanner.unusedIndexWarning(forced)
       }
-      return
+      if query.executionStats { summary.executionStats = ExecutionStats() }
+      return summary
     }
     try DocumentReader.namingDamagedBodies(db, cid: cid) {
       let (plan, statement) = try prepare(
         query, cid: cid, catalog: database.indexCatalog, db: db, freshStatement: freshStatement)
-      try run(plan, statement, query: query, body)
+      var returned = 0
+      var lastID: String?
+      try run(plan, statement, query: query) { document in
+        returned += 1
+        lastID = document.id
+        try body(document)
+      }
+      summary.warning = plan.warning
+      if let lastID {
+        summary.bookmark = try bookmark(after: lastID, returned: returned, query, cid: cid, db: db)
+      }
+      if query.executionStats {
+        let examined = try candidates(plan, query, db: db)
+        summary.executionStats = ExecutionStats(
+          totalKeysExamined: plan.indexes.isEmpty ? 0 : examined,
+          totalDocsExamined: plan.covering ? 0 : examined, resultsReturned: returned,
+          executionTimeMs: Double(DispatchTime.now().uptimeNanoseconds - started) / 1e6)
+      }
     }
+    return summary
+  }
+
+  /// The bookmark after a page whose last result is `lastID`: its sort values, read from
+  /// the whole document (the result may be a projection), or, for relevance order, how
+  /// many results came before.
+  static func bookmark(
+    after lastID: String, returned: Int, _ query: FindQuery, cid: Int64, db: SQLConnection
+  ) throws -> String {
+    if query.sort.contains(where: \.isRelevance) {
+      let (next, overflow) = query.skip.addingReportingOverflow(returned)
+      return FindBookmark.skipped(overflow ? Int.max : next).token(sort: query.sort)
+    }
+    let document = try DocumentReader.document(db, cid: cid, id: lastID)
+    let json = JSON.object(document?.json ?? ["_id": .string(lastID)])
+    return FindBookmark.after(keys: query.sort.map { Matcher.sortKey(json, $0) }, id: lastID)
+      .token(sort: query.sort)
+  }
+
+  /// How many index entries or documents the plan reads before its filter: the same
+  /// access with no selector, sort or limit.
+  static func candidates(_ plan: QueryPlan, _ query: FindQuery, db: SQLConnection) throws -> Int {
+    var every = QueryPlanner.everyCandidate(query)
+    every.fields = nil
+    var choice = plan.choice
+    choice.orderedBy = nil
+    let sql =
+      SQLFragment("SELECT count(*) FROM (")
+      + (try QueryPlanner.sql(for: choice, query: every, collectionID: plan.collectionID))
+      + SQLFragment(")")
+    return try Int.fetchOne(db, sql: sql.text, arguments: sql.statementArguments) ?? 0
   }
 
   /// Runs a selector given as JSON, the seed's `find(_:skip:limit:fields:sort:)`.

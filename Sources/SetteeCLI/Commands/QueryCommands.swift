@@ -83,7 +83,7 @@ struct FindCommand: ParsableCommand {
     commandName: "find",
     abstract: "Find documents with a Cloudant Query / Mango query.",
     discussion:
-      #"Example: settee find '{"selector":{"age":{"$gt":20}},"sort":[{"age":"desc"}],"fields":["name"],"limit":10}'. Prints {"docs":[…]}, streaming, so large results do not fill memory."#
+      #"Example: settee find '{"selector":{"age":{"$gt":20}},"sort":[{"age":"desc"}],"fields":["name"],"limit":10}'. Prints CouchDB's response, {"docs":[…],"bookmark":"…"} (with "warning" and "execution_stats" when there are any), streaming, so large results do not fill memory."#
   )
 
   @OptionGroup var local: GlobalOptions
@@ -96,7 +96,7 @@ struct FindCommand: ParsableCommand {
     let query = try FindQuery(json: parseJSONArgument(self.query))
     var chunk = Array(#"{"docs":["#.utf8)
     var first = true
-    try options.openCollection(readOnly: true).find(query) { document in
+    let summary = try options.openCollection(readOnly: true).find(query) { document in
       if !first { chunk.append(UInt8(ascii: ",")) }
       first = false
       chunk.append(UInt8(ascii: "\n"))
@@ -106,7 +106,13 @@ struct FindCommand: ParsableCommand {
         chunk.removeAll(keepingCapacity: true)
       }
     }
-    chunk.append(contentsOf: Array((first ? "]}\n" : "\n]}\n").utf8))
+    // The rest of CouchDB's response, after the streamed documents.
+    var rest: JSONObject = ["bookmark": .string(summary.bookmark)]
+    if let warning = summary.warning { rest["warning"] = .string(warning) }
+    if let stats = summary.executionStats { rest["execution_stats"] = stats.json }
+    chunk.append(contentsOf: Array((first ? "]," : "\n],").utf8))
+    JSONWriter.writeMembers(rest, into: &chunk)
+    chunk.append(contentsOf: Array("}\n".utf8))
     Console.out(chunk)
   }
 }

@@ -41,8 +41,23 @@ public struct FindQuery: Sendable, Hashable {
   public var skip: Int
   /// The most results to return; 0 for no limit.
   public var limit: Int
-  /// The name of the index the query must use, if any (`use_index`).
+  /// The index the query should use, if any (`use_index`): an index name, or a design
+  /// document id (`_design/…`) whose index to use.
   public var useIndex: String?
+  /// Where to start: the `bookmark` of the previous page's response (CouchDB's paging);
+  /// `nil` (or `"nil"`) for the beginning.
+  public var bookmark: String?
+  /// With `false`, a `useIndex` that cannot answer the query is an error
+  /// (`noUsableIndex`); by default the query runs without it, with a warning (CouchDB's
+  /// `allow_fallback`).
+  public var allowFallback = true
+  /// Whether the response reports what the query read (`execution_stats`).
+  public var executionStats = false
+  /// Whether results carry `_conflicts` (CouchDB's `conflicts`). A Settee database has
+  /// no conflicting revisions until replication brings them, so there are none to list.
+  public var conflicts = false
+  /// The decoded ``bookmark``, set by the engine when it runs the query.
+  package var position: FindBookmark?
 
   /// A query from its parts (see `init(where:…)` for Swift predicates).
   public init(
@@ -60,7 +75,9 @@ public struct FindQuery: Sendable, Hashable {
 
 extension FindQuery {
   /// Parses a `_find` body: `{"selector": …, "sort": […], "fields": […], "skip": n,
-  /// "limit": n, "use_index": "name"}`.
+  /// "limit": n, "use_index": "name", "bookmark": "…", "execution_stats": true,
+  /// "allow_fallback": false, "conflicts": false}`, and the members CouchDB's clients send
+  /// that mean nothing here (`r`, `update`, `stable`), checked and ignored.
   ///
   /// - Throws: ``SetteeError`` with code `invalidQuery` naming the bad member.
   public init(json: JSON) throws {
@@ -84,24 +101,58 @@ extension FindQuery {
       case "limit": limit = try FindQuery.parseCount(member.value, "limit")
       case "use_index":
         switch member.value {
+        case .null, .array([]): useIndex = nil
         case .string(let name): useIndex = name
-        // CouchDB also accepts ["design doc", "name"]; the name is what identifies ours.
+        case .array(let parts) where parts.count == 1 && parts[0].stringValue != nil:
+          useIndex = parts[0].stringValue
+        // CouchDB's ["design doc", "name"]: the name is what identifies Settee's indexes.
         case .array(let parts) where parts.count == 2 && parts[1].stringValue != nil:
           useIndex = parts[1].stringValue
         default:
           throw SetteeError(
-            .invalidQuery, "\"use_index\" needs an index name, not \(member.value.typeName)")
+            .invalidQuery,
+            "\"use_index\" needs an index name, a design document id or [design document, name], not \(JSONWriter.string(member.value))"
+          )
+        }
+      case "bookmark":
+        switch member.value {
+        case .null: bookmark = nil
+        case .string(let token): bookmark = token
+        default:
+          throw SetteeError(
+            .invalidQuery, "\"bookmark\" needs a string, not \(member.value.typeName)")
+        }
+      case "allow_fallback": allowFallback = try FindQuery.flag(member)
+      case "execution_stats": executionStats = try FindQuery.flag(member)
+      case "conflicts": conflicts = try FindQuery.flag(member)
+      // What CouchDB's clients send that has no meaning for one local file: a read quorum,
+      // whether to update the index first (Settee's always are), stable shard choice.
+      case "update", "stable": _ = try FindQuery.flag(member)
+      case "r":
+        guard let quorum = SelectorParser.integer(member.value), quorum >= 1 else {
+          throw SetteeError(
+            .invalidQuery, "\"r\" needs a positive integer, not \(JSONWriter.string(member.value))")
         }
       default:
         throw SetteeError(
           .invalidQuery,
-          "unknown query member \(quoted(member.key)); expected selector, sort, fields, skip, limit or use_index"
+          "unknown query member \(quoted(member.key)); expected selector, sort, fields, skip, limit, use_index, bookmark, execution_stats, allow_fallback, conflicts, r, update or stable"
         )
       }
     }
     if object["selector"] == nil {
       throw SetteeError(.invalidQuery, "a query needs a \"selector\" (use {} for every document)")
     }
+    if let bookmark { _ = try FindBookmark.decode(bookmark, sort: sort) }
+  }
+
+  static func flag(_ member: JSONObject.Member) throws -> Bool {
+    guard case .bool(let flag) = member.value else {
+      throw SetteeError(
+        .invalidQuery,
+        "\(quoted(member.key)) needs true or false, not \(JSONWriter.string(member.value))")
+    }
+    return flag
   }
 
   /// Parses a `sort` array: `["name", {"age": "desc"}]`.

@@ -133,7 +133,8 @@ extension HostileInput {
     find(#"{"selector": {}, "fields": "a"}"#, .error("invalid_query")),
     find(#"{"selector": {}, "limit": -1}"#, .error("invalid_query")),
     find(#"{"selector": {}, "limit": 9223372036854775807, "skip": 1}"#, .success),
-    find(#"{"selector": {}, "use_index": "nope"}"#, .error("no_usable_index")),
+    find(
+      #"{"selector": {}, "use_index": "nope", "allow_fallback": false}"#, .error("no_usable_index")),
     find(#"{"selector": {}, "extra": 1}"#, .error("invalid_query")),
     find(#"{"selector": {"_id": "p1\u0000x"}}"#, .success),
     find(#"{"selector": {"s": "y\u0000z"}}"#, .success),

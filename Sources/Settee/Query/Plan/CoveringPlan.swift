@@ -101,7 +101,9 @@ enum CoveringPlan {
   /// The SQL that reads the answer from the entry table: id, rev, then each projected
   /// field's value.
   static func sql(_ index: StoredIndex, _ query: FindQuery) -> SQLFragment? {
-    guard let filter = filter(query.selector, index.definition.fields), let fields = query.fields
+    // A bookmark's position is tested on the documents' sort keys.
+    guard query.position == nil, let filter = filter(query.selector, index.definition.fields),
+      let fields = query.fields
     else {
       return nil
     }

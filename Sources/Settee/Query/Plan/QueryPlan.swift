@@ -17,6 +17,9 @@ public struct QueryPlan: Sendable {
   public var covering: Bool { coveringIndex != nil }
 
   var coveringIndex: StoredIndex?
+  /// What CouchDB's `_find` response would warn about: a `use_index` that could not be
+  /// used (the query ran without it), or a query that no index serves.
+  public var warning: String?
   /// One entry per index considered, with why it was or was not chosen.
   public var candidates: [Candidate]
   /// Why this plan.
@@ -125,6 +128,7 @@ public struct QueryPlan: Sendable {
         }),
       "sql": .string(sql),
       "arguments": .array(arguments.map { .string($0) }),
+      "warning": warning.map(JSON.string) ?? .null,
     ]
   }
 }

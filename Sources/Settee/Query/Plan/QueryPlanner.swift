@@ -1,3 +1,4 @@
+import Foundation
 import GRDB
 import SetteeCore
 
@@ -107,13 +108,18 @@ enum QueryPlanner {
     }
 
     if let forced = query.useIndex {
-      guard
-        let index = jsonIndexes.first(where: { $0.definition.name.utf8.elementsEqual(forced.utf8) })
-      else {
-        throw SetteeError(
-          .noUsableIndex,
+      guard let index = namedIndex(forced, in: jsonIndexes) else {
+        let message =
           "use_index names \(JSONWriter.string(.string(forced))), which is not a JSON index of this collection"
-        )
+        guard query.allowFallback else { throw SetteeError(.noUsableIndex, message) }
+        // CouchDB's default: answer without it, and say so.
+        var unforced = query
+        unforced.useIndex = nil
+        var plan = try self.plan(
+          unforced, collectionID: collectionID, indexes: indexes,
+          documentsHoldNUL: documentsHoldNUL, probe: probe)
+        plan.warning = unusedIndexWarning(forced) + (plan.warning.map { "\n\($0)" } ?? "")
+        return plan
       }
       let access = accessOrWhole(index, conjuncts)
       var choice = Choice(access: .index(access))
@@ -299,11 +305,23 @@ enum QueryPlanner {
       case .union(let accesses): accesses.map { $0.name }
       case .text: choice.textIndexName.map { [$0] } ?? []
       }
-    return QueryPlan(
+    var plan = QueryPlan(
       indexes: indexes, sortedByIndex: choice.orderedBy != nil && !query.sort.isEmpty,
       candidates: candidates, why: why, statement: statement, choice: choice,
       collectionID: collectionID)
+    if case .scan = choice.access { plan.warning = noIndexWarning }
+    return plan
   }
+
+  /// CouchDB's warning for a `use_index` that the query ran without.
+  static func unusedIndexWarning(_ forced: String) -> String {
+    let design = forced.utf8.starts(with: "_design/".utf8) ? String(forced.dropFirst(8)) : forced
+    return
+      "_design/\(design) was not used because it does not contain a valid index for this query."
+  }
+
+  /// CouchDB's warning for a query that reads every document.
+  static let noIndexWarning = "No matching index found, create an index to optimize query time."
 
   /// The plan for a selector whose SQL SQLite cannot parse: the same documents are read
   /// (through the same index), and the matcher filters, sorts and pages them in Swift.
@@ -330,6 +348,7 @@ enum QueryPlanner {
   static func everyCandidate(_ query: FindQuery) -> FindQuery {
     var unsorted = query
     unsorted.selector = .all
+    unsorted.position = nil  // the matcher places the bookmark, with the sort
     unsorted.sort = []
     unsorted.skip = 0
     unsorted.limit = 0
@@ -344,7 +363,7 @@ enum QueryPlanner {
     let unsorted = everyCandidate(query)
     let choice = Choice(access: .scan)
     var plan = QueryPlan(
-      indexes: [], sortedByIndex: false, candidates: [],
+      indexes: [], sortedByIndex: false, warning: noIndexWarning, candidates: [],
       why: .filteredInSwift(.fixed("no index is read"), because: reason.text),
       statement: try sql(for: choice, query: unsorted, collectionID: collectionID),
       choice: choice, collectionID: collectionID)
@@ -380,9 +399,12 @@ enum QueryPlanner {
     if !decided.isEmpty {
       selector = Selector.conjunction(conjunction(selector).filter { !decided.contains($0) })
     }
-    let filter =
+    var filter =
       notDesign(SQLFragment("d.id")) + SQLFragment(" AND ")
       + (try SelectorCompiler.compile(selector, textIndex: choice.text, nulSafe: choice.nulSafe))
+    if let position = query.position {
+      filter += SQLFragment(" AND ") + after(position, sort: query.sort)
+    }
     if let textSource {
       let relevanceFirst = query.sort.first?.isRelevance == true
       var order = orderBy(query.sort.filter { !$0.isRelevance })
@@ -431,6 +453,16 @@ enum QueryPlanner {
       statement += SQLFragment(" AND ") + filter + orderBy(query.sort)
     }
     return statement + limit(query)
+  }
+
+  /// The index `use_index` names: by name, or by its design document's id (`_design/x`,
+  /// or `x` for it), which is `_design/<name>` for Settee's indexes.
+  static func namedIndex(_ name: String, in indexes: [StoredIndex]) -> StoredIndex? {
+    if let index = indexes.first(where: { $0.definition.name.utf8.elementsEqual(name.utf8) }) {
+      return index
+    }
+    let bare = name.utf8.starts(with: "_design/".utf8) ? String(name.dropFirst(8)) : name
+    return indexes.first { $0.definition.name.utf8.elementsEqual(bare.utf8) }
   }
 
   /// `_id` equal to a string, or in a list of strings: SQLite answers it from the
@@ -544,6 +576,42 @@ enum QueryPlanner {
       SQLFragment("d.id") + (sort.last?.descending == true ? SQLFragment(" DESC") : SQLFragment(""))
     )
     return SQLFragment(" ORDER BY ") + .joined(keys, separator: ", ")
+  }
+
+  /// Documents that come after a bookmark's position in the order of `sort`: each sort
+  /// key in turn (as ``orderBy(_:)`` computes it; NULL for a missing field, which sorts
+  /// first ascending and last descending), then the id.
+  static func after(_ position: FindBookmark, sort: [FindQuery.SortField]) -> SQLFragment {
+    guard case .after(let keys, let id) = position else { return SQLFragment("1") }
+    let sort = sort.filter { !$0.isRelevance }
+    var branches: [SQLFragment] = []
+    var equal: [SQLFragment] = []
+    for (field, value) in zip(sort, keys) {
+      let path = JSONWriter.string(.array(field.path.components.map { .string($0) }))
+      let key =
+        SQLFragment("settee_sort_key(d.body, d.id, d.rev, ") + .value(path) + SQLFragment(", ")
+        + .value(field.descending) + SQLFragment(")")
+      let bound: SQLFragment =
+        value.map { .value(Data(CollationKey.encode($0))) } ?? SQLFragment("NULL")
+      let later: SQLFragment
+      switch (field.descending, value) {
+      case (false, nil): later = key + SQLFragment(" IS NOT NULL")
+      case (false, _?): later = key + SQLFragment(" > ") + bound
+      case (true, nil): later = SQLFragment("0")
+      case (true, _?):
+        later =
+          SQLFragment("(") + key + SQLFragment(" < ") + bound + SQLFragment(" OR ") + key
+          + SQLFragment(" IS NULL)")
+      }
+      branches.append(.and(equal + [later]))
+      equal.append(key + SQLFragment(" IS ") + bound)
+    }
+    let idLater =
+      SQLFragment("d.id")
+      + (sort.last?.descending == true ? SQLFragment(" < ") : SQLFragment(" > "))
+      + .value(id)
+    branches.append(.and(equal + [idLater]))
+    return .or(branches)
   }
 
   /// The id in `column` is not a design document's: `_find` never returns those (CouchDB's

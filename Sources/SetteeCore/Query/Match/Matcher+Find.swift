@@ -12,6 +12,9 @@ extension Matcher {
         && matches(query.selector, .object($0.json))
     }
     matching.sort { sortsBefore($0, $1, by: query.sort) }
+    if let position = query.position {
+      matching.removeAll { !position.precedes($0, sort: query.sort) }
+    }
     var result = matching.dropFirst(query.skip)
     if query.limit > 0 { result = result.prefix(query.limit) }
     guard let fields = query.fields else { return Array(result) }

@@ -1,0 +1,81 @@
+import Foundation
+
+/// Where a page of `_find` results ended, as the opaque `bookmark` token CouchDB's
+/// responses carry: the sort values and id of the last result (so the next page starts
+/// after it, even when documents were written in between), or, for queries ordered by
+/// full-text relevance, how many results came before.
+package enum FindBookmark: Sendable, Hashable {
+  /// After the result whose sort values (`nil`: the field is missing) and id these are.
+  case after(keys: [JSON?], id: String)
+  /// After this many results (relevance order has no stable key).
+  case skipped(Int)
+
+  /// CouchDB's bookmark for "no position": a query without one starts at the beginning.
+  package static let none = "nil"
+
+  /// The token for this position of a query sorted by `sort`.
+  package func token(sort: [FindQuery.SortField]) -> String {
+    var object: JSONObject = ["v": 1, "sort": .array(sort.map(Self.describe))]
+    switch self {
+    case .after(let keys, let id):
+      object["keys"] = .array(keys.map { $0.map { .array([$0]) } ?? .array([]) })
+      object["id"] = .string(id)
+    case .skipped(let count):
+      object["skip"] = .int(Int64(count))
+    }
+    return Data(JSONWriter.bytes(.object(object))).base64EncodedString()
+      .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
+      .replacingOccurrences(of: "=", with: "")
+  }
+
+  /// The position a token names, for a query sorted by `sort`; `nil` for CouchDB's `"nil"`.
+  ///
+  /// - Throws: ``SetteeError`` with code `invalidQuery` for a token Settee did not give, or
+  ///   one given for a query with another sort.
+  package static func decode(_ token: String, sort: [FindQuery.SortField]) throws -> FindBookmark? {
+    if token == none || token.isEmpty { return nil }
+    func invalid(_ why: String) -> SetteeError {
+      SetteeError(.invalidQuery, "bookmark \(quoted(token)) \(why)")
+    }
+    var base64 = token.replacingOccurrences(of: "-", with: "+").replacingOccurrences(
+      of: "_", with: "/")
+    base64 += String(repeating: "=", count: (4 - base64.utf8.count % 4) % 4)
+    guard let data = Data(base64Encoded: base64),
+      case .object(let object)? = try? JSONParser.parse(Array(data)),
+      object["v"] == 1
+    else { throw invalid("is not one that a Settee _find response gave") }
+    guard object["sort"] == .array(sort.map(describe)) else {
+      throw invalid("belongs to a query with another sort; page with the same query")
+    }
+    if case .int(let count)? = object["skip"], count >= 0 {
+      return .skipped(Int(count))
+    }
+    guard case .array(let keys)? = object["keys"], keys.count == sort.count,
+      case .string(let id)? = object["id"]
+    else { throw invalid("is not one that a Settee _find response gave") }
+    return .after(
+      keys: try keys.map { key in
+        guard case .array(let boxed) = key, boxed.count <= 1 else {
+          throw invalid("is not one that a Settee _find response gave")
+        }
+        return boxed.first
+      }, id: id)
+  }
+
+  static func describe(_ field: FindQuery.SortField) -> JSON {
+    .array([.array(field.path.components.map(JSON.string)), .bool(field.descending)])
+  }
+
+  /// Whether `document` comes after this position in the order of `sort` (for the
+  /// in-memory path; the SQL path writes the same test, ``QueryPlanner``).
+  package func precedes(_ document: Document, sort: [FindQuery.SortField]) -> Bool {
+    guard case .after(let keys, let id) = self else { return true }
+    let json = JSON.object(document.json)
+    for (field, key) in zip(sort, keys) {
+      let order = Matcher.compareKeys(Matcher.sortKey(json, field), key)
+      if order != 0 { return field.descending ? order < 0 : order > 0 }
+    }
+    let order = JSONCollation.compareUTF8(document.id, id)
+    return sort.last?.descending == true ? order < 0 : order > 0
+  }
+}
