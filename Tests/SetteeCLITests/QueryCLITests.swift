@@ -25,7 +25,7 @@ struct QueryCLITests {
     let created = try json(
       try settee(
         "index", "create", #"{"index":{"fields":["docNumber"]},"name":"num","type":"json"}"#))
-    #expect(created == ["result": "created", "name": "num"])
+    #expect(created == ["result": "created", "id": "_design/num", "name": "num"])
     #expect(
       try json(try settee("index", "create", #"{"index":{"fields":["docNumber"]},"name":"num"}"#))[
         "result"] == "exists")

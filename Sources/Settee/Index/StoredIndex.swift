@@ -56,13 +56,15 @@ struct StoredIndex: Sendable {
     let rows = try Row.fetchAll(
       db.cachedStatement(
         sql:
-          "SELECT xid, name, type, fields, settings, multi_docs, entries, entries_per_key FROM indexes WHERE cid = ? ORDER BY name"
+          "SELECT xid, name, type, fields, settings, multi_docs, entries, entries_per_key, ddoc, partial_filter FROM indexes WHERE cid = ? ORDER BY name"
       ),
       arguments: [cid])
     return try rows.map { row in
       StoredIndex(
         xid: row[0],
-        definition: try definition(name: row[1], type: row[2], fields: row[3], settings: row[4]),
+        definition: try definition(
+          name: row[1], type: row[2], fields: row[3], settings: row[4], ddoc: row[8],
+          partialFilter: row[9]),
         multiDocuments: row[5], entries: row[6], entriesPerKey: row[7])
     }
   }
@@ -71,18 +73,23 @@ struct StoredIndex: Sendable {
   /// parsing it again each time cost more than the rest of planning.
   private static let definitions = Mutex<[[String]: IndexDefinition]>([:])
 
-  static func definition(name: String, type: String, fields: String, settings: String) throws
-    -> IndexDefinition
-  {
-    let key = [name, type, fields, settings]
+  static func definition(
+    name: String, type: String, fields: String, settings: String, ddoc: String? = nil,
+    partialFilter: String? = nil
+  ) throws -> IndexDefinition {
+    let key = [name, type, fields, settings, ddoc ?? "\u{0}", partialFilter ?? "\u{0}"]
     if let known = definitions.withLock({ $0[key] }) { return known }
     let fieldNames = try JSONParser.parse(fields).arrayValue?.compactMap(\.stringValue) ?? []
     var settingValues: [String: String] = [:]
     for member in try JSONParser.parse(settings).objectValue ?? [:] {
       settingValues[member.key] = member.value.stringValue
     }
-    let definition = try IndexDefinition(
+    var definition = try IndexDefinition(
       name: name, fields: fieldNames, type: type, settings: settingValues)
+    definition.designDocument = ddoc
+    definition.partialFilter = try partialFilter.map {
+      try SelectorParser.parse(JSONParser.parse($0))
+    }
     definitions.withLock { cache in
       if cache.count > 1_024 { cache.removeAll() }
       cache[key] = definition
@@ -100,10 +107,12 @@ struct StoredIndex: Sendable {
       settings[key] = .string(definition.settings[key]!)
     }
     try db.execute(
-      sql: "INSERT INTO indexes (cid, name, type, fields, settings) VALUES (?, ?, ?, ?, ?)",
+      sql:
+        "INSERT INTO indexes (cid, name, type, fields, settings, ddoc, partial_filter) VALUES (?, ?, ?, ?, ?, ?, ?)",
       arguments: [
         cid, definition.name, definition.kind.rawValue, fields,
-        JSONWriter.string(.object(settings)),
+        JSONWriter.string(.object(settings)), definition.designDocument,
+        definition.partialFilter.map { JSONWriter.string($0.json) },
       ])
     let index = StoredIndex(xid: db.lastInsertedRowID, definition: definition, multiDocuments: 0)
     if definition.kind == .text {
@@ -177,6 +186,8 @@ struct StoredIndex: Sendable {
   /// every character, U+0000 included), parsed and encoded by the same code as in Swift
   /// builds. The function stops the statement at the first array, which SQLite then undoes.
   func fillInSQL(_ db: SQLConnection, cid: Int64) throws -> Bool {
+    // A partial index's filter is checked by the matcher, in Swift.
+    guard definition.partialFilter == nil else { return false }
     let fields = definition.fields
     let plain = fields.allSatisfy { field in
       field.components.first != "_id" && field.components.first != "_rev"
@@ -240,6 +251,13 @@ struct StoredIndex: Sendable {
       try maintainer.update(rid: row[0], document: document, isNew: true, previous: nil)
     }
     try maintainer.finish()
+  }
+
+  /// The entries a document gives: one row per combination of its fields' values (see
+  /// ``IndexKeys``), none when a partial index's filter does not match it.
+  func rows(_ json: JSON) throws -> [[IndexKeys.Entry]] {
+    if let filter = definition.partialFilter, !(try Matcher.matches(filter, json)) { return [] }
+    return try IndexKeys.rows(json, fields: definition.fields, indexName: definition.name)
   }
 
   func drop(_ db: SQLConnection) throws {
@@ -318,9 +336,7 @@ struct IndexMaintainer {
             "internal error: replacing index entries of \(quoted(document.id)) without its previous version"
           )
         }
-        let definition = target.index.definition
-        let rows = try IndexKeys.rows(
-          previousJSON, fields: definition.fields, indexName: definition.name)
+        let rows = try target.index.rows(previousJSON)
         let delete = try db.cachedStatement(sql: target.delete)
         for row in rows {
           var arguments: [DatabaseValueConvertible?] = row.map {
@@ -337,8 +353,7 @@ struct IndexMaintainer {
       }
       var after = 0
       if !document.isDeleted {
-        let definition = target.index.definition
-        let rows = try IndexKeys.rows(json, fields: definition.fields, indexName: definition.name)
+        let rows = try target.index.rows(json)
         let insert = try db.cachedStatement(sql: target.insert)
         for row in rows {
           var arguments: [DatabaseValueConvertible?] = row.map {

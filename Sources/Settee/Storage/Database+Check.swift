@@ -103,9 +103,8 @@ extension Database {
         if deleted { continue }
         let document = JSON.object(Document(id: id, rev: rev, body: body).json)
         for (position, index) in json.enumerated() {
-          let entries = try IndexKeys.rows(
-            document, fields: index.definition.fields, indexName: index.definition.name)
-          expected[position][rid] = Set(entries)
+          let entries = try index.rows(document)
+          if !entries.isEmpty { expected[position][rid] = Set(entries) }
         }
       } catch let error as SetteeError {
         report.add(.init(collection: name, documentID: id, message: error.message))
@@ -157,7 +156,7 @@ extension Database {
         ?? "rid \(rid)"
       let problem =
         expected[rid] == nil
-        ? "index \(quoted(name)) holds entries for a document that is deleted or gone"
+        ? "index \(quoted(name)) holds entries for a document that is deleted, gone, or outside its partial_filter_selector"
         : "index \(quoted(name)) holds \(stored[rid]?.count ?? 0) entries for this document that differ from the \(expected[rid]!.count) it should"
       report.add(.init(collection: collection, documentID: id, index: name, message: problem))
     }

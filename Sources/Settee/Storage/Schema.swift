@@ -160,6 +160,15 @@ enum Schema {
           ) WITHOUT ROWID;
           """)
     }
+    migrator.registerMigration("v8-index-ddoc-partial") { db in
+      // CouchDB's design document id of an index (NULL: `_design/<name>`) and its
+      // `partial_filter_selector` as Mango JSON (NULL: every document is indexed).
+      try db.execute(
+        sql: """
+          ALTER TABLE indexes ADD COLUMN ddoc TEXT;
+          ALTER TABLE indexes ADD COLUMN partial_filter TEXT;
+          """)
+    }
     return migrator
   }
 }

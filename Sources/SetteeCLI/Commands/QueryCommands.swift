@@ -13,7 +13,7 @@ struct IndexCreateCommand: ParsableCommand {
     commandName: "create",
     abstract: "Create an index (CouchDB's _index body).",
     discussion:
-      #"Example: settee index create '{"index":{"fields":["name","age"]},"name":"basic","type":"json"}'. Prints {"result":"created"|"exists","name":…}. Documents already stored are indexed before it returns."#
+      #"Example: settee index create '{"index":{"fields":["name","age"]},"name":"basic","type":"json"}'. Prints {"result":"created"|"exists","id":"_design/…","name":…}; without "name", one is made from the definition (the same each time). "ddoc" names the design document; "index" takes "fields" and "partial_filter_selector" (only matching documents are indexed). Documents already stored are indexed before it returns."#
   )
 
   @OptionGroup var local: GlobalOptions
@@ -27,7 +27,10 @@ struct IndexCreateCommand: ParsableCommand {
     let collection = try options.openCollection(readOnly: false)
     let existed = try collection.indexes().contains(definition)
     try collection.ensureIndexed(definition)
-    Console.outJSON(["result": existed ? "exists" : "created", "name": .string(definition.name)])
+    Console.outJSON([
+      "result": existed ? "exists" : "created", "id": .string(definition.designDocumentID),
+      "name": .string(definition.name),
+    ])
   }
 }
 
@@ -41,24 +44,7 @@ struct IndexListCommand: ParsableCommand {
   func run() throws {
     let options = local.merged(with: root.options)
     let indexes = try options.openCollection(readOnly: true).indexes()
-    var listed: [JSON] = [
-      ["ddoc": .null, "name": "_all_docs", "type": "special", "def": ["fields": [["_id": "asc"]]]]
-    ]
-    for index in indexes {
-      var entry: JSONObject = [
-        "ddoc": .null, "name": .string(index.name), "type": .string(index.kind.rawValue),
-        "def": [
-          "fields": .array(
-            index.fields.map { field -> JSON in .object([field.description: "asc"]) })
-        ],
-      ]
-      if index.kind == .text {
-        var settings = JSONObject()
-        for key in index.settings.keys.sorted() { settings[key] = .string(index.settings[key]!) }
-        entry["settings"] = .object(settings)
-      }
-      listed.append(.object(entry))
-    }
+    let listed = [IndexDefinition.allDocsListing] + indexes.map(\.couchDBListing)
     Console.outJSON(["total_rows": .int(Int64(listed.count)), "indexes": .array(listed)])
   }
 }

@@ -1,3 +1,5 @@
+import Crypto
+
 /// A query index over fields of a collection's documents (SPEC section 3).
 public struct IndexDefinition: Sendable, Hashable {
   /// The kind of index.
@@ -21,6 +23,16 @@ public struct IndexDefinition: Sendable, Hashable {
   public var kind: Kind
   /// `tokenize` (`simple` or `porter`) for TEXT indexes; nothing for JSON ones.
   public var settings: [String: String]
+  /// The design document CouchDB would keep the index in (`_design/…`); `nil` for
+  /// `_design/<name>`.
+  public var designDocument: String?
+  /// Only documents that match this selector are indexed (CouchDB's
+  /// `partial_filter_selector`); the planner uses such an index only for queries whose
+  /// selector includes every condition of it. `nil` indexes every document.
+  public var partialFilter: Selector?
+
+  /// ``designDocument``, or `_design/<name>`.
+  public var designDocumentID: String { designDocument ?? "_design/\(name)" }
 
   /// Checks a definition.
   ///
@@ -82,6 +94,17 @@ public struct IndexDefinition: Sendable, Hashable {
     self.settings = settings
   }
 
+  /// CouchDB's `ddoc`: `_design/` is added when missing.
+  static func designDocument(_ value: JSON) throws -> String {
+    guard case .string(let id) = value, !id.isEmpty, id != "_design/" else {
+      throw SetteeError(
+        .invalidIndex,
+        "\"ddoc\" must be a design document id string, not \(JSONWriter.string(value))")
+    }
+    try Names.refuseNUL(id, kind: "design document id", code: .invalidIndex)
+    return id.utf8.starts(with: "_design/".utf8) ? id : "_design/\(id)"
+  }
+
   /// Parses field names and a type name as users give them.
   public init(
     name: String, fields: [String], type: String = "json", settings: [String: String] = [:]
@@ -114,6 +137,27 @@ public struct IndexDefinition: Sendable, Hashable {
     else {
       throw SetteeError(.invalidIndex, #"an index definition needs "index": {"fields": [...]}"#)
     }
+    for key in index.keys where key != "fields" && key != "partial_filter_selector" {
+      throw SetteeError(
+        .invalidIndex,
+        "unknown member \(quoted(key)) of \"index\"; it takes \"fields\" and \"partial_filter_selector\""
+      )
+    }
+    var partialFilter: Selector?
+    if let filter = index["partial_filter_selector"] {
+      guard case .object = filter else {
+        throw SetteeError(
+          .invalidIndex,
+          "\"partial_filter_selector\" must be a selector object, not \(filter.typeName)")
+      }
+      do { partialFilter = try SelectorParser.parse(filter) } catch let error as SetteeError {
+        throw SetteeError(.invalidIndex, "\"partial_filter_selector\": \(error.message)")
+      }
+      if partialFilter?.textClauseCount ?? 0 > 0 {
+        throw SetteeError(.invalidIndex, "\"partial_filter_selector\" cannot hold $text")
+      }
+      if partialFilter == .all { partialFilter = nil }
+    }
     let fields = try fieldList.map { field -> String in
       switch field {
       case .string(let name): return name
@@ -130,9 +174,15 @@ public struct IndexDefinition: Sendable, Hashable {
           .invalidIndex, "index fields must be names, not \(JSONWriter.string(field))")
       }
     }
-    guard case .string(let name)? = object["name"] else {
-      throw SetteeError(.invalidIndex, #"an index definition needs a "name" string"#)
+    var givenName: String?
+    if let value = object["name"] {
+      guard case .string(let name) = value else {
+        throw SetteeError(
+          .invalidIndex, "an index \"name\" must be a string, not \(value.typeName)")
+      }
+      givenName = name
     }
+    let designDocument = try object["ddoc"].map(IndexDefinition.designDocument)
     var type = "json"
     if let value = object["type"] {
       guard case .string(let text) = value else {
@@ -152,8 +202,46 @@ public struct IndexDefinition: Sendable, Hashable {
         settings[member.key] = setting
       }
     }
+    // Without a name, CouchDB names the index after a digest of its definition, so the
+    // same definition gets the same name (and "exists") every time.
+    let name =
+      givenName
+      ?? Hex.string(
+        of: Insecure.MD5.hash(
+          data: JSONWriter.bytes([
+            "fields": .array(fields.map(JSON.string)), "type": .string(type),
+            "settings": .object(
+              JSONObject(settings.sorted { $0.key < $1.key }.map { ($0, .string($1)) })),
+            "partial_filter_selector": partialFilter?.json ?? .null,
+          ])))
     try self.init(name: name, fields: fields, type: type, settings: settings)
+    self.designDocument = designDocument
+    self.partialFilter = partialFilter
   }
+
+  /// CouchDB's shape in an index list: `{"ddoc": …, "name": …, "type": …, "def":
+  /// {"fields": [{"name": "asc"}], "partial_filter_selector": …}}`.
+  public var couchDBListing: JSON {
+    var definition: JSONObject = [
+      "fields": .array(fields.map { .object(JSONObject([($0.description, JSON.string("asc"))])) })
+    ]
+    if let partialFilter { definition["partial_filter_selector"] = partialFilter.json }
+    var listing: JSONObject = [
+      "ddoc": .string(designDocumentID), "name": .string(name), "type": .string(kind.rawValue),
+      "def": .object(definition),
+    ]
+    if kind == .text {
+      listing["settings"] = .object(
+        JSONObject(settings.sorted { $0.key < $1.key }.map { ($0, .string($1)) }))
+    }
+    return .object(listing)
+  }
+
+  /// The special index CouchDB lists first: every document by `_id`.
+  public static let allDocsListing: JSON = [
+    "ddoc": nil, "name": "_all_docs", "type": "special",
+    "def": ["fields": [["_id": "asc"]]],
+  ]
 
   /// The seed's `listIndexes` shape: `{"fields": [...], "type": "json", "name": …}`, with
   /// `"settings": "{tokenize: simple}"` (a string, as the seed returns it) for TEXT indexes.

@@ -8,8 +8,11 @@ import Testing
 @Suite("SQL path equals the matcher")
 struct DifferentialTests {
   enum Indexing: String, CaseIterable, Sendable {
-    case none, single, compound, scalarSort
+    case none, single, compound, scalarSort, partial
   }
+
+  /// The filter of the partial indexes of the `.partial` runs.
+  static let partialFilter = try! SelectorParser.parse(["pet.species": "cat"])
 
   @Test(arguments: [1, 2, 3, 4] as [UInt64], Indexing.allCases)
   func randomSelectorsAgree(seed: UInt64, indexing: Indexing) throws {
@@ -34,6 +37,15 @@ struct DifferentialTests {
     case .scalarSort:
       try collection.ensureIndexed(["n"], name: "n")
       try collection.ensureIndexed(["n", "m"], name: "n+m")
+    case .partial:
+      // Partial indexes hold only the documents their filter matches; the planner may use
+      // them only for selectors that include the filter.
+      for (name, fields) in [("a.cats", ["a"]), ("b+tags.cats", ["b", "tags"])] {
+        var definition = try IndexDefinition(name: name, fields: fields)
+        definition.partialFilter = DifferentialTests.partialFilter
+        try collection.ensureIndexed(definition)
+      }
+      try collection.ensureIndexed(["b"], name: "b")
     }
     try collection.putAll(Array(documents[100...]))
     // Updates and deletes must leave no stale index entries.
@@ -64,6 +76,7 @@ struct DifferentialTests {
     #expect(stored.count == 200 - 15)
 
     var coveredQueries = 0
+    var partialQueries = 0
     for round in 0..<300 {
       let selectorJSON = generator.selector()
       let text = JSONWriter.string(selectorJSON)
@@ -75,6 +88,9 @@ struct DifferentialTests {
         continue
       }
       var query = FindQuery(selector: selector)
+      if indexing == .partial && round % 2 == 0 {
+        query.selector = Selector.conjunction([DifferentialTests.partialFilter, selector])
+      }
       if indexing == .scalarSort && round % 2 == 1 {
         // Selectors, sorts and projections within the indexed fields: covering queries.
         var object = JSONObject()
@@ -121,7 +137,9 @@ struct DifferentialTests {
       if indexing != .none && round % 10 == 0 {
         query.useIndex = generator.pick(try collection.indexes().map(\.name))
       }
-      if try collection.explain(query).covering { coveredQueries += 1 }
+      let plan = try collection.explain(query)
+      if plan.covering { coveredQueries += 1 }
+      if plan.indexes.contains(where: { $0.hasSuffix(".cats") }) { partialQueries += 1 }
       let expected = try Matcher.find(query, in: stored).map(\.id)
       if query.fields != nil {
         // Projected bodies must agree too.
@@ -150,6 +168,9 @@ struct DifferentialTests {
       } else {
         #expect(actual == expected, "selector \(text) sort \(query.sort)")
       }
+    }
+    if indexing == .partial {
+      #expect(partialQueries > 10, "partial indexes were used \(partialQueries) times")
     }
     if indexing == .scalarSort {
       #expect(coveredQueries > 50, "covering indexes were used \(coveredQueries) times")

@@ -76,10 +76,19 @@ enum QueryPlanner {
       throw SetteeError(
         .invalidQuery, "a query may hold one $text clause, not \(query.selector.textClauseCount)")
     }
-    let jsonIndexes = indexes.filter { $0.definition.kind == .json }
-    var candidates: [QueryPlan.Candidate] = []
-    var best: (access: StoredIndexAccess, entries: Int)?
     let conjuncts = conjunction(query.selector)
+    var candidates: [QueryPlan.Candidate] = []
+    // A partial index holds only the documents its filter matches: it can answer a query
+    // only when the query asks for no document outside it.
+    let allJSONIndexes = indexes.filter { $0.definition.kind == .json }
+    let jsonIndexes = allJSONIndexes.filter { answersWithin($0, conjuncts) }
+    for index in allJSONIndexes where !answersWithin(index, conjuncts) {
+      candidates.append(
+        .init(
+          index: index.definition.name, usable: false, estimatedEntries: nil,
+          why: .fixed("partial index: the selector does not include its partial_filter_selector")))
+    }
+    var best: (access: StoredIndexAccess, entries: Int)?
     let textIndex = indexes.first { $0.definition.kind == .text }.map(TextIndex.init)
     if query.sort.contains(where: { $0.isRelevance }) {
       guard conjuncts.contains(where: { if case .text = $0 { true } else { false } }) else {
@@ -110,7 +119,9 @@ enum QueryPlanner {
     if let forced = query.useIndex {
       guard let index = namedIndex(forced, in: jsonIndexes) else {
         let message =
-          "use_index names \(JSONWriter.string(.string(forced))), which is not a JSON index of this collection"
+          namedIndex(forced, in: allJSONIndexes) != nil
+          ? "use_index names \(JSONWriter.string(.string(forced))), a partial index whose partial_filter_selector the query's selector does not include, so it would miss documents"
+          : "use_index names \(JSONWriter.string(.string(forced))), which is not a JSON index of this collection"
         guard query.allowFallback else { throw SetteeError(.noUsableIndex, message) }
         // CouchDB's default: answer without it, and say so.
         var unforced = query
@@ -455,14 +466,22 @@ enum QueryPlanner {
     return statement + limit(query)
   }
 
+  /// Whether every document the query can return is in the index: always, unless the
+  /// index is partial, when the query's conditions must include each of its filter's
+  /// (the same conditions, at the top level of the selector).
+  static func answersWithin(_ index: StoredIndex, _ conjuncts: [Selector]) -> Bool {
+    guard let filter = index.definition.partialFilter else { return true }
+    return conjunction(filter).allSatisfy { conjuncts.contains($0) }
+  }
+
   /// The index `use_index` names: by name, or by its design document's id (`_design/x`,
-  /// or `x` for it), which is `_design/<name>` for Settee's indexes.
+  /// or `x` for it; ``IndexDefinition/designDocumentID``).
   static func namedIndex(_ name: String, in indexes: [StoredIndex]) -> StoredIndex? {
     if let index = indexes.first(where: { $0.definition.name.utf8.elementsEqual(name.utf8) }) {
       return index
     }
-    let bare = name.utf8.starts(with: "_design/".utf8) ? String(name.dropFirst(8)) : name
-    return indexes.first { $0.definition.name.utf8.elementsEqual(bare.utf8) }
+    let design = name.utf8.starts(with: "_design/".utf8) ? name : "_design/\(name)"
+    return indexes.first { $0.definition.designDocumentID.utf8.elementsEqual(design.utf8) }
   }
 
   /// `_id` equal to a string, or in a list of strings: SQLite answers it from the
