@@ -94,10 +94,11 @@ extension DocumentCollection {
   @discardableResult
   public func ensureIndexed(
     _ fields: [String], name: String, type: IndexDefinition.Kind = .json,
-    settings: [String: String] = [:]
+    settings: [String: String] = [:], partialFilter: Where? = nil
   ) async throws -> String {
     try await database.offload {
-      try self.ensureIndexed(fields, name: name, type: type, settings: settings)
+      try self.ensureIndexed(
+        fields, name: name, type: type, settings: settings, partialFilter: partialFilter)
     }
   }
 

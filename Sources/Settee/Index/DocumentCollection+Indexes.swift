@@ -11,13 +11,25 @@ extension DocumentCollection {
   ///
   /// - Throws: ``SetteeError`` with code `invalidIndex` for a bad definition or when an
   ///   index of that name exists with another definition.
+  ///
+  /// With `partialFilter`, only the documents it matches are indexed, and the index serves
+  /// only queries whose selector includes its conditions:
+  ///
+  /// ```swift
+  /// try people.ensureIndexed(["age"], name: "users", partialFilter: Field("type") == "user")
+  /// ```
   @discardableResult
   public func ensureIndexed(
     _ fields: [String], name: String, type: IndexDefinition.Kind = .json,
-    settings: [String: String] = [:]
+    settings: [String: String] = [:], partialFilter: Where? = nil
   ) throws -> String {
-    try ensureIndexed(
-      IndexDefinition(name: name, fields: fields, type: type.rawValue, settings: settings))
+    var definition = try IndexDefinition(
+      name: name, fields: fields, type: type.rawValue, settings: settings)
+    if let partialFilter {
+      let selector = try partialFilter.selector()
+      definition.partialFilter = selector == .all ? nil : selector
+    }
+    return try ensureIndexed(definition)
   }
 
   /// Creates an index from a definition unless the same one exists.
