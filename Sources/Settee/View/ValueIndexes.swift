@@ -7,7 +7,7 @@ import SetteeCore
 /// integers, and queries find documents by those values, several indexes at once.
 ///
 /// They are a face over views (each index is a view keyed by its values), kept apart from
-/// the Mango indexes of ``DocumentCollection/ensureIndexed(_:name:type:settings:)-c3x0``,
+/// the Mango indexes of ``DocumentCollection/ensureIndexed(_:name:type:settings:partialFilter:)-7rd7b``,
 /// which serve `find`. Like views, they catch up with the documents when queried.
 ///
 /// ```swift
