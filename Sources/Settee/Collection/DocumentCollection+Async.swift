@@ -66,7 +66,9 @@ extension DocumentCollection {
     let (name, database) = (self.name, self.database)
     return try await database.read { db in
       var documents: [Document] = []
-      let summary = try DocumentCollection.find(query, collection: name, in: database, db: db) {
+      let summary = try DocumentCollection.find(
+        query, collection: name, in: database, db: db, summary: true
+      ) {
         documents.append($0)
       }
       return FindResult(documents: documents, summary: summary)

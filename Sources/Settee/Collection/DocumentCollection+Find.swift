@@ -35,7 +35,7 @@ extension DocumentCollection {
     let (name, database) = (self.name, self.database)
     return try database.read { db in
       try DocumentCollection.find(
-        query, collection: name, in: database, db: db, freshStatement: true, body)
+        query, collection: name, in: database, db: db, freshStatement: true, summary: true, body)
     }
   }
 
@@ -55,20 +55,24 @@ extension DocumentCollection {
     var documents: [Document] = []
     let (name, database) = (self.name, self.database)
     let summary = try database.read { db in
-      try DocumentCollection.find(query, collection: name, in: database, db: db) {
+      try DocumentCollection.find(query, collection: name, in: database, db: db, summary: true) {
         documents.append($0)
       }
     }
     return FindResult(documents: documents, summary: summary)
   }
 
-  /// - Parameter freshStatement: run the query with a statement of its own rather than
-  ///   the connection's cached one, because `body` may run the same query on the same
-  ///   connection, which would reset a shared statement in the middle of the stream.
+  /// - Parameters:
+  ///   - freshStatement: run the query with a statement of its own rather than the
+  ///     connection's cached one, because `body` may run the same query on the same
+  ///     connection, which would reset a shared statement in the middle of the stream.
+  ///   - summary: compute the bookmark and statistics (a read of the last document):
+  ///     only callers that return them ask.
   @discardableResult
   static func find(
     _ query: FindQuery, collection name: String, in database: Database, db: SQLConnection,
-    freshStatement: Bool = false, _ body: (Document) throws -> Void
+    freshStatement: Bool = false, summary wantsSummary: Bool = false,
+    _ body: (Document) throws -> Void
   ) throws -> FindSummary {
     let started = DispatchTime.now().uptimeNanoseconds
     var query = query
@@ -95,12 +99,13 @@ extension DocumentCollection {
         query, cid: cid, catalog: database.indexCatalog, db: db, freshStatement: freshStatement)
       var returned = 0
       var lastID: String?
-      try run(plan, statement, query: query) { document in
+      try run(plan, statement, query: query, db: db) { document in
         returned += 1
         lastID = document.id
         try body(document)
       }
       summary.warning = plan.warning
+      guard wantsSummary else { return }
       if let lastID {
         summary.bookmark = try bookmark(after: lastID, returned: returned, query, cid: cid, db: db)
       }
@@ -205,7 +210,9 @@ extension DocumentCollection {
     let plan = try DocumentCollection.plan(all, cid: cid, catalog: database.indexCatalog, db: db)
     if plan.filteredInSwift {
       var count = 0
-      try DocumentCollection.run(plan, try db.cachedStatement(sql: plan.sql), query: all) { _ in
+      try DocumentCollection.run(
+        plan, try db.cachedStatement(sql: plan.sql), query: all, db: db
+      ) { _ in
         count += 1
       }
       return count
@@ -217,7 +224,9 @@ extension DocumentCollection {
     } catch let error as DatabaseError where BeyondSQL.isSizeLimit(error) {
       // The wrapper nests one level deeper than the query itself: count its rows instead.
       var count = 0
-      try DocumentCollection.run(plan, try db.cachedStatement(sql: plan.sql), query: all) { _ in
+      try DocumentCollection.run(
+        plan, try db.cachedStatement(sql: plan.sql), query: all, db: db
+      ) { _ in
         count += 1
       }
       return count
@@ -294,38 +303,45 @@ extension DocumentCollection {
   }
 
   static func run(
-    _ plan: QueryPlan, _ statement: Statement, query: FindQuery, _ body: (Document) throws -> Void
+    _ plan: QueryPlan, _ statement: Statement, query: FindQuery, db: SQLConnection,
+    _ body: (Document) throws -> Void
   ) throws {
-    let rows = try Row.fetchCursor(statement, arguments: plan.statement.statementArguments)
     if let index = plan.coveringIndex {
+      let rows = try Row.fetchCursor(statement, arguments: plan.statement.statementArguments)
       while let row = try rows.next() { try body(try CoveringPlan.document(row, index, query)) }
       return
     }
+    // Rows are read through SQLite's C API: GRDB's generic arguments and row decoding cost
+    // as much as a small indexed query (as for views and `where` queries). The plan's SQL
+    // is never run through GRDB's fetch methods (see ``RawStatement``).
+    let raw = try RawStatement(db, statement: statement, arguments: plan.statement.arguments)
     if plan.filteredInSwift {
       // Only the matching documents are kept (for the sort), not every candidate.
       var matching: [Document] = []
-      while let row = try rows.next() {
+      try raw.forEach { row in
         let document = try document(row)
         if try Matcher.matches(query.selector, .object(document.json)) {
           matching.append(document)
         }
+        return true
       }
       var rest = query
       rest.selector = .all
       for document in try Matcher.find(rest, in: matching) { try body(document) }
       return
     }
-    while let row = try rows.next() {
+    try raw.forEach { row in
       var document = try document(row)
       if let fields = query.fields { document = Matcher.project(document, fields) }
       try body(document)
+      return true
     }
   }
 
-  static func document(_ row: Row) throws -> Document {
-    let id: String = row[0]
+  static func document(_ row: RawStatement) throws -> Document {
+    let id = row.string(0)
     return Document(
-      id: id, rev: try DocumentReader.storedRevision(row[1], documentID: id),
-      body: try DocumentReader.parseBody(row, at: 2, documentID: id))
+      id: id, rev: try DocumentReader.storedRevision(row.string(1), documentID: id),
+      body: try DocumentReader.parseBody(row.bytes(2), documentID: id))
   }
 }

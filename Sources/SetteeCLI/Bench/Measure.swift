@@ -41,17 +41,18 @@ enum Measure {
   }
 
   /// Times work that can run only once on the same state (a bulk insert, an index build):
-  /// `prepare` makes fresh state for each run, untimed.
+  /// `prepare` makes fresh state for each run, untimed. The first run is a warm-up, not
+  /// counted, as for the other figures.
   static func median<State>(
     repetitions: Int, prepare: (Int) throws -> State, _ body: (State) throws -> Void,
     cleanUp: () throws -> Void = {}
   ) rethrows -> Double {
     var times: [Double] = []
-    for run in 0..<max(repetitions, 1) {
+    for run in 0...max(repetitions, 1) {
       let state = try prepare(run)
       let start = DispatchTime.now().uptimeNanoseconds
       try body(state)
-      times.append(Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9)
+      if run > 0 { times.append(Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9) }
       try cleanUp()
     }
     times.sort()

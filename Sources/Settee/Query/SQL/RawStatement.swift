@@ -18,11 +18,16 @@ struct RawStatement {
 
   /// Prepares (or reuses) the statement for `sql` and binds its values.
   init(_ db: SQLConnection, _ sql: SQLFragment) throws {
-    handle = try db.cachedStatement(sql: sql.text).sqliteStatement
+    try self.init(db, statement: db.cachedStatement(sql: sql.text), arguments: sql.arguments)
+  }
+
+  /// Binds `arguments` to a statement already prepared (cached or of its own).
+  init(_ db: SQLConnection, statement: Statement, arguments: [DatabaseValue]) throws {
+    handle = statement.sqliteStatement
     connection = db.sqliteConnection
     sqlite3_reset(handle)
     sqlite3_clear_bindings(handle)
-    for (offset, value) in sql.arguments.enumerated() {
+    for (offset, value) in arguments.enumerated() {
       let index = Int32(offset + 1)
       switch value.storage {
       case .null: sqlite3_bind_null(handle, index)
