@@ -266,8 +266,12 @@ extension DocumentCollection {
         let probe =
           SQLFragment("SELECT count(*) FROM (") + rids + SQLFragment(" LIMIT ")
           + .integer(QueryPlanner.probeCap) + SQLFragment(")")
-        return try Int.fetchOne(
-          db.cachedStatement(sql: probe.text), arguments: probe.statementArguments) ?? 0
+        var count = 0
+        try RawStatement(db, probe).forEach { row in
+          count = Int(row.int64(0))
+          return false
+        }
+        return count
       }
     } catch let reason as BeyondSQL {
       try checkSwiftFilterable(query, reason)

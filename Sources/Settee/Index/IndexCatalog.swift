@@ -16,6 +16,8 @@ import Synchronization
 /// stale.
 final class IndexCatalog: Sendable {
   private let lists = Mutex<[Int64: (version: Int64, indexes: [StoredIndex])]>([:])
+  private static let stateSQL = SQLFragment(
+    "SELECT index_version, holds_nul FROM collections WHERE cid = ")
 
   /// The collection's indexes, ordered by name.
   func indexes(_ db: SQLConnection, cid: Int64) throws -> [StoredIndex] {
@@ -25,11 +27,14 @@ final class IndexCatalog: Sendable {
   /// What a query needs to know of its collection, read with one statement: its indexes,
   /// and whether a document may hold U+0000 in a string (``Schema``'s `holds_nul`).
   func state(_ db: SQLConnection, cid: Int64) throws -> CollectionState {
-    let row = try Row.fetchOne(
-      db.cachedStatement(sql: "SELECT index_version, holds_nul FROM collections WHERE cid = ?"),
-      arguments: [cid])
-    let version: Int64 = row?[0] ?? -1
-    let holdsNUL: Bool = row?[1] ?? true
+    // Read through SQLite's C API: GRDB's row decoding cost a fifth of planning a query.
+    var version: Int64 = -1
+    var holdsNUL = true
+    try RawStatement(db, Self.stateSQL + SQLFragment.value(cid)).forEach { row in
+      version = row.int64(0)
+      holdsNUL = row.int64(1) != 0
+      return false
+    }
     if let known = lists.withLock({ $0[cid] }), known.version == version {
       return CollectionState(indexes: known.indexes, documentsHoldNUL: holdsNUL)
     }
