@@ -1,4 +1,5 @@
 import Foundation
+import GRDB
 import Settee
 import SetteeCore
 import SetteeTestSupport
@@ -168,5 +169,25 @@ struct WhereIndexTests {
     #expect(try users.find(where: #"[x\]y] = 1 AND [q'] = 2"#).map(\.id) == ["a"])
     expectError(.uniqueViolation) { _ = try users.insert(["_id": "b", "x]y": 1, "q'": 2]) }
     #expect(try users.count(where: "") == 1)
+  }
+
+  /// Once `PRAGMA optimize` (after an import) has measured `documents` and not the field
+  /// table, a condition on `documents` made SQLite build a Bloom filter over the whole
+  /// collection for every query; queries over the field table put none there.
+  @Test func measuredDocumentsDoNotTurnIndexedQueriesIntoScans() throws {
+    do {
+      let users = try users()
+      try users.insertBatch((0..<300).map { ["_id": .string("u\($0)"), "n": .int(Int64($0))] })
+      try users.addIndex("[n]")
+      try users.addQueryableFields("[m]")
+    }
+    try DatabaseQueue(path: path).write { db in try db.execute(sql: "ANALYZE documents") }
+    let users = try users()
+    for (condition, order) in [("[n] > 10", "[n]"), ("[n] = 5", ""), ("[m] IS NULL", "")] {
+      let plan = try users.explain(where: condition, orderBy: order, limit: 10)
+      #expect(!plan.steps.contains { $0.contains("BLOOM") }, "\(condition): \(plan.steps)")
+    }
+    #expect(
+      try users.find(where: "[n] > 10", orderBy: "[n]", limit: 2).map(\.id) == ["u11", "u12"])
   }
 }
