@@ -26,6 +26,12 @@ struct BenchCommand: ParsableCommand {
       "Run only these workloads (comma-separated): \(BenchSuite.workloads.joined(separator: ", ")).",
       valueName: "keys"))
   var only: String?
+  @Flag(
+    name: .customLong("compare-sqlite3"),
+    help:
+      "Instead: whole processes of this binary (import, index create, find) against the sqlite3 shell doing the same work by hand, best of 3 (issue 16's table)."
+  )
+  var compareSQLite3 = false
 
   /// `--db` given before or after `bench`.
   var keptPath: String? { db ?? root.options.db }
@@ -54,6 +60,13 @@ struct BenchCommand: ParsableCommand {
       "settee-bench-\(UUID().uuidString.prefix(8))")
     try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
     defer { try? FileManager.default.removeItem(at: directory) }
+    if compareSQLite3 {
+      let rows = try CompareSQLite3(count: count, directory: directory) { message in
+        Console.err(message + "\n")
+      }.run()
+      Console.out(CompareSQLite3.table(rows))
+      return
+    }
     let path = keptPath ?? directory.appendingPathComponent("bench.db").path
     var suite = try BenchSuite(path: path, documents: count, quick: quick) { message in
       if !json { Console.err(message + "\n") }

@@ -48,6 +48,22 @@ struct BenchData {
     }
   }
 
+  /// The whole-process comparison's documents: seed-shaped, with `pet` an array of two
+  /// strings in every seventh document and an 8-word `comment`.
+  mutating func wholeProcess(_ count: Int) -> [JSONObject] {
+    (0..<count).map { number in
+      [
+        "_id": .string(BenchData.id(number, prefix: "p")),
+        "name": .string(pick(BenchData.names)), "age": .int(Int64(1 + next() % 90)),
+        "docNumber": .int(Int64(number)),
+        "pet": number % 7 == 0
+          ? .array([.string(pick(BenchData.pets)), .string(pick(BenchData.pets))])
+          : .string(pick(BenchData.pets)),
+        "comment": .string((0..<8).map { _ in pick(BenchData.words) }.joined(separator: " ")),
+      ]
+    }
+  }
+
   static func id(_ number: Int, prefix: String) -> String {
     let digits = String(number)
     return prefix + String(repeating: "0", count: max(0, 7 - digits.count)) + digits

@@ -1,0 +1,212 @@
+import Foundation
+import SetteeCore
+
+/// `settee bench --compare-sqlite3`: the work a user feels, as whole processes. This
+/// binary runs as a child process for each step and the `sqlite3` shell does the same work
+/// with hand-written SQL on its own file; best of three runs of each, as issue 16 measured.
+struct CompareSQLite3 {
+  let count: Int
+  let directory: URL
+  let log: (String) -> Void
+
+  struct Row {
+    var name: String
+    var settee: Double
+    var sqlite3: Double
+    var target: Double
+  }
+
+  func run() throws -> [Row] {
+    guard let shell = Self.which("sqlite3") else {
+      throw SetteeError(.invalidArgument, "--compare-sqlite3 needs the sqlite3 shell on PATH")
+    }
+    let settee = URL(fileURLWithPath: CommandLine.arguments[0]).standardizedFileURL.path
+    var data = BenchData()
+    let documents = data.wholeProcess(count)
+    let ndjson = directory.appendingPathComponent("people.ndjson")
+    let array = directory.appendingPathComponent("people.json")
+    var lines: [UInt8] = []
+    var whole: [UInt8] = [UInt8(ascii: "[")]
+    for (number, document) in documents.enumerated() {
+      JSONWriter.write(.object(document), into: &lines)
+      lines.append(10)
+      if number > 0 { whole.append(UInt8(ascii: ",")) }
+      JSONWriter.write(.object(document), into: &whole)
+    }
+    whole.append(UInt8(ascii: "]"))
+    try Data(lines).write(to: ndjson)
+    try Data(whole).write(to: array)
+    log("\(count) documents, \(lines.count / 1_000_000) MB of NDJSON")
+    let mine = directory.appendingPathComponent("settee.db").path
+    let theirs = directory.appendingPathComponent("sqlite3.db").path
+    // Each side starts from no file (deleting the other's would spoil its later steps).
+    func fresh(_ path: String) {
+      for suffix in ["", "-wal", "-shm"] {
+        try? FileManager.default.removeItem(atPath: path + suffix)
+      }
+    }
+    var rows: [Row] = []
+
+    // Import: the NDJSON file, against json_each over the same documents into (id, rev, body).
+    let importSettee = try best {
+      fresh(mine)
+      return try time(settee, ["--db", mine, "import", ndjson.path])
+    }
+    let importSQLite = try best {
+      fresh(theirs)
+      return try time(
+        shell,
+        [
+          theirs,
+          "CREATE TABLE docs (id TEXT PRIMARY KEY, rev TEXT NOT NULL, body TEXT NOT NULL); INSERT INTO docs SELECT json_extract(value, '$._id'), '1-0', value FROM json_each(readfile('\(array.path)'));",
+        ])
+    }
+    rows.append(Row(name: "import", settee: importSettee, sqlite3: importSQLite, target: 2.5))
+
+    // An index over name, age and pet (an array in every seventh document).
+    let indexBody = #"{"index":{"fields":["name","age","pet"]},"name":"nap"}"#
+    let indexSettee = try best {
+      defer { _ = try? time(settee, ["--db", mine, "index", "delete", "nap"]) }
+      return try time(settee, ["--db", mine, "index", "create", indexBody])
+    }
+    let indexSQLite = try best {
+      defer { _ = try? time(shell, [theirs, "DROP INDEX nap"]) }
+      return try time(
+        shell,
+        [
+          theirs,
+          "CREATE INDEX nap ON docs (json_extract(body, '$.name'), json_extract(body, '$.age'), json_extract(body, '$.pet'))",
+        ])
+    }
+    rows.append(
+      Row(name: "index create, 3 fields", settee: indexSettee, sqlite3: indexSQLite, target: 3))
+    _ = try time(settee, ["--db", mine, "index", "create", indexBody])
+    _ = try time(
+      shell,
+      [
+        theirs,
+        "CREATE INDEX nap ON docs (json_extract(body, '$.name'), json_extract(body, '$.age'), json_extract(body, '$.pet'))",
+      ])
+
+    // Both sides hold the same documents.
+    try same(
+      "documents",
+      try output(settee, ["--db", mine, "find", #"{"selector":{}}"#]).components(
+        separatedBy: "\n{\"_id\""
+      ).count - 1,
+      Int(
+        try output(shell, [theirs, "SELECT count(*) FROM docs"]).trimmingCharacters(
+          in: .whitespacesAndNewlines)) ?? -1)
+
+    // An indexed find, equality on two fields.
+    let found = try best {
+      try time(settee, ["--db", mine, "find", #"{"selector":{"name":"mike","age":30}}"#])
+    }
+    let foundSQLite = try best {
+      try time(
+        shell,
+        [
+          theirs,
+          "SELECT id, rev, body FROM docs WHERE json_extract(body, '$.name') = 'mike' AND json_extract(body, '$.age') = 30 ORDER BY id",
+        ])
+    }
+    rows.append(Row(name: "indexed find, 2 fields", settee: found, sqlite3: foundSQLite, target: 3))
+    try same(
+      "indexed find results",
+      try output(settee, ["--db", mine, "find", #"{"selector":{"name":"mike","age":30}}"#])
+        .components(separatedBy: "\n{\"_id\"").count - 1,
+      try output(
+        shell,
+        [
+          theirs,
+          "SELECT id FROM docs WHERE json_extract(body, '$.name') = 'mike' AND json_extract(body, '$.age') = 30",
+        ]
+      ).split(separator: "\n").count)
+
+    // An unindexed scan: $regex against json_extract … LIKE.
+    let scan = try best {
+      try time(settee, ["--db", mine, "find", #"{"selector":{"comment":{"$regex":"doctor"}}}"#])
+    }
+    let scanSQLite = try best {
+      try time(
+        shell,
+        [
+          theirs,
+          "SELECT id, rev, body FROM docs WHERE json_extract(body, '$.comment') LIKE '%doctor%' ORDER BY id",
+        ])
+    }
+    rows.append(
+      Row(name: "unindexed scan, $regex vs LIKE", settee: scan, sqlite3: scanSQLite, target: 2.5))
+    return rows
+  }
+
+  func same(_ what: String, _ mine: Int, _ theirs: Int) throws {
+    guard mine == theirs else {
+      throw SetteeError(.storage, "compare: \(what) differ: settee \(mine), sqlite3 \(theirs)")
+    }
+  }
+
+  /// A process's standard output.
+  func output(_ executable: String, _ arguments: [String]) throws -> String {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: executable)
+    process.arguments = arguments
+    let pipe = Pipe()
+    process.standardOutput = pipe
+    process.standardError = FileHandle.nullDevice
+    try process.run()
+    let data = pipe.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    return String(decoding: data, as: UTF8.self)
+  }
+
+  /// The fastest of three runs.
+  func best(_ body: () throws -> Double) throws -> Double {
+    var times: [Double] = []
+    for _ in 0..<3 { times.append(try body()) }
+    return times.min()!
+  }
+
+  /// Runs a process to its end, its output discarded, and returns the seconds it took.
+  func time(_ executable: String, _ arguments: [String]) throws -> Double {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: executable)
+    process.arguments = arguments
+    process.standardOutput = FileHandle.nullDevice
+    let errors = Pipe()
+    process.standardError = errors
+    let start = DispatchTime.now().uptimeNanoseconds
+    try process.run()
+    let message = errors.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    let seconds = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
+    guard process.terminationStatus == 0 else {
+      throw SetteeError(
+        .storage,
+        "\(executable) \(arguments.prefix(3).joined(separator: " ")) failed: \(String(decoding: message, as: UTF8.self))"
+      )
+    }
+    return seconds
+  }
+
+  static func which(_ name: String) -> String? {
+    for directory in (ProcessInfo.processInfo.environment["PATH"] ?? "").split(separator: ":") {
+      let path = "\(directory)/\(name)"
+      if FileManager.default.isExecutableFile(atPath: path) { return path }
+    }
+    return nil
+  }
+
+  static func table(_ rows: [Row]) -> String {
+    var lines = ["work                                  settee ms  sqlite3 ms   ratio  target"]
+    for row in rows {
+      let name = row.name.padding(toLength: 36, withPad: " ", startingAt: 0)
+      lines.append(
+        name
+          + String(
+            format: "%11.1f %11.1f %7.2f  <= %.1f", row.settee * 1000, row.sqlite3 * 1000,
+            row.settee / row.sqlite3, row.target))
+    }
+    return lines.joined(separator: "\n") + "\n"
+  }
+}
