@@ -81,12 +81,26 @@ struct DocumentWriter {
       holdsNUL = true
     }
     let bodyText = String(decoding: body, as: UTF8.self)
-    let existing = try Row.fetchOne(
-      db.cachedStatement(
-        sql: indexes.needsPrevious
+    // Statements bound and read through SQLite's C API: GRDB's StatementArguments and Row
+    // were a quarter of an import's write transaction.
+    var existing: (rid: Int64, rev: String, deleted: Bool, body: JSONObject?)?
+    let needsPrevious = indexes.needsPrevious
+    try RawStatement(
+      db,
+      statement: db.cachedStatement(
+        sql: needsPrevious
           ? "SELECT rid, rev, deleted, body FROM documents WHERE cid = ? AND id = ?"
           : "SELECT rid, rev, deleted FROM documents WHERE cid = ? AND id = ?"),
-      arguments: [cid, document.id])
+      arguments: [cid.databaseValue, document.id.databaseValue]
+    ).forEach { row in
+      let deleted = row.int64(2) != 0
+      existing = (
+        row.int64(0), row.string(1), deleted,
+        needsPrevious && !deleted
+          ? try DocumentReader.parseBody(row.bytes(3), documentID: document.id) : nil
+      )
+      return false
+    }
     lastSeq += 1
     let seq = lastSeq
 
@@ -114,9 +128,16 @@ struct DocumentWriter {
         rev = RevisionID.next(after: nil, deleted: false, body: body)
       }
       try checkingFields(document.id, bodyText) {
-        try db.cachedStatement(
-          sql: "INSERT INTO documents (cid, id, rev, deleted, seq, body) VALUES (?, ?, ?, ?, ?, ?)"
-        ).execute(arguments: [cid, document.id, rev.description, document.isDeleted, seq, bodyText])
+        try RawStatement(
+          db,
+          statement: db.cachedStatement(
+            sql:
+              "INSERT INTO documents (cid, id, rev, deleted, seq, body) VALUES (?, ?, ?, ?, ?, ?)"),
+          arguments: [
+            cid.databaseValue, document.id.databaseValue, rev.description.databaseValue,
+            document.isDeleted.databaseValue, seq.databaseValue, bodyText.databaseValue,
+          ]
+        ).execute()
       }
       let rid = db.lastInsertedRowID
       try insertRevision(rid: rid, rev: rev, parent: nil, deleted: document.isDeleted, seq: seq)
@@ -124,9 +145,9 @@ struct DocumentWriter {
       return WriteResult(id: document.id, rev: rev, seq: seq)
     }
 
-    let rid: Int64 = existing[0]
-    let current = try DocumentReader.storedRevision(existing[1], documentID: document.id)
-    let currentDeleted: Bool = existing[2]
+    let rid = existing.rid
+    let current = try DocumentReader.storedRevision(existing.rev, documentID: document.id)
+    let currentDeleted = existing.deleted
     if mode == .overwrite {
       // Whatever is current is replaced (a tombstone too).
     } else if let given = document.rev {
@@ -148,18 +169,19 @@ struct DocumentWriter {
     }
     let rev = RevisionID.next(after: current, deleted: document.isDeleted, body: body)
     try checkingFields(document.id, bodyText) {
-      try db.cachedStatement(
-        sql: "UPDATE documents SET rev = ?, deleted = ?, seq = ?, body = ? WHERE rid = ?"
-      ).execute(arguments: [rev.description, document.isDeleted, seq, bodyText, rid])
+      try RawStatement(
+        db,
+        statement: db.cachedStatement(
+          sql: "UPDATE documents SET rev = ?, deleted = ?, seq = ?, body = ? WHERE rid = ?"),
+        arguments: [
+          rev.description.databaseValue, document.isDeleted.databaseValue, seq.databaseValue,
+          bodyText.databaseValue, rid.databaseValue,
+        ]
+      ).execute()
     }
     try insertRevision(rid: rid, rev: rev, parent: current, deleted: document.isDeleted, seq: seq)
     // The version being replaced, whose index entries go.
-    let previous =
-      indexes.needsPrevious && !currentDeleted
-      ? Document(
-        id: document.id, rev: current,
-        body: try DocumentReader.parseBody(existing, at: 3, documentID: document.id))
-      : nil
+    let previous = existing.body.map { Document(id: document.id, rev: current, body: $0) }
     try indexes.update(
       rid: rid, document: stored(document, rev), isNew: currentDeleted, previous: previous)
     return WriteResult(id: document.id, rev: rev, seq: seq)
@@ -204,9 +226,16 @@ struct DocumentWriter {
   private func insertRevision(
     rid: Int64, rev: RevisionID, parent: RevisionID?, deleted: Bool, seq: Int64
   ) throws {
-    try db.cachedStatement(
-      sql: "INSERT INTO revisions (rid, rev, parent, deleted, seq) VALUES (?, ?, ?, ?, ?)"
-    ).execute(arguments: [rid, rev.description, parent?.description, deleted, seq])
+    try RawStatement(
+      db,
+      statement: db.cachedStatement(
+        sql: "INSERT INTO revisions (rid, rev, parent, deleted, seq) VALUES (?, ?, ?, ?, ?)"),
+      arguments: [
+        rid.databaseValue, rev.description.databaseValue,
+        parent?.description.databaseValue ?? .null,
+        deleted.databaseValue, seq.databaseValue,
+      ]
+    ).execute()
   }
 }
 

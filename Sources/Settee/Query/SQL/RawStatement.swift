@@ -66,6 +66,9 @@ struct RawStatement {
     }
   }
 
+  /// Runs a statement that returns no rows (an insert, an update).
+  func execute() throws { try forEach { _ in false } }
+
   /// The column's bytes (text or blob); empty for NULL.
   func bytes(_ column: Int32) -> UnsafeBufferPointer<UInt8> {
     let count = Int(sqlite3_column_bytes(handle, column))
