@@ -86,9 +86,9 @@ extension DocumentCollection {
     var summary = FindSummary(bookmark: query.bookmark ?? FindBookmark.none)
     guard let cid = try database.collectionID(db, name) else {
       if let forced = query.useIndex {
-        let message =
-          "use_index names \(JSONWriter.string(.string(forced))), which is not a JSON index of this collection"
-        guard query.allowFallback else { throw SetteeError(.noUsableIndex, message) }
+        guard query.allowFallback else {
+          throw SetteeError(.noUsableIndex, QueryPlanner.unknownIndexMessage(forced))
+        }
         summary.warning = QueryPlanner.unusedIndexWarning(forced)
       }
       if query.executionStats { summary.executionStats = ExecutionStats() }

@@ -102,16 +102,12 @@ struct StoredIndex: Sendable {
     -> StoredIndex
   {
     let fields = JSONWriter.string(.array(definition.fields.map { .string($0.description) }))
-    var settings = JSONObject()
-    for key in definition.settings.keys.sorted() {
-      settings[key] = .string(definition.settings[key]!)
-    }
     try db.execute(
       sql:
         "INSERT INTO indexes (cid, name, type, fields, settings, ddoc, partial_filter) VALUES (?, ?, ?, ?, ?, ?, ?)",
       arguments: [
         cid, definition.name, definition.kind.rawValue, fields,
-        JSONWriter.string(.object(settings)), definition.designDocument,
+        JSONWriter.string(IndexDefinition.json(definition.settings)), definition.designDocument,
         definition.partialFilter.map { JSONWriter.string($0.json) },
       ])
     let index = StoredIndex(xid: db.lastInsertedRowID, definition: definition, multiDocuments: 0)

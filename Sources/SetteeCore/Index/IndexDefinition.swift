@@ -34,6 +34,16 @@ public struct IndexDefinition: Sendable, Hashable {
   /// ``designDocument``, or `_design/<name>`.
   public var designDocumentID: String { designDocument ?? "_design/\(name)" }
 
+  /// Settings as a JSON object, keys sorted (as stored, listed and digested).
+  package static func json(_ settings: [String: String]) -> JSON {
+    .object(JSONObject(settings.sorted { $0.key < $1.key }.map { ($0, .string($1)) }))
+  }
+
+  /// A design document id as CouchDB reads one: `_design/` is added when missing.
+  package static func designDocumentID(_ id: String) -> String {
+    id.utf8.starts(with: "_design/".utf8) ? id : "_design/\(id)"
+  }
+
   /// Checks a definition.
   ///
   /// - Throws: ``SetteeError`` with code `invalidIndex`: an empty name, no fields, a field
@@ -102,7 +112,7 @@ public struct IndexDefinition: Sendable, Hashable {
         "\"ddoc\" must be a design document id string, not \(JSONWriter.string(value))")
     }
     try Names.refuseNUL(id, kind: "design document id", code: .invalidIndex)
-    return id.utf8.starts(with: "_design/".utf8) ? id : "_design/\(id)"
+    return designDocumentID(id)
   }
 
   /// Parses field names and a type name as users give them.
@@ -210,8 +220,7 @@ public struct IndexDefinition: Sendable, Hashable {
         of: Insecure.MD5.hash(
           data: JSONWriter.bytes([
             "fields": .array(fields.map(JSON.string)), "type": .string(type),
-            "settings": .object(
-              JSONObject(settings.sorted { $0.key < $1.key }.map { ($0, .string($1)) })),
+            "settings": IndexDefinition.json(settings),
             "partial_filter_selector": partialFilter?.json ?? .null,
           ])))
     try self.init(name: name, fields: fields, type: type, settings: settings)
@@ -231,8 +240,7 @@ public struct IndexDefinition: Sendable, Hashable {
       "def": .object(definition),
     ]
     if kind == .text {
-      listing["settings"] = .object(
-        JSONObject(settings.sorted { $0.key < $1.key }.map { ($0, .string($1)) }))
+      listing["settings"] = IndexDefinition.json(settings)
     }
     return .object(listing)
   }

@@ -121,7 +121,7 @@ enum QueryPlanner {
         let message =
           namedIndex(forced, in: allJSONIndexes) != nil
           ? "use_index names \(JSONWriter.string(.string(forced))), a partial index whose partial_filter_selector the query's selector does not include, so it would miss documents"
-          : "use_index names \(JSONWriter.string(.string(forced))), which is not a JSON index of this collection"
+          : unknownIndexMessage(forced)
         guard query.allowFallback else { throw SetteeError(.noUsableIndex, message) }
         // CouchDB's default: answer without it, and say so.
         var unforced = query
@@ -324,11 +324,14 @@ enum QueryPlanner {
     return plan
   }
 
+  /// The error for a `use_index` that names no index of the collection.
+  static func unknownIndexMessage(_ forced: String) -> String {
+    "use_index names \(JSONWriter.string(.string(forced))), which is not a JSON index of this collection"
+  }
+
   /// CouchDB's warning for a `use_index` that the query ran without.
   static func unusedIndexWarning(_ forced: String) -> String {
-    let design = forced.utf8.starts(with: "_design/".utf8) ? String(forced.dropFirst(8)) : forced
-    return
-      "_design/\(design) was not used because it does not contain a valid index for this query."
+    "\(IndexDefinition.designDocumentID(forced)) was not used because it does not contain a valid index for this query."
   }
 
   /// CouchDB's warning for a query that reads every document.
@@ -480,7 +483,7 @@ enum QueryPlanner {
     if let index = indexes.first(where: { $0.definition.name.utf8.elementsEqual(name.utf8) }) {
       return index
     }
-    let design = name.utf8.starts(with: "_design/".utf8) ? name : "_design/\(name)"
+    let design = IndexDefinition.designDocumentID(name)
     return indexes.first { $0.definition.designDocumentID.utf8.elementsEqual(design.utf8) }
   }
 
