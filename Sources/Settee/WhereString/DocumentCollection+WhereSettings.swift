@@ -50,30 +50,37 @@ extension Database {
   func parsedCondition(_ text: String, cid: Int64?, fields: WhereFields) throws -> (
     WhereExpression, arguments: Int
   ) {
-    let key = WhereParseCache.Key(
-      text: Array(text.utf8), isOrder: false, cid: cid ?? -1, version: fields.version)
-    if case .condition(let expression, let arguments)? = whereParseCache.withLock({ $0[key] }) {
-      return (expression, arguments)
+    let parsed = try cachedParse(text, isOrder: false, cid: cid, fields: fields) {
+      let parsed = try WhereParser.parse(text, aliases: fields.aliases)
+      return .condition(parsed.expression, arguments: parsed.arguments)
     }
-    let parsed = try WhereParser.parse(text, aliases: fields.aliases)
-    whereParseCache.withLock {
-      $0[key] = .condition(parsed.expression, arguments: parsed.arguments)
-    }
-    return (parsed.expression, parsed.arguments)
+    guard case .condition(let expression, let arguments) = parsed else { preconditionFailure() }
+    return (expression, arguments)
   }
 
   /// An `orderBy` clause parsed, from the cache when it was parsed before.
   func parsedOrder(_ text: String, cid: Int64?, fields: WhereFields) throws -> (
     [WhereParser.OrderTerm], arguments: Int
   ) {
-    let key = WhereParseCache.Key(
-      text: Array(text.utf8), isOrder: true, cid: cid ?? -1, version: fields.version)
-    if case .order(let terms, let arguments)? = whereParseCache.withLock({ $0[key] }) {
-      return (terms, arguments)
+    let parsed = try cachedParse(text, isOrder: true, cid: cid, fields: fields) {
+      let parsed = try WhereParser.parseOrder(text, aliases: fields.aliases)
+      return .order(parsed.terms, arguments: parsed.arguments)
     }
-    let parsed = try WhereParser.parseOrder(text, aliases: fields.aliases)
-    whereParseCache.withLock { $0[key] = .order(parsed.terms, arguments: parsed.arguments) }
-    return (parsed.terms, parsed.arguments)
+    guard case .order(let terms, let arguments) = parsed else { preconditionFailure() }
+    return (terms, arguments)
+  }
+
+  /// The cached parse of `text`, or `parse`'s, kept for next time.
+  private func cachedParse(
+    _ text: String, isOrder: Bool, cid: Int64?, fields: WhereFields,
+    _ parse: () throws -> WhereParseCache.Parsed
+  ) throws -> WhereParseCache.Parsed {
+    let key = WhereParseCache.Key(
+      text: Array(text.utf8), isOrder: isOrder, cid: cid ?? -1, version: fields.version)
+    if let known = whereParseCache.withLock({ $0[key] }) { return known }
+    let parsed = try parse()
+    whereParseCache.withLock { $0[key] = parsed }
+    return parsed
   }
 }
 
@@ -196,9 +203,10 @@ extension DocumentCollection {
     let name = self.name
     try database.write { db in
       let cid = try ViewStore.ensureCollection(db, name)
-      var settings = try WhereFieldTable.load(db, cid: cid).0
+      let (old, version) = try WhereFieldTable.load(db, cid: cid)
+      var settings = old
       try change(&settings)
-      try WhereFieldTable.apply(db, cid: cid, settings)
+      try WhereFieldTable.apply(db, cid: cid, settings, replacing: old, version: version)
     }
   }
 

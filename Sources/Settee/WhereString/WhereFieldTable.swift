@@ -27,6 +27,16 @@ enum WhereFieldTable {
       + SQLFragment(", ") + path + SQLFragment(") END)")
   }
 
+  /// The value of `field` in the JSON text `body` (a column or a bound value), as
+  /// ``value(body:path:default:)`` reads it with the field's path and default bound.
+  static func value(of field: FieldPath, in body: SQLFragment, _ settings: WhereSettings) throws
+    -> SQLFragment
+  {
+    value(
+      body: body, path: .value(try jsonPath(field)),
+      default: settings.defaultValue(of: field).map { .value($0.whereArgument) })
+  }
+
   /// SQLite's JSON path of a field (`$."a"."b"`, `$."tags"[0]`).
   static func jsonPath(_ field: FieldPath) throws -> String {
     var path = "$"
@@ -65,13 +75,16 @@ enum WhereFieldTable {
       arguments: [cid]) ?? 0
   }
 
-  /// Stores new settings, rebuilding the field table when its fields or defaults change;
-  /// equal settings write nothing.
+  /// Stores new settings in place of `old` (stored at `version`, as ``load(_:cid:)`` read
+  /// them), rebuilding the field table when its fields or defaults change; equal settings
+  /// write nothing.
   ///
   /// - Throws: ``SetteeError`` with code `uniqueViolation` when a unique index would hold
   ///   a value twice (nothing is changed: the caller's transaction rolls back).
-  static func apply(_ db: SQLConnection, cid: Int64, _ settings: WhereSettings) throws {
-    let (old, version) = try load(db, cid: cid)
+  static func apply(
+    _ db: SQLConnection, cid: Int64, _ settings: WhereSettings,
+    replacing old: WhereSettings, version: Int64
+  ) throws {
     guard settings != old else { return }
     if settings.columns != old.columns || settings.indexes != old.indexes
       || settings.columns.contains(where: {
@@ -113,10 +126,7 @@ enum WhereFieldTable {
           "INSERT INTO where_fields (cid, col, path, has_default, default_value) VALUES (?, ?, ?, ?, ?)",
         arguments: [cid, number, path, defaultValue != nil, defaultValue?.whereArgument])
       names.append(column(number))
-      fromBody.append(
-        value(
-          body: SQLFragment("d.body"), path: .value(path),
-          default: defaultValue.map { .value($0.whereArgument) }))
+      fromBody.append(try value(of: field, in: SQLFragment("d.body"), settings))
       // In a trigger: the path and default read from where_fields.
       fromRow.append(
         SQLFragment("(SELECT ")
@@ -248,9 +258,7 @@ enum WhereFieldTable {
     for (number, field) in columns.enumerated() {
       differs.append(
         SQLFragment("f.") + column(number) + SQLFragment(" IS NOT ")
-          + value(
-            body: SQLFragment("d.body"), path: .value(try jsonPath(field)),
-            default: settings.defaultValue(of: field).map { .value($0.whereArgument) }))
+          + (try value(of: field, in: SQLFragment("d.body"), settings)))
     }
     let wrong =
       SQLFragment("SELECT d.id FROM documents d JOIN ") + table
@@ -286,12 +294,8 @@ enum WhereFieldTable {
     // The values the new document would have put in.
     var values: [JSON] = []
     for key in index.keys {
-      guard let path = try? jsonPath(key.field) else { return nil }
-      let sql =
-        SQLFragment("SELECT ")
-        + value(
-          body: .value(body), path: .value(path),
-          default: settings.defaultValue(of: key.field).map { .value($0.whereArgument) })
+      guard let read = try? value(of: key.field, in: .value(body), settings) else { return nil }
+      let sql = SQLFragment("SELECT ") + read
       let result = try? DatabaseValue.fetchOne(db, sql: sql.text, arguments: sql.statementArguments)
       values.append(JSON(whereValue: result ?? .null))
     }

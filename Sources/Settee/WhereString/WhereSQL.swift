@@ -121,9 +121,7 @@ struct WhereSQL {
       usesFieldTable = true
       return SQLFragment("f.") + WhereFieldTable.column(column)
     }
-    return WhereFieldTable.value(
-      body: SQLFragment("d.body"), path: .value(try WhereFieldTable.jsonPath(path)),
-      default: fields.settings.defaultValue(of: path).map { .value($0.whereArgument) })
+    return try WhereFieldTable.value(of: path, in: SQLFragment("d.body"), fields.settings)
   }
 
   static func binary(_ op: BinaryOperator) -> SQLFragment {
