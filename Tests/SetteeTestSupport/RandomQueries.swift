@@ -15,6 +15,7 @@ public struct RandomQueries {
   // "a\u{0}b" and "a\u{0}": SQLite reads strings only up to a U+0000, Settee must not.
   static let strings: [JSON] = [
     "a", "b", "ab", "B", "abc", "é", "", "a.b", "1", "ba", "中", "a\u{0}b", "a\u{0}",
+    "say \"a\\b\"\n",
   ]
   static let numbers: [JSON] = [
     0, 1, 2, -1, 7, 10, .double(1.5), .double(-0.5), .double(2.0), .double(1e20),
@@ -86,7 +87,14 @@ public struct RandomQueries {
     case 10: return ["$all": .array((0..<Int(random.next() % 3)).map { _ in scalar() })]
     case 11: return ["$size": .int(Int64(random.next() % 4))]
     case 12: return ["$mod": [pick([2, 3, -2, .double(2.7)]), pick([0, 1, -1])]]
-    case 13: return ["$regex": pick(["^a", "b$", "a.*b", "^$", "É", "(?i)b"])]
+    case 13:
+      // Literal patterns take a substring path, the others a prefilter on their literal run.
+      return [
+        "$regex": pick([
+          "^a", "b$", "a.*b", "^$", "É", "(?i)b", "a", "ab", "", "é", "中", "a\\.b", "\"a", "\\\\b",
+          "\n", "x?ab", "ab+c*", "[ab]b", "\\d", "a{2}", "^say",
+        ])
+      ]
     case 14: return ["$beginsWith": pick(["a", "", "ab", "é", "B"])]
     case 15 where depth < 2: return ["$elemMatch": selector(depth: depth + 1, element: true)]
     case 16 where depth < 2: return ["$allMatch": selector(depth: depth + 1, element: true)]

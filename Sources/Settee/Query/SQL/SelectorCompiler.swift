@@ -182,11 +182,19 @@ struct SelectorCompiler {
   }
 
   /// The JSON texts one of which a document's body must contain for `condition` to hold at
-  /// `path`: equality with strings (not `_id` or `_rev`, which are not in the body).
+  /// `path`: equality with strings, and the required text of a `$regex` (not under `_id` or
+  /// `_rev`, which are not in the body).
   static func needles(_ path: FieldPath, _ condition: Condition) -> [String]? {
     guard let first = path.components.first, first != "_id", first != "_rev" else { return nil }
     switch condition {
     case .equal(.string(let text)): return [JSONWriter.string(.string(text))]
+    case .regex(let pattern):
+      // A match holds the pattern's required text, and JSONWriter escapes byte by byte, so
+      // the body holds that text's escaped form (without the quotes around a whole string).
+      guard let literal = RegexLiteral(pattern: pattern), !literal.text.isEmpty else {
+        return nil
+      }
+      return [String(JSONWriter.string(.string(literal.text)).dropFirst().dropLast())]
     case .in(let values) where !values.isEmpty && values.count <= 8:
       let texts = values.compactMap { $0.stringValue }
       return texts.count == values.count ? texts.map { JSONWriter.string(.string($0)) } : nil
@@ -412,6 +420,12 @@ struct SelectorCompiler {
     case .greaterThanOrEqual(let argument):
       return compare(value, type, .greater, orEqual: true, argument)
     case .regex(let pattern):
+      if let literal = RegexLiteral(pattern: pattern), literal.isWholePattern {
+        // Nothing but literal characters: a substring search (see RegexLiteral).
+        if literal.text.isEmpty { return SQLFragment("(") + type + SQLFragment(" = 'text')") }
+        return SQLFragment("(") + type + SQLFragment(" = 'text' AND instr(") + value
+          + SQLFragment(", ") + .value(literal.text) + SQLFragment(") > 0)")
+      }
       return SQLFragment("(") + type + SQLFragment(" = 'text' AND regexp(") + .value(pattern)
         + SQLFragment(", ") + value + SQLFragment("))")
     case .beginsWith(let prefix):

@@ -199,9 +199,7 @@ public enum SelectorParser {
       return condition(.mod(divisor: divisor, remainder: remainder))
     case "$regex":
       let pattern = try string()
-      do {
-        _ = try NSRegularExpression(pattern: pattern)
-      } catch {
+      guard RegexCache.isValid(pattern) else {
         throw fail("has an invalid regular expression \(quoted(pattern))")
       }
       return condition(.regex(pattern))
