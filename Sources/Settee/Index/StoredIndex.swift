@@ -127,8 +127,9 @@ struct StoredIndex: Sendable {
         + SQLFragment(", id TEXT NOT NULL, rid INTEGER NOT NULL, rev TEXT NOT NULL, ") + values
         + SQLFragment(", PRIMARY KEY (") + primary + SQLFragment(", id, rid)) WITHOUT ROWID")).text)
     var entries = 0
+    let changesBefore = db.totalChangesCount
     if try index.fillInSQL(db, cid: cid) {
-      entries = db.changesCount
+      entries = db.totalChangesCount - changesBefore
     } else {
       // Entries of existing documents go to a scratch table first and then into the index
       // in key order: appending to a B-tree is several times faster than inserting at random.
@@ -173,14 +174,19 @@ struct StoredIndex: Sendable {
     return index
   }
 
-  /// Builds the entries of the collection's live documents with one SQL statement, when that
-  /// gives exactly what ``IndexKeys`` would: every field a plain member path (no numeric
-  /// component, no name SQLite's JSON paths cannot spell) and no document holding an array
-  /// along it. Returns `false`, having written nothing, when that is not so.
+  /// Builds the entries of the collection's live documents in SQL, when that gives exactly
+  /// what ``IndexKeys`` would: every field a plain member path (no numeric component, no
+  /// name SQLite's JSON paths cannot spell) and no partial filter. Returns `false`, having
+  /// written nothing, when that is not so.
   ///
-  /// Keys come from `settee_entry_key` of each field's JSON text (`body -> path`, which keeps
-  /// every character, U+0000 included), parsed and encoded by the same code as in Swift
-  /// builds. The function stops the statement at the first array, which SQLite then undoes.
+  /// One statement builds the entries of documents without an array along any field's path
+  /// (one entry each), in key order: keys come from `settee_entry_key` of each field's JSON
+  /// text (`body -> path`, which keeps every character, U+0000 included), parsed and encoded
+  /// by the same code as in Swift builds. For a document with an array along a path, the
+  /// function gives no key and records it; those documents (an entry per element and one
+  /// for the whole array, products across fields) are then indexed in Swift by
+  /// ``IndexKeys``, the reference: they are usually few, and the rules for arrays of objects
+  /// along a path are the matcher's.
   func fillInSQL(_ db: SQLConnection, cid: Int64) throws -> Bool {
     // A partial index's filter is checked by the matcher, in Swift.
     guard definition.partialFilter == nil else { return false }
@@ -201,7 +207,10 @@ struct StoredIndex: Sendable {
     let positions = 0..<fields.count
     let keys = positions.map { position -> SQLFragment in
       let components = fields[position].components
-      var arguments = [SQLFragment("(body -> ") + .value(path(components[...])) + SQLFragment(")")]
+      var arguments = [
+        SQLFragment("rid"),
+        SQLFragment("(body -> ") + .value(path(components[...])) + SQLFragment(")"),
+      ]
       for length in 1..<components.count {
         arguments.append(
           SQLFragment("json_type(body, ") + .value(path(components.prefix(length)))
@@ -215,38 +224,56 @@ struct StoredIndex: Sendable {
     }
     let columns =
       positions.map { StoredIndex.keyColumn($0) } + positions.map { StoredIndex.valueColumn($0) }
+    // OR IGNORE: a NULL key (an array along the path) leaves the row out.
     let insert =
-      SQLFragment("INSERT INTO ") + table + SQLFragment(" (") + .joined(columns, separator: ", ")
-      + SQLFragment(", id, rid, rev) SELECT ") + .joined(keys + values, separator: ", ")
+      SQLFragment("INSERT OR IGNORE INTO ") + table + SQLFragment(" (")
+      + .joined(columns, separator: ", ") + SQLFragment(", id, rid, rev) SELECT ")
+      + .joined(keys + values, separator: ", ")
       + SQLFragment(", id, rid, rev FROM documents WHERE cid = ") + .value(cid)
       + SQLFragment(" AND deleted = 0 ORDER BY ")
-      + .joined(positions.map { .integer($0 + 1) }, separator: ", ")
-      + SQLFragment(", id, rid")
-    do {
+      + .joined(positions.map { .integer($0 + 1) }, separator: ", ") + SQLFragment(", id, rid")
+    let arrays = try EntryKeyFunction.during(db) { documents in
       try db.execute(sql: insert.text, arguments: insert.statementArguments)
-    } catch let error as DatabaseError where error.message == SQLFunctions.arrayInIndexedField {
-      // A failed statement leaves nothing behind (SQLite undoes its changes).
-      return false
+      return documents.rids
     }
+    try fill(db, rids: arrays.sorted())
     return true
   }
 
   /// Indexes the collection's live documents (into `table` instead of the index's own, for
   /// a bulk build).
   func fill(_ db: SQLConnection, cid: Int64, into table: SQLFragment? = nil) throws {
+    let select =
+      SQLFragment("SELECT rid, id, rev, body FROM documents WHERE cid = ") + .value(cid)
+      + SQLFragment(" AND deleted = 0")
     var maintainer = IndexMaintainer(db: db, indexes: [self], buildTable: table)
-    let rows = try Row.fetchCursor(
-      db.cachedStatement(
-        sql: "SELECT rid, id, rev, body FROM documents WHERE cid = ? AND deleted = 0"),
-      arguments: [cid])
-    while let row = try rows.next() {
-      let id: String = row[1]
-      let document = Document(
-        id: id, rev: try DocumentReader.storedRevision(row[2], documentID: id),
-        body: try DocumentReader.parseBody(row, at: 3, documentID: id))
-      try maintainer.update(rid: row[0], document: document, isNew: true, previous: nil)
+    // A statement of its own (the maintainer's statements run while it steps).
+    try index(
+      RawStatement(db, statement: db.makeStatement(sql: select.text), arguments: select.arguments),
+      &maintainer)
+    try maintainer.finish()
+  }
+
+  /// Indexes the documents with these rids (live ones, which a build found).
+  func fill(_ db: SQLConnection, rids: [Int64]) throws {
+    var maintainer = IndexMaintainer(db: db, indexes: [self], sortingInserts: true)
+    let select = try db.makeStatement(
+      sql: "SELECT rid, id, rev, body FROM documents WHERE rid = ?")
+    for rid in rids {
+      try index(RawStatement(db, statement: select, arguments: [rid.databaseValue]), &maintainer)
     }
     try maintainer.finish()
+  }
+
+  private func index(_ rows: RawStatement, _ maintainer: inout IndexMaintainer) throws {
+    try rows.forEach { row in
+      let id = row.string(1)
+      let document = Document(
+        id: id, rev: try DocumentReader.storedRevision(row.string(2), documentID: id),
+        body: try DocumentReader.parseBody(row.bytes(3), documentID: id))
+      try maintainer.update(rid: row.int64(0), document: document, isNew: true, previous: nil)
+      return true
+    }
   }
 
   /// The entries a document gives: one row per combination of its fields' values (see
@@ -260,6 +287,18 @@ struct StoredIndex: Sendable {
     let table = definition.kind == .text ? TextIndex.table(self) : self.table
     try db.execute(sql: (SQLFragment("DROP TABLE ") + table).text)
     try db.execute(sql: "DELETE FROM indexes WHERE xid = ?", arguments: [xid])
+  }
+}
+
+extension DatabaseValue {
+  /// The bytes of a blob or text value (empty otherwise), as SQLite's BINARY collation and
+  /// blob comparison order them.
+  fileprivate var bytes: [UInt8] {
+    switch storage {
+    case .blob(let data): [UInt8](data)
+    case .string(let text): Array(text.utf8)
+    default: []
+    }
   }
 }
 
@@ -281,10 +320,18 @@ struct IndexMaintainer {
   private let targets: [Target]
   private let textIndexes: [TextIndex]
   private var multiDelta: [Int64]
+  /// New entries held back until ``finish()``, per target, when inserts are sorted.
+  private var held: [[[DatabaseValue]]]?
 
-  /// - Parameter buildTable: where entries go during a bulk build, instead of the index's
-  ///   own table.
-  init(db: SQLConnection, indexes: [StoredIndex], buildTable: SQLFragment? = nil) {
+  /// - Parameters:
+  ///   - buildTable: where entries go during a bulk build, instead of the index's own table.
+  ///   - sortingInserts: hold new entries back and insert them in key order at
+  ///     ``finish()``: many entries inserted at random places in a large index make its
+  ///     pages leave SQLite's cache and come back; in order, each page is visited once.
+  init(
+    db: SQLConnection, indexes: [StoredIndex], buildTable: SQLFragment? = nil,
+    sortingInserts: Bool = false
+  ) {
     self.db = db
     targets = indexes.filter { $0.definition.kind == .json }.map { index in
       let positions = 0..<index.definition.fields.count
@@ -305,6 +352,7 @@ struct IndexMaintainer {
     }
     textIndexes = indexes.filter { $0.definition.kind == .text }.map(TextIndex.init)
     multiDelta = Array(repeating: 0, count: targets.count)
+    held = sortingInserts ? Array(repeating: [], count: targets.count) : nil
   }
 
   /// Whether ``update(rid:document:isNew:previous:)`` needs the previous version of a document:
@@ -335,11 +383,9 @@ struct IndexMaintainer {
         let rows = try target.index.rows(previousJSON)
         let delete = try db.cachedStatement(sql: target.delete)
         for row in rows {
-          var arguments: [DatabaseValueConvertible?] = row.map {
-            Data($0.key ?? StoredIndex.missingKey)
-          }
-          arguments += [previous.id, rid]
-          try delete.execute(arguments: StatementArguments(arguments))
+          var arguments = row.map { Data($0.key ?? StoredIndex.missingKey).databaseValue }
+          arguments += [previous.id.databaseValue, rid.databaseValue]
+          try RawStatement(db, statement: delete, arguments: arguments).execute()
           before += db.changesCount
         }
         if before != rows.count {
@@ -352,12 +398,16 @@ struct IndexMaintainer {
         let rows = try target.index.rows(json)
         let insert = try db.cachedStatement(sql: target.insert)
         for row in rows {
-          var arguments: [DatabaseValueConvertible?] = row.map {
-            Data($0.key ?? StoredIndex.missingKey)
+          var arguments = row.map { Data($0.key ?? StoredIndex.missingKey).databaseValue }
+          arguments += row.map { entry in
+            entry.value.map { JSONWriter.string($0).databaseValue } ?? .null
           }
-          arguments += row.map { entry in entry.value.map { JSONWriter.string($0) } }
-          arguments += [document.id, rid, rev]
-          try insert.execute(arguments: StatementArguments(arguments))
+          arguments += [document.id.databaseValue, rid.databaseValue, rev.databaseValue]
+          if held != nil {
+            held![position].append(arguments)
+          } else {
+            try RawStatement(db, statement: insert, arguments: arguments).execute()
+          }
         }
         after = rows.count
       }
@@ -365,8 +415,29 @@ struct IndexMaintainer {
     }
   }
 
-  /// Records the changed counts of multi-entry documents.
+  /// Inserts held entries, and records the changed counts of multi-entry documents.
   func finish() throws {
+    for (target, entries) in zip(targets, held ?? []) where !entries.isEmpty {
+      // The entry table's primary key order: keys, id (BLOB and TEXT compare as bytes),
+      // then rid; arguments are keys, values, id, rid, rev.
+      let count = target.index.definition.fields.count
+      let columns = Array(0..<count) + [2 * count]
+      let keyed = entries.map { arguments in
+        (
+          key: columns.map { arguments[$0].bytes },
+          rid: Int64.fromDatabaseValue(arguments[2 * count + 1]) ?? 0, arguments: arguments
+        )
+      }
+      let insert = try db.cachedStatement(sql: target.insert)
+      for entry in keyed.sorted(by: { left, right in
+        for (a, b) in zip(left.key, right.key) where a != b {
+          return a.lexicographicallyPrecedes(b)
+        }
+        return left.rid < right.rid
+      }) {
+        try RawStatement(db, statement: insert, arguments: entry.arguments).execute()
+      }
+    }
     for (target, delta) in zip(targets, multiDelta) where delta != 0 {
       try db.cachedStatement(sql: "UPDATE indexes SET multi_docs = multi_docs + ? WHERE xid = ?")
         .execute(arguments: [delta, target.index.xid])

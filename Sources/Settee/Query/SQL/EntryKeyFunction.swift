@@ -2,21 +2,38 @@ import GRDB
 import GRDBSQLite
 import SetteeCore
 
-/// `settee_entry_key(json, prefix_type…)`: an index entry's key for one field, from the
+/// `settee_entry_key(rid, json, prefix_type…)`: an index entry's key for one field, from the
 /// field's JSON text as `body -> path` gives it (NULL when missing) and the JSON types of the
-/// values along the path before it. It refuses (``SQLFunctions/arrayInIndexedField``) a
-/// value or path through an array, which needs one entry per element: the SQL build of an
-/// index then stops and the index is built in Swift.
+/// values along the path before it. A value or path through an array needs one entry per
+/// element (``IndexKeys``): the function then records the document's `rid` for the build to
+/// index in Swift and returns NULL, which the build's `INSERT OR IGNORE` leaves out (key
+/// columns are NOT NULL).
 ///
 /// Registered through SQLite's C API rather than GRDB's `DatabaseFunction`: a build calls it
 /// once per document and field, and GRDB's argument array and strings cost as much as the
-/// parsing and encoding (about a sixth of a build).
+/// parsing and encoding (about a sixth of a build). It exists only during a build
+/// (``during(_:_:)``), with that build's record of documents as its user data.
 enum EntryKeyFunction {
-  static func register(in db: SQLConnection) {
+  /// The documents a build met with an array along an indexed field.
+  final class ArrayDocuments {
+    var rids = Set<Int64>()
+  }
+
+  /// Runs `body` with the function registered on `db`, and removes it afterwards.
+  static func during<T>(_ db: SQLConnection, _ body: (ArrayDocuments) throws -> T) throws -> T {
+    let documents = ArrayDocuments()
+    let retained = Unmanaged.passRetained(documents)
+    // Not SQLITE_DETERMINISTIC: it records what it sees.
     sqlite3_create_function_v2(
-      db.sqliteConnection, "settee_entry_key", -1, SQLITE_UTF8 | SQLITE_DETERMINISTIC, nil,
+      db.sqliteConnection, "settee_entry_key", -1, SQLITE_UTF8, retained.toOpaque(),
       { context, count, arguments in EntryKeyFunction.call(context, Int(count), arguments) }, nil,
       nil, nil)
+    defer {
+      sqlite3_create_function_v2(
+        db.sqliteConnection, "settee_entry_key", -1, SQLITE_UTF8, nil, nil, nil, nil, nil)
+      retained.release()
+    }
+    return try body(documents)
   }
 
   private static let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
@@ -24,15 +41,20 @@ enum EntryKeyFunction {
   private static func call(
     _ context: OpaquePointer?, _ count: Int, _ arguments: UnsafeMutablePointer<OpaquePointer?>?
   ) {
-    guard let arguments, count >= 1 else {
-      sqlite3_result_error(context, "settee_entry_key needs the field's JSON text", -1)
+    guard let arguments, count >= 2, let userData = sqlite3_user_data(context) else {
+      sqlite3_result_error(context, "settee_entry_key needs a rid and the field's JSON text", -1)
       return
     }
-    for position in 1..<max(count, 1) where isArrayType(arguments[position]) {
-      sqlite3_result_error(context, SQLFunctions.arrayInIndexedField, -1)
+    func array() {
+      Unmanaged<ArrayDocuments>.fromOpaque(userData).takeUnretainedValue().rids.insert(
+        sqlite3_value_int64(arguments[0]))
+      sqlite3_result_null(context)
+    }
+    for position in 2..<max(count, 2) where isArrayType(arguments[position]) {
+      array()
       return
     }
-    let value = arguments[0]
+    let value = arguments[1]
     guard sqlite3_value_type(value) != SQLITE_NULL, let text = sqlite3_value_text(value) else {
       result(context, StoredIndex.missingKey)
       return
@@ -41,7 +63,7 @@ enum EntryKeyFunction {
     do {
       let json = try JSONParser.parse(bytes)
       if case .array = json {
-        sqlite3_result_error(context, SQLFunctions.arrayInIndexedField, -1)
+        array()
         return
       }
       result(context, CollationKey.encode(json))

@@ -11,6 +11,8 @@ import SetteeCore
 /// not also be run through GRDB's fetch methods, which keep their own record of a cached
 /// statement's bindings.
 struct RawStatement {
+  /// Kept so that a statement made for one use (not cached) lives as long as this.
+  private let statement: Statement
   private let handle: SQLiteStatement
   private let connection: OpaquePointer?
 
@@ -23,6 +25,7 @@ struct RawStatement {
 
   /// Binds `arguments` to a statement already prepared (cached or of its own).
   init(_ db: SQLConnection, statement: Statement, arguments: [DatabaseValue]) throws {
+    self.statement = statement
     handle = statement.sqliteStatement
     connection = db.sqliteConnection
     sqlite3_reset(handle)

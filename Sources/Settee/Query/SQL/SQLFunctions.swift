@@ -7,7 +7,6 @@ import Synchronization
 enum SQLFunctions {
   static func register(in db: SQLConnection) {
     db.add(function: collationKey)
-    EntryKeyFunction.register(in: db)
     ViewGroupFunction.register(in: db)
     ViewKeyFunctions.register(in: db)
     db.add(function: sortKey)
@@ -34,9 +33,6 @@ enum SQLFunctions {
     }
     return Data(CollationKey.encode(json))
   }
-
-  /// The message of the error `settee_entry_key` raises for an array.
-  static let arrayInIndexedField = "settee: an indexed field holds an array"
 
   /// `settee_sort_key(body, id, rev, path, descending)`: the key a document sorts by for
   /// one sort field (NULL when the field is missing, which sorts first).
