@@ -98,7 +98,11 @@ enum DatabaseFile {
   /// cannot run them).
   static func checkMigrated(_ writer: any DatabaseWriter, path: String) throws {
     let migrated = try SetteeError.wrapping("cannot read database at \(path)") {
-      try writer.read { db in try Schema.migrator.hasCompletedMigrations(db) }
+      try writer.read { db in
+        let applied = try Schema.migrator.appliedIdentifiers(db)
+        return Set(Schema.migrator.migrations).subtracting(applied)
+          .isSubset(of: Schema.readerOptional)
+      }
     }
     guard migrated else {
       throw SetteeError(

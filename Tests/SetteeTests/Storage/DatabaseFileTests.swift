@@ -171,4 +171,26 @@ struct DatabaseFileTests {
     #expect(try upgraded.find(query).map(\.id) == ["b"])
     #expect(try upgraded.explain(query).sql.contains("settee_match"))
   }
+
+  /// A file from before a migration that only drops what readers never use (the index on
+  /// revisions) opens read-only as it is, and is upgraded by the next write open.
+  @Test func readOnlyOpenAcceptsFilesMissingOnlyReaderOptionalMigrations() throws {
+    let path = directory.path("old.db")
+    try Database(path: path).collection().put(["_id": "a", "n": 1])
+    let db = try Database(path: path)
+    try db.writer.writeWithoutTransaction { db in
+      try db.execute(
+        sql: """
+          CREATE INDEX documents_by_rev ON documents(cid, rev);
+          DELETE FROM grdb_migrations WHERE identifier = 'v9-no-rev-index';
+          """)
+    }
+    let reader = try Database(path: path, configuration: .init(readOnly: true))
+    #expect(try reader.collection().get("a")?.body["n"] == 1)
+    _ = try Database(path: path)
+    let indexes = try db.writer.read { db in
+      try String.fetchAll(db, sql: "SELECT name FROM sqlite_schema WHERE type = 'index'")
+    }
+    #expect(!indexes.contains("documents_by_rev"))
+  }
 }
