@@ -27,7 +27,8 @@ struct BenchSuite {
 
   /// Each workload's key, for `--only`.
   static let workloads = [
-    "insert", "get", "update", "build", "equality", "range", "or", "in", "scan", "array", "text",
+    "insert", "get", "json", "update", "build", "equality", "range", "or", "in", "scan", "array",
+    "text",
     "sorted", "views", "value-index", "live", "where",
   ]
 
@@ -66,6 +67,7 @@ struct BenchSuite {
     func wanted(_ key: String) -> Bool { only?.contains(key) ?? true }
     if wanted("insert") { add(try bulkInsert()) }
     if wanted("get") { add(try getByID(main, cid)) }
+    if wanted("json") { add(try jsonRoundTrip(cid)) }
     if wanted("update") { add(try update(main, cid)) }
     if wanted("build") { for result in try indexBuilds() { add(result) } }
     if wanted("equality") { add(try indexedEquality(main, cid)) }
@@ -194,6 +196,50 @@ struct BenchSuite {
     }
     return BenchResult(
       name: "get by id", n: ids.count, settee: settee, baseline: baseline, target: 1.5)
+  }
+
+  /// Settee's JSON parser and printer over every stored body, against SQLite's `json()`
+  /// (which parses and prints too) over the same bodies, read by the same loop. Both must
+  /// print the same number of bytes (bodies are stored minified, as both print them).
+  func jsonRoundTrip(_ cid: Int64) throws -> BenchResult {
+    let select = "SELECT body FROM documents WHERE cid = ? AND deleted = 0"
+    var printed = (settee: 0, baseline: 0)
+    let settee = try Measure.median(repetitions: repetitions) {
+      printed.settee = 0
+      var output: [UInt8] = []
+      try pool.read { db in
+        let rows = try Row.fetchCursor(db.cachedStatement(sql: select), arguments: [cid])
+        while let row = try rows.next() {
+          let value = try row.withUnsafeData(atIndex: 0) { data in
+            try (data ?? Data()).withUnsafeBytes {
+              try JSONParser.parse($0.bindMemory(to: UInt8.self))
+            }
+          }
+          output.removeAll(keepingCapacity: true)
+          JSONWriter.write(value, into: &output)
+          printed.settee += output.count
+        }
+      }
+    }
+    let baseline = try Measure.median(repetitions: repetitions) {
+      printed.baseline = 0
+      try pool.read { db in
+        let rows = try Row.fetchCursor(
+          db.cachedStatement(sql: "SELECT json(body) FROM documents WHERE cid = ? AND deleted = 0"),
+          arguments: [cid])
+        while let row = try rows.next() {
+          printed.baseline += try row.withUnsafeData(atIndex: 0) { $0?.count ?? 0 }
+        }
+      }
+    }
+    guard printed.settee == printed.baseline, printed.settee > 0 else {
+      throw SetteeError(
+        .storage,
+        "bench: JSON round trip printed \(printed.settee) bytes, json() \(printed.baseline)")
+    }
+    return BenchResult(
+      name: "JSON parse and print, every body", n: count, settee: settee, baseline: baseline,
+      target: 3)
   }
 
   /// Read a document, change a field, write it: against the same work by hand, which
