@@ -68,7 +68,8 @@ extension DocumentCollection {
               }
               do {
                 let json = try JSONParser.parse(record.bytes, maxDepth: limits.maxNestingDepth)
-                _ = try writer.write(Document(validating: json, limits: limits), mode: .restore)
+                _ = try writer.write(
+                  Document(validating: json, limits: limits), mode: .restore, validated: true)
               } catch let error as SetteeError {
                 throw error.locatedIn(record)
               }

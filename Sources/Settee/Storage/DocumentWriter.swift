@@ -1,3 +1,4 @@
+import Foundation
 import GRDB
 import SetteeCore
 
@@ -38,6 +39,11 @@ struct DocumentWriter {
   /// The collection's `holds_nul` (see ``Schema``), set by the first body that needs it.
   private var holdsNUL: Bool
   private var indexes: IndexMaintainer
+  /// The statements every write runs, kept once prepared (the connection's statement cache
+  /// hashes the SQL text at each lookup: a twenty-fifth of an import).
+  private var lookupStatement: Statement?
+  private var insertStatement: Statement?
+  private var revisionStatement: Statement?
 
   init(db: SQLConnection, collection name: String, limits: DocumentLimits, catalog: IndexCatalog)
     throws
@@ -68,12 +74,26 @@ struct DocumentWriter {
   /// The collection's id.
   var collectionID: Int64 { cid }
 
+  /// `slot`'s statement, prepared from `sql` the first time.
+  private static func statement(_ slot: inout Statement?, _ sql: String, _ db: SQLConnection)
+    throws -> Statement
+  {
+    if let statement = slot { return statement }
+    let statement = try db.cachedStatement(sql: sql)
+    slot = statement
+    return statement
+  }
+
   /// Writes one document revision.
   ///
+  /// - Parameter validated: the document was made by ``Document/init(validating:limits:)``
+  ///   with this writer's limits, so its checks need not run again.
   /// - Throws: ``SetteeError`` with code `conflict`, `notFound`, `documentTooLarge`, or a
   ///   validation code from ``Document/validate(limits:)``.
-  mutating func write(_ document: Document, mode: WriteMode) throws -> WriteResult {
-    try document.validate(limits: limits)
+  mutating func write(_ document: Document, mode: WriteMode, validated: Bool = false) throws
+    -> WriteResult
+  {
+    if !validated { try document.validate(limits: limits) }
     let body = try document.encodedBody(limits: limits)
     if !holdsNUL && DocumentWriter.printsNUL(body) {
       try db.cachedStatement(sql: "UPDATE collections SET holds_nul = 1 WHERE cid = ?")
@@ -87,10 +107,11 @@ struct DocumentWriter {
     let needsPrevious = indexes.needsPrevious
     try RawStatement(
       db,
-      statement: db.cachedStatement(
-        sql: needsPrevious
+      statement: DocumentWriter.statement(
+        &lookupStatement,
+        needsPrevious
           ? "SELECT rid, rev, deleted, body FROM documents WHERE cid = ? AND id = ?"
-          : "SELECT rid, rev, deleted FROM documents WHERE cid = ? AND id = ?"),
+          : "SELECT rid, rev, deleted FROM documents WHERE cid = ? AND id = ?", db),
       arguments: [cid.databaseValue, document.id.databaseValue]
     ).forEach { row in
       let deleted = row.int64(2) != 0
@@ -127,12 +148,13 @@ struct DocumentWriter {
       case (nil, _):
         rev = RevisionID.next(after: nil, deleted: false, body: body)
       }
+      let insert = try DocumentWriter.statement(
+        &insertStatement,
+        "INSERT INTO documents (cid, id, rev, deleted, seq, body) VALUES (?, ?, ?, ?, ?, ?)", db)
       try checkingFields(document.id, bodyText) {
         try RawStatement(
           db,
-          statement: db.cachedStatement(
-            sql:
-              "INSERT INTO documents (cid, id, rev, deleted, seq, body) VALUES (?, ?, ?, ?, ?, ?)"),
+          statement: insert,
           arguments: [
             cid.databaseValue, document.id.databaseValue, rev.description.databaseValue,
             document.isDeleted.databaseValue, seq.databaseValue, bodyText.databaseValue,
@@ -200,11 +222,13 @@ struct DocumentWriter {
 
   /// Whether JSON text holds `\u0000`, the only way JSONWriter prints U+0000.
   static func printsNUL(_ body: [UInt8]) -> Bool {
-    guard body.count >= nulEscape.count else { return false }
-    for index in 0...(body.count - nulEscape.count) where body[index] == nulEscape[0] {
-      if body[index..<index + nulEscape.count].elementsEqual(nulEscape) { return true }
+    body.withUnsafeBufferPointer { bytes in
+      guard bytes.count >= nulEscape.count else { return false }
+      for index in 0...(bytes.count - nulEscape.count) where bytes[index] == UInt8(ascii: "\\") {
+        if memcmp(bytes.baseAddress! + index, nulEscape, nulEscape.count) == 0 { return true }
+      }
+      return false
     }
-    return false
   }
 
   private static let nulEscape = Array(#"\u0000"#.utf8)
@@ -223,13 +247,14 @@ struct DocumentWriter {
       .execute(arguments: [lastSeq, cid])
   }
 
-  private func insertRevision(
+  private mutating func insertRevision(
     rid: Int64, rev: RevisionID, parent: RevisionID?, deleted: Bool, seq: Int64
   ) throws {
     try RawStatement(
       db,
-      statement: db.cachedStatement(
-        sql: "INSERT INTO revisions (rid, rev, parent, deleted, seq) VALUES (?, ?, ?, ?, ?)"),
+      statement: DocumentWriter.statement(
+        &revisionStatement,
+        "INSERT INTO revisions (rid, rev, parent, deleted, seq) VALUES (?, ?, ?, ?, ?)", db),
       arguments: [
         rid.databaseValue, rev.description.databaseValue,
         parent?.description.databaseValue ?? .null,

@@ -95,7 +95,7 @@ public struct RevisionID: Sendable, Hashable, Comparable, CustomStringConvertibl
     if let parent { hasher.update(data: Array(parent.description.utf8)) }
     hasher.update(data: [0, deleted ? 1 : 0])
     hasher.update(data: body)
-    let digest = Hex.string(of: hasher.finalize())
+    let digest = Hex.string(ofDigest: hasher.finalize())
     return RevisionID(generation: (parent?.generation ?? 0) + 1, digest: digest)
   }
 

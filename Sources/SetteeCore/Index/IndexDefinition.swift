@@ -217,7 +217,7 @@ public struct IndexDefinition: Sendable, Hashable {
     let name =
       givenName
       ?? Hex.string(
-        of: Insecure.MD5.hash(
+        ofDigest: Insecure.MD5.hash(
           data: JSONWriter.bytes([
             "fields": .array(fields.map(JSON.string)), "type": .string(type),
             "settings": IndexDefinition.json(settings),

@@ -149,7 +149,7 @@ public struct ViewDefinition: Sendable, Hashable {
   /// The version stored with the view: an MD5 digest of the definition's JSON, so that any
   /// change to it rebuilds the view.
   public var version: String {
-    "json-md5:" + Hex.string(of: Insecure.MD5.hash(data: JSONWriter.bytes(json)))
+    "json-md5:" + Hex.string(ofDigest: Insecure.MD5.hash(data: JSONWriter.bytes(json)))
   }
 
   public static func == (lhs: ViewDefinition, rhs: ViewDefinition) -> Bool { lhs.json == rhs.json }

@@ -28,8 +28,8 @@ struct RawStatement {
     self.statement = statement
     handle = statement.sqliteStatement
     connection = db.sqliteConnection
+    // Every parameter is bound below; the bindings of the last use were cleared after it.
     sqlite3_reset(handle)
-    sqlite3_clear_bindings(handle)
     for (offset, value) in arguments.enumerated() {
       let index = Int32(offset + 1)
       switch value.storage {
