@@ -14,11 +14,6 @@ struct CouchDBClientCLITests {
     try SetteeBinary.run(["--db", db] + arguments)
   }
 
-  func json(_ run: SetteeBinary.Run) throws -> JSON {
-    #expect(run.status == 0, "\(run.stderr)")
-    return try JSONParser.parse(run.stdout)
-  }
-
   func prepare() throws {
     let input = directory.path("people.ndjson")
     var lines: [String] = []

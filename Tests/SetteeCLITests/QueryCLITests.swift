@@ -12,11 +12,6 @@ struct QueryCLITests {
     try SetteeBinary.run(["--db", db] + arguments)
   }
 
-  func json(_ run: SetteeBinary.Run) throws -> JSON {
-    #expect(run.status == 0, "\(run.stderr)")
-    return try JSONParser.parse(run.stdout)
-  }
-
   @Test func indexesFindAndExplain() throws {
     let input = directory.path("people.ndjson")
     try SampleData.ndjson(500).write(toFile: input, atomically: true, encoding: .utf8)

@@ -15,11 +15,6 @@ struct ViewCLITests {
     try SetteeBinary.run(["--db", db] + arguments)
   }
 
-  func json(_ run: SetteeBinary.Run) throws -> JSON {
-    #expect(run.status == 0, "\(run.stderr)")
-    return try JSONParser.parse(run.stdout.trimmingCharacters(in: .whitespacesAndNewlines))
-  }
-
   func error(_ run: SetteeBinary.Run) throws -> String? {
     #expect(run.status == 1)
     return try JSONParser.parse(run.stderr.trimmingCharacters(in: .whitespacesAndNewlines))[

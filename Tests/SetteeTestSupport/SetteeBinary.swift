@@ -1,4 +1,6 @@
 import Foundation
+import SetteeCore
+import Testing
 
 /// Runs the built `settee` executable, as users do.
 public enum SetteeBinary {
@@ -127,4 +129,10 @@ public final class Locked<Value: Sendable>: @unchecked Sendable {
   public func set(_ newValue: Value) { lock.withLock { storage = newValue } }
   public func get() -> Value { value }
   public func mutate(_ body: (inout Value) -> Void) { lock.withLock { body(&storage) } }
+}
+
+/// The JSON a successful run printed on standard output (the run must have exited 0).
+public func json(_ run: SetteeBinary.Run) throws -> JSON {
+  #expect(run.status == 0, "\(run.stderr)")
+  return try JSONParser.parse(run.stdout.trimmingCharacters(in: .whitespacesAndNewlines))
 }
