@@ -112,7 +112,8 @@ struct DeclaredViewSQL {
       + key + SQLFragment(" AS k, ") + value
       + SQLFragment(" AS v FROM documents WHERE cid = ") + .value(view.cid)
       + SQLFragment(" AND seq > ") + .value(from) + SQLFragment(" AND seq <= ") + .value(to)
-      + SQLFragment(" AND deleted = 0 AND substr(id, 1, 8) <> '_design/' AND ") + present
+      + SQLFragment(" AND deleted = 0 AND ") + .notDesignID(SQLFragment("id"))
+      + SQLFragment(" AND ") + present
       + SQLFragment(")")
     try DocumentReader.namingDamagedBodies(db, cid: view.cid) {
       try db.execute(sql: insert.text, arguments: insert.statementArguments)

@@ -216,7 +216,7 @@ public struct ValueIndexes: Sendable {
       var sql =
         SQLFragment("SELECT d.id, d.rev, d.body FROM documents d WHERE d.cid = ")
         + .value(try collectionID(db))
-        + SQLFragment(" AND d.deleted = 0 AND substr(d.id, 1, 8) <> '_design/'")
+        + SQLFragment(" AND d.deleted = 0 AND ") + .notDesignID(SQLFragment("d.id"))
       for filter in filters { sql += SQLFragment(" AND ") + filter }
       if sortIndex != nil, let sortView = stored.last {
         sql +=

@@ -281,7 +281,7 @@ enum ViewStore {
         try deleteError.execute(arguments: [view.vid, id])
       }
       let deleted: Bool = row[2]
-      if deleted || id.hasPrefix("_design/") { continue }
+      if deleted || Document.isDesignID(id) { continue }
       let document = try Document(
         id: id, rev: DocumentReader.storedRevision(row[1], documentID: id),
         body: DocumentReader.parseBody(row, at: 3, documentID: id))

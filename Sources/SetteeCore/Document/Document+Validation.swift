@@ -65,12 +65,21 @@ extension Document {
   public static func validateID(_ id: String) throws {
     if id.isEmpty { throw SetteeError(.invalidID, "document id must not be empty") }
     try Names.refuseNUL(id, kind: "document id", code: .invalidID)
-    if id.utf8.first == UInt8(ascii: "_") && !id.hasPrefix("_design/") {
+    if id.utf8.first == UInt8(ascii: "_") && !isDesignID(id) {
       throw SetteeError(
         .invalidID,
         "document id \(JSONWriter.string(.string(id))) is reserved: only ids starting with _design/ may start with '_'",
         documentID: id)
     }
+  }
+
+  /// Whether `id` is a design document's: it starts with the bytes `_design/` (compared as
+  /// UTF-8, as SQLite compares ids, so a combining mark after the slash changes nothing).
+  /// Design documents are never results of `_find`, views or value indexes (CouchDB's
+  /// rule); all-docs and the changes feed list them. SQL says the same with
+  /// `SQLFragment.notDesignID(_:)`.
+  public static func isDesignID(_ id: String) -> Bool {
+    id.utf8.starts(with: "_design/".utf8)
   }
 
   /// A new document id: 32 lowercase hexadecimal digits, unique and mostly increasing

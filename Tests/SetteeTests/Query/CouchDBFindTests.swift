@@ -80,6 +80,36 @@ struct CouchDBFindTests {
     #expect(try people.get("_design/app") != nil)
   }
 
+  /// Every face decides what a design document is by the same bytes: `_find` (SQL and
+  /// matcher), Swift and declared views, value indexes. A combining mark right after the
+  /// slash still leaves the id starting with the bytes `_design/` (a grapheme-based
+  /// `hasPrefix` said no); an accent before it does not.
+  @Test func everyFaceAgreesOnWhatADesignDocumentIs() throws {
+    let collection = try Database(inMemoryWith: .init()).collection()
+    let ids = ["_design/a", "_design/\u{301}b", "a", "b\u{301}", "_design/"]
+    try collection.putAll(ids.map { ["_id": .string($0), "k": "x"] })
+    let results = ["a", "b\u{301}"]
+    #expect(try collection.find(FindQuery()).map(\.id) == results)
+    let scanned = FindQuery(selector: .condition("k", .regex("x")))
+    #expect(try collection.find(scanned).map(\.id) == results)
+    #expect(
+      try Matcher.find(
+        FindQuery(),
+        in: collection.allDocuments(ViewQuery(includeDocs: true)).rows
+          .compactMap { $0.document }
+      ).map(\.id) == results)
+    let swiftView = try collection.view("byK", version: "1") { doc, emit in
+      emit(doc["k"] ?? nil, nil)
+    }
+    #expect(try swiftView.query().rows.compactMap(\.id) == results)
+    let declared = try collection.defineView(
+      json: JSONParser.parse(#"{"name": "declared", "key": "k"}"#))
+    #expect(try declared.query().rows.compactMap(\.id) == results)
+    try collection.valueIndexes.define("k", field: "k")
+    #expect(try collection.valueIndexes.documents(matching: ["k": "x"]).map(\.id) == results)
+    #expect(try collection.allDocuments().rows.count == ids.count)
+  }
+
   @Test func errorsInsideElementMatchesNameTheField() throws {
     for (body, expected) in [
       (

@@ -122,7 +122,7 @@ enum CoveringPlan {
         + (query.sort.last?.descending == true ? SQLFragment(" DESC") : SQLFragment("")))
     return SQLFragment("SELECT ") + .joined(columns, separator: ", ") + SQLFragment(" FROM ")
       + index.table
-      + SQLFragment(" x WHERE ") + QueryPlanner.notDesign(SQLFragment("x.id"))
+      + SQLFragment(" x WHERE ") + SQLFragment.notDesignID(SQLFragment("x.id"))
       + SQLFragment(" AND ")
       + filter + SQLFragment(" ORDER BY ")
       + .joined(keys, separator: ", ")

@@ -414,7 +414,7 @@ enum QueryPlanner {
       selector = Selector.conjunction(conjunction(selector).filter { !decided.contains($0) })
     }
     var filter =
-      notDesign(SQLFragment("d.id")) + SQLFragment(" AND ")
+      SQLFragment.notDesignID(SQLFragment("d.id")) + SQLFragment(" AND ")
       + (try SelectorCompiler.compile(selector, textIndex: choice.text, nulSafe: choice.nulSafe))
     if let position = query.position {
       filter += SQLFragment(" AND ") + after(position, sort: query.sort)
@@ -634,14 +634,6 @@ enum QueryPlanner {
       + .value(id)
     branches.append(.and(equal + [idLater]))
     return .or(branches)
-  }
-
-  /// The id in `column` is not a design document's: `_find` never returns those (CouchDB's
-  /// rule), while all-docs and the changes feed do. A range on the id, so it costs a
-  /// comparison.
-  static func notDesign(_ column: SQLFragment) -> SQLFragment {
-    SQLFragment("(") + column + SQLFragment(" < ") + .value("_design/") + SQLFragment(" OR ")
-      + column + SQLFragment(" >= ") + .value("_design0") + SQLFragment(")")
   }
 
   static func limit(_ query: FindQuery) -> SQLFragment {

@@ -105,6 +105,14 @@ struct SQLFragment: Sendable, Hashable, CustomStringConvertible {
   /// Parenthesized.
   var grouped: SQLFragment { SQLFragment("(") + self + SQLFragment(")") }
 
+  /// The id in `column` is not a design document's (``Document/isDesignID(_:)``, in SQL):
+  /// a range on the id under BINARY collation (bytes), so it costs a comparison and can
+  /// use the id index.
+  static func notDesignID(_ column: SQLFragment) -> SQLFragment {
+    SQLFragment("(") + column + SQLFragment(" < ") + .value("_design/") + SQLFragment(" OR ")
+      + column + SQLFragment(" >= ") + .value("_design0") + SQLFragment(")")
+  }
+
   var statementArguments: StatementArguments {
     // GRDB's initializer for a sequence of concrete values maps it through a key path that
     // the runtime instantiates on every call (a tenth of a small query's time); the one for

@@ -8,7 +8,7 @@ extension Matcher {
   /// - Throws: ``SetteeError`` with code `limitExceeded` when a `$regex` runs too long.
   public static func find(_ query: FindQuery, in documents: [Document]) throws -> [Document] {
     var matching = try documents.filter {
-      try !$0.isDeleted && !$0.id.utf8.starts(with: "_design/".utf8)
+      try !$0.isDeleted && !Document.isDesignID($0.id)
         && matches(query.selector, .object($0.json))
     }
     matching.sort { sortsBefore($0, $1, by: query.sort) }
