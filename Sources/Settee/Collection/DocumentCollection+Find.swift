@@ -98,16 +98,17 @@ extension DocumentCollection {
       let (plan, statement) = try prepare(
         query, cid: cid, catalog: database.indexCatalog, db: db, freshStatement: freshStatement)
       var returned = 0
-      var lastID: String?
+      var last: Document?
       try run(plan, statement, query: query, db: db) { document in
         returned += 1
-        lastID = document.id
+        if wantsSummary { last = document }
         try body(document)
       }
       summary.warning = plan.warning
       guard wantsSummary else { return }
-      if let lastID {
-        summary.bookmark = try bookmark(after: lastID, returned: returned, query, cid: cid, db: db)
+      if let last {
+        summary.bookmark = try bookmark(
+          after: last, returned: returned, query, cid: cid, db: db)
       }
       if query.executionStats {
         let examined = try candidates(plan, query, db: db)
@@ -120,17 +121,20 @@ extension DocumentCollection {
     return summary
   }
 
-  /// The bookmark after a page whose last result is `lastID`: its sort values, read from
-  /// the whole document (the result may be a projection), or, for relevance order, how
-  /// many results came before.
+  /// The bookmark after a page whose last result is `last`: its sort values, or, for
+  /// relevance order, how many results came before. A projected result may lack its sort
+  /// fields: the whole document is read again then.
   static func bookmark(
-    after lastID: String, returned: Int, _ query: FindQuery, cid: Int64, db: SQLConnection
+    after last: Document, returned: Int, _ query: FindQuery, cid: Int64, db: SQLConnection
   ) throws -> String {
     if query.sort.contains(where: \.isRelevance) {
       let (next, overflow) = query.skip.addingReportingOverflow(returned)
       return FindBookmark.skipped(overflow ? Int.max : next).token(sort: query.sort)
     }
-    let document = try DocumentReader.document(db, cid: cid, id: lastID)
+    let lastID = last.id
+    let document =
+      query.fields == nil || query.sort.isEmpty
+      ? last : try DocumentReader.document(db, cid: cid, id: lastID)
     let json = JSON.object(document?.json ?? ["_id": .string(lastID)])
     return FindBookmark.after(keys: query.sort.map { Matcher.sortKey(json, $0) }, id: lastID)
       .token(sort: query.sort)
