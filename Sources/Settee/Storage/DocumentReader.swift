@@ -142,14 +142,20 @@ enum DocumentReader {
     return changes
   }
 
+  /// A document's revisions, oldest first: the rows of `revisions`, and the current
+  /// revision from `documents` when it is the document's first and has no row yet.
   static func revisions(_ db: SQLConnection, cid: Int64, id: String) throws -> [RevisionInfo] {
     if Names.containsNUL(id) { return [] }
     let rows = try Row.fetchCursor(
       db.cachedStatement(
         sql: """
           SELECT r.rev, r.parent, r.deleted, r.seq FROM revisions r
-          JOIN documents d ON d.rid = r.rid WHERE d.cid = ? AND d.id = ? ORDER BY r.seq
-          """), arguments: [cid, id])
+          JOIN documents d ON d.rid = r.rid WHERE d.cid = ? AND d.id = ?
+          UNION ALL
+          SELECT d.rev, NULL, d.deleted, d.seq FROM documents d WHERE d.cid = ? AND d.id = ?
+            AND NOT EXISTS (SELECT 1 FROM revisions r WHERE r.rid = d.rid AND r.rev = d.rev)
+          ORDER BY 4
+          """), arguments: [cid, id, cid, id])
     var revisions: [RevisionInfo] = []
     while let row = try rows.next() {
       let parent: String? = row[1]

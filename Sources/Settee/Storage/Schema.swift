@@ -6,7 +6,10 @@ import GRDB
 /// The revision table keeps every revision's id, parent and deletion flag, so that
 /// replication can compare histories later; bodies are kept only for the winning revision
 /// (in `documents`) and, once replication brings conflicts, for losing leaves
-/// (`revisions.body`), as CouchDB keeps them after compaction.
+/// (`revisions.body`), as CouchDB keeps them after compaction. A document's first revision
+/// (no parent) is written to `revisions` only when a later one replaces it: until then
+/// `documents` holds all there is to know about it (files written before this rule have
+/// the row from the start; readers take either).
 enum Schema {
   static var migrator: DatabaseMigrator {
     var migrator = DatabaseMigrator()

@@ -1,11 +1,13 @@
-import Settee
+import GRDB
 import SetteeCore
 import SetteeTestSupport
 import Testing
 
+@testable import Settee
+
 @Suite("Revision rules")
 struct RevisionRulesTests {
-  let db: Database
+  let db: Settee.Database
   let people: DocumentCollection
 
   init() throws {
@@ -81,6 +83,39 @@ struct RevisionRulesTests {
     #expect(history.map(\.rev) == [created.rev, updated.rev, deleted.rev, recreated.rev])
     #expect(history.map(\.parent) == [nil, created.rev, updated.rev, deleted.rev])
     #expect(history.map(\.isDeleted) == [false, false, true, false])
+    #expect(history.map(\.seq) == history.map(\.seq).sorted() && Set(history.map(\.seq)).count == 4)
+  }
+
+  /// A first revision has its `revisions` row only once replaced (its sequence number and
+  /// flags kept from `documents`); files written with the row from the start read the
+  /// same, with no duplicate; a first revision that is a deletion's successor is not lost.
+  @Test func firstRevisionsReadTheSameWithOrWithoutTheirRow() throws {
+    let created = try people.put(["_id": "a", "n": 1])
+    let once = try people.revisions(of: "a")
+    #expect(once.map(\.rev) == [created.rev] && once.first?.parent == nil)
+    #expect(once.first?.seq == created.seq && once.first?.isDeleted == false)
+    let updated = try people.put(["_id": "a", "_rev": .string(created.rev.description), "n": 2])
+    let twice = try people.revisions(of: "a")
+    #expect(twice.map(\.rev) == [created.rev, updated.rev])
+    #expect(twice.map(\.seq) == [created.seq, updated.seq])
+    #expect(twice.map(\.parent) == [nil, created.rev])
+    // A file from before the rule: the first revision's row is there from the start.
+    let old = try people.put(["_id": "b"])
+    try db.writer.write { db in
+      try db.execute(
+        sql: """
+          INSERT INTO revisions (rid, rev, parent, deleted, seq)
+          SELECT rid, rev, NULL, deleted, seq FROM documents WHERE id = 'b'
+          """)
+    }
+    #expect(try people.revisions(of: "b").map(\.rev) == [old.rev])
+    let next = try people.put(["_id": "b", "_rev": .string(old.rev.description)])
+    #expect(try people.revisions(of: "b").map(\.rev) == [old.rev, next.rev])
+    // A document deleted at its first revision.
+    let c = try people.put(["_id": "c"])
+    let gone = try people.delete("c", rev: c.rev)
+    let history = try people.revisions(of: "c")
+    #expect(history.map(\.rev) == [c.rev, gone.rev] && history.map(\.isDeleted) == [false, true])
   }
 
   @Test func changesFeedShowsTheLatestChangeOfEachDocument() throws {
