@@ -104,6 +104,15 @@ struct DocumentWriter {
     let bodyText = String(decoding: body, as: UTF8.self)
     // Statements bound and read through SQLite's C API: GRDB's StatementArguments and Row
     // were a quarter of an import's write transaction.
+    // A write that names no revision (or restores one) usually creates its document: an
+    // import, a put of a new id. Insert it first, and look the id up only when it is taken
+    // (SQLite refuses the insert before writing anything).
+    if mode == .restore || (mode == .edit && document.rev == nil),
+      let rev = try? DocumentWriter.newRevision(document, mode: mode, body: body),
+      let result = try insertNew(document, rev: rev, bodyText: bodyText)
+    {
+      return result
+    }
     var existing: (rid: Int64, rev: String, deleted: Bool, seq: Int64, body: JSONObject?)?
     let needsPrevious = indexes.needsPrevious
     try RawStatement(
@@ -127,47 +136,15 @@ struct DocumentWriter {
     let seq = lastSeq
 
     guard let existing else {
-      let rev: RevisionID
-      switch (document.rev, mode) {
-      case (_, .overwrite) where document.isDeleted:
+      let rev = try DocumentWriter.newRevision(document, mode: mode, body: body)
+      lastSeq -= 1
+      guard let result = try insertNew(document, rev: rev, bodyText: bodyText) else {
         throw SetteeError(
-          .notFound, "document \(quoted(document.id)) does not exist, so it cannot be deleted",
+          .storage,
+          "internal error: \(quoted(document.id)) was not found, then could not be inserted",
           documentID: document.id)
-      case (_, .overwrite):
-        rev = RevisionID.next(after: nil, deleted: false, body: body)
-      case (let given?, .restore):
-        rev = given
-      case (_, .edit) where document.isDeleted, (nil, .restore) where document.isDeleted:
-        throw SetteeError(
-          .notFound, "document \(quoted(document.id)) does not exist, so it cannot be deleted",
-          documentID: document.id)
-      case (let given?, .edit):
-        throw SetteeError(
-          .conflict,
-          "document \(quoted(document.id)) does not exist, so the write must not name _rev \(given)",
-          documentID: document.id)
-      case (nil, _):
-        rev = RevisionID.next(after: nil, deleted: false, body: body)
       }
-      let insert = try DocumentWriter.statement(
-        &insertStatement,
-        "INSERT INTO documents (cid, id, rev, deleted, seq, body) VALUES (?, ?, ?, ?, ?, ?)", db)
-      try checkingFields(document.id, bodyText) {
-        try RawStatement(
-          db,
-          statement: insert,
-          arguments: [
-            cid.databaseValue, document.id.databaseValue, rev.description.databaseValue,
-            document.isDeleted.databaseValue, seq.databaseValue, bodyText.databaseValue,
-          ]
-        ).execute()
-      }
-      let rid = db.lastInsertedRowID
-      // A document's first revision gets its `revisions` row only when another replaces it
-      // (see ``Schema``): most documents are written once, and the row cost an import a
-      // third of its statements.
-      try indexes.update(rid: rid, document: stored(document, rev), isNew: true, previous: nil)
-      return WriteResult(id: document.id, rev: rev, seq: seq)
+      return result
     }
 
     let rid = existing.rid
@@ -223,6 +200,75 @@ struct DocumentWriter {
     try indexes.update(
       rid: rid, document: stored(document, rev), isNew: currentDeleted, previous: previous)
     return WriteResult(id: document.id, rev: rev, seq: seq)
+  }
+
+  /// The revision a write gives a document that does not exist yet, or the error it is.
+  private static func newRevision(_ document: Document, mode: WriteMode, body: [UInt8]) throws
+    -> RevisionID
+  {
+    switch (document.rev, mode) {
+    case (_, .overwrite) where document.isDeleted:
+      throw SetteeError(
+        .notFound, "document \(quoted(document.id)) does not exist, so it cannot be deleted",
+        documentID: document.id)
+    case (_, .overwrite):
+      return RevisionID.next(after: nil, deleted: false, body: body)
+    case (let given?, .restore):
+      return given
+    case (_, .edit) where document.isDeleted, (nil, .restore) where document.isDeleted:
+      throw SetteeError(
+        .notFound, "document \(quoted(document.id)) does not exist, so it cannot be deleted",
+        documentID: document.id)
+    case (let given?, .edit):
+      throw SetteeError(
+        .conflict,
+        "document \(quoted(document.id)) does not exist, so the write must not name _rev \(given)",
+        documentID: document.id)
+    case (nil, _):
+      return RevisionID.next(after: nil, deleted: false, body: body)
+    }
+  }
+
+  /// Inserts a document whose id the collection does not hold, at the next sequence
+  /// number; `nil`, having written nothing, when it holds the id (a tombstone too).
+  private mutating func insertNew(_ document: Document, rev: RevisionID, bodyText: String)
+    throws -> WriteResult?
+  {
+    let insert = try DocumentWriter.statement(
+      &insertStatement,
+      "INSERT INTO documents (cid, id, rev, deleted, seq, body) VALUES (?, ?, ?, ?, ?, ?)", db)
+    let seq = lastSeq + 1
+    var taken = false
+    try checkingFields(document.id, bodyText) {
+      do {
+        try RawStatement(
+          db,
+          statement: insert,
+          arguments: [
+            cid.databaseValue, document.id.databaseValue, rev.description.databaseValue,
+            document.isDeleted.databaseValue, seq.databaseValue, bodyText.databaseValue,
+          ]
+        ).execute()
+      } catch let error as DatabaseError where DocumentWriter.isTakenID(error) {
+        taken = true
+      }
+    }
+    if taken { return nil }
+    lastSeq = seq
+    let rid = db.lastInsertedRowID
+    // A document's first revision gets its `revisions` row only when another replaces it
+    // (see ``Schema``): most documents are written once, and the row cost an import a
+    // third of its statements.
+    try indexes.update(rid: rid, document: stored(document, rev), isNew: true, previous: nil)
+    return WriteResult(id: document.id, rev: rev, seq: seq)
+  }
+
+  /// Whether SQLite refused an insert into `documents` because the id is taken
+  /// (`documents_by_id`), rather than for a `where` unique index (whose trigger names its
+  /// own index).
+  private static func isTakenID(_ error: DatabaseError) -> Bool {
+    error.extendedResultCode == .SQLITE_CONSTRAINT_UNIQUE
+      && (error.message ?? "").contains("documents.cid, documents.id")
   }
 
   /// Runs a write of `documents`, turning a unique index of the collection's `where` face

@@ -86,6 +86,26 @@ struct RevisionRulesTests {
     #expect(history.map(\.seq) == history.map(\.seq).sorted() && Set(history.map(\.seq)).count == 4)
   }
 
+  /// Writes that name no revision insert first and look the id up only when it is taken:
+  /// a taken id (live or a tombstone) takes the usual path, with no sequence number lost.
+  @Test func insertFirstFallsBackWhenTheIDIsTaken() throws {
+    let a = try people.put(["_id": "a", "n": 1])
+    expectError(.conflict) { try people.put(["_id": "a", "n": 2]) }
+    #expect(try people.get("a")?["n"] == 1)
+    try people.delete("a", rev: a.rev)
+    let again = try people.put(["_id": "a", "n": 3])
+    #expect(again.rev.generation == 3)
+    var lines = [
+      Array(#"{"_id":"a","_rev":"\#(again.rev)","n":3}"#.utf8) + [10],
+      Array(#"{"_id":"b","n":4}"#.utf8) + [10],
+    ].makeIterator()
+    var reader = JSONRecordReader(maxRecordBytes: 1 << 20) { lines.next() }
+    let summary = try people.importDocuments(from: &reader)
+    #expect(summary.documents == 2)
+    #expect(try people.changes().map(\.seq) == [4, 5])
+    #expect(try people.get("b")?["n"] == 4 && people.get("a")?["n"] == 3)
+  }
+
   /// A first revision has its `revisions` row only once replaced (its sequence number and
   /// flags kept from `documents`); files written with the row from the start read the
   /// same, with no duplicate; a first revision that is a deletion's successor is not lost.
