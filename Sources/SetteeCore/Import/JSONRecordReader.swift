@@ -1,3 +1,5 @@
+import Foundation
+
 /// Splits a stream of bytes into JSON records without holding the whole stream in memory.
 ///
 /// The format is chosen by the first byte that is not white space: `[` means one JSON array
@@ -76,18 +78,29 @@ public struct JSONRecordReader {
     let column = offset - lineStart + 1
     var length = 0  // bytes of the line seen so far, from `offset`
     while true {
-      if offset + length == buffer.count {
-        guard try fill() else { break }
-        continue
+      // memchr: looking at each byte through the array was a fifteenth of an import.
+      let newline = buffer.withUnsafeBufferPointer { bytes -> Int? in
+        let from = offset + length
+        guard from < bytes.count, let base = bytes.baseAddress,
+          let found = memchr(base + from, Int32(UInt8(ascii: "\n")), bytes.count - from)
+        else { return nil }
+        return base.distance(to: found.assumingMemoryBound(to: UInt8.self))
       }
-      if buffer[offset + length] == UInt8(ascii: "\n") { break }
-      length += 1
+      if let newline {
+        length = newline - offset
+        break
+      }
+      length = buffer.count - offset
       if length > maxRecordBytes { throw tooLarge(startLine) }
+      guard try fill() else { break }
     }
+    if length > maxRecordBytes { throw tooLarge(startLine) }
     var end = offset + length
     while end > offset, isWhitespace(buffer[end - 1]) { end -= 1 }
     let record = Array(buffer[offset..<end])
-    advance(length)
+    // No newline before `length`: the line count stays.
+    offset += length
+    bytesConsumed += length
     defer { recordIndex += 1 }
     return Record(bytes: record, line: startLine, column: column, index: recordIndex)
   }
