@@ -49,10 +49,15 @@ public enum IndexKeys {
   /// The distinct entries of one field.
   public static func keys(_ document: JSON, _ field: FieldPath) -> [Entry] {
     var entries: [Entry] = []
-    var seen = Set<[UInt8]>()
+    // Most fields give one or a few keys: a linear search costs less than hashing them,
+    // until there are many.
+    var seen: Set<[UInt8]>?
     func add(_ key: [UInt8]?, _ value: JSON?) {
       if let key {
-        if seen.insert(key).inserted { entries.append(Entry(key: key, value: value)) }
+        if entries.count >= 16, seen == nil { seen = Set(entries.compactMap(\.key)) }
+        let isNew =
+          seen != nil ? seen!.insert(key).inserted : !entries.contains(where: { $0.key == key })
+        if isNew { entries.append(Entry(key: key, value: value)) }
       } else if !entries.contains(where: { $0.key == nil }) {
         entries.append(Entry(key: nil, value: nil))
       }
