@@ -132,12 +132,8 @@ struct DocumentWriter {
       )
       return false
     }
-    lastSeq += 1
-    let seq = lastSeq
-
     guard let existing else {
       let rev = try DocumentWriter.newRevision(document, mode: mode, body: body)
-      lastSeq -= 1
       guard let result = try insertNew(document, rev: rev, bodyText: bodyText) else {
         throw SetteeError(
           .storage,
@@ -170,6 +166,8 @@ struct DocumentWriter {
         .notFound, "document \(quoted(document.id)) is already deleted", documentID: document.id)
     }
     let rev = RevisionID.next(after: current, deleted: document.isDeleted, body: body)
+    lastSeq += 1
+    let seq = lastSeq
     try checkingFields(document.id, bodyText) {
       try RawStatement(
         db,
