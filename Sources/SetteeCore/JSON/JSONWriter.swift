@@ -45,7 +45,7 @@ public enum JSONWriter {
   /// The JSON text of `value` as bytes.
   public static func bytes(_ value: JSON) -> [UInt8] {
     var output: [UInt8] = []
-    output.reserveCapacity(64)
+    output.reserveCapacity(256)
     write(value, into: &output)
     return output
   }
