@@ -113,7 +113,9 @@ struct StoredIndex: Sendable {
     let index = StoredIndex(xid: db.lastInsertedRowID, definition: definition, multiDocuments: 0)
     if definition.kind == .text {
       try TextIndex.create(index, db: db)
-      try index.fill(db, cid: cid)
+      var maintainer = IndexMaintainer(db: db, indexes: [index])
+      try index.indexLive(db, cid: cid, &maintainer)
+      try maintainer.finish()
       return index
     }
     let positions = 0..<definition.fields.count
@@ -121,30 +123,11 @@ struct StoredIndex: Sendable {
       positions.map { keyColumn($0) + SQLFragment(" BLOB NOT NULL") }, separator: ", ")
     let values = SQLFragment.joined(
       positions.map { valueColumn($0) + SQLFragment(" TEXT") }, separator: ", ")
-    let primary = SQLFragment.joined(positions.map { keyColumn($0) }, separator: ", ")
     try db.execute(
       sql: (SQLFragment("CREATE TABLE ") + index.table + SQLFragment(" (") + keys
         + SQLFragment(", id TEXT NOT NULL, rid INTEGER NOT NULL, rev TEXT NOT NULL, ") + values
-        + SQLFragment(", PRIMARY KEY (") + primary + SQLFragment(", id, rid)) WITHOUT ROWID")).text)
-    var entries = 0
-    let changesBefore = db.totalChangesCount
-    if try index.fillInSQL(db, cid: cid) {
-      entries = db.totalChangesCount - changesBefore
-    } else {
-      // Entries of existing documents go to a scratch table first and then into the index
-      // in key order: appending to a B-tree is several times faster than inserting at random.
-      let scratch = SQLFragment("temp.") + .identifier("ix_build_\(index.xid)")
-      try db.execute(
-        sql: (SQLFragment("CREATE TABLE ") + scratch + SQLFragment(" AS SELECT * FROM ")
-          + index.table
-          + SQLFragment(" WHERE 0")).text)
-      try index.fill(db, cid: cid, into: scratch)
-      try db.execute(
-        sql: (SQLFragment("INSERT INTO ") + index.table + SQLFragment(" SELECT * FROM ") + scratch
-          + SQLFragment(" ORDER BY ") + primary + SQLFragment(", id, rid")).text)
-      entries = db.changesCount
-      try db.execute(sql: (SQLFragment("DROP TABLE ") + scratch).text)
-    }
+        + SQLFragment(", PRIMARY KEY (") + index.primaryKey + SQLFragment(")) WITHOUT ROWID")).text)
+    let entries = try index.fillInSQL(db, cid: cid) ?? index.fill(db, cid: cid)
     // The planner's statistics: entries, and entries per distinct first key (what
     // ANALYZE would write in sqlite_stat1, at a tenth of its cost: the first key column
     // leads the primary key, so SQLite counts distinct keys by skipping along it).
@@ -176,8 +159,8 @@ struct StoredIndex: Sendable {
 
   /// Builds the entries of the collection's live documents in SQL, when that gives exactly
   /// what ``IndexKeys`` would: every field a plain member path (no numeric component, no
-  /// name SQLite's JSON paths cannot spell) and no partial filter. Returns `false`, having
-  /// written nothing, when that is not so.
+  /// name SQLite's JSON paths cannot spell) and no partial filter. Returns how many entries
+  /// it wrote, or `nil`, having written nothing, when that is not so.
   ///
   /// One statement builds the entries of documents without an array along any field's path
   /// (one entry each), in key order: keys come from `settee_entry_key` of each field's JSON
@@ -187,9 +170,9 @@ struct StoredIndex: Sendable {
   /// for the whole array, products across fields) are then indexed in Swift by
   /// ``IndexKeys``, the reference: they are usually few, and the rules for arrays of objects
   /// along a path are the matcher's.
-  func fillInSQL(_ db: SQLConnection, cid: Int64) throws -> Bool {
+  func fillInSQL(_ db: SQLConnection, cid: Int64) throws -> Int? {
     // A partial index's filter is checked by the matcher, in Swift.
-    guard definition.partialFilter == nil else { return false }
+    guard definition.partialFilter == nil else { return nil }
     let fields = definition.fields
     let plain = fields.allSatisfy { field in
       field.components.first != "_id" && field.components.first != "_rev"
@@ -200,7 +183,7 @@ struct StoredIndex: Sendable {
             }
         }
     }
-    guard plain else { return false }
+    guard plain else { return nil }
     func path(_ components: ArraySlice<String>) -> String {
       "$" + components.map { ".\"" + $0 + "\"" }.joined()
     }
@@ -232,37 +215,71 @@ struct StoredIndex: Sendable {
       + SQLFragment(", id, rid, rev FROM documents WHERE cid = ") + .value(cid)
       + SQLFragment(" AND deleted = 0 ORDER BY ")
       + .joined(positions.map { .integer($0 + 1) }, separator: ", ") + SQLFragment(", id, rid")
-    let arrays = try EntryKeyFunction.during(db) { documents in
+    let (inSQL, arrays) = try EntryKeyFunction.during(db) { documents in
       try db.execute(sql: insert.text, arguments: insert.statementArguments)
-      return documents.rids
+      return (db.changesCount, documents.rids)
     }
-    try fill(db, rids: arrays.sorted())
-    return true
+    return try inSQL + fill(db, rids: arrays.sorted())
   }
 
-  /// Indexes the collection's live documents (into `table` instead of the index's own, for
-  /// a bulk build).
-  func fill(_ db: SQLConnection, cid: Int64, into table: SQLFragment? = nil) throws {
+  /// `k0, k1, …, id, rid`: the entry table's primary key, the order entries are kept in.
+  var primaryKey: SQLFragment {
+    .joined(
+      definition.fields.indices.map { StoredIndex.keyColumn($0) }
+        + [SQLFragment("id"), SQLFragment("rid")], separator: ", ")
+  }
+
+  /// Indexes the collection's live documents in Swift; returns how many entries it wrote.
+  func fill(_ db: SQLConnection, cid: Int64) throws -> Int {
+    try fillInKeyOrder(db) { maintainer in try indexLive(db, cid: cid, &maintainer) }
+  }
+
+  /// Gives `maintainer` every live document of the collection.
+  private func indexLive(_ db: SQLConnection, cid: Int64, _ maintainer: inout IndexMaintainer)
+    throws
+  {
     let select =
       SQLFragment("SELECT rid, id, rev, body FROM documents WHERE cid = ") + .value(cid)
       + SQLFragment(" AND deleted = 0")
-    var maintainer = IndexMaintainer(db: db, indexes: [self], buildTable: table)
     // A statement of its own (the maintainer's statements run while it steps).
     try index(
       RawStatement(db, statement: db.makeStatement(sql: select.text), arguments: select.arguments),
       &maintainer)
-    try maintainer.finish()
   }
 
-  /// Indexes the documents with these rids (live ones, which a build found).
-  func fill(_ db: SQLConnection, rids: [Int64]) throws {
-    var maintainer = IndexMaintainer(db: db, indexes: [self], sortingInserts: true)
+  /// Indexes the documents with these rids (live ones, which a build found) in Swift;
+  /// returns how many entries it wrote.
+  func fill(_ db: SQLConnection, rids: [Int64]) throws -> Int {
+    guard !rids.isEmpty else { return 0 }
     let select = try db.makeStatement(
       sql: "SELECT rid, id, rev, body FROM documents WHERE rid = ?")
-    for rid in rids {
-      try index(RawStatement(db, statement: select, arguments: [rid.databaseValue]), &maintainer)
+    return try fillInKeyOrder(db) { maintainer in
+      for rid in rids {
+        try index(RawStatement(db, statement: select, arguments: [rid.databaseValue]), &maintainer)
+      }
     }
+  }
+
+  /// Runs `body`'s writes into a scratch table, then moves the entries into the index in key
+  /// order: appending to a B-tree, or visiting its pages in order, is several times faster
+  /// than inserting at random places (which makes a large index's pages leave SQLite's
+  /// cache and come back). Returns how many entries it moved.
+  private func fillInKeyOrder(_ db: SQLConnection, _ body: (inout IndexMaintainer) throws -> Void)
+    throws -> Int
+  {
+    let scratch = SQLFragment("temp.") + .identifier("ix_build_\(xid)")
+    try db.execute(
+      sql: (SQLFragment("CREATE TABLE ") + scratch + SQLFragment(" AS SELECT * FROM ") + table
+        + SQLFragment(" WHERE 0")).text)
+    var maintainer = IndexMaintainer(db: db, indexes: [self], buildTable: scratch)
+    try body(&maintainer)
     try maintainer.finish()
+    try db.execute(
+      sql: (SQLFragment("INSERT INTO ") + table + SQLFragment(" SELECT * FROM ") + scratch
+        + SQLFragment(" ORDER BY ") + primaryKey).text)
+    let moved = db.changesCount
+    try db.execute(sql: (SQLFragment("DROP TABLE ") + scratch).text)
+    return moved
   }
 
   private func index(_ rows: RawStatement, _ maintainer: inout IndexMaintainer) throws {
@@ -290,18 +307,6 @@ struct StoredIndex: Sendable {
   }
 }
 
-extension DatabaseValue {
-  /// The bytes of a blob or text value (empty otherwise), as SQLite's BINARY collation and
-  /// blob comparison order them.
-  fileprivate var bytes: [UInt8] {
-    switch storage {
-    case .blob(let data): [UInt8](data)
-    case .string(let text): Array(text.utf8)
-    default: []
-    }
-  }
-}
-
 /// Keeps a collection's indexes in step with document writes, in the same transaction.
 struct IndexMaintainer {
   /// A JSON index and its statements, written once.
@@ -320,18 +325,10 @@ struct IndexMaintainer {
   private let targets: [Target]
   private let textIndexes: [TextIndex]
   private var multiDelta: [Int64]
-  /// New entries held back until ``finish()``, per target, when inserts are sorted.
-  private var held: [[[DatabaseValue]]]?
 
-  /// - Parameters:
-  ///   - buildTable: where entries go during a bulk build, instead of the index's own table.
-  ///   - sortingInserts: hold new entries back and insert them in key order at
-  ///     ``finish()``: many entries inserted at random places in a large index make its
-  ///     pages leave SQLite's cache and come back; in order, each page is visited once.
-  init(
-    db: SQLConnection, indexes: [StoredIndex], buildTable: SQLFragment? = nil,
-    sortingInserts: Bool = false
-  ) {
+  /// - Parameter buildTable: where entries go during a bulk build, instead of the index's
+  ///   own table.
+  init(db: SQLConnection, indexes: [StoredIndex], buildTable: SQLFragment? = nil) {
     self.db = db
     targets = indexes.filter { $0.definition.kind == .json }.map { index in
       let positions = 0..<index.definition.fields.count
@@ -352,7 +349,6 @@ struct IndexMaintainer {
     }
     textIndexes = indexes.filter { $0.definition.kind == .text }.map(TextIndex.init)
     multiDelta = Array(repeating: 0, count: targets.count)
-    held = sortingInserts ? Array(repeating: [], count: targets.count) : nil
   }
 
   /// Whether ``update(rid:document:isNew:previous:)`` needs the previous version of a document:
@@ -403,11 +399,7 @@ struct IndexMaintainer {
             entry.value.map { JSONWriter.string($0).databaseValue } ?? .null
           }
           arguments += [document.id.databaseValue, rid.databaseValue, rev.databaseValue]
-          if held != nil {
-            held![position].append(arguments)
-          } else {
-            try RawStatement(db, statement: insert, arguments: arguments).execute()
-          }
+          try RawStatement(db, statement: insert, arguments: arguments).execute()
         }
         after = rows.count
       }
@@ -415,29 +407,8 @@ struct IndexMaintainer {
     }
   }
 
-  /// Inserts held entries, and records the changed counts of multi-entry documents.
+  /// Records the changed counts of multi-entry documents.
   func finish() throws {
-    for (target, entries) in zip(targets, held ?? []) where !entries.isEmpty {
-      // The entry table's primary key order: keys, id (BLOB and TEXT compare as bytes),
-      // then rid; arguments are keys, values, id, rid, rev.
-      let count = target.index.definition.fields.count
-      let columns = Array(0..<count) + [2 * count]
-      let keyed = entries.map { arguments in
-        (
-          key: columns.map { arguments[$0].bytes },
-          rid: Int64.fromDatabaseValue(arguments[2 * count + 1]) ?? 0, arguments: arguments
-        )
-      }
-      let insert = try db.cachedStatement(sql: target.insert)
-      for entry in keyed.sorted(by: { left, right in
-        for (a, b) in zip(left.key, right.key) where a != b {
-          return a.lexicographicallyPrecedes(b)
-        }
-        return left.rid < right.rid
-      }) {
-        try RawStatement(db, statement: insert, arguments: entry.arguments).execute()
-      }
-    }
     for (target, delta) in zip(targets, multiDelta) where delta != 0 {
       try db.cachedStatement(sql: "UPDATE indexes SET multi_docs = multi_docs + ? WHERE xid = ?")
         .execute(arguments: [delta, target.index.xid])
