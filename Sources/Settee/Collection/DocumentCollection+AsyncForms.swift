@@ -124,9 +124,11 @@ extension DocumentCollection {
   }
 
   /// Streams the matching documents to `body`, from one snapshot, without blocking the
-  /// caller's thread (`body` runs on a dispatch thread).
+  /// caller's thread (`body` runs on a dispatch thread), and returns what CouchDB's `_find`
+  /// response carries besides them, as the blocking form does.
+  @discardableResult
   public func find(_ query: FindQuery, _ body: @escaping @Sendable (Document) throws -> Void)
-    async throws
+    async throws -> FindSummary
   {
     try await database.offload { try self.find(query, body) }
   }

@@ -15,7 +15,7 @@ extension DocumentCollection {
   public func find(_ query: FindQuery) throws -> [Document] {
     var results: [Document] = []
     let (name, database) = (self.name, self.database)
-    try database.read { db in
+    _ = try database.read { db in
       try DocumentCollection.find(query, collection: name, in: database, db: db) {
         results.append($0)
       }

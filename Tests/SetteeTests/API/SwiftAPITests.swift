@@ -160,8 +160,13 @@ struct SwiftAPITests {
     #expect(try await db.check().isHealthy)
     #expect(try await people.changes(since: 0).count == 3)
     let streamed = Locked([String]())
-    try await people.find(query) { document in streamed.mutate { $0.append(document.id) } }
+    let summary = try await people.find(query) { document in
+      streamed.mutate { $0.append(document.id) }
+    }
     #expect(streamed.value == ["a"])
+    // The same summary the blocking form returns (its bookmark continues after "a").
+    let blocking: (FindQuery, (Document) throws -> Void) throws -> FindSummary = people.find
+    #expect(try summary == blocking(query) { _ in })
     let directory = TemporaryDirectory()
     let file = URL(fileURLWithPath: directory.path("in.ndjson"))
     try Data("{\"_id\": \"i1\"}\n{\"_id\": \"i2\"}\n".utf8).write(to: file)
