@@ -69,87 +69,54 @@ struct CompareSQLite3 {
 
     // An index over name, age and pet (an array in every seventh document).
     let indexBody = #"{"index":{"fields":["name","age","pet"]},"name":"nap"}"#
+    let indexSQL =
+      "CREATE INDEX nap ON docs (json_extract(body, '$.name'), json_extract(body, '$.age'), json_extract(body, '$.pet'))"
     let indexSettee = try best {
       defer { _ = try? time(settee, ["--db", mine, "index", "delete", "nap"]) }
       return try time(settee, ["--db", mine, "index", "create", indexBody])
     }
     let indexSQLite = try best {
       defer { _ = try? time(shell, [theirs, "DROP INDEX nap"]) }
-      return try time(
-        shell,
-        [
-          theirs,
-          "CREATE INDEX nap ON docs (json_extract(body, '$.name'), json_extract(body, '$.age'), json_extract(body, '$.pet'))",
-        ])
+      return try time(shell, [theirs, indexSQL])
     }
     rows.append(
       Row(name: "index create, 3 fields", settee: indexSettee, sqlite3: indexSQLite, target: 3))
     _ = try time(settee, ["--db", mine, "index", "create", indexBody])
-    _ = try time(
-      shell,
-      [
-        theirs,
-        "CREATE INDEX nap ON docs (json_extract(body, '$.name'), json_extract(body, '$.age'), json_extract(body, '$.pet'))",
-      ])
+    _ = try time(shell, [theirs, indexSQL])
+
+    /// How many documents a `settee find` prints, and how many ids the shell's query does.
+    func found(_ body: String) throws -> Int {
+      try output(settee, ["--db", mine, "find", body]).components(separatedBy: "\n{\"_id\"")
+        .count - 1
+    }
+    func foundSQLite(_ condition: String) throws -> Int {
+      try output(shell, [theirs, "SELECT id FROM docs WHERE \(condition)"])
+        .split(separator: "\n").count
+    }
+    /// A `settee find` against the shell's query for the same documents, which must find
+    /// as many.
+    func find(_ name: String, _ body: String, _ condition: String, target: Double) throws -> Row {
+      let settee = try best { try time(settee, ["--db", mine, "find", body]) }
+      let sqlite3 = try best {
+        try time(shell, [theirs, "SELECT id, rev, body FROM docs WHERE \(condition) ORDER BY id"])
+      }
+      try same(name + " results", try found(body), try foundSQLite(condition))
+      return Row(name: name, settee: settee, sqlite3: sqlite3, target: target)
+    }
 
     // Both sides hold the same documents.
-    try same(
-      "documents",
-      try output(settee, ["--db", mine, "find", #"{"selector":{}}"#]).components(
-        separatedBy: "\n{\"_id\""
-      ).count - 1,
-      Int(
-        try output(shell, [theirs, "SELECT count(*) FROM docs"]).trimmingCharacters(
-          in: .whitespacesAndNewlines)) ?? -1)
-
+    try same("documents", try found(#"{"selector":{}}"#), try foundSQLite("1"))
     // An indexed find, equality on two fields.
-    let found = try best {
-      try time(settee, ["--db", mine, "find", #"{"selector":{"name":"mike","age":30}}"#])
-    }
-    let foundSQLite = try best {
-      try time(
-        shell,
-        [
-          theirs,
-          "SELECT id, rev, body FROM docs WHERE json_extract(body, '$.name') = 'mike' AND json_extract(body, '$.age') = 30 ORDER BY id",
-        ])
-    }
-    rows.append(Row(name: "indexed find, 2 fields", settee: found, sqlite3: foundSQLite, target: 3))
-    try same(
-      "indexed find results",
-      try output(settee, ["--db", mine, "find", #"{"selector":{"name":"mike","age":30}}"#])
-        .components(separatedBy: "\n{\"_id\"").count - 1,
-      try output(
-        shell,
-        [
-          theirs,
-          "SELECT id FROM docs WHERE json_extract(body, '$.name') = 'mike' AND json_extract(body, '$.age') = 30",
-        ]
-      ).split(separator: "\n").count)
-
-    // An unindexed scan: $regex against json_extract … LIKE.
-    let scan = try best {
-      try time(settee, ["--db", mine, "find", #"{"selector":{"comment":{"$regex":"doctor"}}}"#])
-    }
-    let scanSQLite = try best {
-      try time(
-        shell,
-        [
-          theirs,
-          "SELECT id, rev, body FROM docs WHERE json_extract(body, '$.comment') LIKE '%doctor%' ORDER BY id",
-        ])
-    }
     rows.append(
-      Row(name: "unindexed scan, $regex vs LIKE", settee: scan, sqlite3: scanSQLite, target: 2.5))
-    // LIKE ignores ASCII case where $regex does not: the comments are lower case.
-    try same(
-      "$regex scan results",
-      try output(settee, ["--db", mine, "find", #"{"selector":{"comment":{"$regex":"doctor"}}}"#])
-        .components(separatedBy: "\n{\"_id\"").count - 1,
-      try output(
-        shell,
-        [theirs, "SELECT id FROM docs WHERE json_extract(body, '$.comment') LIKE '%doctor%'"]
-      ).split(separator: "\n").count)
+      try find(
+        "indexed find, 2 fields", #"{"selector":{"name":"mike","age":30}}"#,
+        "json_extract(body, '$.name') = 'mike' AND json_extract(body, '$.age') = 30", target: 3))
+    // An unindexed scan: $regex against json_extract … LIKE (which ignores ASCII case where
+    // $regex does not: the comments are lower case).
+    rows.append(
+      try find(
+        "unindexed scan, $regex vs LIKE", #"{"selector":{"comment":{"$regex":"doctor"}}}"#,
+        "json_extract(body, '$.comment') LIKE '%doctor%'", target: 2.5))
     return rows
   }
 
