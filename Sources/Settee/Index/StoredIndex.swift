@@ -255,7 +255,9 @@ struct StoredIndex: Sendable {
       sql: "SELECT rid, id, rev, body FROM documents WHERE rid = ?")
     return try fillInKeyOrder(db) { maintainer in
       for rid in rids {
-        try index(RawStatement(db, statement: select, arguments: [rid.databaseValue]), &maintainer)
+        let statement = RawStatement(db, statement: select)
+        statement.bind(1, rid)
+        try index(statement, &maintainer)
       }
     }
   }
@@ -366,6 +368,8 @@ struct IndexMaintainer {
       try text.update(rid: rid, document: document, json: json, isNew: isNew, db: db)
     }
     let rev = document.rev?.description ?? ""
+    // One buffer for the values' JSON text.
+    var text: [UInt8] = []
     let previousJSON = previous.map { JSON.object($0.json) }
     for (position, target) in targets.enumerated() {
       var before = 0
@@ -379,9 +383,11 @@ struct IndexMaintainer {
         let rows = try target.index.rows(previousJSON)
         let delete = try db.cachedStatement(sql: target.delete)
         for row in rows {
-          var arguments = row.map { Data($0.key ?? StoredIndex.missingKey).databaseValue }
-          arguments += [previous.id.databaseValue, rid.databaseValue]
-          try RawStatement(db, statement: delete, arguments: arguments).execute()
+          let statement = RawStatement(db, statement: delete)
+          let next = Self.bindKeys(row, to: statement)
+          statement.bind(next, text: previous.id)
+          statement.bind(next + 1, rid)
+          try statement.execute()
           before += db.changesCount
         }
         if before != rows.count {
@@ -394,17 +400,39 @@ struct IndexMaintainer {
         let rows = try target.index.rows(json)
         let insert = try db.cachedStatement(sql: target.insert)
         for row in rows {
-          var arguments = row.map { Data($0.key ?? StoredIndex.missingKey).databaseValue }
-          arguments += row.map { entry in
-            entry.value.map { JSONWriter.string($0).databaseValue } ?? .null
+          let statement = RawStatement(db, statement: insert)
+          var next = Self.bindKeys(row, to: statement)
+          for entry in row {
+            if let value = entry.value {
+              text.removeAll(keepingCapacity: true)
+              JSONWriter.write(value, into: &text)
+              text.withUnsafeBufferPointer { statement.bind(next, text: $0) }
+            } else {
+              statement.bindNull(next)
+            }
+            next += 1
           }
-          arguments += [document.id.databaseValue, rid.databaseValue, rev.databaseValue]
-          try RawStatement(db, statement: insert, arguments: arguments).execute()
+          statement.bind(next, text: document.id)
+          statement.bind(next + 1, rid)
+          statement.bind(next + 2, text: rev)
+          try statement.execute()
         }
         after = rows.count
       }
       multiDelta[position] += Int64((after > 1 ? 1 : 0) - (before > 1 ? 1 : 0))
     }
+  }
+
+  /// Binds a row's keys to parameters 1…n; returns the next parameter's index.
+  private static func bindKeys(_ row: [IndexKeys.Entry], to statement: RawStatement) -> Int32 {
+    var next: Int32 = 1
+    for entry in row {
+      (entry.key ?? StoredIndex.missingKey).withUnsafeBufferPointer {
+        statement.bind(next, blob: $0)
+      }
+      next += 1
+    }
+    return next
   }
 
   /// Records the changed counts of multi-entry documents.

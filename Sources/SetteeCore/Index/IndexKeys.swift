@@ -32,17 +32,36 @@ public enum IndexKeys {
   public static func rows(_ document: JSON, fields: [FieldPath], indexName: String) throws
     -> [[Entry]]
   {
-    var rows: [[Entry]] = [[]]
-    for field in fields {
-      let keys = self.keys(document, field)
-      if rows.count * keys.count > maxRowsPerDocument {
+    let perField = fields.map { keys(document, $0) }
+    // Most documents give each field one entry: one row, built once.
+    if perField.allSatisfy({ $0.count == 1 }) { return [perField.map { $0[0] }] }
+    var count = 1
+    for keys in perField {
+      count *= keys.count
+      if count > maxRowsPerDocument {
         throw SetteeError(
           .invalidDocument,
           "document \(document["_id"].map { JSONWriter.string($0) } ?? "") would put more than \(maxRowsPerDocument) entries into index \(quoted(indexName)) (its fields hold too many array elements together)"
         )
       }
-      rows = rows.flatMap { row in keys.map { row + [$0] } }
     }
+    // The Cartesian product, the first field varying slowest.
+    var rows: [[Entry]] = []
+    rows.reserveCapacity(count)
+    var row: [Entry] = []
+    row.reserveCapacity(fields.count)
+    func extend(_ position: Int) {
+      guard position < perField.count else {
+        rows.append(row)
+        return
+      }
+      for entry in perField[position] {
+        row.append(entry)
+        extend(position + 1)
+        row.removeLast()
+      }
+    }
+    extend(0)
     return rows
   }
 

@@ -25,29 +25,57 @@ struct RawStatement {
 
   /// Binds `arguments` to a statement already prepared (cached or of its own).
   init(_ db: SQLConnection, statement: Statement, arguments: [DatabaseValue]) throws {
-    self.statement = statement
-    handle = statement.sqliteStatement
-    connection = db.sqliteConnection
-    // Every parameter is bound below; the bindings of the last use were cleared after it.
-    sqlite3_reset(handle)
+    self.init(db, statement: statement)
     for (offset, value) in arguments.enumerated() {
       let index = Int32(offset + 1)
       switch value.storage {
-      case .null: sqlite3_bind_null(handle, index)
-      case .int64(let number): sqlite3_bind_int64(handle, index, number)
+      case .null: bindNull(index)
+      case .int64(let number): bind(index, number)
       case .double(let number): sqlite3_bind_double(handle, index, number)
-      case .string(let text):
-        var text = text
-        text.withUTF8 { bytes in
-          _ = sqlite3_bind_text(
-            handle, index, bytes.baseAddress, Int32(bytes.count), Self.transient)
-        }
+      case .string(let text): bind(index, text: text)
       case .blob(let data):
-        data.withUnsafeBytes { bytes in
-          _ = sqlite3_bind_blob(
-            handle, index, bytes.baseAddress, Int32(bytes.count), Self.transient)
-        }
+        data.withUnsafeBytes { bind(index, blob: $0.assumingMemoryBound(to: UInt8.self)) }
       }
+    }
+  }
+
+  /// A statement already prepared, to be bound parameter by parameter with `bind` (every
+  /// parameter: the bindings of the last use were cleared after it).
+  init(_ db: SQLConnection, statement: Statement) {
+    self.statement = statement
+    handle = statement.sqliteStatement
+    connection = db.sqliteConnection
+    sqlite3_reset(handle)
+  }
+
+  /// Binds parameter `index` (from 1) to NULL.
+  func bindNull(_ index: Int32) { sqlite3_bind_null(handle, index) }
+
+  /// Binds parameter `index` (from 1) to an integer.
+  func bind(_ index: Int32, _ number: Int64) { sqlite3_bind_int64(handle, index, number) }
+
+  /// Binds parameter `index` (from 1) to text.
+  func bind(_ index: Int32, text: String) {
+    var text = text
+    text.withUTF8 { bind(index, text: $0) }
+  }
+
+  /// Binds parameter `index` (from 1) to text given as UTF-8 bytes. (Empty bytes may come
+  /// without an address, which SQLite would take for NULL.)
+  func bind(_ index: Int32, text bytes: UnsafeBufferPointer<UInt8>) {
+    if let base = bytes.baseAddress {
+      _ = sqlite3_bind_text(handle, index, base, Int32(bytes.count), Self.transient)
+    } else {
+      _ = sqlite3_bind_text(handle, index, "", 0, Self.transient)
+    }
+  }
+
+  /// Binds parameter `index` (from 1) to a blob.
+  func bind(_ index: Int32, blob bytes: UnsafeBufferPointer<UInt8>) {
+    if let base = bytes.baseAddress {
+      _ = sqlite3_bind_blob(handle, index, base, Int32(bytes.count), Self.transient)
+    } else {
+      _ = sqlite3_bind_zeroblob(handle, index, 0)
     }
   }
 
