@@ -54,16 +54,27 @@ enum Hex {
     return String(decoding: bytes, as: UTF8.self)
   }
 
-  /// Two hex digits per byte of a digest, read in place (iterating a digest as a sequence
-  /// was a fortieth of an import).
-  static func string(ofDigest digest: some ContiguousBytes) -> String {
-    digest.withUnsafeBytes { bytes in
-      String(unsafeUninitializedCapacity: bytes.count * 2) { text in
-        for (offset, byte) in bytes.enumerated() {
-          text[2 * offset] = digits[Int(byte >> 4)]
-          text[2 * offset + 1] = digits[Int(byte & 0xF)]
+  /// `prefix` followed by two hex digits per byte of a digest, read in place (iterating a
+  /// digest as a sequence was a fortieth of an import), in one string.
+  static func string(ofDigest digest: some ContiguousBytes, prefix: String = "") -> String {
+    var prefix = prefix
+    return prefix.withUTF8 { head in
+      digest.withUnsafeBytes { bytes in
+        String(unsafeUninitializedCapacity: head.count + bytes.count * 2) { text in
+          var index = 0
+          for byte in head {
+            text[index] = byte
+            index += 1
+          }
+          digits.withUnsafeBufferPointer { digits in
+            for byte in bytes {
+              text[index] = digits[Int(byte >> 4)]
+              text[index + 1] = digits[Int(byte & 0xF)]
+              index += 2
+            }
+          }
+          return index
         }
-        return bytes.count * 2
       }
     }
   }

@@ -78,6 +78,12 @@ public struct RevisionID: Sendable, Hashable, Comparable, CustomStringConvertibl
     self = revision
   }
 
+  /// A revision from its generation and canonical text, unchecked.
+  private init(generation: Int, description: String) {
+    self.generation = generation
+    self.description = description
+  }
+
   /// A revision from its parts (the digest as given, unchecked).
   public init(generation: Int, digest: String) {
     self.generation = generation
@@ -92,11 +98,16 @@ public struct RevisionID: Sendable, Hashable, Comparable, CustomStringConvertibl
   ///   - body: the canonical JSON bytes of the new body.
   public static func next(after parent: RevisionID?, deleted: Bool, body: [UInt8]) -> RevisionID {
     var hasher = Insecure.MD5()
-    if let parent { hasher.update(data: Array(parent.description.utf8)) }
-    hasher.update(data: [0, deleted ? 1 : 0])
-    hasher.update(data: body)
-    let digest = Hex.string(ofDigest: hasher.finalize())
-    return RevisionID(generation: (parent?.generation ?? 0) + 1, digest: digest)
+    if let parent {
+      var text = parent.description
+      text.withUTF8 { hasher.update(bufferPointer: UnsafeRawBufferPointer($0)) }
+    }
+    withUnsafeBytes(of: (UInt8(0), UInt8(deleted ? 1 : 0))) { hasher.update(bufferPointer: $0) }
+    body.withUnsafeBytes { hasher.update(bufferPointer: $0) }
+    let generation = (parent?.generation ?? 0) + 1
+    return RevisionID(
+      generation: generation,
+      description: Hex.string(ofDigest: hasher.finalize(), prefix: "\(generation)-"))
   }
 
   public static func < (lhs: RevisionID, rhs: RevisionID) -> Bool {

@@ -115,4 +115,15 @@ struct RevisionIDTests {
     #expect(second.generation == 2 && second != first)
     #expect(RevisionID.next(after: first, deleted: true, body: body) != second)
   }
+
+  /// Revisions are stored and compared, so their digest is a format: MD5 of the parent's
+  /// text, a 0 byte, the deletion flag and the canonical body (as computed outside Swift).
+  @Test func nextDigestIsFixed() {
+    let body = Array(#"{"a":1}"#.utf8)
+    let first = RevisionID.next(after: nil, deleted: false, body: body)
+    #expect(first.description == "1-73e739f17d43286245f535443683a01a")
+    #expect(
+      RevisionID.next(after: first, deleted: true, body: body).description
+        == "2-20fd01aa31bf35dbf4e7e18f933f2bdc")
+  }
 }
