@@ -4,28 +4,76 @@ import GRDB
 /// bound values, and identifiers quoted by ``identifier(_:)``. User input can only ever
 /// become a bound value, so it cannot change the statement.
 struct SQLFragment: Sendable, Hashable, CustomStringConvertible {
-  private(set) var text: String
+  /// The text's UTF-8 bytes: a literal's where they are, until something is appended (a
+  /// statement is built from dozens of literals; copying each into a string of its own
+  /// was a third of planning a small query).
+  private var storage: Storage
   private(set) var arguments: [DatabaseValue]
+
+  private enum Storage: Sendable {
+    case literal(StaticString)
+    case bytes([UInt8])
+  }
 
   /// SQL text written in this module (never user input).
   init(_ text: StaticString) {
-    // Not "\(text)": interpolation goes through the generic description machinery.
-    self.text = text.withUTF8Buffer { String(decoding: $0, as: UTF8.self) }
+    storage = .literal(text)
     arguments = []
   }
 
-  private init(text: String, arguments: [DatabaseValue]) {
-    self.text = text
+  private init(literal: StaticString, arguments: [DatabaseValue]) {
+    storage = .literal(literal)
     self.arguments = arguments
+  }
+
+  private init(text: String, arguments: [DatabaseValue]) {
+    storage = .bytes(Array(text.utf8))
+    self.arguments = arguments
+  }
+
+  /// The SQL text.
+  var text: String { withUTF8 { String(decoding: $0, as: UTF8.self) } }
+
+  private func withUTF8<R>(_ body: (UnsafeBufferPointer<UInt8>) -> R) -> R {
+    switch storage {
+    case .literal(let literal): literal.withUTF8Buffer(body)
+    case .bytes(let bytes): bytes.withUnsafeBufferPointer(body)
+    }
+  }
+
+  private mutating func append(_ tail: UnsafeBufferPointer<UInt8>) {
+    switch storage {
+    case .literal(let literal):
+      var bytes: [UInt8] = []
+      bytes.reserveCapacity(max(128, literal.utf8CodeUnitCount + tail.count))
+      literal.withUTF8Buffer { bytes.append(contentsOf: $0) }
+      bytes.append(contentsOf: tail)
+      storage = .bytes(bytes)
+    case .bytes(var bytes):
+      // Out of the enum first, so that the array is not shared when it grows.
+      storage = .literal("")
+      bytes.append(contentsOf: tail)
+      storage = .bytes(bytes)
+    }
+  }
+
+  static func == (lhs: SQLFragment, rhs: SQLFragment) -> Bool {
+    lhs.arguments == rhs.arguments
+      && lhs.withUTF8 { left in rhs.withUTF8 { right in left.elementsEqual(right) } }
+  }
+
+  func hash(into hasher: inout Hasher) {
+    withUTF8 { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
+    hasher.combine(arguments)
   }
 
   /// A bound value: `?`.
   static func value(_ value: some DatabaseValueConvertible) -> SQLFragment {
-    SQLFragment(text: "?", arguments: [value.databaseValue])
+    SQLFragment(literal: "?", arguments: [value.databaseValue])
   }
 
   static func value(_ value: DatabaseValue) -> SQLFragment {
-    SQLFragment(text: "?", arguments: [value])
+    SQLFragment(literal: "?", arguments: [value])
   }
 
   /// A quoted identifier. Identifiers are made by Settee (`ix_12`, aliases such as `j3`),
@@ -53,16 +101,15 @@ struct SQLFragment: Sendable, Hashable, CustomStringConvertible {
   }
 
   static func += (lhs: inout SQLFragment, rhs: SQLFragment) {
-    lhs.text += rhs.text
-    lhs.arguments += rhs.arguments
+    rhs.withUTF8 { lhs.append($0) }
+    if !rhs.arguments.isEmpty { lhs.arguments += rhs.arguments }
   }
 
   /// The fragments joined by a separator.
   static func joined(_ parts: [SQLFragment], separator: StaticString) -> SQLFragment {
     guard var result = parts.first else { return SQLFragment("") }
-    let separator = separator.withUTF8Buffer { String(decoding: $0, as: UTF8.self) }
     for part in parts.dropFirst() {
-      result.text += separator
+      separator.withUTF8Buffer { result.append($0) }
       result += part
     }
     return result
@@ -97,9 +144,16 @@ struct SQLFragment: Sendable, Hashable, CustomStringConvertible {
 
   /// This fragment without a leading keyword that it is known to start with.
   func dropFirst(_ keyword: StaticString) -> SQLFragment {
-    let prefix = keyword.withUTF8Buffer { String(decoding: $0, as: UTF8.self) }
-    precondition(text.hasPrefix(prefix), "\(text) does not start with \(prefix)")
-    return SQLFragment(text: String(text.dropFirst(prefix.count)), arguments: arguments)
+    withUTF8 { bytes in
+      keyword.withUTF8Buffer { prefix in
+        precondition(
+          bytes.starts(with: prefix), "\(text) does not start with \(keyword)")
+        var result = SQLFragment("")
+        result.append(UnsafeBufferPointer(rebasing: bytes[prefix.count...]))
+        result.arguments = arguments
+        return result
+      }
+    }
   }
 
   /// Parenthesized.
