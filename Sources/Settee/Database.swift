@@ -61,19 +61,12 @@ public final class Database: Sendable {
     self.configuration = configuration
     changeMonitor = ChangeMonitor(
       interval: configuration.observationInterval, pollsOtherWriters: true)
-    let state = try DatabaseFile.inspect(path, configuration: configuration)
     if configuration.readOnly {
-      guard state == .settee else {
-        throw SetteeError(
-          .notFound,
-          "no Settee database at \(path): opened read-only, nothing creates one (a write such as put or import does)"
-        )
-      }
-      writer = try DatabaseFile.openReadOnly(
+      writer = try DatabaseFile.openSetteeReadOnly(
         path, configuration: Database.grdbConfiguration(configuration))
       changeMonitor.attach(writer)
-      try DatabaseFile.checkMigrated(writer, path: path)
     } else {
+      _ = try DatabaseFile.inspect(path, configuration: configuration)
       writer = try SetteeError.wrapping("cannot open database at \(path)") {
         try DatabasePool(path: path, configuration: Database.grdbConfiguration(configuration))
       }
