@@ -4,15 +4,18 @@ import SetteeCore
 import Synchronization
 
 /// An index as the database holds it: its definition and where its entries live.
-struct StoredIndex: Sendable {
-  var xid: Int64
-  var definition: IndexDefinition
+///
+/// A class: the planner passes indexes around a dozen times per query, and copying the
+/// definition's strings and arrays each time was a sixth of planning a small query.
+final class StoredIndex: Sendable {
+  let xid: Int64
+  let definition: IndexDefinition
   /// Documents with more than one entry in the index.
-  var multiDocuments: Int64
+  let multiDocuments: Int64
   /// Entries, and entries per distinct first key, as SQLite counted them when the index was
   /// built (0 when unknown).
-  var entries: Int64 = 0
-  var entriesPerKey: Int64 = 0
+  let entries: Int64
+  let entriesPerKey: Int64
   /// The entry table of a JSON index (made once: every query names it).
   let table: SQLFragment
 

@@ -386,6 +386,9 @@ enum QueryPlanner {
   }
 
   /// The SQL for a choice: a pure function.
+  /// The condition that leaves design documents out, made once.
+  private static let notDesignDocument = SQLFragment.notDesignID(SQLFragment("d.id"))
+
   static func sql(for choice: Choice, query: FindQuery, collectionID: Int64) throws -> SQLFragment {
     var selector = query.selector
     var textSource: SQLFragment?
@@ -414,7 +417,7 @@ enum QueryPlanner {
       selector = Selector.conjunction(conjunction(selector).filter { !decided.contains($0) })
     }
     var filter =
-      SQLFragment.notDesignID(SQLFragment("d.id")) + SQLFragment(" AND ")
+      notDesignDocument + SQLFragment(" AND ")
       + (try SelectorCompiler.compile(selector, textIndex: choice.text, nulSafe: choice.nulSafe))
     if let position = query.position {
       filter += SQLFragment(" AND ") + after(position, sort: query.sort)
