@@ -53,12 +53,21 @@ enum DocumentReader {
   /// looked up.
   static func document(_ db: SQLConnection, cid: Int64, id: String) throws -> Document? {
     if Names.containsNUL(id) { return nil }
-    let statement = try db.cachedStatement(
-      sql: "SELECT rev, deleted, body FROM documents WHERE cid = ? AND id = ?")
-    guard let row = try Row.fetchOne(statement, arguments: [cid, id]) else { return nil }
-    return try Document(
-      id: id, rev: storedRevision(row[0], documentID: id), isDeleted: row[1],
-      body: parseBody(row, at: 2, documentID: id))
+    // Through SQLite's C API: GRDB's Row and arguments cost three times the lookup.
+    let statement = RawStatement(
+      db,
+      statement: try db.cachedStatement(
+        sql: "SELECT rev, deleted, body FROM documents WHERE cid = ? AND id = ?"))
+    statement.bind(1, cid)
+    statement.bind(2, text: id)
+    var document: Document?
+    try statement.forEach { row in
+      document = try Document(
+        id: id, rev: storedRevision(row.string(0), documentID: id), isDeleted: row.int64(1) != 0,
+        body: parseBody(row.bytes(2), documentID: id))
+      return false
+    }
+    return document
   }
 
   /// Parses a stored body without copying it out of SQLite.

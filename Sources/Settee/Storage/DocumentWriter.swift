@@ -52,13 +52,21 @@ struct DocumentWriter {
     self.db = db
     self.limits = limits
     try DocumentReader.validateCollectionName(name)
-    if let row = try Row.fetchOne(
-      db.cachedStatement(sql: "SELECT cid, last_seq, holds_nul FROM collections WHERE name = ?"),
-      arguments: [name])
-    {
-      cid = row[0]
-      lastSeq = row[1]
-      holdsNUL = row[2]
+    // Through SQLite's C API, as document lookups are: every write starts here.
+    let lookup = RawStatement(
+      db,
+      statement: try db.cachedStatement(
+        sql: "SELECT cid, last_seq, holds_nul FROM collections WHERE name = ?"))
+    lookup.bind(1, text: name)
+    var found: (cid: Int64, lastSeq: Int64, holdsNUL: Bool)?
+    try lookup.forEach { row in
+      found = (row.int64(0), row.int64(1), row.int64(2) != 0)
+      return false
+    }
+    if let found {
+      cid = found.cid
+      lastSeq = found.lastSeq
+      holdsNUL = found.holdsNUL
     } else {
       guard !name.isEmpty else {
         throw SetteeError(.invalidArgument, "collection name must not be empty")
