@@ -270,12 +270,7 @@ extension DocumentCollection {
         let probe =
           SQLFragment("SELECT count(*) FROM (") + rids + SQLFragment(" LIMIT ")
           + .integer(QueryPlanner.probeCap) + SQLFragment(")")
-        var count = 0
-        try RawStatement(db, probe).forEach { row in
-          count = Int(row.int64(0))
-          return false
-        }
-        return count
+        return try RawStatement(db, probe).first { Int($0.int64(0)) } ?? 0
       }
     } catch let reason as BeyondSQL {
       try checkSwiftFilterable(query, reason)

@@ -28,13 +28,10 @@ final class IndexCatalog: Sendable {
   /// and whether a document may hold U+0000 in a string (``Schema``'s `holds_nul`).
   func state(_ db: SQLConnection, cid: Int64) throws -> CollectionState {
     // Read through SQLite's C API: GRDB's row decoding cost a fifth of planning a query.
-    var version: Int64 = -1
-    var holdsNUL = true
-    try RawStatement(db, Self.stateSQL + SQLFragment.value(cid)).forEach { row in
-      version = row.int64(0)
-      holdsNUL = row.int64(1) != 0
-      return false
-    }
+    let (version, holdsNUL) =
+      try RawStatement(db, Self.stateSQL + SQLFragment.value(cid)).first {
+        ($0.int64(0), $0.int64(1) != 0)
+      } ?? (-1, true)
     if let known = lists.withLock({ $0[cid] }), known.version == version {
       return CollectionState(indexes: known.indexes, documentsHoldNUL: holdsNUL)
     }

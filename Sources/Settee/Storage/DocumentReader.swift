@@ -60,14 +60,11 @@ enum DocumentReader {
         sql: "SELECT rev, deleted, body FROM documents WHERE cid = ? AND id = ?"))
     statement.bind(1, cid)
     statement.bind(2, text: id)
-    var document: Document?
-    try statement.forEach { row in
-      document = try Document(
+    return try statement.first { row in
+      try Document(
         id: id, rev: storedRevision(row.string(0), documentID: id), isDeleted: row.int64(1) != 0,
         body: parseBody(row.bytes(2), documentID: id))
-      return false
     }
-    return document
   }
 
   /// Parses a stored body without copying it out of SQLite.

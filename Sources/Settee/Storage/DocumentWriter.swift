@@ -58,12 +58,9 @@ struct DocumentWriter {
       statement: try db.cachedStatement(
         sql: "SELECT cid, last_seq, holds_nul FROM collections WHERE name = ?"))
     lookup.bind(1, text: name)
-    var found: (cid: Int64, lastSeq: Int64, holdsNUL: Bool)?
-    try lookup.forEach { row in
-      found = (row.int64(0), row.int64(1), row.int64(2) != 0)
-      return false
-    }
-    if let found {
+    if let found = try lookup.first({ row in
+      (cid: row.int64(0), lastSeq: row.int64(1), holdsNUL: row.int64(2) != 0)
+    }) {
       cid = found.cid
       lastSeq = found.lastSeq
       holdsNUL = found.holdsNUL

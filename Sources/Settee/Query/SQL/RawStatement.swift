@@ -97,6 +97,16 @@ struct RawStatement {
     }
   }
 
+  /// The first row read by `read`, or `nil` when there is none.
+  func first<T>(_ read: (RawStatement) throws -> T) throws -> T? {
+    var result: T?
+    try forEach { row in
+      result = try read(row)
+      return false
+    }
+    return result
+  }
+
   /// Runs a statement that returns no rows (an insert, an update).
   func execute() throws { try forEach { _ in false } }
 
