@@ -34,6 +34,63 @@ public enum CollationKey {
     return output
   }
 
+  /// Appends the key of the JSON value that `text` spells, when it is a plain one: `null`,
+  /// `true`, `false`, an integer that fits 64 bits (not `-0`), or an ASCII string without
+  /// escapes. Returns false, having appended nothing, for anything else (which must be
+  /// parsed). An index build calls this once per document and field, and parsing into a
+  /// ``JSON`` value first was most of its cost.
+  public static func appendPlain(
+    jsonText text: UnsafeBufferPointer<UInt8>, to output: inout [UInt8]
+  ) -> Bool {
+    guard let first = text.first else { return false }
+    switch first {
+    case UInt8(ascii: "\""):
+      guard text.count >= 2, text[text.count - 1] == UInt8(ascii: "\"") else { return false }
+      let body = UnsafeBufferPointer(rebasing: text[1..<(text.count - 1)])
+      for byte in body
+      where byte >= 0x80 || byte < 0x20 || byte == UInt8(ascii: "\\")
+        || byte == UInt8(ascii: "\"")
+      {
+        return false
+      }
+      output.append(0x05)
+      output.append(contentsOf: body)
+      output.append(0x00)
+      return true
+    case UInt8(ascii: "n"), UInt8(ascii: "t"), UInt8(ascii: "f"):
+      let tag: UInt8
+      if text.elementsEqual("null".utf8) {
+        tag = 0x01
+      } else if text.elementsEqual("true".utf8) {
+        tag = 0x03
+      } else if text.elementsEqual("false".utf8) {
+        tag = 0x02
+      } else {
+        return false
+      }
+      output.append(tag)
+      return true
+    case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"):
+      let negative = first == UInt8(ascii: "-")
+      let digits = UnsafeBufferPointer(rebasing: text[(negative ? 1 : 0)...])
+      // One digit at least, no leading zero (and so no -0), at most 18 digits (no overflow).
+      guard !digits.isEmpty, digits.count <= 18,
+        digits[0] != UInt8(ascii: "0") || digits.count == 1,
+        !(negative && digits[0] == UInt8(ascii: "0"))
+      else { return false }
+      var value: Int64 = 0
+      for byte in digits {
+        let digit = byte &- UInt8(ascii: "0")
+        guard digit < 10 else { return false }
+        value = value * 10 + Int64(digit)
+      }
+      appendNumber(integer: negative ? -value : value, to: &output)
+      return true
+    default:
+      return false
+    }
+  }
+
   /// Appends the key of `value` to `output`.
   public static func append(_ value: JSON, to output: inout [UInt8]) {
     switch value {
