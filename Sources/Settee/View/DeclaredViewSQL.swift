@@ -149,11 +149,7 @@ enum ViewKeyFunctions {
   private static let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
 
   private static func json(_ value: OpaquePointer?) throws -> JSON? {
-    guard sqlite3_value_type(value) != SQLITE_NULL, let text = sqlite3_value_text(value) else {
-      return nil
-    }
-    return try JSONParser.parse(
-      UnsafeBufferPointer(start: text, count: Int(sqlite3_value_bytes(value))))
+    try RawStatement.bytes(ofArgument: value).map { try JSONParser.parse($0) }
   }
 
   private static func key(
@@ -179,23 +175,22 @@ enum ViewKeyFunctions {
     _ context: OpaquePointer?, _ arguments: UnsafeMutablePointer<OpaquePointer?>?
   ) {
     guard let arguments else { return }
-    let argument = arguments[0]
-    guard sqlite3_value_type(argument) != SQLITE_NULL, let text = sqlite3_value_text(argument)
-    else {
+    guard let text = RawStatement.bytes(ofArgument: arguments[0]), let first = text.first else {
       sqlite3_result_null(context)
       return
     }
-    let count = Int(sqlite3_value_bytes(argument))
-    switch text[0] {
+    switch first {
     case UInt8(ascii: "n"): sqlite3_result_null(context)
     case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"):
-      switch try? JSONParser.parse(UnsafeBufferPointer(start: text, count: count)) {
+      switch try? JSONParser.parse(text) {
       case .int(let number)?: sqlite3_result_int64(context, number)
       case .double(let number)?: sqlite3_result_double(context, number)
       default: sqlite3_result_error(context, "settee_view_value: a number that does not parse", -1)
       }
     default:
-      sqlite3_result_text(context, text, Int32(count), transient)
+      text.withMemoryRebound(to: CChar.self) {
+        sqlite3_result_text(context, $0.baseAddress, Int32($0.count), transient)
+      }
     }
   }
 }

@@ -55,14 +55,10 @@ enum EntryKeyFunction {
       return
     }
     let value = arguments[1]
-    // The text's bytes as they are (`sqlite3_value_text` would first copy them to add a
-    // NUL terminator).
-    guard sqlite3_value_type(value) != SQLITE_NULL, let text = sqlite3_value_blob(value) else {
+    guard let bytes = RawStatement.bytes(ofArgument: value) else {
       result(context, StoredIndex.missingKey)
       return
     }
-    let bytes = UnsafeBufferPointer(
-      start: text.assumingMemoryBound(to: UInt8.self), count: Int(sqlite3_value_bytes(value)))
     // Strings, integers and literals straight from their text; the rest parsed.
     var key: [UInt8] = []
     key.reserveCapacity(max(bytes.count + 2, 24))

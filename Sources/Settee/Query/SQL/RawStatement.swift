@@ -110,6 +110,16 @@ struct RawStatement {
   /// Runs a statement that returns no rows (an insert, an update).
   func execute() throws { try forEach { _ in false } }
 
+  /// The bytes of a SQL function's text argument as they are (`sqlite3_value_text` would
+  /// first copy them to add a NUL terminator); `nil` for NULL (or empty text).
+  static func bytes(ofArgument value: OpaquePointer?) -> UnsafeBufferPointer<UInt8>? {
+    guard sqlite3_value_type(value) != SQLITE_NULL, let text = sqlite3_value_blob(value) else {
+      return nil
+    }
+    return UnsafeBufferPointer(
+      start: text.assumingMemoryBound(to: UInt8.self), count: Int(sqlite3_value_bytes(value)))
+  }
+
   /// The column's bytes (text or blob); empty for NULL.
   func bytes(_ column: Int32) -> UnsafeBufferPointer<UInt8> {
     let count = Int(sqlite3_column_bytes(handle, column))
