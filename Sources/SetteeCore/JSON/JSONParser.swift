@@ -89,6 +89,9 @@ public struct JSONParser: ~Copyable {
       return JSONObject(uniqueMembers: members)
     }
     var seen: Set<[UInt8]>? = nil
+    // Room for a typical document's members at the top level (growing 1, 2, 4, 8 moved,
+    // and retained, every member three times); nested objects are usually small.
+    if depth == 1 { members.reserveCapacity(8) }
     while true {
       skipWhitespace()
       guard position < bytes.count, bytes[position] == UInt8(ascii: "\"") else {
