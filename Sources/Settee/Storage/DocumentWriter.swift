@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import GRDBSQLite
 import SetteeCore
 
 /// The result of one successful write.
@@ -106,7 +107,6 @@ struct DocumentWriter {
         .execute(arguments: [cid])
       holdsNUL = true
     }
-    let bodyText = String(decoding: body, as: UTF8.self)
     // Statements bound and read through SQLite's C API: GRDB's StatementArguments and Row
     // were a quarter of an import's write transaction.
     // A write that names no revision (or restores one) usually creates its document: an
@@ -114,7 +114,7 @@ struct DocumentWriter {
     // (SQLite refuses the insert before writing anything).
     if mode == .restore || (mode == .edit && document.rev == nil),
       let rev = try? DocumentWriter.newRevision(document, mode: mode, body: body),
-      let result = try insertNew(document, rev: rev, bodyText: bodyText)
+      let result = try insertNew(document, rev: rev, body: body)
     {
       return result
     }
@@ -139,7 +139,7 @@ struct DocumentWriter {
     }
     guard let existing else {
       let rev = try DocumentWriter.newRevision(document, mode: mode, body: body)
-      guard let result = try insertNew(document, rev: rev, bodyText: bodyText) else {
+      guard let result = try insertNew(document, rev: rev, body: body) else {
         throw SetteeError(
           .storage,
           "internal error: \(quoted(document.id)) was not found, then could not be inserted",
@@ -173,16 +173,17 @@ struct DocumentWriter {
     let rev = RevisionID.next(after: current, deleted: document.isDeleted, body: body)
     lastSeq += 1
     let seq = lastSeq
-    try checkingFields(document.id, bodyText) {
-      try RawStatement(
+    try checkingFields(document.id, body) {
+      let update = RawStatement(
         db,
-        statement: db.cachedStatement(
-          sql: "UPDATE documents SET rev = ?, deleted = ?, seq = ?, body = ? WHERE rid = ?"),
-        arguments: [
-          rev.description.databaseValue, document.isDeleted.databaseValue, seq.databaseValue,
-          bodyText.databaseValue, rid.databaseValue,
-        ]
-      ).execute()
+        statement: try db.cachedStatement(
+          sql: "UPDATE documents SET rev = ?, deleted = ?, seq = ?, body = ? WHERE rid = ?"))
+      update.bind(1, text: rev.description)
+      update.bind(2, document.isDeleted ? 1 : 0)
+      update.bind(3, seq)
+      body.withUnsafeBufferPointer { update.bind(4, text: $0) }
+      update.bind(5, rid)
+      try update.execute()
     }
     // The revision being replaced keeps its row; a first revision gets it now (it has none
     // yet exactly when it was the document's first, with no parent).
@@ -234,7 +235,7 @@ struct DocumentWriter {
 
   /// Inserts a document whose id the collection does not hold, at the next sequence
   /// number; `nil`, having written nothing, when it holds the id (a tombstone too).
-  private mutating func insertNew(_ document: Document, rev: RevisionID, bodyText: String)
+  private mutating func insertNew(_ document: Document, rev: RevisionID, body: [UInt8])
     throws -> WriteResult?
   {
     let insert = try DocumentWriter.statement(
@@ -242,23 +243,24 @@ struct DocumentWriter {
       "INSERT INTO documents (cid, id, rev, deleted, seq, body) VALUES (?, ?, ?, ?, ?, ?)", db)
     let seq = lastSeq + 1
     var taken = false
-    try checkingFields(document.id, bodyText) {
+    try checkingFields(document.id, body) {
       do {
-        try RawStatement(
-          db,
-          statement: insert,
-          arguments: [
-            cid.databaseValue, document.id.databaseValue, rev.description.databaseValue,
-            document.isDeleted.databaseValue, seq.databaseValue, bodyText.databaseValue,
-          ]
-        ).execute()
+        // Bound one by one: the body's bytes go to SQLite as they are, without a String.
+        let statement = RawStatement(db, statement: insert)
+        statement.bind(1, cid)
+        statement.bind(2, text: document.id)
+        statement.bind(3, text: rev.description)
+        statement.bind(4, document.isDeleted ? 1 : 0)
+        statement.bind(5, seq)
+        body.withUnsafeBufferPointer { statement.bind(6, text: $0) }
+        try statement.execute()
       } catch let error as DatabaseError where DocumentWriter.isTakenID(error) {
         taken = true
       }
     }
     if taken { return nil }
     lastSeq = seq
-    let rid = db.lastInsertedRowID
+    let rid = sqlite3_last_insert_rowid(db.sqliteConnection)
     // A document's first revision gets its `revisions` row only when another replaces it
     // (see ``Schema``): most documents are written once, and the row cost an import a
     // third of its statements.
@@ -276,21 +278,29 @@ struct DocumentWriter {
 
   /// Runs a write of `documents`, turning a unique index of the collection's `where` face
   /// that refused it (in the field table's trigger) into an error naming the index.
-  private func checkingFields(_ id: String, _ body: String, _ write: () throws -> Void) throws {
+  private func checkingFields(_ id: String, _ body: [UInt8], _ write: () throws -> Void) throws {
     do { try write() } catch let error as DatabaseError
       where error.resultCode == .SQLITE_CONSTRAINT
     {
       throw WhereFieldTable.uniqueViolation(
-        db, cid: cid, message: error.message ?? "", body: body, documentID: id) ?? error
+        db, cid: cid, message: error.message ?? "",
+        body: String(decoding: body, as: UTF8.self), documentID: id) ?? error
     }
   }
 
   /// Whether JSON text holds `\u0000`, the only way JSONWriter prints U+0000.
   static func printsNUL(_ body: [UInt8]) -> Bool {
     body.withUnsafeBufferPointer { bytes in
-      guard bytes.count >= nulEscape.count else { return false }
-      for index in 0...(bytes.count - nulEscape.count) where bytes[index] == UInt8(ascii: "\\") {
-        if memcmp(bytes.baseAddress! + index, nulEscape, nulEscape.count) == 0 { return true }
+      guard let base = bytes.baseAddress, bytes.count >= nulEscape.count else { return false }
+      // Backslashes are rare in printed JSON: memchr finds each.
+      var offset = 0
+      while offset <= bytes.count - nulEscape.count,
+        let found = memchr(
+          base + offset, Int32(UInt8(ascii: "\\")), bytes.count - nulEscape.count + 1 - offset)
+      {
+        let index = base.distance(to: found.assumingMemoryBound(to: UInt8.self))
+        if memcmp(base + index, nulEscape, nulEscape.count) == 0 { return true }
+        offset = index + 1
       }
       return false
     }
