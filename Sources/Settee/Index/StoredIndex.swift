@@ -130,7 +130,7 @@ final class StoredIndex: Sendable {
       sql: (SQLFragment("CREATE TABLE ") + index.table + SQLFragment(" (") + keys
         + SQLFragment(", id TEXT NOT NULL, rid INTEGER NOT NULL, rev TEXT NOT NULL, ") + values
         + SQLFragment(", PRIMARY KEY (") + index.primaryKey + SQLFragment(")) WITHOUT ROWID")).text)
-    let entries = try index.fillInSQL(db, cid: cid) ?? index.fill(db, cid: cid)
+    let (entries, multiDocuments) = try index.fill(db, cid: cid)
     // The planner's statistics: entries, and entries per distinct first key (what
     // ANALYZE would write in sqlite_stat1, at a tenth of its cost: the first key column
     // leads the primary key, so SQLite counts distinct keys by skipping along it).
@@ -141,8 +141,8 @@ final class StoredIndex: Sendable {
           + SQLFragment(")")).text) ?? 0
     let perKey = distinct > 0 ? (entries + distinct - 1) / distinct : 0
     try db.execute(
-      sql: "UPDATE indexes SET entries = ?, entries_per_key = ? WHERE xid = ?",
-      arguments: [entries, perKey, index.xid])
+      sql: "UPDATE indexes SET entries = ?, entries_per_key = ?, multi_docs = ? WHERE xid = ?",
+      arguments: [entries, perKey, multiDocuments, index.xid])
     // SQLite's planner needs them too, once it has statistics for `documents` (PRAGMA
     // optimize gathers them, after an import for instance): believing an unmeasured entry
     // table to hold a million rows, it would scan every document to build a Bloom filter
@@ -157,72 +157,34 @@ final class StoredIndex: Sendable {
     try db.execute(
       sql: "INSERT INTO sqlite_stat1 (tbl, idx, stat) VALUES (?, ?, ?)",
       arguments: [name, name, stat])
-    return index
+    return StoredIndex(
+      xid: index.xid, definition: definition, multiDocuments: Int64(multiDocuments),
+      entries: Int64(entries), entriesPerKey: Int64(perKey))
   }
 
-  /// Builds the entries of the collection's live documents in SQL, when that gives exactly
-  /// what ``IndexKeys`` would: every field a plain member path (no numeric component, no
-  /// name SQLite's JSON paths cannot spell) and no partial filter. Returns how many entries
-  /// it wrote, or `nil`, having written nothing, when that is not so.
-  ///
-  /// One statement builds the entries of documents without an array along any field's path
-  /// (one entry each), in key order: keys come from `settee_entry_key` of each field's JSON
-  /// text (`body -> path`, which keeps every character, U+0000 included), parsed and encoded
-  /// by the same code as in Swift builds. For a document with an array along a path, the
-  /// function gives no key and records it; those documents (an entry per element and one
-  /// for the whole array, products across fields) are then indexed in Swift by
-  /// ``IndexKeys``, the reference: they are usually few, and the rules for arrays of objects
-  /// along a path are the matcher's.
-  func fillInSQL(_ db: SQLConnection, cid: Int64) throws -> Int? {
-    // A partial index's filter is checked by the matcher, in Swift.
-    guard definition.partialFilter == nil else { return nil }
-    let fields = definition.fields
-    let plain = fields.allSatisfy { field in
-      field.components.first != "_id" && field.components.first != "_rev"
-        && field.components.allSatisfy { component in
-          FieldPath.arrayIndexOf(component) == nil
-            && !component.utf8.contains {
-              $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") || $0 < 0x20
-            }
-        }
-    }
-    guard plain else { return nil }
-    func path(_ components: ArraySlice<String>) -> String {
-      "$" + components.map { ".\"" + $0 + "\"" }.joined()
-    }
-    let positions = 0..<fields.count
-    let keys = positions.map { position -> SQLFragment in
-      let components = fields[position].components
-      var arguments = [
-        SQLFragment("rid"),
-        SQLFragment("(body -> ") + .value(path(components[...])) + SQLFragment(")"),
-      ]
-      for length in 1..<components.count {
-        arguments.append(
-          SQLFragment("json_type(body, ") + .value(path(components.prefix(length)))
-            + SQLFragment(")"))
-      }
-      return SQLFragment("settee_entry_key(") + .joined(arguments, separator: ", ")
-        + SQLFragment(")")
-    }
-    let values = positions.map {
-      SQLFragment("(body -> ") + .value(path(fields[$0].components[...])) + SQLFragment(")")
-    }
+  /// Writes the entries of the collection's live documents, in key order, with one
+  /// statement: ``IndexEntriesTable`` gives each document's entries (keys and covered
+  /// values), and SQLite sorts them and appends them to the entry table (appending to a
+  /// B-tree is several times faster than inserting at random places). Returns how many
+  /// entries it wrote and how many documents gave more than one.
+  func fill(_ db: SQLConnection, cid: Int64) throws -> (entries: Int, multiDocuments: Int) {
+    let positions = 0..<definition.fields.count
     let columns =
       positions.map { StoredIndex.keyColumn($0) } + positions.map { StoredIndex.valueColumn($0) }
-    // OR IGNORE: a NULL key (an array along the path) leaves the row out.
     let insert =
-      SQLFragment("INSERT OR IGNORE INTO ") + table + SQLFragment(" (")
-      + .joined(columns, separator: ", ") + SQLFragment(", id, rid, rev) SELECT ")
-      + .joined(keys + values, separator: ", ")
-      + SQLFragment(", id, rid, rev FROM documents WHERE cid = ") + .value(cid)
-      + SQLFragment(" AND deleted = 0 ORDER BY ")
-      + .joined(positions.map { .integer($0 + 1) }, separator: ", ") + SQLFragment(", id, rid")
-    let (inSQL, arrays) = try EntryKeyFunction.during(db) { documents in
+      SQLFragment("INSERT INTO ") + table + SQLFragment(" (") + .joined(columns, separator: ", ")
+      + SQLFragment(", id, rid, rev) SELECT ")
+      + .joined(columns.map { SQLFragment("e.") + $0 }, separator: ", ")
+      + SQLFragment(", d.id, d.rid, d.rev FROM documents d, ")
+      + .identifier(IndexEntriesTable.name)
+      + SQLFragment("(d.id, d.rev, d.body) e WHERE d.cid = ") + .value(cid)
+      + SQLFragment(" AND d.deleted = 0 ORDER BY ")
+      + .joined(positions.map { .integer($0 + 1) }, separator: ", ")
+      + SQLFragment(", d.id, d.rid")
+    return try IndexEntriesTable.during(db, index: self) { build in
       try db.execute(sql: insert.text, arguments: insert.statementArguments)
-      return (db.changesCount, documents.rids)
+      return (db.changesCount, build.multiDocuments)
     }
-    return try inSQL + fill(db, rids: arrays.sorted())
   }
 
   /// `k0, k1, …, id, rid`: the entry table's primary key, the order entries are kept in.
@@ -232,13 +194,8 @@ final class StoredIndex: Sendable {
         + [SQLFragment("id"), SQLFragment("rid")], separator: ", ")
   }
 
-  /// Indexes the collection's live documents in Swift; returns how many entries it wrote.
-  func fill(_ db: SQLConnection, cid: Int64) throws -> Int {
-    try fillInKeyOrder(db) { maintainer in try indexLive(db, cid: cid, &maintainer) }
-  }
-
   /// Gives `maintainer` every live document of the collection.
-  private func indexLive(_ db: SQLConnection, cid: Int64, _ maintainer: inout IndexMaintainer)
+  func indexLive(_ db: SQLConnection, cid: Int64, _ maintainer: inout IndexMaintainer)
     throws
   {
     let select =
@@ -248,43 +205,6 @@ final class StoredIndex: Sendable {
     try index(
       RawStatement(db, statement: db.makeStatement(sql: select.text), arguments: select.arguments),
       &maintainer)
-  }
-
-  /// Indexes the documents with these rids (live ones, which a build found) in Swift;
-  /// returns how many entries it wrote.
-  func fill(_ db: SQLConnection, rids: [Int64]) throws -> Int {
-    guard !rids.isEmpty else { return 0 }
-    let select = try db.makeStatement(
-      sql: "SELECT rid, id, rev, body FROM documents WHERE rid = ?")
-    return try fillInKeyOrder(db) { maintainer in
-      for rid in rids {
-        let statement = RawStatement(db, statement: select)
-        statement.bind(1, rid)
-        try index(statement, &maintainer)
-      }
-    }
-  }
-
-  /// Runs `body`'s writes into a scratch table, then moves the entries into the index in key
-  /// order: appending to a B-tree, or visiting its pages in order, is several times faster
-  /// than inserting at random places (which makes a large index's pages leave SQLite's
-  /// cache and come back). Returns how many entries it moved.
-  private func fillInKeyOrder(_ db: SQLConnection, _ body: (inout IndexMaintainer) throws -> Void)
-    throws -> Int
-  {
-    let scratch = SQLFragment("temp.") + .identifier("ix_build_\(xid)")
-    try db.execute(
-      sql: (SQLFragment("CREATE TABLE ") + scratch + SQLFragment(" AS SELECT * FROM ") + table
-        + SQLFragment(" WHERE 0")).text)
-    var maintainer = IndexMaintainer(db: db, indexes: [self], buildTable: scratch)
-    try body(&maintainer)
-    try maintainer.finish()
-    try db.execute(
-      sql: (SQLFragment("INSERT INTO ") + table + SQLFragment(" SELECT * FROM ") + scratch
-        + SQLFragment(" ORDER BY ") + primaryKey).text)
-    let moved = db.changesCount
-    try db.execute(sql: (SQLFragment("DROP TABLE ") + scratch).text)
-    return moved
   }
 
   private func index(_ rows: RawStatement, _ maintainer: inout IndexMaintainer) throws {

@@ -135,7 +135,8 @@ struct DeclaredViewSQL {
 /// `settee_view_key(json, raw)`: the binary key (``ViewCollation``) of a key given as JSON
 /// text; `settee_view_value(json)`: a value as views store it (`NULL` for null or missing,
 /// numbers as numbers, anything else as its JSON text). Registered through SQLite's C API,
-/// as ``EntryKeyFunction`` is: a view build calls them once per document.
+/// not GRDB's `DatabaseFunction` (whose argument arrays and strings cost as much as the
+/// work): a view build calls them once per document.
 enum ViewKeyFunctions {
   static func register(in db: SQLConnection) {
     sqlite3_create_function_v2(

@@ -4,7 +4,7 @@ import SetteeCore
 
 /// `settee_view_group(key, raw, level)`: the group of a view row at a group level, as a
 /// binary key (``ViewCollation/groupKey(_:level:)``), so that reductions grouped by level
-/// run as SQL `GROUP BY`. Registered through SQLite's C API, as ``EntryKeyFunction`` is: it
+/// run as SQL `GROUP BY`. Registered through SQLite's C API, as ``ViewKeyFunctions`` are: it
 /// runs once per row of a reduction.
 enum ViewGroupFunction {
   static func register(in db: SQLConnection) {

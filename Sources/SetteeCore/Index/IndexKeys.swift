@@ -35,16 +35,8 @@ public enum IndexKeys {
     let perField = fields.map { keys(document, $0) }
     // Most documents give each field one entry: one row, built once.
     if perField.allSatisfy({ $0.count == 1 }) { return [perField.map { $0[0] }] }
-    var count = 1
-    for keys in perField {
-      count *= keys.count
-      if count > maxRowsPerDocument {
-        throw SetteeError(
-          .invalidDocument,
-          "document \(document["_id"].map { JSONWriter.string($0) } ?? "") would put more than \(maxRowsPerDocument) entries into index \(quoted(indexName)) (its fields hold too many array elements together)"
-        )
-      }
-    }
+    let count = try rowCount(
+      perField.map(\.count), documentID: document["_id"]?.stringValue ?? "", indexName: indexName)
     // The Cartesian product, the first field varying slowest.
     var rows: [[Entry]] = []
     rows.reserveCapacity(count)
@@ -65,8 +57,33 @@ public enum IndexKeys {
     return rows
   }
 
+  /// How many rows fields with these numbers of entries give (their product).
+  ///
+  /// - Throws: ``SetteeError`` (`invalidDocument`, naming the document) when it exceeds
+  ///   ``maxRowsPerDocument``.
+  public static func rowCount(_ perField: [Int], documentID: String, indexName: String) throws
+    -> Int
+  {
+    var count = 1
+    for entries in perField {
+      count *= entries
+      if count > maxRowsPerDocument {
+        throw SetteeError(
+          .invalidDocument,
+          "document \(JSONWriter.string(.string(documentID))) would put more than \(maxRowsPerDocument) entries into index \(quoted(indexName)) (its fields hold too many array elements together)"
+        )
+      }
+    }
+    return count
+  }
+
   /// The distinct entries of one field.
   public static func keys(_ document: JSON, _ field: FieldPath) -> [Entry] {
+    keys(candidates: PathResolver.candidates(document, field))
+  }
+
+  /// The distinct entries of a field whose path leads to `candidates` (``PathResolver``).
+  public static func keys(candidates: [JSON]) -> [Entry] {
     var entries: [Entry] = []
     // Most fields give one or a few keys: a linear search costs less than hashing them,
     // until there are many.
@@ -81,7 +98,7 @@ public enum IndexKeys {
         entries.append(Entry(key: nil, value: nil))
       }
     }
-    for candidate in PathResolver.candidates(document, field) {
+    for candidate in candidates {
       if case .array(let elements) = candidate {
         for element in elements { add(CollationKey.encode(element), element) }
         add(CollationKey.encodeWholeArray(candidate), candidate)

@@ -3,13 +3,14 @@ import SetteeCore
 import SetteeTestSupport
 import Testing
 
-/// An index over existing documents is built in SQL for the documents without an array
-/// along its fields, and in Swift for the others (and for whole builds SQL cannot do). All
-/// must give the same entries: the same documents, in the same order, with the same covered
-/// values.
+/// An index over existing documents is built by one SQL statement, its entries read from
+/// each stored body's text where that can be done exactly and from the parsed document
+/// (``IndexKeys``) where not (arrays along a path, `_id`, partial filters); writes keep
+/// entries with ``IndexKeys``. All must give the same entries: the same documents, in the
+/// same order, with the same covered values.
 @Suite("Index builds")
 struct IndexBuildTests {
-  /// An index built in SQL over scalar fields holds the same entries as one kept by writes.
+  /// An index built over scalar fields holds the same entries as one kept by writes.
   @Test func bulkBuildMatchesIncrementalMaintenance() throws {
     var random = SplitMix64(seed: 8)
     let built = try Database(inMemoryWith: .init()).collection()
@@ -76,20 +77,19 @@ struct IndexBuildTests {
     #"{"t": "y"}"#, #"{"t": "y\u0000z"}"#, #"{"n.m": {"$lt": "a\u0000!"}}"#,
   ]
 
-  func collection(_ database: Database, _ name: String, forceSwift: Bool) throws
+  func collection(_ database: Database, _ name: String, parsed: Bool) throws
     -> DocumentCollection
   {
     let collection = database.collection(name)
     try collection.putAll(IndexBuildTests.documents)
-    // A numeric path component sends the whole build to Swift (n.m.0 is n.m's first element
-    // when it is an array, else nothing: no document here has one).
-    try collection.ensureIndexed(forceSwift ? ["t", "n.m", "n.m.0"] : ["t", "n.m"], name: "t")
-    try collection.ensureIndexed(forceSwift ? ["n.m", "n.m.0"] : ["n.m"], name: "m")
+    // An `_id` field has every document's entries made from the parsed document.
+    try collection.ensureIndexed(parsed ? ["t", "n.m", "_id"] : ["t", "n.m"], name: "t")
+    try collection.ensureIndexed(parsed ? ["n.m", "_id"] : ["n.m"], name: "m")
     return collection
   }
 
   /// Random documents with arrays along the indexed paths (arrays of scalars, of objects,
-  /// nested, empty): a build splits them between SQL and Swift, and must hold exactly the
+  /// nested, empty): a build reads them from the text or parses them, and must hold exactly the
   /// entries each document should have (`check` recomputes them with ``IndexKeys``), with the
   /// count of documents with several entries the planner reads.
   @Test(arguments: [1, 2, 3] as [UInt64])
@@ -126,8 +126,8 @@ struct IndexBuildTests {
 
   @Test func bothBuildsAnswerEveryQueryAlike() throws {
     let database = try Database(inMemoryWith: .init())
-    let sql = try collection(database, "sql", forceSwift: false)
-    let swift = try collection(database, "swift", forceSwift: true)
+    let sql = try collection(database, "sql", parsed: false)
+    let swift = try collection(database, "swift", parsed: true)
     let all = try sql.find(FindQuery())
     for text in IndexBuildTests.queries + IndexBuildTests.nulQueries {
       for (index, fields) in [("t", ["t", "n.m"]), ("m", ["n.m"])] {
@@ -197,5 +197,28 @@ struct IndexBuildTests {
     #expect(
       try collection.count(FindQuery(selector: .condition("_rev", .exists), useIndex: "rev"))
         == all.count)
+  }
+}
+
+extension IndexBuildTests {
+  /// A document whose fields would give more entries than one document may is refused by
+  /// the build as writes refuse it: a typed error that names it, and no index left behind.
+  @Test func aBuildRefusesADocumentWithTooManyEntries() throws {
+    let collection = try Database(inMemoryWith: .init()).collection()
+    let many = JSON.array((0..<40).map { .int($0) })
+    try collection.putAll([
+      ["_id": "fine", "a": 1, "b": 2], ["_id": "wide", "a": many, "b": many],
+    ])
+    #expect {
+      try collection.ensureIndexed(["a", "b"], name: "ab")
+    } throws: { error in
+      guard let error = error as? SetteeError else { return false }
+      return error.code == .invalidDocument && "\(error)".contains("wide")
+    }
+    #expect(try collection.indexes().map(\.name) == [])
+    // The table the build used is gone and comes back for the next build.
+    try collection.ensureIndexed(["a"], name: "a")
+    #expect(try collection.count(FindQuery(selector: .condition("a", .exists), useIndex: "a")) == 2)
+    #expect(try collection.database.check().problemCount == 0)
   }
 }
