@@ -32,6 +32,7 @@ public enum JSONScanner {
     let paths: [[[UInt8]]]
     let firstNames: [[UInt8]?]
 
+    /// Paths given as their member names (``FieldPath/components``).
     public init(_ paths: [[String]]) {
       self.paths = paths.map { $0.map { Array($0.utf8) } }
       firstNames = self.paths.map(\.first)
