@@ -44,7 +44,7 @@ public enum JSONScanner {
       let scanner = Scanner(text: text)
       // The document's whole text (not skipped over first: reading its members checks it).
       var end = text.count
-      while end > 0, [0x20, 0x09, 0x0A, 0x0D].contains(text[end - 1]) { end -= 1 }
+      while end > 0, Scanner.isSpace(text[end - 1]) { end -= 1 }
       let start = scanner.skipSpace(0)
       guard start < end else {
         results.append(contentsOf: repeatElement(.unsupported, count: paths.count))
@@ -60,13 +60,13 @@ public enum JSONScanner {
       switch text[top.lowerBound] {
       case UInt8(ascii: "{"):
         let complete = scanner.members(of: top) { name, span in
-          for (index, first) in firstNames.enumerated() where first.map({ same(name, $0) }) ?? false
-          {
-            if case .value = results[index] {
-              // Stored bodies hold each name once; text that does not is left to the parser.
-              results[index] = .unsupported
-            } else if case .missing = results[index] {
-              results[index] = .value(span)
+          for index in firstNames.indices {
+            guard let first = firstNames[index], same(name, first) else { continue }
+            switch results[index] {
+            // Stored bodies hold each name once; text that does not is left to the parser.
+            case .value: results[index] = .unsupported
+            case .missing: results[index] = .value(span)
+            case .unsupported: break
             }
           }
         }
@@ -90,23 +90,27 @@ public enum JSONScanner {
     }
   }
 
+  @inline(__always)
   private static func same(_ name: UnsafeBufferPointer<UInt8>, _ wanted: [UInt8]) -> Bool {
     guard name.count == wanted.count else { return false }
-    for index in wanted.indices where name[index] != wanted[index] { return false }
-    return true
+    return wanted.withUnsafeBufferPointer { wanted in
+      for index in 0..<wanted.count where name[index] != wanted[index] { return false }
+      return true
+    }
   }
 
   private struct Scanner {
     let text: UnsafeBufferPointer<UInt8>
 
+    @inline(__always)
+    static func isSpace(_ byte: UInt8) -> Bool {
+      byte == 0x20 || byte == 0x0A || byte == 0x09 || byte == 0x0D
+    }
+
+    @inline(__always)
     func skipSpace(_ start: Int) -> Int {
       var position = start
-      while position < text.count {
-        switch text[position] {
-        case 0x20, 0x09, 0x0A, 0x0D: position += 1
-        default: return position
-        }
-      }
+      while position < text.count, Scanner.isSpace(text[position]) { position += 1 }
       return position
     }
 
@@ -202,12 +206,16 @@ public enum JSONScanner {
         return ends(position)
       }
       while position < object.upperBound {
-        guard text[position] == UInt8(ascii: "\""), let nameEnd = stringEnd(position) else {
-          return false
+        guard text[position] == UInt8(ascii: "\"") else { return false }
+        // The name, which must have no escapes.
+        var nameEnd = position + 1
+        while nameEnd < object.upperBound, text[nameEnd] != UInt8(ascii: "\"") {
+          if text[nameEnd] == UInt8(ascii: "\\") { return false }
+          nameEnd += 1
         }
-        let name = UnsafeBufferPointer(rebasing: text[(position + 1)..<(nameEnd - 1)])
-        if name.contains(UInt8(ascii: "\\")) { return false }
-        position = skipSpace(nameEnd)
+        guard nameEnd < object.upperBound else { return false }
+        let name = UnsafeBufferPointer(rebasing: text[(position + 1)..<nameEnd])
+        position = skipSpace(nameEnd + 1)
         guard position < object.upperBound, text[position] == UInt8(ascii: ":") else {
           return false
         }
