@@ -182,6 +182,18 @@ final class StoredIndex: Sendable {
       + .joined(positions.map { .integer($0 + 1) }, separator: ", ")
       + SQLFragment(", d.id, d.rid")
     return try IndexEntriesTable.during(db, index: self) { build in
+      // A helper thread sorts each batch of entries (as much as the page cache holds) while
+      // this one reads the next documents; a larger cache, which leaves the whole sort for
+      // the end, was slower. The entry table's pages stay in memory up to 64 MB instead of
+      // being written to the WAL as the cache fills and written again when changed (a
+      // 100,000-document build wrote 10,253 WAL frames for a 3,415-page index).
+      let spill = try Int.fetchOne(db, sql: "PRAGMA cache_spill") ?? 0
+      try db.execute(sql: "PRAGMA threads = 1")
+      try db.execute(sql: "PRAGMA cache_spill = 16384")
+      defer {
+        try? db.execute(sql: "PRAGMA threads = 0")
+        try? db.execute(sql: "PRAGMA cache_spill = \(spill)")
+      }
       try db.execute(sql: insert.text, arguments: insert.statementArguments)
       return (db.changesCount, build.multiDocuments)
     }
