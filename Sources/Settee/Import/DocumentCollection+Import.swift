@@ -74,9 +74,19 @@ extension DocumentCollection {
                 break
               }
               do {
-                let json = try JSONParser.parse(record.bytes, maxDepth: limits.maxNestingDepth)
-                _ = try writer.write(
-                  Document(validating: json, limits: limits), mode: .restore, validated: true)
+                // Read straight into its stored form when nothing needs its values;
+                // parsed (which also gives any error) otherwise.
+                if !writer.needsBodies,
+                  let encoded = record.bytes.withUnsafeBufferPointer({
+                    EncodedDocument(text: $0, limits: limits)
+                  })
+                {
+                  _ = try writer.write(encoded, mode: .restore)
+                } else {
+                  let json = try JSONParser.parse(record.bytes, maxDepth: limits.maxNestingDepth)
+                  _ = try writer.write(
+                    Document(validating: json, limits: limits), mode: .restore, validated: true)
+                }
               } catch let error as SetteeError {
                 throw error.locatedIn(record)
               }

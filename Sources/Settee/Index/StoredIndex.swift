@@ -293,6 +293,9 @@ struct IndexMaintainer {
   /// cost every write a B-tree update per index, and every index build a sort).
   var needsPrevious: Bool { !targets.isEmpty }
 
+  /// Whether the collection has no index to keep.
+  var isEmpty: Bool { targets.isEmpty && textIndexes.isEmpty }
+
   /// Replaces a document's entries (none for a deleted document). `isNew`: the document had
   /// no entries (it is new, or replaces a tombstone). `previous`: the stored version being
   /// replaced (with its `_rev`) when it had entries and ``needsPrevious``.

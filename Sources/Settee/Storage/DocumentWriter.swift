@@ -91,6 +91,20 @@ struct DocumentWriter {
     return statement
   }
 
+  /// Whether writes need the document's body as JSON values (to keep indexes), rather
+  /// than only its stored text (see ``write(_:mode:)``).
+  var needsBodies: Bool { !indexes.isEmpty }
+
+  /// Writes a document read from text (``EncodedDocument``), whose body is already in its
+  /// stored form; only when ``needsBodies`` is false.
+  mutating func write(_ encoded: EncodedDocument, mode: WriteMode) throws -> WriteResult {
+    precondition(!needsBodies, "a document's body is needed to keep the collection's indexes")
+    return try write(
+      Document(
+        id: encoded.id ?? Document.generateID(), rev: encoded.rev, isDeleted: encoded.isDeleted),
+      body: encoded.body, mode: mode)
+  }
+
   /// Writes one document revision.
   ///
   /// - Parameter validated: the document was made by ``Document/init(validating:limits:)``
@@ -101,7 +115,14 @@ struct DocumentWriter {
     -> WriteResult
   {
     if !validated { try document.validate(limits: limits) }
-    let body = try document.encodedBody(limits: limits)
+    return try write(document, body: try document.encodedBody(limits: limits), mode: mode)
+  }
+
+  /// Writes one document revision whose body is `body` (the document's own body is used
+  /// only to keep indexes).
+  private mutating func write(_ document: Document, body: [UInt8], mode: WriteMode) throws
+    -> WriteResult
+  {
     if !holdsNUL && DocumentWriter.printsNUL(body) {
       try db.cachedStatement(sql: "UPDATE collections SET holds_nul = 1 WHERE cid = ?")
         .execute(arguments: [cid])

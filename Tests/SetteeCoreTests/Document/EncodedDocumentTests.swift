@@ -1,0 +1,103 @@
+import Foundation
+import SetteeCore
+import SetteeTestSupport
+import Testing
+
+@Suite("Documents read from their text")
+struct EncodedDocumentTests {
+  /// What the slow path makes of `text`: the document and its stored body, or nil for an
+  /// error.
+  func parsed(_ text: [UInt8], _ limits: DocumentLimits = .default) -> EncodedDocument?? {
+    guard let json = try? JSONParser.parse(text, maxDepth: limits.maxNestingDepth),
+      let document = try? Document(validating: json, limits: limits),
+      let body = try? document.encodedBody(limits: limits)
+    else { return .some(nil) }
+    return .some(
+      EncodedDocument(
+        id: json["_id"] == nil ? nil : document.id, rev: document.rev,
+        isDeleted: document.isDeleted, body: body))
+  }
+
+  func fast(_ text: [UInt8], _ limits: DocumentLimits = .default) -> EncodedDocument? {
+    text.withUnsafeBufferPointer { EncodedDocument(text: $0, limits: limits) }
+  }
+
+  /// Where the fast reading answers, it answers what parsing, validating and printing do.
+  func check(_ text: [UInt8], _ limits: DocumentLimits = .default) -> Bool {
+    guard let fast = fast(text, limits) else { return false }
+    #expect(parsed(text, limits) == .some(fast), "\(String(decoding: text, as: UTF8.self))")
+    return true
+  }
+
+  static let cases: [(text: String, answered: Bool)] = [
+    (#"{"_id":"a","n":1,"s":"x","b":true,"z":null,"l":[1,[2,{}],{"k":"v"}]}"#, true),
+    (#" { "_id" : "a" , "n" : -12 , "o" : { "p" : [ ] } } "#, true),
+    (#"{"d":1.50,"e":1e3,"f":-0,"g":12345678901234567890,"h":0.1}"#, true),
+    (#"{"_id":"é","name":"日本","emoji":"😀"}"#, true),
+    (#"{"_rev":"1-0123456789abcdef0123456789abcdef","_deleted":true}"#, true),
+    (#"{}"#, true),
+    (#"{"s":"a\"b"}"#, false),
+    (#"{"_x":1}"#, false),
+    (#"{"a":1,"a":2}"#, false),
+    (#"{"o":{"a":1,"a":2}}"#, false),
+    (#"{"_id":"_bad"}"#, false),
+    (#"{"_id":1}"#, false),
+    (#"{"_deleted":"yes"}"#, false),
+    (#"{"n":01}"#, false),
+    (#"{"n":1e999}"#, false),
+    (#"{"a":1,}"#, false),
+    (#"{"a":1} x"#, false),
+    (#"[1]"#, false),
+    (#"{"a":tru}"#, false),
+  ]
+
+  @Test(arguments: cases)
+  func readsWhatItCanAndLeavesTheRest(text: String, answered: Bool) {
+    #expect(check(Array(text.utf8)) == answered, "\(text)")
+  }
+
+  @Test func refusesInvalidUTF8AndControlCharacters() {
+    for bytes: [UInt8] in [
+      [0xC3], [0xC0, 0xAF], [0xED, 0xA0, 0x80], [0xF4, 0x90, 0x80, 0x80], [0x01],
+    ] {
+      let text = Array(#"{"s":""#.utf8) + bytes + Array(#""}"#.utf8)
+      #expect(fast(text) == nil)
+    }
+  }
+
+  @Test func leavesDeepAndLargeDocumentsToTheirChecks() {
+    let deep = String(repeating: #"{"a":"#, count: 40) + "1" + String(repeating: "}", count: 40)
+    #expect(fast(Array(deep.utf8)) == nil)
+    let shallow = DocumentLimits(maxDocumentBytes: 1_000, maxNestingDepth: 3)
+    #expect(!check(Array(#"{"a":{"b":1}}"#.utf8), shallow))
+    let small = DocumentLimits(maxDocumentBytes: 10, maxNestingDepth: 100)
+    #expect(!check(Array(#"{"a":"0123456789"}"#.utf8), small))
+  }
+
+  /// Random documents, printed compactly and with spaces, then with one byte changed:
+  /// whatever the fast reading accepts, the slow path gives the same.
+  @Test(arguments: [1, 2, 3] as [UInt64])
+  func agreesWithParsingOnRandomText(seed: UInt64) throws {
+    var random = RandomQueries(seed: seed)
+    var answered = 0
+    for number in 0..<300 {
+      var document = random.document(number)
+      if random.chance(30) { document["_rev"] = "2-00112233445566778899aabbccddeeff" }
+      if random.chance(10) { document["_deleted"] = .bool(random.chance(50)) }
+      if random.chance(20) { document["_id"] = nil }
+      let compact = Array(JSONWriter.string(.object(document)).utf8)
+      let spaced = try JSONSerialization.data(
+        withJSONObject: JSONSerialization.jsonObject(
+          with: Data(compact), options: [.fragmentsAllowed]),
+        options: [.prettyPrinted])
+      for text in [compact, Array(spaced)] {
+        if check(text) { answered += 1 }
+        var mutated = text
+        let index = Int(random.random.next() % UInt64(mutated.count))
+        mutated[index] = random.pick(Array(#"{}[]":,0a\ "#.utf8) + [0x80, 0x00])
+        _ = check(mutated)
+      }
+    }
+    #expect(answered > 200)
+  }
+}
