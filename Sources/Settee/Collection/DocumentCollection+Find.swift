@@ -317,7 +317,7 @@ extension DocumentCollection {
     // Rows are read through SQLite's C API: GRDB's generic arguments and row decoding cost
     // as much as a small indexed query (as for views and `where` queries). The plan's SQL
     // is never run through GRDB's fetch methods (see ``RawStatement``).
-    let raw = try RawStatement(db, statement: statement, arguments: plan.statement.arguments)
+    let raw = RawStatement(db, statement: statement, arguments: plan.statement.arguments)
     if plan.filteredInSwift {
       // Only the matching documents are kept (for the sort), not every candidate.
       var matching: [Document] = []

@@ -256,10 +256,14 @@ struct IndexMaintainer {
     /// way also have a rid index that makes it fast).
     var deleteByRID: String
     var insert: String
+    /// The delete and insert statements, prepared at their first use and kept (looking
+    /// them up in the connection's cache hashes their text each time).
+    var deleteStatement: Statement?
+    var insertStatement: Statement?
   }
 
   private let db: SQLConnection
-  private let targets: [Target]
+  private var targets: [Target]
   private let textIndexes: [TextIndex]
   private var multiDelta: [Int64]
 
@@ -319,7 +323,7 @@ struct IndexMaintainer {
           )
         }
         let rows = try target.index.rows(previousJSON)
-        let delete = try db.cachedStatement(sql: target.delete)
+        let delete = try db.statement(&targets[position].deleteStatement, target.delete)
         for row in rows {
           let statement = RawStatement(db, statement: delete)
           let next = Self.bindKeys(row, to: statement)
@@ -336,7 +340,7 @@ struct IndexMaintainer {
       var after = 0
       if !document.isDeleted {
         let rows = try target.index.rows(json)
-        let insert = try db.cachedStatement(sql: target.insert)
+        let insert = try db.statement(&targets[position].insertStatement, target.insert)
         for row in rows {
           let statement = RawStatement(db, statement: insert)
           var next = Self.bindKeys(row, to: statement)

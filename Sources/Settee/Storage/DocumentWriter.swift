@@ -81,16 +81,6 @@ struct DocumentWriter {
   /// The collection's id.
   var collectionID: Int64 { cid }
 
-  /// `slot`'s statement, prepared from `sql` the first time.
-  private static func statement(_ slot: inout Statement?, _ sql: String, _ db: SQLConnection)
-    throws -> Statement
-  {
-    if let statement = slot { return statement }
-    let statement = try db.cachedStatement(sql: sql)
-    slot = statement
-    return statement
-  }
-
   /// Whether writes need the document's body as JSON values (to keep indexes), rather
   /// than only its stored text (see ``write(_:mode:)``).
   var needsBodies: Bool { !indexes.isEmpty }
@@ -141,15 +131,16 @@ struct DocumentWriter {
     }
     var existing: (rid: Int64, rev: String, deleted: Bool, seq: Int64, body: JSONObject?)?
     let needsPrevious = indexes.needsPrevious
-    try RawStatement(
+    let lookup = RawStatement(
       db,
-      statement: DocumentWriter.statement(
+      statement: try db.statement(
         &lookupStatement,
         needsPrevious
           ? "SELECT rid, rev, deleted, seq, body FROM documents WHERE cid = ? AND id = ?"
-          : "SELECT rid, rev, deleted, seq FROM documents WHERE cid = ? AND id = ?", db),
-      arguments: [cid.databaseValue, document.id.databaseValue]
-    ).forEach { row in
+          : "SELECT rid, rev, deleted, seq FROM documents WHERE cid = ? AND id = ?"))
+    lookup.bind(1, cid)
+    lookup.bind(2, text: document.id)
+    try lookup.forEach { row in
       let deleted = row.int64(2) != 0
       existing = (
         row.int64(0), row.string(1), deleted, row.int64(3),
@@ -208,17 +199,17 @@ struct DocumentWriter {
     }
     // The revision being replaced keeps its row; a first revision gets it now (it has none
     // yet exactly when it was the document's first, with no parent).
-    try RawStatement(
+    let firstRevision = RawStatement(
       db,
-      statement: DocumentWriter.statement(
+      statement: try db.statement(
         &firstRevisionStatement,
-        "INSERT OR IGNORE INTO revisions (rid, rev, parent, deleted, seq) VALUES (?, ?, NULL, ?, ?)",
-        db),
-      arguments: [
-        rid.databaseValue, current.description.databaseValue, currentDeleted.databaseValue,
-        existing.seq.databaseValue,
-      ]
-    ).execute()
+        "INSERT OR IGNORE INTO revisions (rid, rev, parent, deleted, seq) VALUES (?, ?, NULL, ?, ?)"
+      ))
+    firstRevision.bind(1, rid)
+    firstRevision.bind(2, text: current.description)
+    firstRevision.bind(3, currentDeleted ? 1 : 0)
+    firstRevision.bind(4, existing.seq)
+    try firstRevision.execute()
     try insertRevision(rid: rid, rev: rev, parent: current, deleted: document.isDeleted, seq: seq)
     // The version being replaced, whose index entries go.
     let previous = existing.body.map { Document(id: document.id, rev: current, body: $0) }
@@ -259,9 +250,9 @@ struct DocumentWriter {
   private mutating func insertNew(_ document: Document, rev: RevisionID, body: [UInt8])
     throws -> WriteResult?
   {
-    let insert = try DocumentWriter.statement(
+    let insert = try db.statement(
       &insertStatement,
-      "INSERT INTO documents (cid, id, rev, deleted, seq, body) VALUES (?, ?, ?, ?, ?, ?)", db)
+      "INSERT INTO documents (cid, id, rev, deleted, seq, body) VALUES (?, ?, ?, ?, ?, ?)")
     let seq = lastSeq + 1
     var taken = false
     try checkingFields(document.id, body) {
@@ -346,17 +337,17 @@ struct DocumentWriter {
   private mutating func insertRevision(
     rid: Int64, rev: RevisionID, parent: RevisionID?, deleted: Bool, seq: Int64
   ) throws {
-    try RawStatement(
+    let insert = RawStatement(
       db,
-      statement: DocumentWriter.statement(
+      statement: try db.statement(
         &revisionStatement,
-        "INSERT INTO revisions (rid, rev, parent, deleted, seq) VALUES (?, ?, ?, ?, ?)", db),
-      arguments: [
-        rid.databaseValue, rev.description.databaseValue,
-        parent?.description.databaseValue ?? .null,
-        deleted.databaseValue, seq.databaseValue,
-      ]
-    ).execute()
+        "INSERT INTO revisions (rid, rev, parent, deleted, seq) VALUES (?, ?, ?, ?, ?)"))
+    insert.bind(1, rid)
+    insert.bind(2, text: rev.description)
+    if let parent { insert.bind(3, text: parent.description) } else { insert.bindNull(3) }
+    insert.bind(4, deleted ? 1 : 0)
+    insert.bind(5, seq)
+    try insert.execute()
   }
 }
 

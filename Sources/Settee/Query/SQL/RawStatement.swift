@@ -20,11 +20,11 @@ struct RawStatement {
 
   /// Prepares (or reuses) the statement for `sql` and binds its values.
   init(_ db: SQLConnection, _ sql: SQLFragment) throws {
-    try self.init(db, statement: db.cachedStatement(sql: sql.text), arguments: sql.arguments)
+    self.init(db, statement: try db.cachedStatement(sql: sql.text), arguments: sql.arguments)
   }
 
   /// Binds `arguments` to a statement already prepared (cached or of its own).
-  init(_ db: SQLConnection, statement: Statement, arguments: [DatabaseValue]) throws {
+  init(_ db: SQLConnection, statement: Statement, arguments: [DatabaseValue]) {
     self.init(db, statement: statement)
     for (offset, value) in arguments.enumerated() {
       let index = Int32(offset + 1)
@@ -146,5 +146,17 @@ struct RawStatement {
     case SQLITE_FLOAT: .double(sqlite3_column_double(handle, column))
     default: try JSONParser.parse(bytes(column))
     }
+  }
+}
+
+extension SQLConnection {
+  /// `slot`'s statement, prepared from `sql` the first time and kept there: a statement
+  /// that runs for every document of a write or a build is held by its user, since the
+  /// connection's statement cache hashes the SQL text at each lookup.
+  func statement(_ slot: inout Statement?, _ sql: String) throws -> Statement {
+    if let statement = slot { return statement }
+    let statement = try cachedStatement(sql: sql)
+    slot = statement
+    return statement
   }
 }
