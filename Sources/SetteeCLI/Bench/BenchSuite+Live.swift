@@ -64,7 +64,7 @@ extension BenchSuite {
       }
     }
     defer { try? stopObservers() }
-    let observed = try Measure.median(
+    let observed = try medianOfWrites(
       repetitions: runs,
       prepare: { run -> String in
         let name = "live-import-\(run)"
@@ -84,7 +84,7 @@ extension BenchSuite {
     } cleanUp: {
       try stopObservers()
     }
-    let plain = try Measure.median(repetitions: runs, prepare: { "live-plain-\($0)" }) { name in
+    let plain = try medianOfWrites(repetitions: runs, prepare: { "live-plain-\($0)" }) { name in
       try load(name, lines)
     }
     results.append(

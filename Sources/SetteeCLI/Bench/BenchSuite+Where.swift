@@ -19,10 +19,10 @@ extension BenchSuite {
     // insertBatch: all of them in one transaction, against the hand-written insert of
     // the same objects (printed with the same JSON writer).
     let runs = quick ? 1 : 3
-    let batch = try Measure.median(repetitions: runs, prepare: { "where-batch-s\($0)" }) { name in
+    let batch = try medianOfWrites(repetitions: runs, prepare: { "where-batch-s\($0)" }) { name in
       try database.collection(name).insertBatch(objects)
     }
-    let batchBaseline = try Measure.median(repetitions: runs, prepare: { "where-batch-b\($0)" }) {
+    let batchBaseline = try medianOfWrites(repetitions: runs, prepare: { "where-batch-b\($0)" }) {
       name in
       try handInsert(name, ids: ids) { JSONWriter.bytes(.object(objects[$0])) }
     }
