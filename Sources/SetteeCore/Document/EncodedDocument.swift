@@ -23,6 +23,9 @@ public struct EncodedDocument: Sendable, Hashable {
 
   /// Reads `text` (one JSON object); `nil` when it must be parsed instead.
   public init?(text: UnsafeBufferPointer<UInt8>, limits: DocumentLimits = .default) {
+    // Containers nested well within both the parser's and the validation's limits (a limit
+    // too small for any document is the parser's to report).
+    guard limits.maxNestingDepth >= 2 else { return nil }
     var reader = Reader(text: text, maxDepth: min(limits.maxNestingDepth - 2, 32))
     guard let document = reader.document(), document.body.count <= limits.maxDocumentBytes
     else { return nil }

@@ -70,6 +70,11 @@ struct EncodedDocumentTests {
     #expect(fast(Array(deep.utf8)) == nil)
     let shallow = DocumentLimits(maxDocumentBytes: 1_000, maxNestingDepth: 3)
     #expect(!check(Array(#"{"a":{"b":1}}"#.utf8), shallow))
+    for depth in 0..<3 {
+      let limits = DocumentLimits(maxDocumentBytes: 1_000, maxNestingDepth: depth)
+      _ = check(Array(#"{"a":1}"#.utf8), limits)
+      _ = check(Array(#"{"a":[1]}"#.utf8), limits)
+    }
     let small = DocumentLimits(maxDocumentBytes: 10, maxNestingDepth: 100)
     #expect(!check(Array(#"{"a":"0123456789"}"#.utf8), small))
   }
