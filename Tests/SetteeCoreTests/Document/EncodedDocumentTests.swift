@@ -65,6 +65,25 @@ struct EncodedDocumentTests {
     }
   }
 
+  /// Strings are read eight bytes at a time: a byte that needs a look is found wherever
+  /// it stands in a string of any length.
+  @Test func findsEveryByteThatNeedsALook() {
+    for length in 1..<24 {
+      for position in 0..<length {
+        for special: [UInt8] in [[0x5C], [0x01], [0x1F], [0xC3], Array("é".utf8), [0x7F]] {
+          var content = [UInt8](repeating: UInt8(ascii: "a"), count: length)
+          content.replaceSubrange(position...position, with: special)
+          let text = Array(#"{"s":""#.utf8) + content + Array(#"","t":1}"#.utf8)
+          let answered = check(text)
+          let mustRefuse =
+            special == [0x5C] || special == [0x01] || special == [0x1F]
+            || special == [0xC3]
+          #expect(answered != mustRefuse, "\(special) at \(position) of \(length)")
+        }
+      }
+    }
+  }
+
   @Test func leavesDeepAndLargeDocumentsToTheirChecks() {
     let deep = String(repeating: #"{"a":"#, count: 40) + "1" + String(repeating: "}", count: 40)
     #expect(fast(Array(deep.utf8)) == nil)
