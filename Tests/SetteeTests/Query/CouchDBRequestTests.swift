@@ -54,8 +54,8 @@ struct CouchDBRequestTests {
   func bookmarksPageThroughEveryResultOnce(body: String) throws {
     for indexed in [false, true] {
       if indexed {
-        try? people.ensureIndexed(["n"], name: "n")
-        try? people.ensureIndexed(["a", "b"], name: "ab")
+        try people.ensureIndexed(["n"], name: "n")
+        try people.ensureIndexed(["a", "b"], name: "ab")
       }
       var query = try self.query(body)
       let all = try people.find(query).map(\.id)
