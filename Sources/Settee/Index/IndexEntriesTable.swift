@@ -19,15 +19,17 @@ import SetteeCore
 enum IndexEntriesTable {
   /// What the table serves during one build, and the first error it met.
   final class Build {
-    let definition: IndexDefinition
+    let index: StoredIndex
+    var definition: IndexDefinition { index.definition }
     /// The fields' member names, or nil when every document must be parsed.
     let paths: JSONScanner.Paths?
     /// Documents that gave more than one entry.
     var multiDocuments = 0
     var error: (any Error)?
 
-    init(_ definition: IndexDefinition) {
-      self.definition = definition
+    init(_ index: StoredIndex) {
+      self.index = index
+      let definition = index.definition
       let scannable =
         definition.partialFilter == nil
         && definition.fields.allSatisfy { field in
@@ -47,7 +49,7 @@ enum IndexEntriesTable {
   ) throws
     -> T
   {
-    let build = Build(index.definition)
+    let build = Build(index)
     let retained = Unmanaged.passRetained(build)
     let status = sqlite3_create_module_v2(
       db.sqliteConnection, name, module, retained.toOpaque(), nil)
@@ -333,8 +335,8 @@ enum IndexEntriesTable {
     return rows
   }
 
-  /// The entries of a document parsed whole: ``IndexKeys``' rows (none when a partial
-  /// index's filter does not match it); returns how many rows.
+  /// The entries of a document parsed whole: ``StoredIndex/rows(_:)``, as writes make them
+  /// (none when a partial index's filter does not match it); returns how many rows.
   private static func parse(
     _ body: UnsafeBufferPointer<UInt8>, id: String, rev: String, _ build: Build,
     _ buffers: inout Buffers
@@ -344,10 +346,7 @@ enum IndexEntriesTable {
     let document = Document(
       id: id, rev: try DocumentReader.storedRevision(rev, documentID: id),
       body: try DocumentReader.parseBody(body, documentID: id))
-    let json = JSON.object(document.json)
-    let definition = build.definition
-    if let filter = definition.partialFilter, !(try Matcher.matches(filter, json)) { return 0 }
-    let rows = try IndexKeys.rows(json, fields: definition.fields, indexName: definition.name)
+    let rows = try build.index.rows(JSON.object(document.json))
     for row in rows {
       for entry in row { buffers.cells.append(cell(entry, &buffers.bytes)) }
     }

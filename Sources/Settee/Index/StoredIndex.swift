@@ -207,7 +207,7 @@ final class StoredIndex: Sendable {
   }
 
   /// Gives `maintainer` every live document of the collection.
-  func indexLive(_ db: SQLConnection, cid: Int64, _ maintainer: inout IndexMaintainer)
+  private func indexLive(_ db: SQLConnection, cid: Int64, _ maintainer: inout IndexMaintainer)
     throws
   {
     let select =
@@ -267,16 +267,14 @@ struct IndexMaintainer {
   private let textIndexes: [TextIndex]
   private var multiDelta: [Int64]
 
-  /// - Parameter buildTable: where entries go during a bulk build, instead of the index's
-  ///   own table.
-  init(db: SQLConnection, indexes: [StoredIndex], buildTable: SQLFragment? = nil) {
+  init(db: SQLConnection, indexes: [StoredIndex]) {
     self.db = db
     targets = indexes.filter { $0.definition.kind == .json }.map { index in
       let positions = 0..<index.definition.fields.count
       let columns =
         positions.map { StoredIndex.keyColumn($0) } + positions.map { StoredIndex.valueColumn($0) }
       let insert =
-        SQLFragment("INSERT OR IGNORE INTO ") + (buildTable ?? index.table) + SQLFragment(" (")
+        SQLFragment("INSERT OR IGNORE INTO ") + index.table + SQLFragment(" (")
         + .joined(columns, separator: ", ") + SQLFragment(", id, rid, rev) VALUES (")
         + .joined(Array(repeating: SQLFragment("?"), count: columns.count + 3), separator: ", ")
         + SQLFragment(")")
