@@ -77,14 +77,18 @@ struct DeclaredViewSQL {
     if !fresh {
       let delete =
         SQLFragment("DELETE FROM ") + view.table + SQLFragment(" WHERE doc_id") + changed
-        + SQLFragment(" RETURNING value IS NULL OR typeof(value) = 'text'")
+        + SQLFragment(" ") + ViewStore.returningOther
       for other in try Bool.fetchAll(db, sql: delete.text, arguments: delete.statementArguments) {
         counts.removed += 1
         if other { counts.otherRemoved += 1 }
       }
+      // The view's errors are few (usually none): each is looked up in `documents`,
+      // rather than listing the changed documents a second time.
       let errors =
         SQLFragment("DELETE FROM view_errors WHERE vid = ") + .value(view.vid)
-        + SQLFragment(" AND doc_id") + changed
+        + SQLFragment(" AND EXISTS (SELECT 1 FROM documents WHERE cid = ") + .value(view.cid)
+        + SQLFragment(" AND id = view_errors.doc_id AND seq > ") + .value(from)
+        + SQLFragment(" AND seq <= ") + .value(to) + SQLFragment(")")
       try db.execute(sql: errors.text, arguments: errors.statementArguments)
     }
     // Each key part as JSON text (NULL when missing, so the document emits nothing).
@@ -105,28 +109,51 @@ struct DeclaredViewSQL {
           + SQLFragment(")")
       }
     let present = SQLFragment.and(parts.map { $0 + SQLFragment(" IS NOT NULL") })
-    let insert =
-      SQLFragment("INSERT INTO ") + view.table
-      + SQLFragment(" (key, doc_id, n, key_json, value) SELECT settee_view_key(k, ")
-      + .value(view.collation == .raw ? 1 : 0) + SQLFragment("), id, 0, k, v FROM (SELECT id, ")
-      + key + SQLFragment(" AS k, ") + value
+    // The rows of the changed documents: binary key, document id, 0 (each document emits
+    // one row), key as JSON, value.
+    let rows =
+      SQLFragment("SELECT settee_view_key(k, ") + .value(view.collation == .raw ? 1 : 0)
+      + SQLFragment("), id, 0, k, v FROM (SELECT id, ") + key + SQLFragment(" AS k, ") + value
       + SQLFragment(" AS v FROM documents WHERE cid = ") + .value(view.cid)
       + SQLFragment(" AND seq > ") + .value(from) + SQLFragment(" AND seq <= ") + .value(to)
       + SQLFragment(" AND deleted = 0 AND ") + .notDesignID(SQLFragment("id"))
-      + SQLFragment(" AND ") + present
-      + SQLFragment(")")
-    try DocumentReader.namingDamagedBodies(db, cid: view.cid) {
-      try db.execute(sql: insert.text, arguments: insert.statementArguments)
+      + SQLFragment(" AND ") + present + SQLFragment(")")
+    let columns =
+      SQLFragment("INSERT INTO ") + view.table
+      + SQLFragment(" (key, doc_id, n, key_json, value) ")
+    if fresh {
+      // A first build fills the empty table in one statement.
+      let insert = columns + rows
+      try DocumentReader.namingDamagedBodies(db, cid: view.cid) {
+        try db.execute(sql: insert.text, arguments: insert.statementArguments)
+      }
+      counts.added = db.changesCount
+      switch self.value {
+      case .none, .fields: counts.otherAdded = counts.added  // values are null, or arrays
+      case .field:
+        let after =
+          SQLFragment("SELECT count(*) FROM ") + view.table + SQLFragment(" WHERE 1") + other
+        counts.otherAdded =
+          try Int.fetchOne(db, sql: after.text, arguments: after.statementArguments) ?? 0
+      }
+      return counts
     }
-    counts.added = db.changesCount
-    switch self.value {
-    case .none, .fields: counts.otherAdded = counts.added  // null, or arrays
-    case .field:
-      let after =
-        SQLFragment("SELECT count(*) FROM ") + view.table + SQLFragment(" WHERE ")
-        + (fresh ? SQLFragment("1") : SQLFragment("doc_id") + changed) + other
-      counts.otherAdded =
-        try Int.fetchOne(db, sql: after.text, arguments: after.statementArguments) ?? 0
+    // A catch-up inserts row by row: one `INSERT … SELECT` into a table with rows would
+    // copy every page it changes into a statement journal first (it may fail halfway on a
+    // duplicate key), which SQLite keeps in a temporary file past 64 KB (1,000 changed
+    // documents: 1,054 writes to it).
+    let insert = RawStatement(
+      db,
+      statement: try db.cachedStatement(
+        sql: (columns + SQLFragment("VALUES (?, ?, ?, ?, ?)")).text))
+    try DocumentReader.namingDamagedBodies(db, cid: view.cid) {
+      try RawStatement(db, rows).forEach { row in
+        for column in Int32(0)..<5 { insert.bind(column + 1, columnOf: row, column) }
+        try insert.execute()
+        counts.added += 1
+        if row.isNull(4) || row.isText(4) { counts.otherAdded += 1 }
+        return true
+      }
     }
     return counts
   }

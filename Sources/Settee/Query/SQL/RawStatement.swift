@@ -79,6 +79,12 @@ struct RawStatement {
     }
   }
 
+  /// Binds parameter `index` (from 1) to the value of `column` in `row`'s current row, as
+  /// it is (no conversion).
+  func bind(_ index: Int32, columnOf row: RawStatement, _ column: Int32) {
+    sqlite3_bind_value(handle, index, sqlite3_column_value(row.handle, column))
+  }
+
   /// Steps through the rows, calling `body` with each until it returns false.
   func forEach(_ body: (RawStatement) throws -> Bool) throws {
     defer {
@@ -138,6 +144,9 @@ struct RawStatement {
   /// Whether the column is NULL.
   func isNull(_ column: Int32) -> Bool { sqlite3_column_type(handle, column) == SQLITE_NULL }
 
+  /// Whether the column holds text.
+  func isText(_ column: Int32) -> Bool { sqlite3_column_type(handle, column) == SQLITE_TEXT }
+
   /// The column as JSON, for columns that hold JSON text or numbers (NULL is `null`).
   func json(_ column: Int32) throws -> JSON {
     switch sqlite3_column_type(handle, column) {
@@ -158,5 +167,17 @@ extension SQLConnection {
     let statement = try cachedStatement(sql: sql)
     slot = statement
     return statement
+  }
+
+  /// Runs `body` with a page cache of up to 64 MB (SQLite's default is 2 MB), then gives
+  /// the connection its own size back. For writes that touch more pages than 2 MB hold: a
+  /// smaller cache spills changed pages into the WAL and writes them again when they
+  /// change again, and reads pages a second time that the same write already read. The
+  /// cache only grows as pages are used, and shrinks again when the size goes back.
+  func withLargePageCache<T>(_ body: () throws -> T) throws -> T {
+    let size = try Int.fetchOne(self, sql: "PRAGMA cache_size") ?? -2_000
+    try execute(sql: "PRAGMA cache_size = -65536")
+    defer { try? execute(sql: "PRAGMA cache_size = \(size)") }
+    return try body()
   }
 }
