@@ -30,7 +30,7 @@ extension BenchSuite {
       _ = try collection.defineView(json: ["name": "bench_name", "key": "name"])
     }
     let buildBaseline = try medianOfWrites(repetitions: runs, prepare: { _ in () }) { _ in
-      try pool.write { db in try makeBaselineTable(db) }
+      try pool.write { db in try Self.largePageCache(db) { try makeBaselineTable(db) } }
     } cleanUp: {
       try pool.write { db in try db.execute(sql: "DROP TABLE bench_view") }
     }
