@@ -23,9 +23,19 @@ package enum FindBookmark: Sendable, Hashable {
     case .skipped(let count):
       object["skip"] = .int(Int64(count))
     }
-    return Data(JSONWriter.bytes(.object(object))).base64EncodedString()
-      .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
-      .replacingOccurrences(of: "=", with: "")
+    // Base64 as URLs take it (RFC 4648, section 5): `-` and `_` for `+` and `/`, no
+    // padding. Byte by byte: Foundation's `replacingOccurrences` goes through NSString on
+    // Linux, which cost a `settee find` process 3% of its instructions.
+    let base64 = Data(JSONWriter.bytes(.object(object))).base64EncodedString()
+    return String(
+      decoding: base64.utf8.compactMap { byte -> UInt8? in
+        switch byte {
+        case UInt8(ascii: "+"): UInt8(ascii: "-")
+        case UInt8(ascii: "/"): UInt8(ascii: "_")
+        case UInt8(ascii: "="): nil
+        default: byte
+        }
+      }, as: UTF8.self)
   }
 
   /// The position a token names, for a query sorted by `sort`; `nil` for CouchDB's `"nil"`.
@@ -37,10 +47,15 @@ package enum FindBookmark: Sendable, Hashable {
     func invalid(_ why: String) -> SetteeError {
       SetteeError(.invalidQuery, "bookmark \(quoted(token)) \(why)")
     }
-    var base64 = token.replacingOccurrences(of: "-", with: "+").replacingOccurrences(
-      of: "_", with: "/")
-    base64 += String(repeating: "=", count: (4 - base64.utf8.count % 4) % 4)
-    guard let data = Data(base64Encoded: base64),
+    var base64 = token.utf8.map { byte in
+      switch byte {
+      case UInt8(ascii: "-"): UInt8(ascii: "+")
+      case UInt8(ascii: "_"): UInt8(ascii: "/")
+      default: byte
+      }
+    }
+    base64 += repeatElement(UInt8(ascii: "="), count: (4 - base64.count % 4) % 4)
+    guard let data = Data(base64Encoded: Data(base64)),
       case .object(let object)? = try? JSONParser.parse(Array(data)),
       object["v"] == 1
     else { throw invalid("is not one that a Settee _find response gave") }
