@@ -49,4 +49,33 @@ struct JoinOrderTests {
         }, "\(steps)")
     }
   }
+
+  /// A query that takes every result has no LIMIT: with one, SQLite sorts a small result
+  /// in a temporary B-tree (OpenEphemeral, made and zeroed for each run) instead of its
+  /// sorter. With a limit or a skip, the clause is there.
+  @Test func queriesWithoutLimitSortWithSQLitesSorter() throws {
+    let path = directory.path("sorter.db")
+    let database = try Settee.Database(path: path)
+    let people = database.collection("people")
+    try people.putAll((0..<200).map { ["n": .int(Int64($0 % 20)), "name": .string("p\($0)")] })
+    try people.ensureIndexed(["n"], name: "n")
+    let queue = try DatabaseQueue(path: path)
+    // Ten documents have n = 3.
+    for (query, limited, count) in [
+      (FindQuery(selector: .condition("n", .equal(3))), false, 10),
+      (FindQuery(selector: .condition("n", .equal(3)), limit: 5), true, 5),
+      (FindQuery(selector: .condition("n", .equal(3)), skip: 2), true, 8),
+    ] {
+      let plan = try people.explain(query)
+      #expect(plan.sql.contains(" LIMIT ") == limited, "\(plan.sql)")
+      let opcodes = try queue.read { db in
+        let nulls = StatementArguments(plan.arguments.map { _ in DatabaseValue.null })
+        return try Row.fetchAll(db, sql: "EXPLAIN " + plan.sql, arguments: nulls).map {
+          $0["opcode"] as String
+        }
+      }
+      if !limited { #expect(!opcodes.contains("OpenEphemeral"), "\(opcodes)") }
+      #expect(try people.find(query).count == count)
+    }
+  }
 }

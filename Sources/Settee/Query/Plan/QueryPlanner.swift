@@ -639,9 +639,12 @@ enum QueryPlanner {
     return .or(branches)
   }
 
+  /// The statement's `LIMIT` and `OFFSET`; none for a query that takes every result: with
+  /// one, SQLite sorts a small result through a temporary B-tree (for its top-N shortcut)
+  /// instead of its sorter, which cost an indexed query of nine documents 2 µs of 14.
   static func limit(_ query: FindQuery) -> SQLFragment {
-    SQLFragment(" LIMIT ") + .value(Int64(query.limit == 0 ? -1 : query.limit))
-      + SQLFragment(" OFFSET ")
-      + .value(Int64(query.skip))
+    if query.limit == 0 && query.skip == 0 { return SQLFragment("") }
+    return SQLFragment(" LIMIT ") + .value(Int64(query.limit == 0 ? -1 : query.limit))
+      + SQLFragment(" OFFSET ") + .value(Int64(query.skip))
   }
 }
