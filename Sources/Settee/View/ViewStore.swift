@@ -246,6 +246,11 @@ enum ViewStore {
     }
     let target = try DocumentReader.lastSequence(db, cid: view.cid)
     guard view.lastSeq < target else { return view }
+    // A catch-up of a few changes fits SQLite's own cache; a larger one (a first build, a
+    // batch of writes) touches a few pages per document.
+    guard target - view.lastSeq > 100 else {
+      return try catchUp(db, view, to: target, mapper: mapper)
+    }
     return try db.withLargePageCache {
       try catchUp(db, view, to: target, mapper: mapper)
     }
