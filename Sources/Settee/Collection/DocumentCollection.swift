@@ -174,7 +174,7 @@ public struct DocumentCollection: Sendable {
     try database.read(
       inCollection(0) { db, cid in
         try Int.fetchOne(
-          db.cachedStatement(sql: "SELECT count(*) FROM documents WHERE cid = ? AND deleted = 0"),
+          db.cachedStatement(sql: DocumentReader.liveCountSQL),
           arguments: [cid]) ?? 0
       })
   }

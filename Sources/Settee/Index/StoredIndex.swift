@@ -211,8 +211,9 @@ final class StoredIndex: Sendable {
     throws
   {
     let select =
-      SQLFragment("SELECT rid, id, rev, body FROM documents WHERE cid = ") + .value(cid)
-      + SQLFragment(" AND deleted = 0")
+      SQLFragment("SELECT d.rid, d.id, d.rev, d.body FROM ") + .collectionDocuments
+      + SQLFragment(" WHERE d.cid = ") + .value(cid)
+      + SQLFragment(" AND d.deleted = 0")
     // A statement of its own (the maintainer's statements run while it steps).
     try index(
       RawStatement(db, statement: db.makeStatement(sql: select.text), arguments: select.arguments),

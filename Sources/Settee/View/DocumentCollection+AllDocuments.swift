@@ -41,7 +41,7 @@ extension DocumentCollection {
   {
     let total =
       try Int.fetchOne(
-        db.cachedStatement(sql: "SELECT count(*) FROM documents WHERE cid = ? AND deleted = 0"),
+        db.cachedStatement(sql: DocumentReader.liveCountSQL),
         arguments: [cid]) ?? 0
     let seq = try DocumentReader.lastSequence(db, cid: cid)
     var select = SQLFragment("SELECT id, rev, deleted")
@@ -113,7 +113,8 @@ extension DocumentCollection {
     if query.includeOffset {
       // The documents before the range, in the query's direction.
       var before =
-        SQLFragment("SELECT count(*) FROM documents WHERE cid = ") + .value(cid)
+        SQLFragment("SELECT count(*) FROM documents INDEXED BY documents_by_id WHERE cid = ")
+        + .value(cid)
         + SQLFragment(" AND deleted = 0")
       if query.descending, let high = high?.stringValue {
         before += SQLFragment(highInclusive ? " AND id > " : " AND id >= ") + .value(high)

@@ -214,7 +214,8 @@ public struct ValueIndexes: Sendable {
             + condition + SQLFragment(")"))
       }
       var sql =
-        SQLFragment("SELECT d.id, d.rev, d.body FROM documents d WHERE d.cid = ")
+        SQLFragment("SELECT d.id, d.rev, d.body FROM ") + .collectionDocuments
+        + SQLFragment(" WHERE d.cid = ")
         + .value(try collectionID(db))
         + SQLFragment(" AND d.deleted = 0 AND ") + .notDesignID(SQLFragment("d.id"))
       for filter in filters { sql += SQLFragment(" AND ") + filter }

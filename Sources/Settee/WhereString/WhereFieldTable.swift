@@ -145,7 +145,8 @@ enum WhereFieldTable {
       db,
       SQLFragment("INSERT INTO ") + table + SQLFragment(" (rid, ") + columnList
         + SQLFragment(") SELECT d.rid, ") + .joined(fromBody, separator: ", ")
-        + SQLFragment(" FROM documents d WHERE d.cid = ") + .value(cid)
+        + SQLFragment(" FROM ") + .collectionDocuments + SQLFragment(" WHERE d.cid = ")
+        + .value(cid)
         + SQLFragment(" AND d.deleted = 0"))
     for (number, index) in settings.indexes.enumerated() {
       let keys = index.keys.map { key in

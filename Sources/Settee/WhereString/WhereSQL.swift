@@ -301,7 +301,7 @@ extension DocumentCollection {
         + SQLFragment(" f CROSS JOIN documents d ON d.rid = f.rid WHERE (")
     } else {
       sql +=
-        SQLFragment(" FROM documents d WHERE d.cid = ") + .value(cid)
+        SQLFragment(" FROM ") + .collectionDocuments + SQLFragment(" WHERE d.cid = ") + .value(cid)
         + SQLFragment(" AND d.deleted = 0 AND (")
     }
     sql += condition + SQLFragment(")") + order

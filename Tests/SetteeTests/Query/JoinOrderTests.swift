@@ -1,8 +1,9 @@
 import GRDB
-import Settee
 import SetteeCore
 import SetteeTestSupport
 import Testing
+
+@testable import Settee
 
 /// SQLite's own planner must not undo Settee's: reading an index in order and looking up
 /// each document by rowid is what makes a sorted `limit 10` cost the same at any size.
@@ -77,5 +78,61 @@ struct JoinOrderTests {
       if !limited { #expect(!opcodes.contains("OpenEphemeral"), "\(opcodes)") }
       #expect(try people.find(query).count == count)
     }
+  }
+}
+
+/// Statistics gathered while one collection held every document make SQLite expect that
+/// many rows for any collection; counting a small collection must still read its index
+/// range, not the whole table.
+@Suite("Plans under statistics of one collection")
+struct StaleStatisticsTests {
+  let directory = TemporaryDirectory()
+
+  /// A file whose statistics were gathered when collection "big" held every document,
+  /// with a collection "small" of five written afterwards.
+  func staleFile(_ name: String) throws -> (small: DocumentCollection, queue: DatabaseQueue) {
+    let path = directory.path(name)
+    let database = try Settee.Database(path: path)
+    try database.collection("big").putAll((0..<2_000).map { ["n": .int(Int64($0))] })
+    let queue = try DatabaseQueue(path: path)
+    try queue.write { db in try db.execute(sql: "ANALYZE documents") }
+    let small = database.collection("small")
+    try small.putAll((0..<5).map { ["n": .int(Int64($0))] })
+    return (small, queue)
+  }
+
+  /// SQLite's plan for `sql` on the file, with NULL for each of its `arguments`.
+  func plan(_ queue: DatabaseQueue, _ sql: String, arguments: Int) throws -> [String] {
+    try queue.read { db in
+      SQLFunctions.register(in: db)
+      let nulls = StatementArguments((0..<arguments).map { _ in DatabaseValue.null })
+      return try Row.fetchAll(db, sql: "EXPLAIN QUERY PLAN " + sql, arguments: nulls).map {
+        $0["detail"] as String
+      }
+    }
+  }
+
+  @Test func countingASmallCollectionReadsItsIndexRange() throws {
+    let (small, queue) = try staleFile("stale-count.db")
+    // The hazard: the same count without the index named scans every document.
+    let unnamed = "SELECT count(*) FROM documents WHERE cid = ? AND deleted = 0"
+    #expect(try plan(queue, unnamed, arguments: 1) == ["SCAN documents"])
+    let steps = try plan(queue, DocumentReader.liveCountSQL, arguments: 1)
+    #expect(steps.count == 1 && steps[0].hasPrefix("SEARCH documents USING INDEX"), "\(steps)")
+    #expect(try small.count() == 5)
+    #expect(try small.allDocuments().totalRows == 5)
+  }
+
+  /// Unindexed finds, sorted by a field or by id, read the collection's range of the id
+  /// index.
+  @Test(arguments: [false, true])
+  func unindexedFindsOfASmallCollectionReadItsIndexRange(sorted: Bool) throws {
+    let (small, queue) = try staleFile("stale-find-\(sorted).db")
+    let query = FindQuery(
+      selector: .condition("n", .greaterThan(1)), sort: sorted ? [.init("n")] : [])
+    let plan = try small.explain(query)
+    let steps = try self.plan(queue, plan.sql, arguments: plan.arguments.count)
+    #expect(!steps.contains("SCAN d"), "\(steps)")
+    #expect(try small.find(query).count == 3)
   }
 }

@@ -464,7 +464,8 @@ enum QueryPlanner {
           + SQLFragment(") AS r CROSS JOIN documents d ON d.rid = r.rid WHERE d.deleted = 0")
       } else {
         statement =
-          SQLFragment("SELECT d.id, d.rev, d.body FROM documents d WHERE d.cid = ")
+          SQLFragment("SELECT d.id, d.rev, d.body FROM ") + .collectionDocuments
+          + SQLFragment(" WHERE d.cid = ")
           + .value(collectionID) + SQLFragment(" AND d.deleted = 0")
       }
       statement += SQLFragment(" AND ") + filter + orderBy(query.sort)
