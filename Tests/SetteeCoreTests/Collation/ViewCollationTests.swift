@@ -1,6 +1,7 @@
-import SetteeCore
 import SetteeTestSupport
 import Testing
+
+@testable import SetteeCore
 
 /// View keys sort as CouchDB sorts them, through their binary keys alone.
 @Suite("View collation")
@@ -115,5 +116,33 @@ extension ViewCollationTests {
       }
     }
     #expect([UInt8]([0x06, 0x05]).withUnsafeBytes { collation.groupKey($0, level: 1) } == nil)
+  }
+}
+
+extension ViewCollationTests {
+  /// Keys of long strings, of characters outside the Basic Multilingual Plane (two UTF-16
+  /// units each) and of strings whose key is longer than the first buffer made for it
+  /// (three bytes per UTF-16 unit): canonically equivalent spellings share a key, a string
+  /// sorts before its extensions, and a key holds no 0x00 but its last byte.
+  @Test(arguments: [
+    String(repeating: "é", count: 400), String(repeating: "😀x", count: 150),
+    String(repeating: "ﷺ", count: 50), String(repeating: "ǆ̣̇", count: 60),
+    String(repeating: "東京", count: 300), "a𝔘b",
+  ])
+  func keysOfLongAndAstralStrings(_ text: String) throws {
+    let collator = try ICUCollator.shared()
+    var key: [UInt8] = []
+    try collator.appendSortKey(text, to: &key)
+    #expect(key.last == 0 && !key.dropLast().contains(0))
+    var decomposed: [UInt8] = []
+    try collator.appendSortKey(text.decomposedStringWithCanonicalMapping, to: &decomposed)
+    #expect(decomposed == key)
+    var longer: [UInt8] = []
+    try collator.appendSortKey(text + "z", to: &longer)
+    #expect(key.lexicographicallyPrecedes(longer))
+    // Appending keeps what the output held.
+    var appended: [UInt8] = [7, 7]
+    try collator.appendSortKey(text, to: &appended)
+    #expect(appended == [7, 7] + key)
   }
 }
