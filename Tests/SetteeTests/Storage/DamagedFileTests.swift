@@ -59,6 +59,28 @@ struct DamagedFileTests {
     #expect(!report.isHealthy && report.problems.map(\.documentID) == ["p3"])
   }
 
+  /// A declarative view maps in SQL: a damaged body met by its first build, or by a
+  /// catch-up after the document changed, is corruption naming the document; the failed
+  /// catch-up is rolled back, and resumes once the body is whole.
+  @Test func aViewMeetingADamagedBodyNamesTheDocument() throws {
+    let db = try makeDatabase()
+    let people = db.collection("people")
+    let view = try people.defineView(json: ["name": "byN", "key": "n", "value": "n"])
+    #expect(try view.query().totalRows == 20)
+    let current = try #require(try people.get("p3"))
+    try people.put(["_id": "p3", "_rev": .string(current.rev!.description), "n": 30])
+    try damage(db, "UPDATE documents SET body = '{\"n\": 3' WHERE id = 'p3'")
+    let caughtUp = expectError(.corruption) { _ = try view.query() }
+    #expect(caughtUp?.documentID == "p3", "\(String(describing: caughtUp))")
+    let fresh = try people.defineView(json: ["name": "fresh", "key": "n"])
+    let built = expectError(.corruption) { _ = try fresh.query() }
+    #expect(built?.documentID == "p3", "\(String(describing: built))")
+    // Repaired (as a restore would), the pending change is mapped.
+    try damage(db, "UPDATE documents SET body = '{\"n\": 31}' WHERE id = 'p3'")
+    #expect(try view.query(ViewQuery(key: 31)).rows.map(\.id) == ["p3"])
+    #expect(try view.query().totalRows == 20)
+  }
+
   @Test func aDamagedRevisionIsCorruption() throws {
     let db = try makeDatabase()
     try damage(db, "UPDATE documents SET rev = '1-NOTHEX' WHERE id = 'p4'")
