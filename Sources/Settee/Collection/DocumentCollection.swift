@@ -172,11 +172,7 @@ public struct DocumentCollection: Sendable {
   /// The number of live (not deleted) documents.
   public func count() throws -> Int {
     try database.read(
-      inCollection(0) { db, cid in
-        try Int.fetchOne(
-          db.cachedStatement(sql: DocumentReader.liveCountSQL),
-          arguments: [cid]) ?? 0
-      })
+      inCollection(0) { db, cid in try DocumentReader.liveCount(db, cid: cid) })
   }
 
   /// The highest sequence number written so far (0 for a new collection).

@@ -211,9 +211,7 @@ final class StoredIndex: Sendable {
     throws
   {
     let select =
-      SQLFragment("SELECT d.rid, d.id, d.rev, d.body FROM ") + .collectionDocuments
-      + SQLFragment(" WHERE d.cid = ") + .value(cid)
-      + SQLFragment(" AND d.deleted = 0")
+      SQLFragment("SELECT d.rid, d.id, d.rev, d.body FROM ") + .liveDocuments(cid: cid)
     // A statement of its own (the maintainer's statements run while it steps).
     try index(
       RawStatement(db, statement: db.makeStatement(sql: select.text), arguments: select.arguments),

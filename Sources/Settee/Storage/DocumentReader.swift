@@ -41,12 +41,12 @@ enum DocumentReader {
     try Names.refuseNUL(name, kind: "collection name", code: .invalidArgument)
   }
 
-  /// How many live documents a collection has (`?`: its id). Through its id index, by
-  /// name: statistics gathered while one collection held every document (`ANALYZE` after
-  /// a large import) make SQLite expect that many rows for any collection, and count a
-  /// small one by reading the whole table.
-  static let liveCountSQL =
-    "SELECT count(*) FROM documents INDEXED BY documents_by_id WHERE cid = ? AND deleted = 0"
+  /// How many live documents the collection has (``SQLFragment/liveDocuments(cid:)``).
+  static func liveCount(_ db: SQLConnection, cid: Int64) throws -> Int {
+    let count = SQLFragment("SELECT count(*) FROM ") + .liveDocuments(cid: cid)
+    return try Int.fetchOne(
+      db.cachedStatement(sql: count.text), arguments: count.statementArguments) ?? 0
+  }
 
   /// The collection's highest change sequence number (0 before its first write).
   static func lastSequence(_ db: SQLConnection, cid: Int64) throws -> Int64 {

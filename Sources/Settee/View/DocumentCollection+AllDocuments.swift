@@ -39,10 +39,7 @@ extension DocumentCollection {
   static func allDocuments(_ db: SQLConnection, cid: Int64, _ query: ViewQuery) throws
     -> ViewResult
   {
-    let total =
-      try Int.fetchOne(
-        db.cachedStatement(sql: DocumentReader.liveCountSQL),
-        arguments: [cid]) ?? 0
+    let total = try DocumentReader.liveCount(db, cid: cid)
     let seq = try DocumentReader.lastSequence(db, cid: cid)
     var select = SQLFragment("SELECT id, rev, deleted")
     if query.includeDocs { select += SQLFragment(", body") }
@@ -113,9 +110,7 @@ extension DocumentCollection {
     if query.includeOffset {
       // The documents before the range, in the query's direction.
       var before =
-        SQLFragment("SELECT count(*) FROM documents INDEXED BY documents_by_id WHERE cid = ")
-        + .value(cid)
-        + SQLFragment(" AND deleted = 0")
+        SQLFragment("SELECT count(*) FROM ") + .liveDocuments(cid: cid)
       if query.descending, let high = high?.stringValue {
         before += SQLFragment(highInclusive ? " AND id > " : " AND id >= ") + .value(high)
       } else if !query.descending, let low = low?.stringValue {

@@ -214,10 +214,9 @@ public struct ValueIndexes: Sendable {
             + condition + SQLFragment(")"))
       }
       var sql =
-        SQLFragment("SELECT d.id, d.rev, d.body FROM ") + .collectionDocuments
-        + SQLFragment(" WHERE d.cid = ")
-        + .value(try collectionID(db))
-        + SQLFragment(" AND d.deleted = 0 AND ") + .notDesignID(SQLFragment("d.id"))
+        SQLFragment("SELECT d.id, d.rev, d.body FROM ")
+        + .liveDocuments(cid: try collectionID(db))
+        + SQLFragment(" AND ") + .notDesignID(SQLFragment("d.id"))
       for filter in filters { sql += SQLFragment(" AND ") + filter }
       if sortIndex != nil, let sortView = stored.last {
         sql +=

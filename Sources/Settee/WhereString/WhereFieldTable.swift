@@ -145,9 +145,7 @@ enum WhereFieldTable {
       db,
       SQLFragment("INSERT INTO ") + table + SQLFragment(" (rid, ") + columnList
         + SQLFragment(") SELECT d.rid, ") + .joined(fromBody, separator: ", ")
-        + SQLFragment(" FROM ") + .collectionDocuments + SQLFragment(" WHERE d.cid = ")
-        + .value(cid)
-        + SQLFragment(" AND d.deleted = 0"))
+        + SQLFragment(" FROM ") + .liveDocuments(cid: cid))
     for (number, index) in settings.indexes.enumerated() {
       let keys = index.keys.map { key in
         column(columns.firstIndex(of: key.field)!)

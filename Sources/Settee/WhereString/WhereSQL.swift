@@ -301,8 +301,7 @@ extension DocumentCollection {
         + SQLFragment(" f CROSS JOIN documents d ON d.rid = f.rid WHERE (")
     } else {
       sql +=
-        SQLFragment(" FROM ") + .collectionDocuments + SQLFragment(" WHERE d.cid = ") + .value(cid)
-        + SQLFragment(" AND d.deleted = 0 AND (")
+        SQLFragment(" FROM ") + .liveDocuments(cid: cid) + SQLFragment(" AND (")
     }
     sql += condition + SQLFragment(")") + order
     if let limit { sql += SQLFragment(" LIMIT ") + .value(Int64(limit)) }

@@ -464,9 +464,8 @@ enum QueryPlanner {
           + SQLFragment(") AS r CROSS JOIN documents d ON d.rid = r.rid WHERE d.deleted = 0")
       } else {
         statement =
-          SQLFragment("SELECT d.id, d.rev, d.body FROM ") + .collectionDocuments
-          + SQLFragment(" WHERE d.cid = ")
-          + .value(collectionID) + SQLFragment(" AND d.deleted = 0")
+          SQLFragment("SELECT d.id, d.rev, d.body FROM ")
+          + .liveDocuments(cid: collectionID)
       }
       statement += SQLFragment(" AND ") + filter + orderBy(query.sort)
     }

@@ -159,15 +159,18 @@ struct SQLFragment: Sendable, Hashable, CustomStringConvertible {
   /// Parenthesized.
   var grouped: SQLFragment { SQLFragment("(") + self + SQLFragment(")") }
 
+  /// `documents d WHERE …`: the live documents of collection `cid`, read through the id
+  /// index, by name: statistics gathered while one collection held every document
+  /// (`ANALYZE` after a large import) make SQLite expect that many rows for any
+  /// collection, and read the whole table for a small one.
+  static func liveDocuments(cid: Int64) -> SQLFragment {
+    SQLFragment("documents d INDEXED BY documents_by_id WHERE d.cid = ") + .value(cid)
+      + SQLFragment(" AND d.deleted = 0")
+  }
+
   /// The id in `column` is not a design document's (``Document/isDesignID(_:)``, in SQL):
   /// a range on the id under BINARY collation (bytes), so it costs a comparison and can
   /// use the id index.
-  /// `documents d`, read through its id index: the way to a collection's documents by
-  /// `d.cid`. Named, since statistics gathered while one collection held every document
-  /// (`ANALYZE` after a large import) make SQLite expect that many rows for any
-  /// collection, and read the whole table for a small one.
-  static let collectionDocuments = SQLFragment("documents d INDEXED BY documents_by_id")
-
   static func notDesignID(_ column: SQLFragment) -> SQLFragment {
     SQLFragment("(") + column + SQLFragment(" < ") + .value("_design/") + SQLFragment(" OR ")
       + column + SQLFragment(" >= ") + .value("_design0") + SQLFragment(")")
