@@ -68,16 +68,15 @@ struct DeclaredViewSQL {
     throws -> ViewStore.RowCounts
   {
     var counts = ViewStore.RowCounts()
-    let other = SQLFragment(" AND (value IS NULL OR typeof(value) = 'text')")
+    // The documents of `documents` changed in (from, to].
     let changed =
-      SQLFragment(
-        " IN (SELECT id FROM documents WHERE cid = ") + .value(view.cid)
-      + SQLFragment(" AND seq > ") + .value(from) + SQLFragment(" AND seq <= ") + .value(to)
-      + SQLFragment(")")
+      SQLFragment("cid = ") + .value(view.cid) + SQLFragment(" AND seq > ") + .value(from)
+      + SQLFragment(" AND seq <= ") + .value(to)
     if !fresh {
       let delete =
-        SQLFragment("DELETE FROM ") + view.table + SQLFragment(" WHERE doc_id") + changed
-        + SQLFragment(" ") + ViewStore.returningOther
+        SQLFragment("DELETE FROM ") + view.table
+        + SQLFragment(" WHERE doc_id IN (SELECT id FROM documents WHERE ") + changed
+        + SQLFragment(") RETURNING ") + ViewStore.otherValue
       for other in try Bool.fetchAll(db, sql: delete.text, arguments: delete.statementArguments) {
         counts.removed += 1
         if other { counts.otherRemoved += 1 }
@@ -86,9 +85,8 @@ struct DeclaredViewSQL {
       // rather than listing the changed documents a second time.
       let errors =
         SQLFragment("DELETE FROM view_errors WHERE vid = ") + .value(view.vid)
-        + SQLFragment(" AND EXISTS (SELECT 1 FROM documents WHERE cid = ") + .value(view.cid)
-        + SQLFragment(" AND id = view_errors.doc_id AND seq > ") + .value(from)
-        + SQLFragment(" AND seq <= ") + .value(to) + SQLFragment(")")
+        + SQLFragment(" AND EXISTS (SELECT 1 FROM documents WHERE id = view_errors.doc_id AND ")
+        + changed + SQLFragment(")")
       try db.execute(sql: errors.text, arguments: errors.statementArguments)
     }
     // Each key part as JSON text (NULL when missing, so the document emits nothing).
@@ -114,8 +112,7 @@ struct DeclaredViewSQL {
     let rows =
       SQLFragment("SELECT settee_view_key(k, ") + .value(view.collation == .raw ? 1 : 0)
       + SQLFragment("), id, 0, k, v FROM (SELECT id, ") + key + SQLFragment(" AS k, ") + value
-      + SQLFragment(" AS v FROM documents WHERE cid = ") + .value(view.cid)
-      + SQLFragment(" AND seq > ") + .value(from) + SQLFragment(" AND seq <= ") + .value(to)
+      + SQLFragment(" AS v FROM documents WHERE ") + changed
       + SQLFragment(" AND deleted = 0 AND ") + .notDesignID(SQLFragment("id"))
       + SQLFragment(" AND ") + present + SQLFragment(")")
     let columns =
@@ -132,7 +129,8 @@ struct DeclaredViewSQL {
       case .none, .fields: counts.otherAdded = counts.added  // values are null, or arrays
       case .field:
         let after =
-          SQLFragment("SELECT count(*) FROM ") + view.table + SQLFragment(" WHERE 1") + other
+          SQLFragment("SELECT count(*) FROM ") + view.table + SQLFragment(" WHERE ")
+          + ViewStore.otherValue
         counts.otherAdded =
           try Int.fetchOne(db, sql: after.text, arguments: after.statementArguments) ?? 0
       }

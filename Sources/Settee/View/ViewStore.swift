@@ -273,7 +273,7 @@ enum ViewStore {
         + SQLFragment(" (key, doc_id, n, key_json, value) VALUES (?, ?, ?, ?, ?)")).text)
     let deleteRows = try db.makeStatement(
       sql: (SQLFragment("DELETE FROM ") + view.table
-        + SQLFragment(" WHERE doc_id = ? ") + returningOther).text)
+        + SQLFragment(" WHERE doc_id = ? RETURNING ") + otherValue).text)
     let deleteError = try db.cachedStatement(
       sql: "DELETE FROM view_errors WHERE vid = ? AND doc_id = ?")
     let insertError = try db.cachedStatement(
@@ -324,15 +324,16 @@ enum ViewStore {
     return try finish(db, view, target: target, counts)
   }
 
-  /// What a delete of view rows returns: whether each row's value is not a number (NULL,
-  /// or JSON text; values are never blobs). Text sorts after every number in SQLite, and
-  /// the empty string before all other text. Written without a function call: SQLite runs
-  /// a `RETURNING` clause as a trigger, and one that calls a function may fail halfway, so
-  /// the delete would first copy every page it changes into a statement journal, kept in a
-  /// temporary file past 64 KB (1,000 changed documents: 2,294 writes to it). Not with
-  /// `value IS NULL` either: SQLite 3.40 answers it false in a `RETURNING` clause for a
-  /// NULL value when the table's first column is `NOT NULL`, as a view's key is.
-  static let returningOther = SQLFragment("RETURNING coalesce(value, '') >= ''")
+  /// Whether a view row's value is not a number (NULL, or JSON text; values are never
+  /// blobs): text sorts after every number in SQLite, and the empty string before all
+  /// other text. Counted by first builds, returned by deletes. Written without a function
+  /// call: SQLite runs a `RETURNING` clause as a trigger, and one that calls a function
+  /// may fail halfway, so the delete would first copy every page it changes into a
+  /// statement journal, kept in a temporary file past 64 KB (1,000 changed documents:
+  /// 2,294 writes to it). Not with `value IS NULL` either: SQLite 3.40 answers it false in
+  /// a `RETURNING` clause for a NULL value when the table's first column is `NOT NULL`, as
+  /// a view's key is.
+  static let otherValue = SQLFragment("coalesce(value, '') >= ''")
 
   /// Rows a catch-up added and removed, and how many of each hold a value that is not a
   /// number.
