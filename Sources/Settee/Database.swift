@@ -19,6 +19,9 @@ public final class Database: Sendable {
   public static let defaultCollectionName = "_default"
 
   let writer: any DatabaseWriter
+  /// `writer` when it is a pool (a file), whose readers are opened read-only: reads run
+  /// there in transactions of Settee's own (see ``read(_:)``).
+  private let pool: DatabasePool?
   /// The settings the database was opened with.
   public let configuration: Configuration
   /// Collection ids by name (its UTF-8 bytes: Swift's `String` equality would make two
@@ -64,12 +67,14 @@ public final class Database: Sendable {
     if configuration.readOnly {
       writer = try DatabaseFile.openSetteeReadOnly(
         path, configuration: Database.grdbConfiguration(configuration))
+      pool = writer as? DatabasePool
       changeMonitor.attach(writer)
     } else {
       _ = try DatabaseFile.inspect(path, configuration: configuration)
-      writer = try SetteeError.wrapping("cannot open database at \(path)") {
+      let pool = try SetteeError.wrapping("cannot open database at \(path)") {
         try DatabasePool(path: path, configuration: Database.grdbConfiguration(configuration))
       }
+      (writer, self.pool) = (pool, pool)
       changeMonitor.attach(writer)
       try migrate()
       // GRDB sets `synchronous = NORMAL` on the writer when it turns WAL on, after
@@ -93,6 +98,7 @@ public final class Database: Sendable {
     writer = try SetteeError.wrapping("cannot create an in-memory database") {
       try DatabaseQueue(configuration: Database.grdbConfiguration(configuration))
     }
+    pool = nil
     changeMonitor.attach(writer)
     try migrate()
   }
@@ -157,10 +163,21 @@ public final class Database: Sendable {
   /// Called from inside another access's closure (a streaming `find`'s), it runs on that
   /// access's connection, in its transaction, so it sees the same snapshot (or, inside a
   /// write, the write's own changes).
+  ///
+  /// On a file, the transaction is begun and ended with statements kept prepared: GRDB's
+  /// `read` prepares `BEGIN` and `COMMIT` anew each time (a third of a small indexed
+  /// query). Its readers are opened read-only, so SQLite refuses a write there as GRDB's
+  /// read would. An in-memory database's single connection keeps GRDB's `read`, which
+  /// also makes the connection refuse writes for the duration.
   func read<T>(_ body: (SQLConnection) throws -> T) throws -> T {
     try wrapping("read failed") {
       if ThreadAccess.current != .none { return try writer.unsafeReentrantRead(body) }
-      return try writer.read { db in try ThreadAccess.inside(.read) { try body(db) } }
+      guard let pool else {
+        return try writer.read { db in try ThreadAccess.inside(.read) { try body(db) } }
+      }
+      return try pool.unsafeRead { db in
+        try db.inReadTransaction { try ThreadAccess.inside(.read) { try body(db) } }
+      }
     }
   }
 
@@ -176,7 +193,10 @@ public final class Database: Sendable {
 
   func read<T: Sendable>(_ body: @escaping @Sendable (SQLConnection) throws -> T) async throws -> T
   {
-    do { return try await writer.read(body) } catch {
+    do {
+      guard let pool else { return try await writer.read(body) }
+      return try await pool.unsafeRead { db in try db.inReadTransaction { try body(db) } }
+    } catch {
       throw SetteeError.from(error, "read failed", busyTimeout: configuration.busyTimeout)
     }
   }

@@ -57,7 +57,7 @@ extension BenchSuite {
       for start in starts { _ = try byName.query(ViewQuery(startKey: .string(start), limit: 10)) }
     } _: {
       for start in starts {
-        _ = try pool.read { db in
+        _ = try read { db in
           // Each row read as a user reads it: key, document id, value.
           try Row.fetchAll(
             db.cachedStatement(
@@ -107,7 +107,7 @@ extension BenchSuite {
         let (settee, baseline) = try Measure.medians(repetitions: repetitions) {
           _ = try view.query(query)
         } _: {
-          _ = try pool.read { db in try Row.fetchAll(db.cachedStatement(sql: sql)).count }
+          _ = try read { db in try Row.fetchAll(db.cachedStatement(sql: sql)).count }
         }
         results.append(
           BenchResult(
@@ -206,7 +206,7 @@ extension BenchSuite {
       }
     } _: {
       for low in ranges {
-        _ = try pool.read { db in
+        _ = try read { db in
           BenchSuite.documents(
             try Row.fetchAll(db.cachedStatement(sql: sql), arguments: [cid, low, low + 1]))
         }

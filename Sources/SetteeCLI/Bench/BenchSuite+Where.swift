@@ -110,7 +110,7 @@ extension BenchSuite {
     baseline sql: String
   ) throws -> BenchResult {
     func hand(_ arguments: StatementArguments) throws -> [Row] {
-      try pool.read { db in try Row.fetchAll(db.cachedStatement(sql: sql), arguments: arguments) }
+      try read { db in try Row.fetchAll(db.cachedStatement(sql: sql), arguments: arguments) }
     }
     for item in cases.prefix(20) {
       let mine = try collection.find(

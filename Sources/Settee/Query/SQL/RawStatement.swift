@@ -169,6 +169,23 @@ extension SQLConnection {
     return statement
   }
 
+  /// Runs `body` in a deferred transaction (a read's snapshot is taken by its first
+  /// read), begun and ended with the connection's cached statements; rolled back when
+  /// `body` throws. For connections outside any transaction.
+  func inReadTransaction<T>(_ body: () throws -> T) throws -> T {
+    try RawStatement(self, statement: cachedStatement(sql: "BEGIN DEFERRED TRANSACTION")).execute()
+    let result: T
+    do {
+      result = try body()
+      try RawStatement(self, statement: cachedStatement(sql: "COMMIT TRANSACTION")).execute()
+    } catch {
+      if !isInsideTransaction { throw error }
+      try? RawStatement(self, statement: cachedStatement(sql: "ROLLBACK TRANSACTION")).execute()
+      throw error
+    }
+    return result
+  }
+
   /// Runs `body` with a page cache of up to 64 MB (SQLite's default is 2 MB), then gives
   /// the connection its own size back. For writes that touch more pages than 2 MB hold: a
   /// smaller cache spills changed pages into the WAL and writes them again when they
