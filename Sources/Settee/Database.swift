@@ -34,6 +34,8 @@ public final class Database: Sendable {
   let viewCache = Mutex<[Int64: StoredView]>([:])
   /// The collections' index lists.
   let indexCatalog = IndexCatalog()
+  /// The plans of recent query shapes.
+  let planCache = PlanCache()
   /// The collections' `where` settings as last read, checked by their version.
   let whereFieldsCache = Mutex<[Int64: (version: Int64, fields: WhereFields)]>([:])
   /// `where` strings and `orderBy` clauses as last parsed.

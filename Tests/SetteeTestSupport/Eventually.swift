@@ -2,9 +2,10 @@ import Foundation
 
 /// Waits until `condition` holds, for at most `timeout` seconds (for observers that are
 /// told of changes on their own schedule). The default is long: while the whole suite
-/// runs, long synchronous tests can hold every thread of Swift's cooperative pool, and
-/// the observers' tasks then wait for one.
-public func eventually(_ timeout: Double = 120, _ condition: () -> Bool) async -> Bool {
+/// runs, long synchronous tests can hold every thread of Swift's cooperative pool (the
+/// random differential tests do for a minute and a half on two cores), and the observers'
+/// tasks then wait for one. Only a failing wait lasts this long.
+public func eventually(_ timeout: Double = 300, _ condition: () -> Bool) async -> Bool {
   let deadline = Date().addingTimeInterval(timeout)
   while !condition() {
     if Date() > deadline { return false }

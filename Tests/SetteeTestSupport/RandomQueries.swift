@@ -31,6 +31,35 @@ public struct RandomQueries {
     }
   }
 
+  /// The selector with other values of the same kind (integers, other numbers, strings)
+  /// in its comparisons (`$eq`, `$gt`, `$gte`, `$lt`, `$lte`) outside `$elemMatch`,
+  /// `$allMatch` and `$keyMapMatch`: queries of one shape, for the plan cache.
+  public mutating func revalued(_ selector: Selector) -> Selector {
+    func value(like old: JSON) -> JSON {
+      switch old {
+      case .int: pick(Self.numbers.filter { if case .int = $0 { true } else { false } })
+      case .double: pick(Self.numbers.filter { if case .double = $0 { true } else { false } })
+      case .string: pick(Self.strings)
+      default: old
+      }
+    }
+    switch selector {
+    case .and(let parts): return .and(parts.map { revalued($0) })
+    case .or(let parts): return .or(parts.map { revalued($0) })
+    case .not(let inner): return .not(revalued(inner))
+    case .condition(let path, .equal(let old)): return .condition(path, .equal(value(like: old)))
+    case .condition(let path, .lessThan(let old)):
+      return .condition(path, .lessThan(value(like: old)))
+    case .condition(let path, .lessThanOrEqual(let old)):
+      return .condition(path, .lessThanOrEqual(value(like: old)))
+    case .condition(let path, .greaterThan(let old)):
+      return .condition(path, .greaterThan(value(like: old)))
+    case .condition(let path, .greaterThanOrEqual(let old)):
+      return .condition(path, .greaterThanOrEqual(value(like: old)))
+    default: return selector
+    }
+  }
+
   public mutating func value(depth: Int = 0) -> JSON {
     switch random.next() % 10 {
     case 0 where depth < 2:

@@ -96,7 +96,8 @@ extension DocumentCollection {
     }
     try DocumentReader.namingDamagedBodies(db, cid: cid) {
       let (plan, statement) = try prepare(
-        query, cid: cid, catalog: database.indexCatalog, db: db, freshStatement: freshStatement)
+        query, cid: cid, catalog: database.indexCatalog, db: db, freshStatement: freshStatement,
+        cache: database.planCache)
       var returned = 0
       var last: Document?
       try run(plan, statement, query: query, db: db) { document in
@@ -254,23 +255,51 @@ extension DocumentCollection {
 
   /// The plan and its prepared statement: from the connection's statement cache, or one of
   /// its own with `freshStatement` (see ``find(_:collection:in:db:freshStatement:_:)``).
+  ///
+  /// With `cache`, a query shaped like earlier ones takes its plan from there (see
+  /// ``PlanCache``).
   static func prepare(
     _ query: FindQuery, cid: Int64, catalog: IndexCatalog, db: SQLConnection,
-    freshStatement: Bool = false
+    freshStatement: Bool = false, cache: PlanCache? = nil
   ) throws -> (plan: QueryPlan, statement: Statement) {
     func statement(_ sql: String) throws -> Statement {
       freshStatement ? try db.makeStatement(sql: sql) : try db.cachedStatement(sql: sql)
     }
     let plan: QueryPlan
+    // A shape met for the first time: its entry, kept once the plan's statement prepares.
+    var newEntry: (key: PlanCache.Key, entry: PlanCache.Entry)?
     do {
       let state = try catalog.state(db, cid: cid)
+      var cached: (key: PlanCache.Key, shape: PlanCache.Shape, entry: PlanCache.Entry?)?
+      if let cache, let version = state.version, let shape = PlanCache.shape(query) {
+        let key = PlanCache.Key(
+          cid: cid, catalogVersion: version, documentsHoldNUL: state.documentsHoldNUL,
+          shape: shape.key.bytes)
+        let entry = cache.entry(key)
+        if case .template(let template, let checks)? = entry, checks >= PlanCache.verifiedUses {
+          return (template.plan(shape.slots), try statement(template.text))
+        }
+        cached = (key, shape, entry)
+      }
+      var probed = false
       plan = try QueryPlanner.plan(
         query, collectionID: cid, indexes: state.indexes, documentsHoldNUL: state.documentsHoldNUL
       ) { rids in
+        probed = true
         let probe =
           SQLFragment("SELECT count(*) FROM (") + rids + SQLFragment(" LIMIT ")
           + .integer(QueryPlanner.probeCap) + SQLFragment(")")
         return try RawStatement(db, probe).first { Int($0.int64(0)) } ?? 0
+      }
+      if let (key, shape, entry) = cached, let cache {
+        switch entry {
+        case .template(let template, _)?:
+          let matched = PlanCache.same(template.plan(shape.slots).statement, plan.statement)
+          cache.checked(key, matched: matched)
+        case .uncacheable?: break
+        case nil:
+          newEntry = (key, probed ? .uncacheable : template(query, shape, plan, state, cid: cid))
+        }
       }
     } catch let reason as BeyondSQL {
       try checkSwiftFilterable(query, reason)
@@ -278,7 +307,9 @@ extension DocumentCollection {
       return (fallback, try statement(fallback.statement.text))
     }
     do {
-      return (plan, try statement(plan.statement.text))
+      let prepared = try statement(plan.statement.text)
+      if let cache, let (key, entry) = newEntry { cache.store(entry, key) }
+      return (plan, prepared)
     } catch let error as DatabaseError where BeyondSQL.isSizeLimit(error) {
       let reason = BeyondSQL.sqliteLimit(error.message ?? "\(error.resultCode)")
       try checkSwiftFilterable(query, reason)
@@ -293,6 +324,28 @@ extension DocumentCollection {
         return (scan, try statement(scan.statement.text))
       }
     }
+  }
+
+  /// The cache entry for a shape first met with `query`, planned as `plan`: a template
+  /// made from the query with sentinels in its slots, if it gives `plan` back with the
+  /// query's own values.
+  static func template(
+    _ query: FindQuery, _ shape: PlanCache.Shape, _ plan: QueryPlan, _ state: CollectionState,
+    cid: Int64
+  ) -> PlanCache.Entry {
+    struct Probed: Error {}
+    let (sentinelQuery, sentinels) = PlanCache.sentinelQuery(query)
+    // The sentinels must be planned without counting entries (the plan would depend on
+    // the values) and without failing where the query's values did not.
+    guard
+      let sentinelPlan = try? QueryPlanner.plan(
+        sentinelQuery, collectionID: cid, indexes: state.indexes,
+        documentsHoldNUL: state.documentsHoldNUL, probe: { _ in throw Probed() })
+    else { return .uncacheable }
+    guard let template = PlanCache.Template(sentinelPlan: sentinelPlan, sentinels: sentinels),
+      PlanCache.same(template.plan(shape.slots).statement, plan.statement)
+    else { return .uncacheable }
+    return .template(template, checks: 1)
   }
 
   /// The matcher cannot check `$text`: a selector with it must run in SQL.

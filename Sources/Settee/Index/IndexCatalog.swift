@@ -33,13 +33,13 @@ final class IndexCatalog: Sendable {
         ($0.int64(0), $0.int64(1) != 0)
       } ?? (-1, true)
     if let known = lists.withLock({ $0[cid] }), known.version == version {
-      return CollectionState(indexes: known.indexes, documentsHoldNUL: holdsNUL)
+      return CollectionState(indexes: known.indexes, documentsHoldNUL: holdsNUL, version: version)
     }
     let indexes = try StoredIndex.all(db, cid: cid)
-    if sqlite3_txn_state(db.sqliteConnection, nil) != SQLITE_TXN_WRITE {
-      lists.withLock { $0[cid] = (version, indexes) }
-    }
-    return CollectionState(indexes: indexes, documentsHoldNUL: holdsNUL)
+    let committed = sqlite3_txn_state(db.sqliteConnection, nil) != SQLITE_TXN_WRITE
+    if committed { lists.withLock { $0[cid] = (version, indexes) } }
+    return CollectionState(
+      indexes: indexes, documentsHoldNUL: holdsNUL, version: committed ? version : nil)
   }
 }
 
@@ -48,4 +48,7 @@ struct CollectionState {
   var indexes: [StoredIndex]
   /// Whether a document may hold U+0000 in a string.
   var documentsHoldNUL: Bool
+  /// The collection's `index_version` for a committed state (what plans may be kept
+  /// with); `nil` inside a write transaction, whose changes could still roll back.
+  var version: Int64?
 }

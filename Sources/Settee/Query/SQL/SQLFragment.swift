@@ -58,8 +58,21 @@ struct SQLFragment: Sendable, Hashable, CustomStringConvertible {
   }
 
   static func == (lhs: SQLFragment, rhs: SQLFragment) -> Bool {
-    lhs.arguments == rhs.arguments
-      && lhs.withUTF8 { left in rhs.withUTF8 { right in left.elementsEqual(right) } }
+    lhs.arguments == rhs.arguments && lhs.hasSameText(as: rhs)
+  }
+
+  /// Whether the two texts are the same, byte for byte.
+  func hasSameText(as other: SQLFragment) -> Bool {
+    withUTF8 { left in other.withUTF8 { right in left.elementsEqual(right) } }
+  }
+
+  /// The same text with other values bound (as many, in the same places).
+  func replacingArguments(_ arguments: [DatabaseValue]) -> SQLFragment {
+    precondition(
+      arguments.count == self.arguments.count, "a statement's values are replaced one for one")
+    var result = self
+    result.arguments = arguments
+    return result
   }
 
   func hash(into hasher: inout Hasher) {
