@@ -41,6 +41,20 @@ struct CouchDBFindTests {
     #expect(try find(#"{"selector": {"_id": "a"}, "fields": ["meta"]}"#)[0].body == ["meta": [:]])
   }
 
+  /// CouchDB sets each field it finds, in the order of `fields`: a member comes where the
+  /// first path under it that finds something comes, not where a path that finds nothing
+  /// named it.
+  @Test(arguments: [
+    (#"["meta.color", "name", "meta"]"#, ["name", "meta"]),
+    (#"["address.zip", "tags.0", "address.city"]"#, ["tags", "address"]),
+    (#"["tags.7", "age", "tags.1", "tags.0"]"#, ["age", "tags"]),
+    (#"["name", "meta.color", "meta"]"#, ["name", "meta"]),
+  ])
+  func membersComeInTheOrderTheyAreFound(_ fields: String, _ order: [String]) throws {
+    let found = try find(#"{"selector": {"_id": "a"}, "fields": "# + fields + "}")[0]
+    #expect(found.body.map(\.key) == order, "fields \(fields)")
+  }
+
   @Test func projectionsReadArraysAsSelectorsDo() throws {
     // tags.0 in a selector is the first element; in a projection too, kept under its index
     // as CouchDB's projection keeps it.

@@ -101,19 +101,28 @@ extension Matcher {
     }
   }
 
-  /// The projections below each first component, in the order the paths first name them;
-  /// `member` reads a component's value.
+  /// The projections below each first component, in CouchDB's order: a member comes
+  /// where the first path under it that finds something on its own comes (`a.0`, `b`, `a`
+  /// on an `a` without element 0: `b` before `a`). `member` reads a component's value.
   private static func projectMembers(
     _ paths: [ArraySlice<String>], member: (String) -> JSON?
   ) -> JSONObject {
-    var result = JSONObject()
+    var found: [(position: Int, name: String, value: JSON)] = []
     var done = Set<[UInt8]>()  // names compare byte for byte, as object lookups do
-    for path in paths {
+    for (index, path) in paths.enumerated() {
       let name = path.first!
       guard done.insert(Array(name.utf8)).inserted, let value = member(name) else { continue }
-      let below = paths.filter { $0.first!.utf8.elementsEqual(name.utf8) }.map { $0.dropFirst() }
-      if let projected = project(value, below) { result[name] = projected }
+      let under = paths.indices.filter { paths[$0].first!.utf8.elementsEqual(name.utf8) }
+      guard let projected = project(value, under.map { paths[$0].dropFirst() }) else { continue }
+      let position =
+        under.count == 1
+        ? index
+        : under.first { project(value, [paths[$0].dropFirst()]) != nil } ?? index
+      found.append((position, name, projected))
     }
+    var result = JSONObject()
+    if found.count > 1 { found.sort { $0.position < $1.position } }
+    for member in found { result[member.name] = member.value }
     return result
   }
 }
