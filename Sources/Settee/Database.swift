@@ -222,11 +222,28 @@ extension Database {
     }
   }
 
-  /// Runs `body`, turning its errors into ``SetteeError``s.
+  /// Runs `body`, turning its errors into ``SetteeError``s (but for a caller's own).
   func wrapping<T>(_ context: String, _ body: () throws -> T) throws -> T {
-    do { return try body() } catch {
+    do { return try body() } catch let error as CallerError { throw error } catch {
       throw SetteeError.from(error, context, busyTimeout: configuration.busyTimeout)
     }
+  }
+}
+
+/// An error thrown by the caller's own closure (a streaming `find`'s body, an export's
+/// output): carried past Settee's conversion of errors, and thrown back to the caller as
+/// it was thrown.
+struct CallerError: Error {
+  let error: any Error
+
+  /// Runs the caller's closure, marking what it throws as the caller's.
+  static func marking<T>(_ body: () throws -> T) throws -> T {
+    do { return try body() } catch { throw CallerError(error: error) }
+  }
+
+  /// Runs `body`, throwing a caller's error as the caller threw it.
+  static func unmarking<T>(_ body: () throws -> T) throws -> T {
+    do { return try body() } catch let error as CallerError { throw error.error }
   }
 }
 

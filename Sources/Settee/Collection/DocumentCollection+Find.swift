@@ -30,12 +30,18 @@ extension DocumentCollection {
   /// `body` may call the collection (`get`, `find`, `count`, and writes too): reads run in
   /// the same snapshot, writes commit at once without disturbing the stream, which goes on
   /// showing the snapshot it started with.
+  ///
+  /// - Throws: ``SetteeError`` (`invalidQuery`, `noUsableIndex`, `storage`), or what `body`
+  ///   throws, as it threw it (the stream stops there).
   @discardableResult
   public func find(_ query: FindQuery, _ body: (Document) throws -> Void) throws -> FindSummary {
     let (name, database) = (self.name, self.database)
-    return try database.read { db in
-      try DocumentCollection.find(
-        query, collection: name, in: database, db: db, freshStatement: true, summary: true, body)
+    return try CallerError.unmarking {
+      try database.read { db in
+        try DocumentCollection.find(
+          query, collection: name, in: database, db: db, freshStatement: true, summary: true
+        ) { document in try CallerError.marking { try body(document) } }
+      }
     }
   }
 

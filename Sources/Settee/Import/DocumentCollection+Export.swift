@@ -13,11 +13,18 @@ extension DocumentCollection {
   /// - Parameter output: receives chunks of about 64 KiB.
   /// - Returns: the number of documents written.
   /// - Throws: ``SetteeError`` with code `corruption`, naming the document, when a stored
-  ///   body or revision is damaged; the output then stops before that document.
+  ///   body or revision is damaged; the output then stops before that document. What
+  ///   `output` throws is thrown as it was.
   @discardableResult
   public func exportDocuments(_ output: ([UInt8]) throws -> Void) throws -> Int {
     let name = self.name
-    return try database.read { db in
+    return try CallerError.unmarking {
+      try export(name) { chunk in try CallerError.marking { try output(chunk) } }
+    }
+  }
+
+  private func export(_ name: String, _ output: ([UInt8]) throws -> Void) throws -> Int {
+    try database.read { db in
       guard let cid = try DocumentReader.collectionID(db, name) else { return 0 }
       // A statement of its own: `output` may call the collection on this connection.
       let rows = try Row.fetchCursor(

@@ -175,6 +175,45 @@ struct SwiftAPITests {
     #expect(try await people.count() == 2)
   }
 
+  /// What the caller's own closure throws comes back as it was thrown, from the blocking
+  /// and the async forms: Settee's conversion of errors is for its own.
+  @Test func callersErrorsComeBackAsThrown() async throws {
+    struct Enough: Error, Equatable { var after: Int }
+    try await people.putAll((0..<5).map { ["_id": .string("p\($0)"), "n": .int(Int64($0))] })
+    var seen = 0
+    #expect(throws: Enough(after: 2)) {
+      try Self.find(people) { _ in
+        seen += 1
+        if seen == 2 { throw Enough(after: 2) }
+      }
+    }
+    #expect(seen == 2)
+    #expect(throws: Enough(after: 1)) {
+      try Self.export(people) { _ in throw Enough(after: 1) }
+    }
+    await #expect(throws: Enough(after: 3)) {
+      try await people.find(FindQuery()) { _ in throw Enough(after: 3) }
+    }
+    await #expect(throws: Enough(after: 4)) {
+      try await people.exportDocuments { _ in throw Enough(after: 4) }
+    }
+    // Settee's own errors are still SetteeErrors, from inside the same calls.
+    expectError(.invalidRevision) {
+      try Self.find(people) { document in try people.delete(Document(id: document.id)) }
+    }
+  }
+
+  /// The blocking forms (in an async test, Swift picks the async ones).
+  static func find(_ collection: DocumentCollection, _ body: (Document) throws -> Void) throws {
+    try collection.find(FindQuery(), body)
+  }
+
+  static func export(_ collection: DocumentCollection, _ output: ([UInt8]) throws -> Void)
+    throws
+  {
+    try collection.exportDocuments(output)
+  }
+
   @Test func storedDocumentsAreDeletedByThemselves() throws {
     try people.put(["_id": "x"])
     try people.delete(try #require(try people.get("x")))

@@ -74,8 +74,7 @@ struct ConcurrencyTests {
     let items = db.collection("items")
     try items.put(["_id": "a", "n": 1])
     for round in 1...3 {
-      // (Settee reports the caller's error as a storage error naming it.)
-      #expect(throws: SetteeError.self) {
+      #expect(throws: Stop.self) {
         try items.find(FindQuery(selector: try SelectorParser.parse(["n": ["$gt": 0]]))) { _ in
           throw Stop()
         }
