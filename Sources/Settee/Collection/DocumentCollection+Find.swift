@@ -300,7 +300,7 @@ extension DocumentCollection {
       if let (key, shape, entry) = cached, let cache {
         switch entry {
         case .template(let template, _)?:
-          let matched = PlanCache.same(template.plan(shape.slots).statement, plan.statement)
+          let matched = template.plan(shape.slots).statement.isIdentical(to: plan.statement)
           cache.checked(key, matched: matched)
         case .uncacheable?: break
         case nil:
@@ -349,7 +349,7 @@ extension DocumentCollection {
         documentsHoldNUL: state.documentsHoldNUL, probe: { _ in throw Probed() })
     else { return .uncacheable }
     guard let template = PlanCache.Template(sentinelPlan: sentinelPlan, sentinels: sentinels),
-      PlanCache.same(template.plan(shape.slots).statement, plan.statement)
+      template.plan(shape.slots).statement.isIdentical(to: plan.statement)
     else { return .uncacheable }
     return .template(template, checks: 1)
   }

@@ -130,7 +130,7 @@ public struct JSONParser: ~Copyable {
 
   /// Whether two strings hold the same UTF-8 bytes (`==` compares canonical equivalence,
   /// and a generic `elementsEqual` of the UTF-8 views was a twenty-fifth of an import).
-  static func sameBytes(_ first: String, _ second: String) -> Bool {
+  package static func sameBytes(_ first: String, _ second: String) -> Bool {
     guard first.utf8.count == second.utf8.count else { return false }
     var (first, second) = (first, second)
     return first.withUTF8 { a in

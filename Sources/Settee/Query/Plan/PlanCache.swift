@@ -404,21 +404,4 @@ extension PlanCache {
       return plan
     }
   }
-
-  /// Whether two statements are the same, text and arguments byte for byte.
-  static func same(_ lhs: SQLFragment, _ rhs: SQLFragment) -> Bool {
-    guard lhs.hasSameText(as: rhs), lhs.arguments.count == rhs.arguments.count else {
-      return false
-    }
-    return zip(lhs.arguments, rhs.arguments).allSatisfy { left, right in
-      switch (left.storage, right.storage) {
-      case (.null, .null): true
-      case (.int64(let a), .int64(let b)): a == b
-      case (.double(let a), .double(let b)): a.bitPattern == b.bitPattern
-      case (.string(let a), .string(let b)): a.utf8.elementsEqual(b.utf8)
-      case (.blob(let a), .blob(let b)): a == b
-      default: false
-      }
-    }
-  }
 }

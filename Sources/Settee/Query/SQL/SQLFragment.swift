@@ -1,4 +1,5 @@
 import GRDB
+import SetteeCore
 
 /// A piece of SQL built from three kinds of part: fixed SQL text written in this module,
 /// bound values, and identifiers quoted by ``identifier(_:)``. User input can only ever
@@ -61,9 +62,24 @@ struct SQLFragment: Sendable, Hashable, CustomStringConvertible {
     lhs.arguments == rhs.arguments && lhs.hasSameText(as: rhs)
   }
 
-  /// Whether the two texts are the same, byte for byte.
-  func hasSameText(as other: SQLFragment) -> Bool {
+  private func hasSameText(as other: SQLFragment) -> Bool {
     withUTF8 { left in other.withUTF8 { right in left.elementsEqual(right) } }
+  }
+
+  /// Whether the two are the same statement, text and values byte for byte (`==` compares
+  /// text values by Swift's canonical equivalence, which binds different bytes).
+  func isIdentical(to other: SQLFragment) -> Bool {
+    guard hasSameText(as: other), arguments.count == other.arguments.count else { return false }
+    return zip(arguments, other.arguments).allSatisfy { left, right in
+      switch (left.storage, right.storage) {
+      case (.null, .null): true
+      case (.int64(let a), .int64(let b)): a == b
+      case (.double(let a), .double(let b)): a.bitPattern == b.bitPattern
+      case (.string(let a), .string(let b)): JSONParser.sameBytes(a, b)
+      case (.blob(let a), .blob(let b)): a == b
+      default: false
+      }
+    }
   }
 
   /// The same text with other values bound (as many, in the same places).
