@@ -9,7 +9,9 @@ extension Database {
     /// (`PRAGMA synchronous = FULL`), so committed writes survive a power cut as well as a
     /// crash. `false` keeps crash safety but may lose the last commits on power loss.
     public var fullSync: Bool
-    /// How many concurrent read connections a file database may open.
+    /// How many concurrent read connections a file database may open. With ``readOnly``,
+    /// 1 opens a single connection for everything (a quick one-off read, as the `settee`
+    /// tool makes: opening the file once rather than twice).
     public var maximumReaderCount: Int
     /// How long a write waits for the write lock that another connection or process holds
     /// (an all-or-nothing import holds it until it commits), in seconds, before it fails

@@ -67,8 +67,10 @@ public final class Database: Sendable {
     changeMonitor = ChangeMonitor(
       interval: configuration.observationInterval, pollsOtherWriters: true)
     if configuration.readOnly {
+      // One reader of a read-only file needs one connection, not a pool's two.
       writer = try DatabaseFile.openSetteeReadOnly(
-        path, configuration: Database.grdbConfiguration(configuration))
+        path, configuration: Database.grdbConfiguration(configuration),
+        queue: configuration.maximumReaderCount == 1)
       pool = writer as? DatabasePool
       changeMonitor.attach(writer)
     } else {

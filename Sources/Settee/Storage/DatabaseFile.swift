@@ -74,11 +74,13 @@ enum DatabaseFile {
   /// the file is looked at through the connections that then serve the reads (a separate
   /// look first cost a connection and a reading of the schema: a tenth of `settee find`).
   ///
+  /// - Parameter queue: one connection for everything, rather than a pool (whose writer
+  ///   connection a read-only open never writes through).
   /// - Throws: as ``inspect(_:configuration:)``, `notFound` when there is no Settee
   ///   database to read, `readOnly` when it needs migrations.
-  static func openSetteeReadOnly(_ path: String, configuration: GRDB.Configuration) throws
-    -> any DatabaseWriter
-  {
+  static func openSetteeReadOnly(
+    _ path: String, configuration: GRDB.Configuration, queue: Bool = false
+  ) throws -> any DatabaseWriter {
     func notFound() -> SetteeError {
       SetteeError(
         .notFound,
@@ -87,7 +89,7 @@ enum DatabaseFile {
     }
     if try isMissingOrNotSQLite(path) { throw notFound() }
     let (writer, tables) = try SetteeError.wrapping("cannot read database at \(path)") {
-      try openReadOnly(path, configuration: configuration)
+      try openReadOnly(path, configuration: configuration, queue: queue)
     }
     guard try state(path, tables: tables) == .settee else { throw notFound() }
     try checkMigrated(writer, path: path)

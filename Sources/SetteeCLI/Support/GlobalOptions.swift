@@ -30,9 +30,11 @@ struct GlobalOptions: ParsableArguments {
   }
 
   /// Opens the database: for writing (creating it if needed) or, for commands that only
-  /// read, read-only, so that they write nothing and work on read-only files and mounts.
+  /// read, read-only, so that they write nothing and work on read-only files and mounts;
+  /// a command reads on one thread, so a read-only open makes one connection.
   func openDatabase(readOnly: Bool) throws -> Database {
-    var configuration = Database.Configuration(readOnly: readOnly)
+    var configuration = Database.Configuration(
+      maximumReaderCount: readOnly ? 1 : 5, readOnly: readOnly)
     if let busyTimeout {
       guard busyTimeout >= 0, busyTimeout.isFinite else {
         throw SetteeError(

@@ -22,8 +22,10 @@ struct DatabaseFileTests {
     #expect(!exists(path) && !exists(path + "-wal"))
   }
 
-  @Test func aReadOnlyOpenReadsAndWritesNothing() throws {
-    let path = directory.path("people.db")
+  /// A pool, and the single connection a read-only open makes for one reader.
+  @Test(arguments: [5, 1])
+  func aReadOnlyOpenReadsAndWritesNothing(readers: Int) throws {
+    let path = directory.path("people-\(readers).db")
     do {
       let people = try Database(path: path).collection("people")
       try people.put(["_id": "mike", "age": 12, "job": "doctor"])
@@ -31,7 +33,8 @@ struct DatabaseFileTests {
       try people.ensureIndexed(["job"], name: "jobs", type: .text)
     }
     let before = try bytes(path)
-    let db = try Database(path: path, configuration: .init(readOnly: true))
+    let db = try Database(
+      path: path, configuration: .init(maximumReaderCount: readers, readOnly: true))
     let people = db.collection("people")
     #expect(try people.get("mike")?["age"] == 12)
     #expect(try people.find(["age": 12]).map(\.id) == ["mike"])
@@ -48,6 +51,9 @@ struct DatabaseFileTests {
     expectError(.readOnly) { try people.ensureIndexed(["name"], name: "name") }
     expectError(.readOnly) { try db.collection("other").put(["_id": "x"]) }
     #expect(try bytes(path) == before)
+    // A commit by another writer afterwards is seen by the next read.
+    try Database(path: path).collection("people").put(["_id": "fred", "age": 12])
+    #expect(try people.find(["age": 12]).map(\.id) == ["fred", "mike"])
   }
 
   @Test func aSQLiteFileOfAnotherApplicationIsRefusedUntouched() throws {
