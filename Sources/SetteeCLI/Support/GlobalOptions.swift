@@ -33,8 +33,8 @@ struct GlobalOptions: ParsableArguments {
   /// read, read-only, so that they write nothing and work on read-only files and mounts;
   /// a command reads on one thread, so a read-only open makes one connection.
   func openDatabase(readOnly: Bool) throws -> Database {
-    var configuration = Database.Configuration(
-      maximumReaderCount: readOnly ? 1 : 5, readOnly: readOnly)
+    var configuration = Database.Configuration(readOnly: readOnly)
+    if readOnly { configuration.maximumReaderCount = 1 }
     if let busyTimeout {
       guard busyTimeout >= 0, busyTimeout.isFinite else {
         throw SetteeError(
