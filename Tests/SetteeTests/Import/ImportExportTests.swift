@@ -10,15 +10,6 @@ struct ImportExportTests {
 
   init() throws { db = try Database(inMemoryWith: .init()) }
 
-  func reader(_ text: String, chunkSize: Int = 4096) -> JSONRecordReader {
-    var remaining = Array(text.utf8)[...]
-    return JSONRecordReader(maxRecordBytes: 1 << 20) {
-      guard !remaining.isEmpty else { return nil }
-      defer { remaining = remaining.dropFirst(chunkSize) }
-      return Array(remaining.prefix(chunkSize))
-    }
-  }
-
   func export(_ collection: DocumentCollection) throws -> String {
     var bytes: [UInt8] = []
     try collection.exportDocuments { bytes.append(contentsOf: $0) }
@@ -26,13 +17,13 @@ struct ImportExportTests {
   }
 
   @Test func importsNDJSONAndArraysAlike() throws {
-    var ndjson = reader(SampleData.ndjson(500), chunkSize: 333)
+    var ndjson = JSONRecordReader(text: SampleData.ndjson(500), chunkSize: 333)
     let summary = try db.collection("a").importDocuments(from: &ndjson)
     #expect(summary == ImportSummary(documents: 500, batches: 1))
     let array =
       "[\n" + SampleData.people(500).map { JSONWriter.string(.object($0)) }.joined(separator: ",\n")
       + "\n]"
-    var arrayReader = reader(array, chunkSize: 100)
+    var arrayReader = JSONRecordReader(text: array, chunkSize: 100)
     try db.collection("b").importDocuments(from: &arrayReader)
     #expect(try export(db.collection("a")) == export(db.collection("b")))
     #expect(try db.collection("b").get(SampleData.id(42))?["docNumber"] == 42)
@@ -57,8 +48,8 @@ struct ImportExportTests {
     let plain = db.collection("plain")
     let indexed = db.collection("indexed")
     try indexed.ensureIndexed(["a"], name: "a")
-    var first = reader(text)
-    var second = reader(text)
+    var first = JSONRecordReader(text: text)
+    var second = JSONRecordReader(text: text)
     try plain.importDocuments(from: &first)
     try indexed.importDocuments(from: &second)
     // Generated ids differ; everything else must not.
@@ -85,7 +76,7 @@ struct ImportExportTests {
     #expect(exported.contains(#"{"_id":"edited","_rev":"2-"#))
 
     let copy = db.collection("copy")
-    var input = reader(exported, chunkSize: 1000)
+    var input = JSONRecordReader(text: exported, chunkSize: 1000)
     try copy.importDocuments(from: &input)
     #expect(try export(copy) == exported)
     #expect(try copy.get("edited")?.rev?.generation == 2)
@@ -95,10 +86,10 @@ struct ImportExportTests {
     let people = db.collection("people")
     let created = try people.put(["_id": "mike", "age": 1])
     // The current _rev updates; no _rev on an existing document is a conflict.
-    var update = reader(#"{"_id":"mike","_rev":"\#(created.rev)","age":2}"#)
+    var update = JSONRecordReader(text: #"{"_id":"mike","_rev":"\#(created.rev)","age":2}"#)
     try people.importDocuments(from: &update)
     #expect(try people.get("mike")?["age"] == 2)
-    var stale = reader(#"{"_id":"new","a":1}"# + "\n" + #"{"_id":"mike","age":3}"#)
+    var stale = JSONRecordReader(text: #"{"_id":"new","a":1}"# + "\n" + #"{"_id":"mike","age":3}"#)
     #expect {
       try people.importDocuments(from: &stale)
     } throws: { error in
@@ -112,7 +103,7 @@ struct ImportExportTests {
     let people = db.collection("people")
     var text = SampleData.ndjson(25)
     text += "{broken\n"
-    var input = reader(text, chunkSize: 64)
+    var input = JSONRecordReader(text: text, chunkSize: 64)
     #expect {
       try people.importDocuments(from: &input, batchSize: 10)
     } throws: { error in
@@ -121,7 +112,8 @@ struct ImportExportTests {
     }
     #expect(try people.count() == 20)
 
-    var good = reader(SampleData.ndjson(30).replacingOccurrences(of: "doc-", with: "new-"))
+    var good = JSONRecordReader(
+      text: SampleData.ndjson(30).replacingOccurrences(of: "doc-", with: "new-"))
     #expect(
       try people.importDocuments(from: &good, batchSize: 10)
         == ImportSummary(documents: 30, batches: 3))
@@ -129,7 +121,7 @@ struct ImportExportTests {
   }
 
   @Test func reportsProgress() throws {
-    var input = reader(SampleData.ndjson(25_000))
+    var input = JSONRecordReader(text: SampleData.ndjson(25_000))
     var reports: [ImportProgress] = []
     try db.collection("p").importDocuments(from: &input) { reports.append($0) }
     #expect(reports.map(\.documents) == [10_000, 20_000, 25_000])

@@ -32,12 +32,7 @@ struct ImportStatisticsTests {
     ]
     for (number, (count, expected)) in steps.enumerated() {
       let text = (0..<count).map { #"{"_id":"d\#($0)","n":\#($0)}"# }.joined(separator: "\n")
-      var remaining = Array(text.utf8)[...]
-      var records = JSONRecordReader(maxRecordBytes: 1 << 20) {
-        guard !remaining.isEmpty else { return nil }
-        defer { remaining = remaining.dropFirst(1 << 16) }
-        return Array(remaining.prefix(1 << 16))
-      }
+      var records = JSONRecordReader(text: text, chunkSize: 1 << 16)
       try database.collection("c\(number)").importDocuments(from: &records)
       #expect(try measured() == expected, "after step \(number)")
     }
