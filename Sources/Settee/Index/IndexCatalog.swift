@@ -48,7 +48,8 @@ struct CollectionState {
   var indexes: [StoredIndex]
   /// Whether a document may hold U+0000 in a string.
   var documentsHoldNUL: Bool
-  /// The collection's `index_version` for a committed state (what plans may be kept
-  /// with); `nil` inside a write transaction, whose changes could still roll back.
+  /// The collection's `index_version` when the index list is the committed one (what
+  /// plans may be kept with); `nil` when a write transaction read the list after changing
+  /// it, since its changes could still roll back.
   var version: Int64?
 }
