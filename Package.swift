@@ -16,13 +16,14 @@ let package = Package(
   ],
   targets: [
     // ICU's collator, for view keys in CouchDB's order (Unicode Collation Algorithm), as
-    // CouchDB itself uses: the system's libicu (Debian/Ubuntu: libicu-dev), or on Apple
-    // platforms the libicucore they ship.
+    // CouchDB itself uses: the system's libicu (Debian/Ubuntu: libicu-dev), loaded with
+    // dlopen when the first view key is made (collator.c says why), or on Apple platforms
+    // the libicucore they ship.
     .target(
       name: "CSetteeICU",
       linkerSettings: [
-        .linkedLibrary("icui18n", .when(platforms: [.linux, .android])),
-        .linkedLibrary("icuuc", .when(platforms: [.linux, .android])),
+        // dlopen, for glibc before 2.34 (later ones have it in libc).
+        .linkedLibrary("dl", .when(platforms: [.linux, .android])),
         .linkedLibrary("icucore", .when(platforms: [.macOS, .iOS, .tvOS, .watchOS, .visionOS])),
       ]
     ),

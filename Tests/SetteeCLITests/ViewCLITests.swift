@@ -155,4 +155,29 @@ struct ViewCLITests {
       ["--db", db, "view", "query", "stores", #"{"stale":"ok"}"#], unprivileged: true)
     #expect(stale.status == 0 && stale.stdout.contains(#""total_rows":3"#), "\(stale.stderr)")
   }
+
+  /// ICU is loaded when the first view key is made, not when the process starts: a
+  /// command that never collates a string does not pay for loading it (about 2 ms).
+  /// glibc's loader says which libraries it opens when `LD_DEBUG=files` is set.
+  @Test func icuIsLoadedOnlyByCommandsThatCollate() throws {
+    #if os(Linux)
+      try load()
+      #expect(
+        try json(settee("view", "create", #"{"name":"stores","key":"store"}"#))["result"]
+          == "created")
+      /// The shared libraries a run opened, or nil when the loader does not say (not glibc).
+      func libraries(_ arguments: String) throws -> String? {
+        let run = try SetteeBinary.runShell(#"LD_DEBUG=files "$0" --db '\#(db)' \#(arguments)"#)
+        #expect(run.status == 0, "\(run.stderr)")
+        return run.stderr.contains("file=") ? run.stderr : nil
+      }
+      guard let viewQuery = try libraries("view query stores") else { return }
+      #expect(viewQuery.contains("file=libicui18n"))
+      func loadsICU(_ arguments: String) throws -> Bool {
+        try libraries(arguments)?.contains("libicui18n") == true
+      }
+      #expect(try !loadsICU(#"find '{"selector":{"store":"Safeway"}}'"#))
+      #expect(try !loadsICU("get 1"))
+    #endif
+  }
 }
