@@ -180,4 +180,44 @@ struct ViewCLITests {
       #expect(try !loadsICU("get 1"))
     #endif
   }
+
+  /// Without ICU the binary still starts: views in Unicode order fail with a typed error
+  /// that names the library, and everything else works, raw-order views included. ICU is
+  /// hidden in a private mount namespace, which needs root and `unshare` (the CI machine
+  /// has both); elsewhere there is nothing to run.
+  @Test func withoutICUOnlyUnicodeOrderViewsFail() throws {
+    #if os(Linux)
+      guard getuid() == 0, FileManager.default.isExecutableFile(atPath: "/usr/bin/unshare")
+      else { return }
+      try load()
+      #expect(try settee("view", "create", #"{"name":"stores","key":"store"}"#).status == 0)
+      // Replaces every libicui18n on the usual paths with an empty file, then runs "$@".
+      let hide = directory.path("without-icu.sh")
+      try #"""
+      for f in /lib/*/libicui18n.so* /usr/lib/*/libicui18n.so*; do
+        [ -e "$f" ] && mount --bind /dev/null "$f"
+      done
+      echo hidden >&2
+      exec "$@"
+      """#.write(toFile: hide, atomically: true, encoding: .utf8)
+      /// A run without ICU, or nil when this machine cannot hide it.
+      func withoutICU(_ arguments: String...) throws -> SetteeBinary.Run? {
+        // The arguments here hold no single quote.
+        let quoted = ([db] + arguments).map { "'\($0)'" }.joined(separator: " ")
+        var run = try SetteeBinary.runShell(#"unshare -m sh '\#(hide)' "$0" --db "# + quoted)
+        guard let marker = run.stderr.range(of: "hidden\n") else { return nil }
+        run.stderr = String(run.stderr[marker.upperBound...])
+        return run
+      }
+      guard let unicode = try withoutICU("view", "query", "stores") else { return }
+      #expect(try error(unicode) == "storage_error")
+      #expect(unicode.stderr.contains("libicui18n"), "\(unicode.stderr)")
+      #expect(try withoutICU("find", #"{"selector":{"store":"Safeway"}}"#)?.status == 0)
+      #expect(
+        try withoutICU("view", "create", #"{"name":"raw","key":"store","collation":"raw"}"#)?
+          .status == 0)
+      let raw = try #require(try withoutICU("view", "query", "raw"))
+      #expect(raw.status == 0 && raw.stdout.contains(#""total_rows":3"#), "\(raw.stderr)")
+    #endif
+  }
 }
