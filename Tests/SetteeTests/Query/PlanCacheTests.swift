@@ -160,6 +160,33 @@ struct PlanCacheTests {
     }
   }
 
+  /// Counts, and finds that one index both narrows and covers, keep their plans: the
+  /// planner does not count that index's entries to weigh it against itself (it did, and a
+  /// plan that counted entries is never kept), and a count plans like a find of only ids.
+  @Test(arguments: [#"{"n": 4}"#, #"{"n": {"$in": [2, 3]}}"#])
+  func countsAndCoveredFindsAreKept(_ text: String) throws {
+    let (database, items) = try collection()
+    let stored = try items.find(FindQuery())
+    let selector = try Self.selector(JSONParser.parse(text))
+    var values = RandomQueries(seed: 11)
+    for round in 0..<8 {
+      let revalued = round == 0 ? selector : values.revalued(selector)
+      let expected = try Matcher.find(FindQuery(selector: revalued), in: stored).map(\.id)
+      #expect(try items.count(FindQuery(selector: revalued)) == expected.count, "\(revalued)")
+      let covered = FindQuery(selector: revalued, fields: [FieldPath(components: ["n"])])
+      #expect(try items.explain(covered).covering)
+      #expect(Set(try items.find(covered).map(\.id)) == Set(expected), "\(revalued)")
+    }
+    for fields: [FieldPath] in [[], [FieldPath(components: ["n"])]] {
+      let query = FindQuery(selector: selector, fields: fields)
+      guard case .template(_, let checks)? = try entry(database, items, query) else {
+        Issue.record("no template for \(text) with fields \(fields)")
+        continue
+      }
+      #expect(checks >= PlanCache.verifiedUses)
+    }
+  }
+
   /// A template belongs to the index catalog it was made with, and to whether documents
   /// may hold U+0000: a dropped index or a new kind of document is planned afresh.
   @Test func changesToTheCollectionReplan() throws {

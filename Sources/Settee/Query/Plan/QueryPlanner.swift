@@ -160,12 +160,15 @@ enum QueryPlanner {
     let accesses = jsonIndexes.map { access($0, conjuncts) }
     let usable = zip(jsonIndexes, accesses).compactMap { index, access in access.map { (index, $0) }
     }
-    // With one usable index, an equality on its first field and no sort or $or to weigh it
-    // against, counting its entries would cost more than it tells.
+    // With one usable index, an equality on its first field and no sort, $or or other
+    // covering index to weigh it against, counting its entries would cost more than it
+    // tells (and a plan that counted entries is not kept in the plan cache).
     let alone =
       usable.count == 1 && usable[0].1.leadingValues != nil && query.sort.isEmpty
       && !conjuncts.contains(where: { if case .or = $0 { true } else { false } })
-      && !jsonIndexes.contains(where: { CoveringPlan.covers($0, query) })
+      && !jsonIndexes.contains(where: {
+        $0.xid != usable[0].0.xid && CoveringPlan.covers($0, query)
+      })
     for (index, access) in zip(jsonIndexes, accesses) {
       guard let access else {
         candidates.append(
@@ -239,10 +242,11 @@ enum QueryPlanner {
     // An index that holds everything the query needs answers it without documents, unless
     // another index is far more selective.
     for index in jsonIndexes where CoveringPlan.covers(index, query) {
-      var entries = Int.max
-      if let access = access(index, conjuncts) { entries = try probe(access.rids) }
-      if let best, best.entries * 4 < entries, best.access.name != index.definition.name {
-        continue
+      // Its entries are counted only to weigh it against another index.
+      if let best, best.access.name != index.definition.name {
+        var entries = Int.max
+        if let access = access(index, conjuncts) { entries = try probe(access.rids) }
+        if best.entries * 4 < entries { continue }
       }
       guard let statement = CoveringPlan.sql(index, query) else { continue }
       var plan = QueryPlan(

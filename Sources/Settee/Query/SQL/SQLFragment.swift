@@ -185,6 +185,23 @@ struct SQLFragment: Sendable, Hashable, CustomStringConvertible {
     }
   }
 
+  /// This fragment without a trailing piece that holds no parameter (`suffix`'s arguments
+  /// are not compared), or nil when it does not end with its text.
+  func droppingSuffix(_ suffix: SQLFragment) -> SQLFragment? {
+    precondition(suffix.arguments.isEmpty, "\(suffix) holds parameters")
+    return withUTF8 { bytes in
+      suffix.withUTF8 { tail in
+        guard bytes.count >= tail.count, bytes.reversed().starts(with: tail.reversed()) else {
+          return nil
+        }
+        var result = SQLFragment("")
+        result.append(UnsafeBufferPointer(rebasing: bytes[..<(bytes.count - tail.count)]))
+        result.arguments = arguments
+        return result
+      }
+    }
+  }
+
   /// Parenthesized.
   var grouped: SQLFragment { SQLFragment("(") + self + SQLFragment(")") }
 
