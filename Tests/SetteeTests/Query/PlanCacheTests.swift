@@ -187,6 +187,19 @@ struct PlanCacheTests {
     }
   }
 
+  /// `explain` says why an index was chosen without claiming a count it did not make: a
+  /// lone equality index is "the only one", indexes weighed against each other give the
+  /// entries they select.
+  @Test(arguments: [
+    (#"{"n": 4}"#, "is the only one that narrows the selector"),
+    (#"{"n": 3, "tags": "t1"}"#, "selects the fewest entries (3)"),
+  ])
+  func explanationsSayWhatWasCounted(_ text: String, _ reason: String) throws {
+    let (_, items) = try collection()
+    let plan = try items.explain(FindQuery(selector: try Self.selector(JSONParser.parse(text))))
+    #expect(plan.reason.contains(reason), "\(plan.reason)")
+  }
+
   /// A template belongs to the index catalog it was made with, and to whether documents
   /// may hold U+0000: a dropped index or a new kind of document is planned afresh.
   @Test func changesToTheCollectionReplan() throws {

@@ -69,6 +69,8 @@ public struct QueryPlan: Sendable {
     case covering(String)
     case union(entries: Int)
     case fewest(String, entries: Int)
+    /// The one index that narrows the selector, by equality: its entries were not counted.
+    case only(String)
     case sortOrder(String)
     case narrowsLittle(String)
     /// The plan it would have run, and why SQL cannot check the selector.
@@ -94,6 +96,9 @@ public struct QueryPlan: Sendable {
         return "each branch of $or is narrowed by an index (\(entries) entries in all)"
       case .fewest(let name, let entries):
         return "index \(quoted(name)) selects the fewest entries (\(entries))"
+      case .only(let name):
+        return
+          "index \(quoted(name)) is the only one that narrows the selector, by equality on its first field"
       case .sortOrder(let name):
         return
           "index \(quoted(name)) gives the sort order, so results stream in order without a sort"

@@ -277,7 +277,8 @@ enum QueryPlanner {
         reason = .union(entries: union.entries)
       } else if let best {
         choice.access = .index(best.access)
-        reason = .fewest(best.access.name, entries: best.entries)
+        // A lone index's entries were not counted: its count of 0 means nothing.
+        reason = alone ? .only(best.access.name) : .fewest(best.access.name, entries: best.entries)
       }
     } else if let ordered {
       // The access built above, or a read of the whole index.
