@@ -230,10 +230,9 @@ extension DocumentCollection {
     // Without its ORDER BY by id (documents', or a covering index's entries'), SQLite folds
     // the query into the count; with it, SQLite (3.40 here) sorted every match, bodies
     // included, in a temporary B-tree first.
-    let unordered =
-      [QueryPlanner.orderBy([]), SQLFragment(" ORDER BY x.id")].lazy.compactMap {
-        plan.statement.droppingSuffix($0)
-      }.first ?? plan.statement
+    let order =
+      plan.coveringIndex.map { CoveringPlan.orderBy([], $0) } ?? QueryPlanner.orderBy([])
+    let unordered = plan.statement.droppingSuffix(order) ?? plan.statement
     let sql = SQLFragment("SELECT count(*) FROM (") + unordered + SQLFragment(")")
     do {
       // Bound through SQLite's C API, as a find's are (GRDB's arguments cost a fifth of a

@@ -112,21 +112,26 @@ enum CoveringPlan {
     }
     var columns = [SQLFragment("x.id"), SQLFragment("x.rev")]
     columns += projected.map { SQLFragment("x.") + StoredIndex.valueColumn($0) }
-    var keys = query.sort.map { field -> SQLFragment in
+    return SQLFragment("SELECT ") + .joined(columns, separator: ", ") + SQLFragment(" FROM ")
+      + index.table
+      + SQLFragment(" x WHERE ") + SQLFragment.notDesignID(SQLFragment("x.id"))
+      + SQLFragment(" AND ")
+      + filter + orderBy(query.sort, index)
+      + QueryPlanner.limit(query)
+  }
+
+  /// ` ORDER BY …` of the entries: the sort's key columns (every sort field is indexed,
+  /// see ``covers(_:_:)``), then the document id.
+  static func orderBy(_ sort: [FindQuery.SortField], _ index: StoredIndex) -> SQLFragment {
+    var keys = sort.map { field -> SQLFragment in
       let position = index.definition.fields.firstIndex(of: field.path)!
       return StoredIndex.entryKeyColumn(position)
         + (field.descending ? SQLFragment(" DESC") : SQLFragment(""))
     }
     keys.append(
       SQLFragment("x.id")
-        + (query.sort.last?.descending == true ? SQLFragment(" DESC") : SQLFragment("")))
-    return SQLFragment("SELECT ") + .joined(columns, separator: ", ") + SQLFragment(" FROM ")
-      + index.table
-      + SQLFragment(" x WHERE ") + SQLFragment.notDesignID(SQLFragment("x.id"))
-      + SQLFragment(" AND ")
-      + filter + SQLFragment(" ORDER BY ")
-      + .joined(keys, separator: ", ")
-      + QueryPlanner.limit(query)
+        + (sort.last?.descending == true ? SQLFragment(" DESC") : SQLFragment("")))
+    return SQLFragment(" ORDER BY ") + .joined(keys, separator: ", ")
   }
 
   /// The projected fields that come from value columns (`_id` and `_rev` come anyway).
