@@ -22,8 +22,6 @@ int32_t ucol_getSortKey(const UCollator *collator, const UChar *source, int32_t 
                         uint8_t *result, int32_t resultLength);
 void ucol_getVersion(const UCollator *collator, UVersionInfo info);
 const char *u_errorName(UErrorCode code);
-#define SETTEE_ICU(name) name
-#define SETTEE_ICU_LOAD(error, errorCapacity) 1
 #else
 // Elsewhere (Debian and Ubuntu: libicu-dev), ICU's headers, which rename every function by
 // version (ucol_open_72). The library is loaded when the first collator is opened, not
@@ -35,10 +33,9 @@ const char *u_errorName(UErrorCode code);
 #include <pthread.h>
 #include <unicode/ucol.h>
 #include <unicode/uversion.h>
+#endif
 
-#define SETTEE_TEXT(x) #x
-#define SETTEE_EXPANDED_TEXT(x) SETTEE_TEXT(x)
-
+// The ICU functions Settee calls: linked on Apple platforms, loaded on first use elsewhere.
 static struct {
   __typeof__(&ucol_open) open;
   __typeof__(&ucol_close) close;
@@ -47,7 +44,22 @@ static struct {
   __typeof__(&ucol_getVersion) getVersion;
   __typeof__(&u_errorName) errorName;
   char failure[256];
-} settee_icu;
+} settee_icu
+#if defined(__APPLE__)
+    = {ucol_open, ucol_close, ucol_setAttribute, ucol_getSortKey, ucol_getVersion, u_errorName,
+       ""}
+#endif
+;
+
+#if defined(__APPLE__)
+static int settee_icu_load_once(char *error, int32_t errorCapacity) {
+  (void)error;
+  (void)errorCapacity;
+  return 1;
+}
+#else
+#define SETTEE_TEXT(x) #x
+#define SETTEE_EXPANDED_TEXT(x) SETTEE_TEXT(x)
 static pthread_once_t settee_icu_once = PTHREAD_ONCE_INIT;
 
 // Resolves `name` by the name ICU's headers give it (ucol_open_72 for ucol_open).
@@ -86,27 +98,18 @@ static int settee_icu_load_once(char *error, int32_t errorCapacity) {
   }
   return 1;
 }
-
-#define SETTEE_ICU(name) settee_icu_##name
-#define settee_icu_ucol_open settee_icu.open
-#define settee_icu_ucol_close settee_icu.close
-#define settee_icu_ucol_setAttribute settee_icu.setAttribute
-#define settee_icu_ucol_getSortKey settee_icu.getSortKey
-#define settee_icu_ucol_getVersion settee_icu.getVersion
-#define settee_icu_u_errorName settee_icu.errorName
-#define SETTEE_ICU_LOAD(error, errorCapacity) settee_icu_load_once(error, errorCapacity)
 #endif
 
 void *settee_collator_open(char *error, int32_t errorCapacity) {
-  if (!SETTEE_ICU_LOAD(error, errorCapacity)) return NULL;
+  if (!settee_icu_load_once(error, errorCapacity)) return NULL;
   UErrorCode status = U_ZERO_ERROR;
-  UCollator *collator = SETTEE_ICU(ucol_open)("", &status);
+  UCollator *collator = settee_icu.open("", &status);
   if (U_SUCCESS(status)) {
-    SETTEE_ICU(ucol_setAttribute)(collator, UCOL_NORMALIZATION_MODE, UCOL_ON, &status);
+    settee_icu.setAttribute(collator, UCOL_NORMALIZATION_MODE, UCOL_ON, &status);
   }
   if (U_FAILURE(status)) {
-    snprintf(error, (size_t)errorCapacity, "%s", SETTEE_ICU(u_errorName)(status));
-    if (collator != NULL) SETTEE_ICU(ucol_close)(collator);
+    snprintf(error, (size_t)errorCapacity, "%s", settee_icu.errorName(status));
+    if (collator != NULL) settee_icu.close(collator);
     return NULL;
   }
   return collator;
@@ -115,14 +118,14 @@ void *settee_collator_open(char *error, int32_t errorCapacity) {
 int32_t settee_collator_sort_key(const void *collator, const uint16_t *text, int32_t length,
                                  uint8_t *output, int32_t capacity) {
   static const UChar empty[1] = {0};
-  return SETTEE_ICU(ucol_getSortKey)((const UCollator *)collator,
-                                     text != NULL ? (const UChar *)text : empty, length, output,
-                                     capacity);
+  return settee_icu.getSortKey((const UCollator *)collator,
+                               text != NULL ? (const UChar *)text : empty, length, output,
+                               capacity);
 }
 
 void settee_collator_version(const void *collator, char *output, int32_t capacity) {
   UVersionInfo version;
-  SETTEE_ICU(ucol_getVersion)((const UCollator *)collator, version);
+  settee_icu.getVersion((const UCollator *)collator, version);
   snprintf(output, (size_t)capacity, "%u.%u.%u.%u", version[0], version[1], version[2],
            version[3]);
 }
