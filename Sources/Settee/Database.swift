@@ -25,8 +25,9 @@ public final class Database: Sendable {
   /// The settings the database was opened with.
   public let configuration: Configuration
   /// Collection ids by name (its UTF-8 bytes: Swift's `String` equality would make two
-  /// spellings of "é" one key, while SQLite keeps them apart). A collection keeps its id
-  /// for the life of the file (there is no way to drop one), so ids found once are kept.
+  /// spellings of "é" one key, while SQLite keeps them apart). A committed collection keeps
+  /// its id for the life of the file (there is no way to drop one), so ids read from
+  /// committed state are kept (``SQLConnection/readsCommittedState``).
   private let collectionIDs = Mutex<[[UInt8]: Int64]>([:])
   /// The Swift map (and reduce) functions registered in this process, by view.
   let viewRegistry = Mutex<[ViewRegistryKey: ViewMapper]>([:])
@@ -303,7 +304,9 @@ extension Database {
     let key = Array(name.utf8)
     if let known = collectionIDs.withLock({ $0[key] }) { return known }
     guard let cid = try DocumentReader.collectionID(db, name) else { return nil }
-    collectionIDs.withLock { $0[key] = cid }
+    // A collection created by a write that has not committed may still roll back, and its
+    // id then go to another collection.
+    if db.readsCommittedState { collectionIDs.withLock { $0[key] = cid } }
     return cid
   }
 

@@ -36,7 +36,7 @@ final class IndexCatalog: Sendable {
       return CollectionState(indexes: known.indexes, documentsHoldNUL: holdsNUL, version: version)
     }
     let indexes = try StoredIndex.all(db, cid: cid)
-    let committed = sqlite3_txn_state(db.sqliteConnection, nil) != SQLITE_TXN_WRITE
+    let committed = db.readsCommittedState
     if committed { lists.withLock { $0[cid] = (version, indexes) } }
     return CollectionState(
       indexes: indexes, documentsHoldNUL: holdsNUL, version: committed ? version : nil)

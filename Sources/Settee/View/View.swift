@@ -130,7 +130,7 @@ public struct View: Sendable {
         "no \(kind == .view ? "view" : "value index") named \(JSON.string(name)) in collection \(JSON.string(collection.name))"
       )
     }
-    database.viewCache.withLock { $0[view.vid] = view }
+    if db.readsCommittedState { database.viewCache.withLock { $0[view.vid] = view } }
     return view
   }
 

@@ -11,7 +11,7 @@ extension Database {
     }
     let (settings, stored) = try WhereFieldTable.load(db, cid: cid)
     let fields = WhereFields(settings: settings, cid: cid, version: stored)
-    whereFieldsCache.withLock { $0[cid] = (stored, fields) }
+    if db.readsCommittedState { whereFieldsCache.withLock { $0[cid] = (stored, fields) } }
     return fields
   }
 }
