@@ -179,11 +179,19 @@ enum Schema {
       // a sixth of an import's pages.
       try db.execute(sql: "DROP INDEX IF EXISTS documents_by_rev")
     }
+    migrator.registerMigration("v10-where-whole-names-and-strings") { db in
+      // `where` field tables read strings holding U+0000 whole, and members whose names
+      // hold a backslash or a control character by their escaped labels (see
+      // WhereFieldTable.extract and jsonPath): their triggers and columns are written anew.
+      try WhereFieldTable.rebuildAll(db)
+    }
     return migrator
   }
 
   /// Migrations a file may lack and still be read as it is: they only remove what no
-  /// reader needs. A read-only open (which cannot migrate) accepts a file missing only
+  /// reader needs, or rewrite what readers read as before until a writer migrates. A read-only open (which cannot migrate) accepts a file missing only
   /// these.
-  static let readerOptional: Set<String> = ["v9-no-rev-index"]
+  static let readerOptional: Set<String> = [
+    "v9-no-rev-index", "v10-where-whole-names-and-strings",
+  ]
 }

@@ -19,12 +19,23 @@ enum WhereFieldTable {
   static func value(body: SQLFragment, path: SQLFragment, default defaultValue: SQLFragment?)
     -> SQLFragment
   {
-    guard let defaultValue else {
-      return SQLFragment("json_extract(") + body + SQLFragment(", ") + path + SQLFragment(")")
-    }
+    guard let defaultValue else { return extract(body: body, path: path) }
     return SQLFragment("(CASE WHEN json_type(") + body + SQLFragment(", ") + path
-      + SQLFragment(") IS NULL THEN ") + defaultValue + SQLFragment(" ELSE json_extract(") + body
-      + SQLFragment(", ") + path + SQLFragment(") END)")
+      + SQLFragment(") IS NULL THEN ") + defaultValue + SQLFragment(" ELSE ")
+      + extract(body: body, path: path) + SQLFragment(" END)")
+  }
+
+  /// `json_extract(body, path)`, except that a string holding U+0000 is read whole:
+  /// SQLite's JSON functions end a string at its first U+0000, which would make
+  /// `"victim@x.org\u0000evil"` equal `"victim@x.org"` in queries and unique indexes.
+  /// Such a body prints the escape `\u0000` (``JSONWriter``), which `instr` finds; its
+  /// string then comes from ``SQLFunctions/jsonString`` as bytes, read back as text.
+  static func extract(body: SQLFragment, path: SQLFragment) -> SQLFragment {
+    SQLFragment("(CASE WHEN instr(") + body + SQLFragment(", '\\u0000') > 0 AND json_type(")
+      + body + SQLFragment(", ") + path
+      + SQLFragment(") = 'text' THEN CAST(settee_json_string(") + body + SQLFragment(", ")
+      + path + SQLFragment(") AS TEXT) ELSE json_extract(") + body + SQLFragment(", ") + path
+      + SQLFragment(") END)")
   }
 
   /// The value of `field` in the JSON text `body` (a column or a bound value), as
@@ -34,10 +45,17 @@ enum WhereFieldTable {
   {
     value(
       body: body, path: .value(try jsonPath(field)),
-      default: settings.defaultValue(of: field).map { .value($0.whereArgument) })
+      default: settings.defaultValue(of: field).map { .whereValue($0.whereArgument) })
   }
 
   /// SQLite's JSON path of a field (`$."a"."b"`, `$."tags"[0]`).
+  ///
+  /// A label holds the name as ``JSONWriter`` escapes it in stored bodies (`\\` for a
+  /// backslash, `\t`, `\u0001`): SQLite 3.40 compares labels with the stored, escaped
+  /// text of names, and later versions decode both sides, so the escaped form finds the
+  /// member in either. A double quote cannot be written in a label at all.
+  ///
+  /// - Throws: ``SetteeError`` (`invalidQuery`) for a name holding a double quote.
   static func jsonPath(_ field: FieldPath) throws -> String {
     var path = "$"
     for component in field.components {
@@ -49,10 +67,41 @@ enum WhereFieldTable {
       if let index = FieldPath.arrayIndexOf(component) {
         path += "[\(index)]"
       } else {
-        path += ".\"\(component)\""
+        path += ".\"" + JSONWriter.string(.string(component)).dropFirst().dropLast() + "\""
       }
     }
     return path
+  }
+
+  /// One step of a JSON path.
+  enum PathComponent: Equatable {
+    case member(String)
+    case index(Int)
+  }
+
+  /// The steps of a path that ``jsonPath(_:)`` wrote; `nil` for any other text.
+  static func components(ofJSONPath path: String) -> [PathComponent]? {
+    var bytes = Array(path.utf8)[...]
+    guard bytes.popFirst() == UInt8(ascii: "$") else { return nil }
+    var components: [PathComponent] = []
+    while let first = bytes.popFirst() {
+      if first == UInt8(ascii: "["), let end = bytes.firstIndex(of: UInt8(ascii: "]")),
+        let index = Int(String(decoding: bytes[..<end], as: UTF8.self))
+      {
+        components.append(.index(index))
+        bytes = bytes[(end + 1)...]
+      } else if first == UInt8(ascii: "."), bytes.popFirst() == UInt8(ascii: "\""),
+        let end = bytes.firstIndex(of: UInt8(ascii: "\"")),
+        case .string(let name)? = try? JSONParser.parse(
+          "\"" + String(decoding: bytes[..<end], as: UTF8.self) + "\"")
+      {
+        components.append(.member(name))
+        bytes = bytes[(end + 1)...]
+      } else {
+        return nil
+      }
+    }
+    return components
   }
 
   // MARK: - Settings
@@ -99,6 +148,23 @@ enum WhereFieldTable {
       arguments: [cid, JSONWriter.string(settings.json), version + 1])
   }
 
+  /// Rebuilds every collection's field table, triggers and indexes as this version writes
+  /// them (a schema migration: see ``Schema``). A collection whose rebuild fails (a unique
+  /// index that the new reading of its fields would break) keeps its table as it was, and
+  /// ``check(_:cid:collection:_:)`` names the values it holds wrongly.
+  static func rebuildAll(_ db: SQLConnection) throws {
+    let cids = try Int64.fetchAll(db, sql: "SELECT cid FROM where_settings ORDER BY cid")
+    for cid in cids {
+      guard let (settings, _) = try? load(db, cid: cid), !settings.columns.isEmpty else {
+        continue
+      }
+      try? db.inSavepoint {
+        try rebuild(db, cid: cid, settings)
+        return .commit
+      }
+    }
+  }
+
   private static func rebuild(_ db: SQLConnection, cid: Int64, _ settings: WhereSettings) throws {
     let table = SQLFragment.identifier(tableName(cid))
     for suffix in ["insert", "update", "delete"] {
@@ -132,7 +198,9 @@ enum WhereFieldTable {
         SQLFragment("(SELECT ")
           + value(
             body: SQLFragment("NEW.body"), path: SQLFragment("f.path"),
-            default: SQLFragment("(CASE WHEN f.has_default THEN f.default_value END)"))
+            default: SQLFragment(
+              "(CASE WHEN NOT f.has_default THEN NULL WHEN typeof(f.default_value) = 'blob' THEN CAST(f.default_value AS TEXT) ELSE f.default_value END)"
+            ))
           + SQLFragment(" FROM where_fields f WHERE f.cid = ") + .integer(Int(cid))
           + SQLFragment(" AND f.col = ") + .integer(number) + SQLFragment(")"))
     }
@@ -300,7 +368,7 @@ enum WhereFieldTable {
     }
     var holder = ""
     let match = numbers.enumerated().map { position, number in
-      column(number) + SQLFragment(" IS ") + .value(values[position].whereArgument)
+      column(number) + SQLFragment(" IS ") + .whereValue(values[position].whereArgument)
     }
     let sql =
       SQLFragment("SELECT d.id FROM ") + .identifier(tableName(cid))

@@ -25,9 +25,9 @@ struct WhereSQL {
         throw SetteeError(
           .invalidQuery, "the where string has more ? than the \(arguments.count) arguments given")
       }
-      return .value(arguments[index].whereArgument)
+      return .whereValue(arguments[index].whereArgument)
     case .literal(let value):
-      return value == .null ? SQLFragment("NULL") : .value(value.whereArgument)
+      return value == .null ? SQLFragment("NULL") : .whereValue(value.whereArgument)
     case .unary(let op, let operand):
       let inner = try compile(operand, arguments: arguments)
       let prefix: SQLFragment =
@@ -154,16 +154,28 @@ struct WhereSQL {
 extension JSON {
   /// A `where` argument as SQLite holds it: strings as text, numbers as numbers, booleans
   /// as 1 and 0 (as `json_extract` reads JSON booleans), null as NULL, arrays and objects
-  /// as JSON text.
+  /// as JSON text. A string holding U+0000 is its UTF-8 bytes as a blob, since text is
+  /// bound only up to its first U+0000: ``SQLFragment/whereValue(_:)`` reads it back as
+  /// the whole text.
   package var whereArgument: DatabaseValue {
     switch self {
     case .null: .null
     case .bool(let flag): (flag ? 1 : 0).databaseValue
     case .int(let number): number.databaseValue
     case .double(let number): number.databaseValue
-    case .string(let text): text.databaseValue
+    case .string(let text):
+      text.utf8.contains(0) ? Data(text.utf8).databaseValue : text.databaseValue
     case .array, .object: JSONWriter.string(self).databaseValue
     }
+  }
+}
+
+extension SQLFragment {
+  /// A bound ``JSON/whereArgument``: `?`, or `CAST(? AS TEXT)` for a string holding
+  /// U+0000 (bound as bytes), which SQLite then holds and compares whole.
+  static func whereValue(_ value: DatabaseValue) -> SQLFragment {
+    guard case .blob = value.storage else { return .value(value) }
+    return SQLFragment("CAST(") + .value(value) + SQLFragment(" AS TEXT)")
   }
 }
 

@@ -13,6 +13,36 @@ enum SQLFunctions {
     db.add(function: regexp)
     db.add(function: match)
     db.add(function: Relevance.function)
+    db.add(function: jsonString)
+  }
+
+  /// `settee_json_string(body, path)`: the whole string at a JSON path of
+  /// ``WhereFieldTable/jsonPath(_:)``'s form, as UTF-8 bytes (a blob: GRDB returns text only
+  /// up to a U+0000, which is why this exists; see ``WhereFieldTable/extract(body:path:)``).
+  /// NULL when the path does not lead to a string.
+  static let jsonString = DatabaseFunction("settee_json_string", argumentCount: 2, pure: true) {
+    values in
+    guard let body = String.fromDatabaseValue(values[0]),
+      let path = String.fromDatabaseValue(values[1]),
+      let components = WhereFieldTable.components(ofJSONPath: path)
+    else { return nil }
+    guard let json = try? JSONParser.parse(body) else {
+      throw DatabaseError(message: "malformed JSON")  // a damaged body, named by the caller
+    }
+    var value = json
+    for component in components {
+      switch (component, value) {
+      case (.member(let name), .object(let object)):
+        guard let member = object[name] else { return nil }
+        value = member
+      case (.index(let index), .array(let elements)):
+        guard index < elements.count else { return nil }
+        value = elements[index]
+      default: return nil
+      }
+    }
+    guard case .string(let text) = value else { return nil }
+    return Data(text.utf8)
   }
 
   /// `settee_key(value, json_type)`: the ``CollationKey`` of a value that SQLite's JSON
