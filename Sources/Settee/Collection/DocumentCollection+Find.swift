@@ -176,7 +176,9 @@ extension DocumentCollection {
   ) throws -> [Document] {
     var query = FindQuery(
       selector: try SelectorParser.parse(.object(selector)), skip: skip, limit: limit)
-    if let fields, !fields.isEmpty { query.fields = try fields.map { try FieldPath(parsing: $0) } }
+    if let fields, !fields.isEmpty {
+      query.fields = try fields.map { try FieldPath(parsing: $0, allowingDollar: true) }
+    }
     if let sort { query.sort = try FindQuery.parseSort(.array(sort)) }
     return try find(query)
   }

@@ -70,7 +70,7 @@ extension JSON {
   ///
   /// Unlike a selector, it does not fan out over arrays of objects: it names one value.
   public subscript(path path: String) -> JSON? {
-    guard let parsed = try? FieldPath(parsing: path) else { return nil }
+    guard let parsed = try? FieldPath(parsing: path, allowingDollar: true) else { return nil }
     return value(at: parsed)
   }
 

@@ -24,31 +24,50 @@ public struct FieldPath: Sendable, Hashable, Comparable, CustomStringConvertible
       && zip(lhs.components, rhs.components).allSatisfy { $0.utf8.elementsEqual($1.utf8) }
   }
 
-  /// Parses dotted notation; `\.` is a literal dot and `\\` a literal backslash (any other
-  /// backslash is itself).
+  /// Parses dotted notation; `\.` is a literal dot, `\\` a literal backslash and `\$` at
+  /// the start of a component a literal dollar sign (any other backslash is itself).
+  ///
+  /// A component starting with `$` would read as an operator in a selector, so it must be
+  /// written `\$` (`{"\\$weird": 1}` finds the member `$weird`) unless `allowingDollar`
+  /// says that the text cannot hold operators (`fields`, `sort` and `where` brackets, which
+  /// accept both spellings, as CouchDB's `fields` accepts `$key`).
   ///
   /// - Throws: ``SetteeError`` (`invalidQuery`) for an empty path or component, or a
-  ///   component that starts with `$`.
-  public init(parsing text: String) throws {
+  ///   component that starts with an unescaped `$` when `allowingDollar` is `false`.
+  public init(parsing text: String, allowingDollar: Bool = false) throws {
     var components: [String] = []
     var current = ""
     var escaped = false
+    // Whether the current component's leading `$` was written `\$`.
+    var escapedDollar = false
+    var unescapedDollar: String? = nil
+    func endComponent() {
+      if !escapedDollar, unescapedDollar == nil, current.hasPrefix("$") {
+        unescapedDollar = current
+      }
+      components.append(current)
+      current = ""
+      escapedDollar = false
+    }
     for character in text {
       if escaped {
-        if character != "." && character != "\\" { current.append("\\") }
+        if character == "$" && current.isEmpty {
+          escapedDollar = true
+        } else if character != "." && character != "\\" {
+          current.append("\\")
+        }
         current.append(character)
         escaped = false
       } else if character == "\\" {
         escaped = true
       } else if character == "." {
-        components.append(current)
-        current = ""
+        endComponent()
       } else {
         current.append(character)
       }
     }
     if escaped { current.append("\\") }
-    components.append(current)
+    endComponent()
     try Names.refuseNUL(text, kind: "field path", code: .invalidQuery)
     if components.count > FieldPath.maxComponents {
       throw SetteeError(
@@ -56,15 +75,14 @@ public struct FieldPath: Sendable, Hashable, Comparable, CustomStringConvertible
         "field path \(quoted(String(text.prefix(60))))… has \(components.count) components, more than the limit of \(FieldPath.maxComponents)"
       )
     }
-    for component in components {
-      if component.isEmpty {
-        throw SetteeError(.invalidQuery, "field path \(quoted(text)) has an empty component")
-      }
-      if component.hasPrefix("$") {
-        throw SetteeError(
-          .invalidQuery,
-          "field path \(quoted(text)) has a component starting with '$' (\(quoted(component)))")
-      }
+    for component in components where component.isEmpty {
+      throw SetteeError(.invalidQuery, "field path \(quoted(text)) has an empty component")
+    }
+    if let component = unescapedDollar, !allowingDollar {
+      throw SetteeError(
+        .invalidQuery,
+        "field path \(quoted(text)) has a component starting with '$' (\(quoted(component))), which reads as an operator: write a member whose name starts with '$' as \(quoted("\\" + component))"
+      )
     }
     self.components = components
   }
@@ -85,11 +103,15 @@ public struct FieldPath: Sendable, Hashable, Comparable, CustomStringConvertible
     components.map(FieldPath.escape).joined(separator: ".")
   }
 
-  /// A member name written as one path component: `\` and `.` escaped.
+  /// A member name written as one path component: `\` and `.` escaped, and a leading `$`
+  /// written `\$` (so that it does not read as an operator).
   public static func escape(_ name: String) -> String {
-    guard name.contains(where: { $0 == "." || $0 == "\\" }) else { return name }
-    return name.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(
+    guard name.contains(where: { $0 == "." || $0 == "\\" }) || name.hasPrefix("$") else {
+      return name
+    }
+    let escaped = name.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(
       of: ".", with: "\\.")
+    return escaped.hasPrefix("$") ? "\\" + escaped : escaped
   }
 
   public static func < (lhs: FieldPath, rhs: FieldPath) -> Bool {

@@ -163,7 +163,7 @@ extension FindQuery {
     return try elements.map { element in
       switch element {
       case .string("$relevance"): return .relevance(descending: true)
-      case .string(let field): return SortField(try FieldPath(parsing: field))
+      case .string(let field): return SortField(try FieldPath(parsing: field, allowingDollar: true))
       case .object(let object) where object.count == 1:
         let member = object[0]
         guard case .string(let direction) = member.value, direction == "asc" || direction == "desc"
@@ -174,7 +174,8 @@ extension FindQuery {
           )
         }
         if member.key == "$relevance" { return .relevance(descending: direction == "desc") }
-        return SortField(try FieldPath(parsing: member.key), descending: direction == "desc")
+        return SortField(
+          try FieldPath(parsing: member.key, allowingDollar: true), descending: direction == "desc")
       default:
         throw SetteeError(
           .invalidQuery,
@@ -194,7 +195,7 @@ extension FindQuery {
         throw SetteeError(
           .invalidQuery, "\"fields\" needs field names, not \(JSONWriter.string(element))")
       }
-      return try FieldPath(parsing: field)
+      return try FieldPath(parsing: field, allowingDollar: true)
     }
   }
 

@@ -437,7 +437,7 @@ public struct WhereParser {
       position += 1
       do {
         let unescaped = name.contains("\\") ? name.replacingOccurrences(of: "\\]", with: "]") : name
-        return .field(try FieldPath(parsing: unescaped))
+        return .field(try FieldPath(parsing: unescaped, allowingDollar: true))
       } catch {
         throw self.error("[\(name)] is not a field path", at: offset)
       }

@@ -30,7 +30,8 @@ public struct Field: Sendable, Hashable, ExpressibleByStringLiteral, CustomStrin
   /// let cats = Field(Person.CodingKeys.pet, Pet.CodingKeys.species) == "cat"
   /// ```
   ///
-  /// A key holding `.` or `\` names that member (it is escaped), not a path.
+  /// A key holding `.` or `\`, or starting with `$`, names that member (it is escaped), not
+  /// a path or an operator.
   public init(_ key: any CodingKey, _ nested: any CodingKey...) {
     self.init(([key] + nested).map { FieldPath.escape($0.stringValue) }.joined(separator: "."))
   }

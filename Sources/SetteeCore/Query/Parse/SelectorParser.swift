@@ -119,7 +119,9 @@ public enum SelectorParser {
         if isConditionOperator(name) {
           throw fail("must be applied to a field, as in {\"field\": {\"\(name)\": …}}")
         }
-        throw fail("is not a known operator")
+        throw fail(
+          "is not a known operator (a field whose name starts with '$' is written \(quoted("\\" + name)))"
+        )
       }
       return try parseCondition(name, argument, path: path, location: context.location, fail: fail)
     }
@@ -207,7 +209,10 @@ public enum SelectorParser {
     case "$elemMatch": return condition(.elementMatch(try subselector()))
     case "$allMatch": return condition(.allMatch(try subselector()))
     case "$keyMapMatch": return condition(.keyMapMatch(try subselector()))
-    default: throw fail("is not a known operator")
+    default:
+      throw fail(
+        "is not a known operator (a field whose name starts with '$' is written \(quoted("\\" + name)))"
+      )
     }
   }
 
