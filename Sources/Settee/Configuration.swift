@@ -39,6 +39,56 @@ extension Database {
       self.observationInterval = observationInterval
     }
 
+    /// The longest ``busyTimeout``, in seconds: what SQLite can wait (2^31 milliseconds,
+    /// about 24 days).
+    public static let maxBusyTimeout: Double = 2_147_483
+    /// The longest ``observationInterval``, in seconds.
+    public static let maxObservationInterval: Double = 3_600
+    /// The most connections ``maximumReaderCount`` may ask for.
+    public static let maxReaderCount = 1_000
+    /// The largest ``DocumentLimits/maxDocumentBytes``: SQLite's largest value (1 GB).
+    public static let maxDocumentBytes = 1_000_000_000
+    /// The deepest ``DocumentLimits/maxNestingDepth``: deeper documents would need more
+    /// stack to parse than a thread may have.
+    public static let maxNestingDepth = 1_000
+
+    /// Refuses settings outside their ranges (each named with its value), before anything
+    /// uses them.
+    ///
+    /// - Throws: ``SetteeError`` with code `invalidArgument`.
+    package func validate() throws {
+      func refuse(_ name: String, _ value: String, _ range: String) -> SetteeError {
+        SetteeError(
+          .invalidArgument, "Configuration.\(name) must be \(range), not \(value)")
+      }
+      guard busyTimeout.isFinite, (0...Self.maxBusyTimeout).contains(busyTimeout) else {
+        throw refuse(
+          "busyTimeout", "\(busyTimeout)",
+          "a number of seconds from 0 to \(Int(Self.maxBusyTimeout))")
+      }
+      guard observationInterval.isFinite, observationInterval > 0,
+        observationInterval <= Self.maxObservationInterval
+      else {
+        throw refuse(
+          "observationInterval", "\(observationInterval)",
+          "a number of seconds above 0 and at most \(Int(Self.maxObservationInterval))")
+      }
+      guard (1...Self.maxReaderCount).contains(maximumReaderCount) else {
+        throw refuse(
+          "maximumReaderCount", "\(maximumReaderCount)", "from 1 to \(Self.maxReaderCount)")
+      }
+      guard (1...Self.maxDocumentBytes).contains(limits.maxDocumentBytes) else {
+        throw refuse(
+          "limits.maxDocumentBytes", "\(limits.maxDocumentBytes)",
+          "from 1 to \(Self.maxDocumentBytes)")
+      }
+      guard (1...Self.maxNestingDepth).contains(limits.maxNestingDepth) else {
+        throw refuse(
+          "limits.maxNestingDepth", "\(limits.maxNestingDepth)", "from 1 to \(Self.maxNestingDepth)"
+        )
+      }
+    }
+
     /// The `PRAGMA synchronous` level for ``fullSync``.
     package var synchronousLevel: String { fullSync ? "FULL" : "NORMAL" }
   }

@@ -59,10 +59,18 @@ public final class Database: Sendable {
   /// A file that exists but is not a Settee database (another application's SQLite
   /// database, or not SQLite at all) is refused and left untouched.
   ///
-  /// - Throws: ``SetteeError`` with code `notSetteeDatabase` for such a file, `notFound`
+  /// - Throws: ``SetteeError`` with code `invalidArgument` for an empty path or settings
+  ///   out of range, `notSetteeDatabase` for such a file, `notFound`
   ///   when a read-only open finds no database, `readOnly` when the file cannot be
   ///   written, `corruption` when it is damaged, `io` or `storage` for other failures.
   public init(path: String, configuration: Configuration = Configuration()) throws {
+    try configuration.validate()
+    guard !path.isEmpty else {
+      // SQLite would open a private temporary database for an empty name.
+      throw SetteeError(
+        .invalidArgument,
+        "a database path cannot be empty (Database(inMemoryWith:) makes a database in memory)")
+    }
     self.path = path
     self.configuration = configuration
     changeMonitor = ChangeMonitor(
@@ -95,6 +103,7 @@ public final class Database: Sendable {
 
   /// A new, empty database that lives in memory until the value is released.
   public init(inMemoryWith configuration: Configuration = Configuration()) throws {
+    try configuration.validate()
     self.path = nil
     self.configuration = configuration
     // Nothing else can write an in-memory database: no polling.
@@ -270,6 +279,9 @@ extension SetteeError {
     }
     if let message = error.message, message.hasPrefix(SQLFunctions.limitPrefix) {
       return SetteeError(.limitExceeded, String(message.dropFirst(SQLFunctions.limitPrefix.count)))
+    }
+    if let message = error.message, let refused = QueryRefusal(sqliteMessage: message) {
+      return SetteeError(refused.code, "\(context): \(refused.reason)", cause: message)
     }
     switch error.resultCode {
     case .SQLITE_BUSY, .SQLITE_LOCKED:

@@ -275,6 +275,13 @@ extension DocumentCollection {
     func statement(_ sql: String) throws -> Statement {
       freshStatement ? try db.makeStatement(sql: sql) : try db.cachedStatement(sql: sql)
     }
+    guard query.skip >= 0, query.limit >= 0 else {
+      // FindQuery's memberwise initializer takes any integers; JSON and Swift predicates
+      // are checked when parsed.
+      throw SetteeError(
+        .invalidQuery,
+        "skip and limit must be 0 or more, not \(query.skip) and \(query.limit)")
+    }
     let plan: QueryPlan
     // A shape met for the first time: its entry, kept once the plan's statement prepares.
     var newEntry: (key: PlanCache.Key, entry: PlanCache.Entry)?

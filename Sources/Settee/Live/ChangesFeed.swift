@@ -66,6 +66,9 @@ public struct ChangesFeed: AsyncSequence, Sendable {
 }
 
 extension DocumentCollection {
+  /// The longest a long poll waits, in seconds: a day.
+  public static let maxChangesTimeout: Double = 86_400
+
   /// The continuous changes feed from a sequence number (see ``ChangesFeed``).
   public func changesFeed(since: Int64 = 0) -> ChangesFeed {
     ChangesFeed(collection: self, since: since)
@@ -74,11 +77,20 @@ extension DocumentCollection {
   /// CouchDB's long poll (`feed=longpoll`): the changes after `since` at once if there are
   /// any, else the first ones committed within `timeout` seconds (an empty list when
   /// none came).
+  ///
+  /// - Throws: ``SetteeError`` with code `invalidArgument` for a timeout that is not a
+  ///   number of seconds from 0 to ``maxChangesTimeout`` or a negative limit.
   public func waitForChanges(since: Int64, timeout: Double, limit: Int? = nil) async throws
     -> [Change]
   {
+    guard timeout.isFinite, (0...Self.maxChangesTimeout).contains(timeout) else {
+      throw SetteeError(
+        .invalidArgument,
+        "a long poll's timeout must be a number of seconds from 0 to \(Int(Self.maxChangesTimeout)) (a day), not \(timeout)"
+      )
+    }
     let subscription = Subscription(database.changeMonitor, collection: name)
-    let deadline = DispatchTime.now().uptimeNanoseconds + UInt64(max(timeout, 0) * 1e9)
+    let deadline = DispatchTime.now().uptimeNanoseconds + UInt64(timeout * 1e9)
     let signals = subscription.changes
     while true {
       let changes = try await changes(since: since, limit: limit)

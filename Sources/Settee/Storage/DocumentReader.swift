@@ -48,6 +48,13 @@ enum DocumentReader {
       db.cachedStatement(sql: count.text), arguments: count.statementArguments) ?? 0
   }
 
+  /// Whether a document of the collection has held U+0000 in a string (see ``Schema``).
+  static func holdsNUL(_ db: SQLConnection, cid: Int64) throws -> Bool {
+    try Bool.fetchOne(
+      db.cachedStatement(sql: "SELECT holds_nul FROM collections WHERE cid = ?"), arguments: [cid])
+      ?? false
+  }
+
   /// The collection's highest change sequence number (0 before its first write).
   static func lastSequence(_ db: SQLConnection, cid: Int64) throws -> Int64 {
     try Int64.fetchOne(
@@ -140,6 +147,9 @@ enum DocumentReader {
   static func changes(_ db: SQLConnection, cid: Int64, since: Int64, limit: Int?) throws
     -> [Change]
   {
+    if let limit, limit < 0 {
+      throw SetteeError(.invalidArgument, "a changes limit must be 0 or more, not \(limit)")
+    }
     let rows = try Row.fetchCursor(
       db.cachedStatement(
         sql:

@@ -263,7 +263,7 @@ enum ViewStore {
     // A view with no rows and no history needs no deletes: the first build skips them.
     let fresh = view.lastSeq == 0 && view.totalRows == 0
     if let definition = mapper.declared, let plan = DeclaredViewSQL(definition),
-      !(try holdsNUL(db, cid: view.cid))
+      !(try DocumentReader.holdsNUL(db, cid: view.cid))
     {
       let counts = try plan.catchUp(db, view, from: view.lastSeq, to: target, fresh: fresh)
       return try finish(db, view, target: target, counts)
@@ -360,13 +360,6 @@ enum ViewStore {
       sql: "UPDATE views SET last_seq = ?, total_rows = ?, other_values = ? WHERE vid = ?",
       arguments: [target, view.totalRows, view.otherValues, view.vid])
     return view
-  }
-
-  /// Whether a document of the collection has held U+0000 in a string (see ``Schema``).
-  static func holdsNUL(_ db: SQLConnection, cid: Int64) throws -> Bool {
-    try Bool.fetchOne(
-      db.cachedStatement(sql: "SELECT holds_nul FROM collections WHERE cid = ?"), arguments: [cid])
-      ?? false
   }
 
   /// Refuses what JSON cannot hold (NaN, infinities), which a Swift map closure could emit.

@@ -16,13 +16,21 @@ enum WhereFieldTable {
 
   /// The value of one field as queries read it: `json_extract`, or the default when the
   /// document lacks the member (a member holding null is null, not the default).
-  static func value(body: SQLFragment, path: SQLFragment, default defaultValue: SQLFragment?)
-    -> SQLFragment
-  {
-    guard let defaultValue else { return extract(body: body, path: path) }
+  ///
+  /// `wholeStrings` reads strings holding U+0000 whole (``extract(body:path:)``); without
+  /// it, `json_extract` alone, for a collection none of whose documents has held one.
+  static func value(
+    body: SQLFragment, path: SQLFragment, default defaultValue: SQLFragment?,
+    wholeStrings: Bool = true
+  ) -> SQLFragment {
+    let read =
+      wholeStrings
+      ? extract(body: body, path: path)
+      : SQLFragment("json_extract(") + body + SQLFragment(", ") + path + SQLFragment(")")
+    guard let defaultValue else { return read }
     return SQLFragment("(CASE WHEN json_type(") + body + SQLFragment(", ") + path
-      + SQLFragment(") IS NULL THEN ") + defaultValue + SQLFragment(" ELSE ")
-      + extract(body: body, path: path) + SQLFragment(" END)")
+      + SQLFragment(") IS NULL THEN ") + defaultValue + SQLFragment(" ELSE ") + read
+      + SQLFragment(" END)")
   }
 
   /// `json_extract(body, path)`, except that a string holding U+0000 is read whole:
@@ -40,12 +48,13 @@ enum WhereFieldTable {
 
   /// The value of `field` in the JSON text `body` (a column or a bound value), as
   /// ``value(body:path:default:)`` reads it with the field's path and default bound.
-  static func value(of field: FieldPath, in body: SQLFragment, _ settings: WhereSettings) throws
-    -> SQLFragment
-  {
+  static func value(
+    of field: FieldPath, in body: SQLFragment, _ settings: WhereSettings, wholeStrings: Bool = true
+  ) throws -> SQLFragment {
     value(
       body: body, path: .value(try jsonPath(field)),
-      default: settings.defaultValue(of: field).map { .whereValue($0.whereArgument) })
+      default: settings.defaultValue(of: field).map { .whereValue($0.whereArgument) },
+      wholeStrings: wholeStrings)
   }
 
   /// SQLite's JSON path of a field (`$."a"."b"`, `$."tags"[0]`).

@@ -9,13 +9,25 @@ import SetteeCore
 struct WhereSQL {
   /// How fields are read: materialized ones from the field table (aliased `f`).
   let fields: WhereFields
+  /// Whether a document of the collection may hold U+0000 in a string, which fields read
+  /// from bodies must then read whole (``WhereFieldTable/extract(body:path:)``).
+  let wholeStrings: Bool
   /// Whether the SQL written so far reads the field table.
   private(set) var usesFieldTable = false
 
-  init(fields: WhereFields) { self.fields = fields }
+  init(fields: WhereFields, wholeStrings: Bool) {
+    self.fields = fields
+    self.wholeStrings = wholeStrings
+  }
 
   /// The SQL of `expression` over `documents` rows aliased `d`, with `arguments` bound to
   /// its `?`s in order.
+  ///
+  /// Every fragment it returns stands alone as an operand (a name, a value, a function
+  /// call, or a parenthesized expression), so operands are not parenthesized again: SQLite's
+  /// parser has a small stack, and each needless level of parentheses costs some of it.
+  /// `AND` and `OR` trees become flat lists (``SQLFragment/and(_:)``). The tree's depth was
+  /// bounded by the parser (``WhereParser/maxDepth``), which bounds this recursion.
   mutating func compile(_ expression: WhereExpression, arguments: [JSON]) throws -> SQLFragment {
     switch expression {
     case .field(let path):
@@ -37,36 +49,61 @@ struct WhereSQL {
         case .bitNot: SQLFragment("~")
         case .not: SQLFragment("NOT ")
         }
-      return (prefix + inner.grouped).grouped
-    case .binary(let op, let left, let right):
-      return
-        (try compile(left, arguments: arguments).grouped + Self.binary(op)
-        + compile(right, arguments: arguments).grouped).grouped
+      return (prefix + inner).grouped
+    case .binary(let op, let left, let right) where op == .and || op == .or:
+      // The whole chain of this operator as one list.
+      var parts: [SQLFragment] = []
+      var pending = [right, left]
+      while let next = pending.popLast() {
+        if case .binary(op, let innerLeft, let innerRight) = next {
+          pending += [innerRight, innerLeft]
+        } else {
+          parts.append(try compile(next, arguments: arguments))
+        }
+      }
+      return op == .and ? .and(parts) : .or(parts)
+    case .binary(let op, _, _):
+      // A chain of one precedence level (`a + b - c`, left-associative in SQLite as in the
+      // parser) is written flat, `(a + b - c)`: SQLite reads it back as the same tree
+      // without a parenthesis per level.
+      var spine: [(BinaryOperator, WhereExpression)] = []
+      var leftmost = expression
+      while case .binary(let inner, let left, let right) = leftmost,
+        inner.precedence == op.precedence, inner != .and, inner != .or
+      {
+        spine.append((inner, right))
+        leftmost = left
+      }
+      var sql = try compile(leftmost, arguments: arguments)
+      for (inner, right) in spine.reversed() {
+        sql += Self.binary(inner) + (try compile(right, arguments: arguments))
+      }
+      return sql.grouped
     case .match(let kind, let value, let pattern, let escape, let negated):
       var sql =
-        try compile(value, arguments: arguments).grouped
+        try compile(value, arguments: arguments)
         + SQLFragment(negated ? " NOT" : "")
         + (kind == .like ? SQLFragment(" LIKE ") : SQLFragment(" GLOB "))
-        + compile(pattern, arguments: arguments).grouped
+        + compile(pattern, arguments: arguments)
       if let escape {
-        sql += SQLFragment(" ESCAPE ") + (try compile(escape, arguments: arguments)).grouped
+        sql += SQLFragment(" ESCAPE ") + (try compile(escape, arguments: arguments))
       }
       return sql.grouped
     case .inList(let value, let list, let negated):
       let items = try list.map { try compile($0, arguments: arguments) }
       return
-        (try compile(value, arguments: arguments).grouped
+        (try compile(value, arguments: arguments)
         + SQLFragment(negated ? " NOT IN (" : " IN (") + .joined(items, separator: ", ")
         + SQLFragment(")")).grouped
     case .between(let value, let low, let high, let negated):
       return
-        (try compile(value, arguments: arguments).grouped
+        (try compile(value, arguments: arguments)
         + SQLFragment(negated ? " NOT BETWEEN " : " BETWEEN ")
-        + compile(low, arguments: arguments).grouped + SQLFragment(" AND ")
-        + compile(high, arguments: arguments).grouped).grouped
+        + compile(low, arguments: arguments) + SQLFragment(" AND ")
+        + compile(high, arguments: arguments)).grouped
     case .isNull(let value, let negated):
       return
-        (try compile(value, arguments: arguments).grouped
+        (try compile(value, arguments: arguments)
         + SQLFragment(negated ? " IS NOT NULL" : " IS NULL")).grouped
     case .function(let name, let list):
       guard WhereFunction.allowed[name] != nil else {
@@ -78,14 +115,14 @@ struct WhereSQL {
         + SQLFragment(")")
     case .caseWhen(let base, let branches, let otherwise):
       var sql = SQLFragment("(CASE")
-      if let base { sql += SQLFragment(" ") + (try compile(base, arguments: arguments)).grouped }
+      if let base { sql += SQLFragment(" ") + (try compile(base, arguments: arguments)) }
       for (condition, result) in branches {
         sql +=
-          SQLFragment(" WHEN ") + (try compile(condition, arguments: arguments)).grouped
-          + SQLFragment(" THEN ") + (try compile(result, arguments: arguments)).grouped
+          SQLFragment(" WHEN ") + (try compile(condition, arguments: arguments))
+          + SQLFragment(" THEN ") + (try compile(result, arguments: arguments))
       }
       if let otherwise {
-        sql += SQLFragment(" ELSE ") + (try compile(otherwise, arguments: arguments)).grouped
+        sql += SQLFragment(" ELSE ") + (try compile(otherwise, arguments: arguments))
       }
       return sql + SQLFragment(" END)")
     case .cast(let value, let type):
@@ -107,7 +144,7 @@ struct WhereSQL {
         case .nocase: SQLFragment(" COLLATE NOCASE")
         case .rtrim: SQLFragment(" COLLATE RTRIM")
         }
-      return ((try compile(value, arguments: arguments)).grouped + name).grouped
+      return ((try compile(value, arguments: arguments)) + name).grouped
     }
   }
 
@@ -121,7 +158,8 @@ struct WhereSQL {
       usesFieldTable = true
       return SQLFragment("f.") + WhereFieldTable.column(column)
     }
-    return try WhereFieldTable.value(of: path, in: SQLFragment("d.body"), fields.settings)
+    return try WhereFieldTable.value(
+      of: path, in: SQLFragment("d.body"), fields.settings, wholeStrings: wholeStrings)
   }
 
   static func binary(_ op: BinaryOperator) -> SQLFragment {
@@ -262,7 +300,9 @@ extension DocumentCollection {
       throw SetteeError(.invalidQuery, "limit must be 0 or more, not \(limit)")
     }
     let fields = try cid.map { try database.whereFields(db, cid: $0) } ?? .none
-    var compiler = WhereSQL(fields: fields)
+    var compiler = WhereSQL(
+      fields: fields,
+      wholeStrings: try cid.map { try DocumentReader.holdsNUL(db, cid: $0) } ?? false)
     var used = 0
     var condition = SQLFragment("1")
     if !Self.isBlank(whereString) {

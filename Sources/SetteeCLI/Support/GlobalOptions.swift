@@ -36,9 +36,11 @@ struct GlobalOptions: ParsableArguments {
     var configuration = Database.Configuration(readOnly: readOnly)
     if readOnly { configuration.maximumReaderCount = 1 }
     if let busyTimeout {
-      guard busyTimeout >= 0, busyTimeout.isFinite else {
+      let most = Database.Configuration.maxBusyTimeout
+      guard busyTimeout.isFinite, (0...most).contains(busyTimeout) else {
         throw SetteeError(
-          .invalidArgument, "--busy-timeout must be a number of seconds, not \(busyTimeout)")
+          .invalidArgument,
+          "--busy-timeout must be a number of seconds from 0 to \(Int(most)), not \(busyTimeout)")
       }
       configuration.busyTimeout = busyTimeout
     }

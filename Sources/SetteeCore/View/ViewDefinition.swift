@@ -76,7 +76,11 @@ public struct ViewDefinition: Sendable, Hashable {
       guard case .string(let text) = value else {
         throw refuse("\(JSON.string(member)) must hold field paths (strings), not \(value)")
       }
-      do { return try FieldPath(parsing: text, allowingDollar: true) } catch {
+      do { return try FieldPath(parsing: text, allowingDollar: true) } catch let error
+        as SetteeError where error.code == .limitExceeded
+      {
+        throw SetteeError(.limitExceeded, "view \(JSON.string(name)): \(error.message)")
+      } catch {
         throw refuse("\(JSON.string(member)) holds a bad field path \(JSON.string(text))")
       }
     }

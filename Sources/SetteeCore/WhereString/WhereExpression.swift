@@ -32,6 +32,41 @@ public indirect enum WhereExpression: Sendable, Hashable {
   /// `a COLLATE name`.
   case collate(WhereExpression, WhereCollation)
 
+  /// The expressions directly inside this one.
+  public var children: [WhereExpression] {
+    switch self {
+    case .field, .argument, .literal: []
+    case .unary(_, let operand): [operand]
+    case .binary(_, let left, let right): [left, right]
+    case .match(_, let value, let pattern, let escape, _):
+      [value, pattern] + (escape.map { [$0] } ?? [])
+    case .inList(let value, let list, _): [value] + list
+    case .between(let value, let low, let high, _): [value, low, high]
+    case .isNull(let value, _): [value]
+    case .function(_, let arguments): arguments
+    case .caseWhen(let base, let branches, let otherwise):
+      (base.map { [$0] } ?? []) + branches.flatMap { [$0.0, $0.1] }
+        + (otherwise.map { [$0] } ?? [])
+    case .cast(let value, _): [value]
+    case .collate(let value, _): [value]
+    }
+  }
+
+  /// How many levels deep the tree is (a field or value alone: 1) and how many nodes it
+  /// has, counted without recursion, so that any tree can be measured before anything
+  /// recursive walks it.
+  public var size: (depth: Int, nodes: Int) {
+    var deepest = 0
+    var nodes = 0
+    var pending: [(WhereExpression, Int)] = [(self, 1)]
+    while let (expression, level) = pending.popLast() {
+      deepest = max(deepest, level)
+      nodes += 1
+      for child in expression.children { pending.append((child, level + 1)) }
+    }
+    return (deepest, nodes)
+  }
+
   public static func == (lhs: WhereExpression, rhs: WhereExpression) -> Bool {
     String(describing: lhs) == String(describing: rhs)
   }
@@ -93,6 +128,23 @@ public enum BinaryOperator: String, Sendable, Hashable, CaseIterable {
   case remainder = "%"
   /// `||`
   case concatenate = "||"
+}
+
+extension BinaryOperator {
+  /// The operator's precedence level, as SQLite and ``WhereParser`` read it (higher binds
+  /// tighter); operators of one level are left-associative.
+  public var precedence: Int {
+    switch self {
+    case .or: 0
+    case .and: 1
+    case .equal, .notEqual, .is, .isNot: 2
+    case .less, .lessOrEqual, .greater, .greaterOrEqual: 3
+    case .bitAnd, .bitOr, .shiftLeft, .shiftRight: 4
+    case .add, .subtract: 5
+    case .multiply, .divide, .remainder: 6
+    case .concatenate: 7
+    }
+  }
 }
 
 /// `LIKE` (ASCII case-insensitive) and `GLOB` (case-sensitive, Unix wildcards).

@@ -27,6 +27,17 @@ public struct WhereParser {
   let what: String
   var tokens: [(token: Token, offset: Int)] = []
   var position = 0
+  /// How deeply the parser is nested now (parentheses, arguments, prefix operators).
+  var depth = 0
+
+  /// How deeply a `where` string or `orderBy` clause may nest: parentheses, function
+  /// arguments, `CASE` and `CAST`, prefix operators (`-`, `NOT`), and chains of one
+  /// operator (`a + b + c` is three deep; `AND` and `OR` chains of any length count as
+  /// balanced trees, so a list of conditions is never too deep). SQLite's own parser
+  /// refuses expressions little deeper than this.
+  public static let maxDepth = 48
+  /// How many tokens (names, values, operators) a `where` string or `orderBy` may hold.
+  public static let maxTokens = 50_000
   /// How many `?` have been read.
   public private(set) var argumentCount = 0
   /// The collection's aliases: bare names that stand for an expression.
@@ -47,6 +58,7 @@ public struct WhereParser {
     var parser = try WhereParser(text, what: "where string", aliases: aliases)
     let expression = try parser.expression()
     try parser.expectEnd()
+    try parser.checkDepth(expression)
     return (expression, parser.argumentCount)
   }
 
@@ -70,6 +82,7 @@ public struct WhereParser {
           nullsFirst = false
         }
       }
+      try parser.checkDepth(expression)
       terms.append(
         OrderTerm(expression: expression, descending: descending, nullsFirst: nullsFirst))
     } while parser.accept(.symbol(","))
@@ -81,16 +94,56 @@ public struct WhereParser {
 
   func error(_ message: String, at offset: Int? = nil) -> SetteeError {
     let at = offset ?? tokens[min(position, tokens.count - 1)].offset
-    return SetteeError(
-      .invalidQuery,
-      "\(what) \(JSON.string(text)): \(message) at position \(at + 1)")
+    return Self.error(text, what, message, at: at)
   }
 
   static func error(_ text: String, _ what: String, _ message: String, at offset: Int)
     -> SetteeError
   {
-    SetteeError(.invalidQuery, "\(what) \(JSON.string(text)): \(message) at position \(offset + 1)")
+    SetteeError(.invalidQuery, "\(what) \(quoting(text)): \(message) at position \(offset + 1)")
   }
+
+  /// The text as errors quote it: whole up to 200 characters, else its start and `…`.
+  static func quoting(_ text: String) -> String {
+    text.unicodeScalars.count > 200
+      ? JSON.string(String(String.UnicodeScalarView(text.unicodeScalars.prefix(200)))).description
+        + "…"
+      : JSON.string(text).description
+  }
+
+  func limitError(_ message: String) -> SetteeError {
+    SetteeError(
+      .limitExceeded,
+      "\(what) \(Self.quoting(text)): \(message)")
+  }
+
+  /// Refuses a tree deeper than ``maxDepth`` or larger than ``maxTokens`` nodes (aliases
+  /// expanded), before anything walks it.
+  func checkDepth(_ expression: WhereExpression) throws {
+    let (depth, nodes) = expression.size
+    if depth > Self.maxDepth {
+      throw limitError(
+        "it nests \(depth) levels deep (operator chains, parentheses, functions and aliases counted), more than the limit of \(Self.maxDepth)"
+      )
+    }
+    if nodes > Self.maxTokens {
+      throw limitError(
+        "with its aliases expanded it holds \(nodes) terms, more than the limit of \(Self.maxTokens)"
+      )
+    }
+  }
+
+  /// One level deeper, refused past ``maxDepth``; ``leave()`` comes back up.
+  mutating func enter() throws {
+    depth += 1
+    if depth > Self.maxDepth {
+      throw limitError(
+        "it nests more than \(Self.maxDepth) levels deep (parentheses, function arguments, CASE, CAST, prefix operators)"
+      )
+    }
+  }
+
+  mutating func leave() { depth -= 1 }
 
   /// Whether `name` is a keyword of the grammar (in any case), so that it cannot name an
   /// alias.
@@ -110,6 +163,12 @@ public struct WhereParser {
     var index = 0
     func fail(_ message: String, _ at: Int) -> SetteeError { error(text, what, message, at: at) }
     while index < scalars.count {
+      if tokens.count >= maxTokens {
+        throw SetteeError(
+          .limitExceeded,
+          "\(what) of \(scalars.count) characters holds more than \(maxTokens) tokens (names, values, operators), the limit"
+        )
+      }
       let start = index
       let c = scalars[index]
       if c == " " || c == "\t" || c == "\n" || c == "\r" {
@@ -266,22 +325,41 @@ public struct WhereParser {
     }
   }
 
-  mutating func expression() throws -> WhereExpression { try or() }
+  mutating func expression() throws -> WhereExpression {
+    try enter()
+    defer { leave() }
+    return try or()
+  }
 
   mutating func or() throws -> WhereExpression {
-    var left = try and()
-    while accept(.word("OR")) { left = .binary(.or, left, try and()) }
-    return left
+    var operands = [try and()]
+    while accept(.word("OR")) { operands.append(try and()) }
+    return Self.balanced(.or, operands[...])
   }
 
   mutating func and() throws -> WhereExpression {
-    var left = try not()
-    while accept(.word("AND")) { left = .binary(.and, left, try not()) }
-    return left
+    var operands = [try not()]
+    while accept(.word("AND")) { operands.append(try not()) }
+    return Self.balanced(.and, operands[...])
+  }
+
+  /// A chain of `AND` or `OR` as a balanced tree (both are associative, and the operands
+  /// keep their order), so that fifty conditions are six levels deep, not fifty.
+  static func balanced(_ op: BinaryOperator, _ operands: ArraySlice<WhereExpression>)
+    -> WhereExpression
+  {
+    if operands.count == 1 { return operands[operands.startIndex] }
+    let middle = operands.startIndex + operands.count / 2
+    return .binary(
+      op, balanced(op, operands[..<middle]), balanced(op, operands[middle...]))
   }
 
   mutating func not() throws -> WhereExpression {
-    if accept(.word("NOT")) { return .unary(.not, try not()) }
+    if accept(.word("NOT")) {
+      try enter()
+      defer { leave() }
+      return .unary(.not, try not())
+    }
     return try equality()
   }
 
@@ -416,9 +494,12 @@ public struct WhereParser {
   }
 
   mutating func unary() throws -> WhereExpression {
-    if accept(.symbol("-")) { return .unary(.negate, try unary()) }
-    if accept(.symbol("+")) { return .unary(.plus, try unary()) }
-    if accept(.symbol("~")) { return .unary(.bitNot, try unary()) }
+    for (symbol, op) in [("-", UnaryOperator.negate), ("+", .plus), ("~", .bitNot)]
+    where accept(.symbol(symbol)) {
+      try enter()
+      defer { leave() }
+      return .unary(op, try unary())
+    }
     var operand = try primary()
     while accept(.word("COLLATE")) {
       guard case .word(let name) = current,
@@ -438,6 +519,8 @@ public struct WhereParser {
       do {
         let unescaped = name.contains("\\") ? name.replacingOccurrences(of: "\\]", with: "]") : name
         return .field(try FieldPath(parsing: unescaped, allowingDollar: true))
+      } catch let error as SetteeError where error.code == .limitExceeded {
+        throw limitError(error.message)
       } catch {
         throw self.error("[\(name)] is not a field path", at: offset)
       }
@@ -489,7 +572,11 @@ public struct WhereParser {
       position += 1
       try expect(.symbol(")"), ") to end CAST")
       return .cast(value, type)
-    case .word(let name) where !Self.keywords.contains(name):
+    case .word(let name)
+    where !Self.keywords.contains(name)
+      || ((name == "LIKE" || name == "GLOB") && tokens[position + 1].token == .symbol("(")):
+      // `like(…)` and `glob(…)` are functions where an operand starts (infix LIKE and GLOB
+      // never stand there).
       position += 1
       let lower = name.lowercased()
       guard current == .symbol("(") else {

@@ -1,0 +1,60 @@
+import SetteeCore
+
+/// SQLite's refusals of a statement for what the user's query asked, which SQLite reports
+/// only as `SQLITE_ERROR` (or `SQLITE_TOOBIG`) with a message: each becomes the user's
+/// error, `invalidQuery` or `limitExceeded`, instead of a `storage` failure. SQLite has no
+/// other way to tell them apart, so its messages are matched here, in one place.
+struct QueryRefusal {
+  var code: SetteeError.Code
+  var reason: String
+
+  private static let known: [(prefix: String, code: SetteeError.Code, reason: String)] = [
+    (
+      "parser stack overflow", .limitExceeded,
+      "the query nests too deeply for SQLite's parser (nested function calls, CASE and prefix operators cost the most): write it with fewer levels"
+    ),
+    (
+      "Expression tree is too large", .limitExceeded,
+      "the query's expression is too deep for SQLite (at most 1,000 levels)"
+    ),
+    (
+      "too many SQL variables", .limitExceeded,
+      "the query binds more values than SQLite allows in one statement (aliases expanded, each use of one binds its values again)"
+    ),
+    (
+      "too many terms in ORDER BY clause", .limitExceeded,
+      "the query orders by more terms than SQLite allows (64)"
+    ),
+    (
+      "too many terms in compound SELECT", .limitExceeded,
+      "the query has more parts than SQLite allows in one statement"
+    ),
+    (
+      "LIKE or GLOB pattern too complex", .limitExceeded,
+      "a LIKE or GLOB pattern is longer than SQLite allows (50,000 bytes)"
+    ),
+    (
+      "ESCAPE expression must be a single character", .invalidQuery,
+      "the ESCAPE of a LIKE must be a single character"
+    ),
+    (
+      "integer overflow", .invalidQuery,
+      "an integer computed by the query overflows 64 bits (such as abs(-9223372036854775808))"
+    ),
+    (
+      "string or blob too big", .limitExceeded,
+      "the query builds a string or blob larger than SQLite allows"
+    ),
+    (
+      "interrupted", .limitExceeded,
+      "the query ran past its time or memory budget"
+    ),
+  ]
+
+  init?(sqliteMessage message: String) {
+    guard let match = Self.known.first(where: { message.hasPrefix($0.prefix) }) else {
+      return nil
+    }
+    (code, reason) = (match.code, match.reason)
+  }
+}
