@@ -266,6 +266,14 @@ extension SetteeError {
     -> SetteeError
   {
     if let error = error as? SetteeError { return error }
+    if let error = error as? RowDecodingError {
+      // Settee wrote every value it reads back (Row.value(_:)): one of another type or
+      // NULL where it writes none was damaged in the file.
+      return SetteeError(
+        .corruption,
+        "\(context): the database file is damaged (a stored value is not what Settee writes there)",
+        cause: "\(error)")
+    }
     guard let error = error as? DatabaseError else {
       return SetteeError(.storage, context, cause: "\(error)")
     }

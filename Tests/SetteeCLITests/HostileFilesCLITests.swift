@@ -17,6 +17,27 @@ struct HostileFilesCLITests {
       .stringValue
   }
 
+  /// A missing file and an empty one are the same to every reading command: `not_found`,
+  /// and nothing is created or written (a write would make the empty file a database).
+  @Test(arguments: [false, true])
+  func everyReadAnswersNotFoundForNoDatabase(emptyFile: Bool) throws {
+    let db = directory.path("none-\(emptyFile).db")
+    if emptyFile { FileManager.default.createFile(atPath: db, contents: Data()) }
+    for arguments in [
+      ["get", "a"], ["find", #"{"selector": {}}"#], ["export"], ["where", "1"], ["all-docs"],
+      ["check"], ["changes"], ["index", "list"], ["view", "list"], ["view", "query", "t"],
+      ["metadata", "list"], ["metadata", "get", "k"], ["alias", "list"],
+      ["where-index", "list"], ["queryable", "list"], ["defaults", "get"],
+      ["explain", #"{"selector": {}}"#],
+    ] {
+      let run = try SetteeBinary.run(["--db", db] + arguments)
+      #expect(run.status == 1 && errorName(run) == "not_found", "\(arguments): \(run.stderr)")
+      #expect(
+        emptyFile ? (try? bytes(db))?.isEmpty == true : !FileManager.default.fileExists(atPath: db),
+        "\(arguments) wrote to the file")
+    }
+  }
+
   /// Every reading command works as `nobody` on a file and directory it cannot write, and
   /// changes no byte; every writing command fails with `read_only`.
   @Test(.enabled(if: SetteeBinary.canRunUnprivileged))

@@ -35,8 +35,8 @@ extension DocumentCollection {
       chunk.reserveCapacity(80_000)
       var count = 0
       while let row = try rows.next() {
-        let id: String = row[0]
-        let rev = try DocumentReader.storedRevision(row[1], documentID: id)
+        let id: String = try row.value(0)
+        let rev = try DocumentReader.storedRevision(try row.value(1), documentID: id)
         _ = try DocumentReader.parseBody(row, at: 2, documentID: id)
         chunk.append(contentsOf: #"{"_id":"#.utf8)
         JSONWriter.writeString(id, into: &chunk)

@@ -64,11 +64,13 @@ final class StoredIndex: Sendable {
       arguments: [cid])
     return try rows.map { row in
       StoredIndex(
-        xid: row[0],
+        xid: try row.value(0),
         definition: try definition(
-          name: row[1], type: row[2], fields: row[3], settings: row[4], ddoc: row[8],
-          partialFilter: row[9]),
-        multiDocuments: row[5], entries: row[6], entriesPerKey: row[7])
+          name: try row.value(1), type: try row.value(2), fields: try row.value(3),
+          settings: try row.value(4), ddoc: try row.value(8),
+          partialFilter: try row.value(9)),
+        multiDocuments: try row.value(5), entries: try row.value(6), entriesPerKey: try row.value(7)
+      )
     }
   }
 
@@ -82,16 +84,19 @@ final class StoredIndex: Sendable {
   ) throws -> IndexDefinition {
     let key = [name, type, fields, settings, ddoc ?? "\u{0}", partialFilter ?? "\u{0}"]
     if let known = definitions.withLock({ $0[key] }) { return known }
-    let fieldNames = try JSONParser.parse(fields).arrayValue?.compactMap(\.stringValue) ?? []
-    var settingValues: [String: String] = [:]
-    for member in try JSONParser.parse(settings).objectValue ?? [:] {
-      settingValues[member.key] = member.value.stringValue
-    }
-    var definition = try IndexDefinition(
-      name: name, fields: fieldNames, type: type, settings: settingValues)
-    definition.designDocument = ddoc
-    definition.partialFilter = try partialFilter.map {
-      try SelectorParser.parse(JSONParser.parse($0))
+    let definition = try StoredData.reading("the definition of index \(JSON.string(name))") {
+      let fieldNames = try JSONParser.parse(fields).arrayValue?.compactMap(\.stringValue) ?? []
+      var settingValues: [String: String] = [:]
+      for member in try JSONParser.parse(settings).objectValue ?? [:] {
+        settingValues[member.key] = member.value.stringValue
+      }
+      var definition = try IndexDefinition(
+        name: name, fields: fieldNames, type: type, settings: settingValues)
+      definition.designDocument = ddoc
+      definition.partialFilter = try partialFilter.map {
+        try SelectorParser.parse(JSONParser.parse($0))
+      }
+      return definition
     }
     definitions.withLock { cache in
       if cache.count > 1_024 { cache.removeAll() }

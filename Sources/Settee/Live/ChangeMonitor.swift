@@ -56,7 +56,7 @@ final class ChangeMonitor: Sendable {
       var sequences: [[UInt8]: Int64] = [:]
       for row in try Row.fetchAll(db.cachedStatement(sql: "SELECT name, last_seq FROM collections"))
       {
-        sequences[Array((row[0] as String).utf8)] = row[1]
+        sequences[Array((try row.value(0) as String).utf8)] = try row.value(1)
       }
       return sequences
     }

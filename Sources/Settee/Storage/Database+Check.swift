@@ -94,11 +94,11 @@ extension Database {
       db, sql: "SELECT rid, id, rev, deleted, body FROM documents WHERE cid = ?", arguments: [cid])
     while let row = try rows.next() {
       report.documents += 1
-      let rid: Int64 = row[0]
-      let id: String = row[1]
-      let deleted: Bool = row[3]
+      let rid: Int64 = try row.value(0)
+      let id: String = try row.value(1)
+      let deleted: Bool = try row.value(3)
       do {
-        let rev = try DocumentReader.storedRevision(row[2], documentID: id)
+        let rev = try DocumentReader.storedRevision(try row.value(2), documentID: id)
         let body = try DocumentReader.parseBody(row, at: 4, documentID: id)
         if deleted { continue }
         let document = JSON.object(Document(id: id, rev: rev, body: body).json)
@@ -133,8 +133,8 @@ extension Database {
     let rows = try Row.fetchCursor(db, sql: sql.text)
     while let row = try rows.next() {
       report.indexEntries += 1
-      let rid: Int64 = row[0]
-      ids[rid] = row[1]
+      let rid: Int64 = try row.value(0)
+      ids[rid] = try row.value(1)
       var entries: [IndexKeys.Entry] = []
       for position in 0..<count {
         let key = [UInt8]((row[2 + position] as Data?) ?? Data())

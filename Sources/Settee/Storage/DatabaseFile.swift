@@ -182,3 +182,11 @@ enum DatabaseFile {
     return Array(header.prefix(max(count, 0)))
   }
 }
+
+extension Database {
+  /// Whether a database is at `path`: not for a missing file, nor for an empty one (which
+  /// a write would make a database), as every read-only open answers `notFound` for both.
+  package static func exists(atPath path: String) throws -> Bool {
+    try DatabaseFile.inspect(path, configuration: Configuration()) != .missing
+  }
+}

@@ -159,8 +159,9 @@ enum DocumentReader {
     while let row = try rows.next() {
       changes.append(
         Change(
-          seq: row[0], id: row[1], rev: try storedRevision(row[2], documentID: row[1]),
-          isDeleted: row[3]))
+          seq: try row.value(0), id: try row.value(1),
+          rev: try storedRevision(try row.value(2), documentID: try row.value(1)),
+          isDeleted: try row.value(3)))
     }
     return changes
   }
@@ -181,12 +182,12 @@ enum DocumentReader {
           """), arguments: [cid, id, cid, id])
     var revisions: [RevisionInfo] = []
     while let row = try rows.next() {
-      let parent: String? = row[1]
+      let parent: String? = try row.value(1)
       revisions.append(
         RevisionInfo(
-          rev: try storedRevision(row[0], documentID: id),
+          rev: try storedRevision(try row.value(0), documentID: id),
           parent: try parent.map { text throws in try storedRevision(text, documentID: id) },
-          isDeleted: row[2], seq: row[3]))
+          isDeleted: try row.value(2), seq: try row.value(3)))
     }
     return revisions
   }

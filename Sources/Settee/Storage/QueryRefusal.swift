@@ -1,8 +1,9 @@
 import SetteeCore
 
-/// SQLite's refusals of a statement for what the user's query asked, which SQLite reports
-/// only as `SQLITE_ERROR` (or `SQLITE_TOOBIG`) with a message: each becomes the user's
-/// error, `invalidQuery` or `limitExceeded`, instead of a `storage` failure. SQLite has no
+/// SQLite's refusals of a statement that SQLite reports only as `SQLITE_ERROR` (or
+/// `SQLITE_TOOBIG`) with a message: what the user's query asked becomes the user's error,
+/// `invalidQuery` or `limitExceeded`, and a table, column or index of Settee's that is
+/// missing from the file is `corruption`, instead of a `storage` failure. SQLite has no
 /// other way to tell them apart, so its messages are matched here, in one place.
 struct QueryRefusal {
   var code: SetteeError.Code
@@ -46,8 +47,16 @@ struct QueryRefusal {
       "the query builds a string or blob larger than SQLite allows"
     ),
     (
-      "interrupted", .limitExceeded,
-      "the query ran past its time or memory budget"
+      "no such table", .corruption,
+      "the database file is damaged: a table that Settee made is missing"
+    ),
+    (
+      "no such column", .corruption,
+      "the database file is damaged: a column that Settee made is missing"
+    ),
+    (
+      "no such index", .corruption,
+      "the database file is damaged: an index that Settee made is missing"
     ),
   ]
 

@@ -45,9 +45,9 @@ extension DocumentCollection {
     if query.includeDocs { select += SQLFragment(", body") }
     select += SQLFragment(" FROM documents WHERE cid = ") + .value(cid)
     func row(_ row: Row) throws -> ViewRow {
-      let id: String = row[0]
-      let rev = try DocumentReader.storedRevision(row[1], documentID: id)
-      let deleted: Bool = row[2]
+      let id: String = try row.value(0)
+      let rev = try DocumentReader.storedRevision(try row.value(1), documentID: id)
+      let deleted: Bool = try row.value(2)
       var value: JSONObject = ["rev": .string(rev.description)]
       if deleted { value["deleted"] = true }
       var result = ViewRow(key: .string(id), value: .object(value), id: id)

@@ -97,7 +97,9 @@ extension DocumentCollection {
       return try ViewStore.all(db, cid: cid, kind: .view).map { view in
         ViewInfo(
           name: view.name,
-          definition: try ViewStore.definition(db, view).map { try JSONParser.parse($0) },
+          definition: try ViewStore.definition(db, view).map {
+            try StoredData.json($0, "the definition of view \(JSON.string(view.name))")
+          },
           version: view.version, collation: view.collation, reduce: view.reduceName,
           totalRows: view.totalRows, updateSeq: view.lastSeq)
       }

@@ -160,7 +160,9 @@ public struct ValueIndexes: Sendable {
       let sql =
         SQLFragment("SELECT min(key_json) FROM ") + stored[0].table
         + SQLFragment(" GROUP BY key ORDER BY key")
-      return try String.fetchAll(db, sql: sql.text).map { try JSONParser.parse($0) }
+      return try String.fetchAll(db, sql: sql.text).map {
+        try StoredData.json($0, "a row of value index \(JSON.string(name))")
+      }
     }
     return result
   }
@@ -237,12 +239,12 @@ public struct ValueIndexes: Sendable {
       let rows = try Row.fetchCursor(
         db.makeStatement(sql: sql.text), arguments: sql.statementArguments)
       while let row = try rows.next() {
-        let id: String = row[0]
+        let id: String = try row.value(0)
         ids.append(id)
         if wanted {
           documents.append(
             try Document(
-              id: id, rev: DocumentReader.storedRevision(row[1], documentID: id),
+              id: id, rev: DocumentReader.storedRevision(try row.value(1), documentID: id),
               body: DocumentReader.parseBody(row, at: 2, documentID: id)))
         }
       }
@@ -336,8 +338,9 @@ struct ValueIndexDefinition {
   /// `swift:<type>:<version>`).
   static func type(of view: StoredView) throws -> ValueIndexes.ValueType {
     if view.version.hasPrefix("field:") {
-      return try ValueIndexDefinition(json: JSONParser.parse(String(view.version.dropFirst(6))))
-        .type
+      return try StoredData.reading("the definition of value index \(JSON.string(view.name))") {
+        try ValueIndexDefinition(json: JSONParser.parse(String(view.version.dropFirst(6)))).type
+      }
     }
     return view.version.hasPrefix("swift:integer:") ? .integer : .string
   }

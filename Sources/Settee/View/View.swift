@@ -173,16 +173,14 @@ public struct View: Sendable {
 extension ViewMapper {
   /// The mapper of a stored declarative definition.
   static func declared(kind: ViewKind, definition text: String) throws -> ViewMapper {
-    let json: JSON
-    do { json = try JSONParser.parse(text) } catch {
-      throw SetteeError(.corruption, "a stored view definition is damaged: \(text)")
-    }
+    let what = "a stored view definition (\(text.prefix(200)))"
+    let json = try StoredData.json(text, what)
     switch kind {
     case .view:
-      let definition = try ViewDefinition(json: json)
+      let definition = try StoredData.reading(what) { try ViewDefinition(json: json) }
       return ViewMapper(definition)
     case .value:
-      let definition = try ValueIndexDefinition(json: json)
+      let definition = try StoredData.reading(what) { try ValueIndexDefinition(json: json) }
       return definition.mapper
     }
   }

@@ -109,7 +109,9 @@ extension ViewStore {
         // The common case, read through SQLite's C API (see RawStatement).
         var rows: [ViewRow] = []
         try RawStatement(db, sql).forEach { row in
-          rows.append(ViewRow(key: try row.json(0), value: try row.json(2), id: row.string(1)))
+          let what = "a row of view \(JSON.string(view.name))"
+          rows.append(
+            ViewRow(key: try row.json(0, what), value: try row.json(2, what), id: row.string(1)))
           return true
         }
         return rows
@@ -117,10 +119,12 @@ extension ViewStore {
       return try Row.fetchAll(
         db.cachedStatement(sql: sql.text), arguments: sql.statementArguments
       ).map { row in
-        let id: String = row[1]
+        let id: String = try row.value(1)
         var result = ViewRow(
-          key: try JSONParser.parse(row[0] as String), value: try decodeValue(row[2]), id: id)
-        if query.includeDocs, let rev = row[3] as String? {
+          key: try StoredData.json(
+            try row.value(0) as String, "a row of view \(JSON.string(view.name))"),
+          value: try decodeValue(try row.value(2)), id: id)
+        if query.includeDocs, let rev = try row.value(3) as String? {
           result.document = try Document(
             id: id, rev: DocumentReader.storedRevision(rev, documentID: id),
             body: DocumentReader.parseBody(row, at: 4, documentID: id))
@@ -230,21 +234,23 @@ extension ViewStore {
       aggregates + keyColumn + SQLFragment(" FROM ") + view.table + SQLFragment(" WHERE ")
     /// The reduced value of an aggregate row; `nil` when not every value was a number.
     func reduced(_ row: Row) throws -> JSON? {
-      let count: Int64 = row[0]
-      if row[1] as Int64 != count { return nil }
+      let count: Int64 = try row.value(0)
+      if try row.value(1) as Int64 != count { return nil }
       switch builtin {
       case "_count": return .int(count)
-      case "_sum": return try decodeValue(row[2])
+      case "_sum": return try decodeValue(try row.value(2))
       default:
         return [
-          "sum": try decodeValue(row[2]), "count": .int(count), "min": try decodeValue(row[3]),
-          "max": try decodeValue(row[4]), "sumsqr": .double(row[5]),
+          "sum": try decodeValue(try row.value(2)), "count": .int(count),
+          "min": try decodeValue(try row.value(3)),
+          "max": try decodeValue(try row.value(4)), "sumsqr": .double(try row.value(5)),
         ]
       }
     }
     func groupKey(_ row: Row, at index: Int) throws -> JSON {
       guard let level else { return .null }
-      let key = try JSONParser.parse(row[index] as String)
+      let key = try StoredData.json(
+        try row.value(index) as String, "a row of view \(JSON.string(view.name))")
       if case .array(let elements) = key, elements.count > level {
         return .array(Array(elements.prefix(level)))
       }
@@ -257,7 +263,7 @@ extension ViewStore {
         let row = try Row.fetchOne(
           db.cachedStatement(sql: sql.text), arguments: sql.statementArguments)
       else { return nil }
-      return (row[0], row)
+      return (try row.value(0), row)
     }
     do {
       if let keys = query.keys {
@@ -344,8 +350,9 @@ extension ViewStore {
         let row = try Row.fetchOne(
           db.cachedStatement(sql: sql.text), arguments: sql.statementArguments)
       else { return rows }
-      let key = [UInt8](row[0] as Data)
-      let json = try JSONParser.parse(row[1] as String)
+      let key = [UInt8](try row.value(0) as Data)
+      let json = try StoredData.json(
+        try row.value(1) as String, "a row of view \(JSON.string(view.name))")
       // An array of at least `level` elements: every array starting with the same elements
       // is in its group, the keys starting with those bytes. Anything else: its own key.
       let group: SQLFragment
@@ -443,7 +450,8 @@ extension ViewStore {
         return query.limit.map { groups.count < $0 } ?? true
       }
       while let row = try cursor.next() {
-        let key = try JSONParser.parse(row[1] as String)
+        let key = try StoredData.json(
+          try row.value(1) as String, "a row of view \(JSON.string(view.name))")
         var binary: [UInt8] = []
         var json: JSON = .null
         if let level {
@@ -452,7 +460,7 @@ extension ViewStore {
             binary = try view.collation.key(json)
           } else {
             json = key
-            binary = [UInt8](row[0] as Data)
+            binary = [UInt8](try row.value(0) as Data)
           }
         }
         if !started || binary != groupBinary {
@@ -464,7 +472,7 @@ extension ViewStore {
           groupBinary = binary
           groupJSON = json
         }
-        try group?.add(key: key, id: row[2], value: try decodeValue(row[3]))
+        try group?.add(key: key, id: try row.value(2), value: try decodeValue(try row.value(3)))
       }
       return started ? try finish() : true
     }

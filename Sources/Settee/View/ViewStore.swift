@@ -63,21 +63,21 @@ struct StoredView: Sendable {
   }
 
   init(row: Row) throws {
-    vid = row[0]
-    cid = row[1]
-    let kindName: String = row[2]
-    name = row[3]
-    version = row[4]
-    hasDefinition = row[5]
-    let collationName: String = row[6]
-    collatorVersion = row[7]
-    reduceName = row[8]
-    lastSeq = row[9]
-    totalRows = row[10]
-    otherValues = row[11]
-    generation = row[12]
-    collectionSeq = row[13] ?? 0
-    hasErrors = row[14]
+    vid = try row.value(0)
+    cid = try row.value(1)
+    let kindName: String = try row.value(2)
+    name = try row.value(3)
+    version = try row.value(4)
+    hasDefinition = try row.value(5)
+    let collationName: String = try row.value(6)
+    collatorVersion = try row.value(7)
+    reduceName = try row.value(8)
+    lastSeq = try row.value(9)
+    totalRows = try row.value(10)
+    otherValues = try row.value(11)
+    generation = try row.value(12)
+    collectionSeq = try row.value(13) ?? 0
+    hasErrors = try row.value(14)
     guard let kind = ViewKind(rawValue: kindName),
       let collation = ViewCollation(rawValue: collationName)
     else {
@@ -117,7 +117,7 @@ enum ViewStore {
   static func everything(_ db: SQLConnection) throws -> [(collection: String, view: StoredView)] {
     var names: [Int64: String] = [:]
     for row in try Row.fetchAll(db, sql: "SELECT cid, name FROM collections") {
-      names[row[0]] = row[1]
+      names[try row.value(0)] = try row.value(1)
     }
     let sql =
       SQLFragment("SELECT ") + StoredView.columns
@@ -286,7 +286,7 @@ enum ViewStore {
     var counts = RowCounts()
     var key: [UInt8] = []
     while let row = try changed.next() {
-      let id: String = row[0]
+      let id: String = try row.value(0)
       if !fresh {
         for other in try Bool.fetchAll(deleteRows, arguments: [id]) {
           counts.removed += 1
@@ -294,10 +294,10 @@ enum ViewStore {
         }
         try deleteError.execute(arguments: [view.vid, id])
       }
-      let deleted: Bool = row[2]
+      let deleted: Bool = try row.value(2)
       if deleted || Document.isDesignID(id) { continue }
       let document = try Document(
-        id: id, rev: DocumentReader.storedRevision(row[1], documentID: id),
+        id: id, rev: DocumentReader.storedRevision(try row.value(1), documentID: id),
         body: DocumentReader.parseBody(row, at: 3, documentID: id))
       let emitted: [(key: JSON, value: JSON)]
       do {
@@ -308,7 +308,7 @@ enum ViewStore {
         }
       } catch {
         let message = (error as? SetteeError)?.message ?? "\(error)"
-        try insertError.execute(arguments: [view.vid, id, row[4] as Int64, message])
+        try insertError.execute(arguments: [view.vid, id, try row.value(4) as Int64, message])
         continue
       }
       for (n, pair) in emitted.enumerated() {
@@ -391,7 +391,7 @@ enum ViewStore {
     case .null: return .null
     case .int64(let number): return .int(number)
     case .double(let number): return .double(number)
-    case .string(let text): return try JSONParser.parse(text)
+    case .string(let text): return try StoredData.json(text, "a view row's value")
     case .blob: throw SetteeError(.corruption, "a view row holds a damaged value")
     }
   }

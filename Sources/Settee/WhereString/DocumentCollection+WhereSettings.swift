@@ -10,7 +10,7 @@ extension Database {
       return cached.fields
     }
     let (settings, stored) = try WhereFieldTable.load(db, cid: cid)
-    let fields = WhereFields(settings: settings, cid: cid, version: stored)
+    let fields = try WhereFields(settings: settings, cid: cid, version: stored)
     if db.readsCommittedState { whereFieldsCache.withLock { $0[cid] = (stored, fields) } }
     return fields
   }
@@ -190,10 +190,12 @@ extension DocumentCollection {
 
   // MARK: - Implementation
 
+  /// The stored settings as they are (a damaged alias among them still lists, so that it
+  /// can be removed; queries refuse it).
   func whereSettings() throws -> WhereSettings {
     try database.read { db in
       guard let cid = try database.collectionID(db, name) else { return WhereSettings() }
-      return try database.whereFields(db, cid: cid).settings
+      return try WhereFieldTable.load(db, cid: cid).0
     }
   }
 

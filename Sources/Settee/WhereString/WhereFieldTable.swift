@@ -122,8 +122,11 @@ enum WhereFieldTable {
         db.cachedStatement(sql: "SELECT settings, version FROM where_settings WHERE cid = ?"),
         arguments: [cid])
     else { return (WhereSettings(), 0) }
-    let text: String = row[0]
-    return (try WhereSettings(json: JSONParser.parse(text)), row[1])
+    let text: String = try row.value(0)
+    let settings = try StoredData.reading("the where settings of collection \(cid)") {
+      try WhereSettings(json: JSONParser.parse(text))
+    }
+    return (settings, try row.value(1))
   }
 
   /// The version of the collection's settings, 0 when it has none.

@@ -137,13 +137,30 @@ struct WhereFields: Sendable {
   /// The stored settings' version (0: none), which parsed strings are cached under.
   let version: Int64
 
-  static let none = WhereFields(settings: WhereSettings(), cid: nil, version: 0)
+  static let none = WhereFields(
+    settings: WhereSettings(), aliases: [:], columns: [], table: nil, version: 0)
 
-  init(settings: WhereSettings, cid: Int64?, version: Int64) {
+  private init(
+    settings: WhereSettings, aliases: [String: WhereExpression], columns: [FieldPath],
+    table: String?, version: Int64
+  ) {
+    (self.settings, self.aliases, self.columns, self.table, self.version) =
+      (settings, aliases, columns, table, version)
+  }
+
+  /// - Throws: ``SetteeError`` with code `corruption` for a stored alias that does not
+  ///   parse (damaged in the file, or beyond this version's limits).
+  init(settings: WhereSettings, cid: Int64?, version: Int64) throws {
     self.settings = settings
     self.version = version
-    // Stored aliases were checked when set.
-    aliases = (try? settings.parsedAliases()) ?? [:]
+    // Stored aliases were checked when set: one that no longer parses was damaged.
+    var aliases: [String: WhereExpression] = [:]
+    for (name, text) in settings.aliases {
+      aliases[name] = try StoredData.reading(
+        "the alias \(JSON.string(name)) stored for collection \(cid.map(String.init) ?? "?")"
+      ) { try WhereParser.parse(text).expression }
+    }
+    self.aliases = aliases
     columns = settings.columns
     table = columns.isEmpty || cid == nil ? nil : WhereFieldTable.tableName(cid!)
   }

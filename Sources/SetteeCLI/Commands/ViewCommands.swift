@@ -115,7 +115,9 @@ struct AllDocsCommand: ParsableCommand {
 func openForView(_ options: GlobalOptions, stale: ViewQuery.Staleness) throws -> DocumentCollection
 {
   // A query never creates a database: without a file, the read-only open says so.
-  if stale == .ok || !FileManager.default.fileExists(atPath: options.databasePath) {
+  // (An empty file is no database either, as a read-only open says.)
+  let exists = try Database.exists(atPath: options.databasePath)
+  if stale == .ok || !exists {
     return try options.openCollection(readOnly: true)
   }
   do { return try options.openCollection(readOnly: false) } catch let error as SetteeError

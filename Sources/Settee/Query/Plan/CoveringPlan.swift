@@ -146,9 +146,9 @@ enum CoveringPlan {
   static func document(_ row: Row, _ index: StoredIndex, _ query: FindQuery) throws -> Document {
     var body = JSONObject()
     var column = 2
-    let id: String = row[0]
+    let id: String = try row.value(0)
     for field in projectedFields(index, query.fields ?? []) {
-      if let text: String = row[column], body[field.components[0]] == nil {
+      if let text: String = try row.value(column), body[field.components[0]] == nil {
         do {
           body[field.components[0]] = try JSONParser.parse(text)
         } catch {
@@ -160,6 +160,6 @@ enum CoveringPlan {
       column += 1
     }
     return Document(
-      id: id, rev: try DocumentReader.storedRevision(row[1], documentID: id), body: body)
+      id: id, rev: try DocumentReader.storedRevision(try row.value(1), documentID: id), body: body)
   }
 }

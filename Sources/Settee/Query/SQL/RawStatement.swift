@@ -147,13 +147,14 @@ struct RawStatement {
   /// Whether the column holds text.
   func isText(_ column: Int32) -> Bool { sqlite3_column_type(handle, column) == SQLITE_TEXT }
 
-  /// The column as JSON, for columns that hold JSON text or numbers (NULL is `null`).
-  func json(_ column: Int32) throws -> JSON {
+  /// The column as JSON, for columns of Settee's tables that hold JSON text or numbers
+  /// (NULL is `null`); text that does not parse is `corruption`, naming `what`.
+  func json(_ column: Int32, _ what: @autoclosure () -> String) throws -> JSON {
     switch sqlite3_column_type(handle, column) {
     case SQLITE_NULL: .null
     case SQLITE_INTEGER: .int(sqlite3_column_int64(handle, column))
     case SQLITE_FLOAT: .double(sqlite3_column_double(handle, column))
-    default: try JSONParser.parse(bytes(column))
+    default: try StoredData.reading(what()) { try JSONParser.parse(bytes(column)) }
     }
   }
 }
