@@ -25,12 +25,20 @@ extension Database {
     /// made by other processes and other `Database` values on the file (writes through
     /// this `Database` are seen at once). Only while something observes; default 0.05.
     public var observationInterval: Double
+    /// The longest one query may run, in seconds, whatever face asked for it (`find`,
+    /// `count`, `where`, a view or value index query, all-documents), not counting the time
+    /// the caller's own closure takes; past it the query stops with a `limitExceeded`
+    /// error. `nil` sets no limit. Default 60. Bulk work (imports, index and view builds,
+    /// exports, `check`) has none.
+    public var queryTimeLimit: Double?
 
     /// Settings with the defaults named in each property.
     public init(
       limits: DocumentLimits = .default, fullSync: Bool = true, maximumReaderCount: Int = 5,
-      busyTimeout: Double = 10, readOnly: Bool = false, observationInterval: Double = 0.05
+      busyTimeout: Double = 10, readOnly: Bool = false, observationInterval: Double = 0.05,
+      queryTimeLimit: Double? = 60
     ) {
+      self.queryTimeLimit = queryTimeLimit
       self.limits = limits
       self.fullSync = fullSync
       self.maximumReaderCount = maximumReaderCount
@@ -72,6 +80,14 @@ extension Database {
         throw refuse(
           "observationInterval", "\(observationInterval)",
           "a number of seconds above 0 and at most \(Int(Self.maxObservationInterval))")
+      }
+      if let queryTimeLimit {
+        guard queryTimeLimit.isFinite, queryTimeLimit > 0, queryTimeLimit <= Self.maxBusyTimeout
+        else {
+          throw refuse(
+            "queryTimeLimit", "\(queryTimeLimit)",
+            "nil or a number of seconds above 0 and at most \(Int(Self.maxBusyTimeout))")
+        }
       }
       guard (1...Self.maxReaderCount).contains(maximumReaderCount) else {
         throw refuse(

@@ -143,6 +143,7 @@ public final class Database: Sendable {
     grdb.prepareDatabase { db in
       try db.execute(sql: "PRAGMA synchronous = \(level)")
       SQLFunctions.register(in: db)
+      QueryBudget.install(on: db, configuration: configuration)
     }
     return grdb
   }
@@ -193,6 +194,21 @@ public final class Database: Sendable {
         try db.inReadTransaction { try ThreadAccess.inside(.read) { try body(db) } }
       }
     }
+  }
+
+  /// Runs a query of any face in a read transaction (``read(_:)``) under the time budget
+  /// of ``Configuration/queryTimeLimit`` (see ``QueryBudget``).
+  func query<T>(_ body: (SQLConnection) throws -> T) throws -> T {
+    let limit = configuration.queryTimeLimit
+    return try read { db in try QueryBudget.within(limit) { try body(db) } }
+  }
+
+  /// The async form of ``query(_:)``.
+  func query<T: Sendable>(_ body: @escaping @Sendable (SQLConnection) throws -> T) async throws
+    -> T
+  {
+    let limit = configuration.queryTimeLimit
+    return try await read { db in try QueryBudget.within(limit) { try body(db) } }
   }
 
   func write<T: Sendable>(_ body: @escaping @Sendable (SQLConnection) throws -> T) async throws
@@ -250,7 +266,8 @@ struct CallerError: Error {
 
   /// Runs the caller's closure, marking what it throws as the caller's.
   static func marking<T>(_ body: () throws -> T) throws -> T {
-    do { return try body() } catch { throw CallerError(error: error) }
+    // The caller's time is not the query's (QueryBudget).
+    do { return try QueryBudget.paused(body) } catch { throw CallerError(error: error) }
   }
 
   /// Runs `body`, throwing a caller's error as the caller threw it.
@@ -292,6 +309,11 @@ extension SetteeError {
       return SetteeError(refused.code, "\(context): \(refused.reason)", cause: message)
     }
     switch error.resultCode {
+    case .SQLITE_INTERRUPT:
+      return SetteeError(
+        .limitExceeded,
+        "\(context): the query ran past its time limit (Configuration.queryTimeLimit) and was stopped; nothing was changed",
+        cause: cause)
     case .SQLITE_BUSY, .SQLITE_LOCKED:
       let waited = busyTimeout.map { " for \($0) s (the busy timeout)" } ?? ""
       return SetteeError(

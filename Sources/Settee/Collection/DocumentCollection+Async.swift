@@ -52,7 +52,7 @@ extension DocumentCollection {
   /// The documents that match a query, without blocking the caller's thread.
   public func find(_ query: FindQuery) async throws -> [Document] {
     let (name, database) = (self.name, self.database)
-    return try await database.read { db in
+    return try await database.query { db in
       var results: [Document] = []
       try DocumentCollection.find(query, collection: name, in: database, db: db) {
         results.append($0)
@@ -64,7 +64,7 @@ extension DocumentCollection {
   /// A page of results with its bookmark, without blocking the caller's thread.
   public func findPage(_ query: FindQuery) async throws -> FindResult {
     let (name, database) = (self.name, self.database)
-    return try await database.read { db in
+    return try await database.query { db in
       var documents: [Document] = []
       let summary = try DocumentCollection.find(
         query, collection: name, in: database, db: db, summary: true
@@ -84,7 +84,7 @@ extension DocumentCollection {
   /// How many documents match, without blocking the caller's thread.
   public func count(_ query: FindQuery) async throws -> Int {
     let (name, database) = (self.name, self.database)
-    return try await database.read { db in
+    return try await database.query { db in
       try DocumentCollection.count(query, collection: name, in: database, db: db)
     }
   }

@@ -15,7 +15,7 @@ extension DocumentCollection {
   public func find(_ query: FindQuery) throws -> [Document] {
     var results: [Document] = []
     let (name, database) = (self.name, self.database)
-    _ = try database.read { db in
+    _ = try database.query { db in
       try DocumentCollection.find(query, collection: name, in: database, db: db) {
         results.append($0)
       }
@@ -37,7 +37,7 @@ extension DocumentCollection {
   public func find(_ query: FindQuery, _ body: (Document) throws -> Void) throws -> FindSummary {
     let (name, database) = (self.name, self.database)
     return try CallerError.unmarking {
-      try database.read { db in
+      try database.query { db in
         try DocumentCollection.find(
           query, collection: name, in: database, db: db, freshStatement: true, summary: true
         ) { document in try CallerError.marking { try body(document) } }
@@ -60,7 +60,7 @@ extension DocumentCollection {
   public func findPage(_ query: FindQuery) throws -> FindResult {
     var documents: [Document] = []
     let (name, database) = (self.name, self.database)
-    let summary = try database.read { db in
+    let summary = try database.query { db in
       try DocumentCollection.find(query, collection: name, in: database, db: db, summary: true) {
         documents.append($0)
       }
@@ -198,7 +198,7 @@ extension DocumentCollection {
   /// How many documents match (skip and limit do not apply).
   public func count(_ query: FindQuery) throws -> Int {
     let (name, database) = (self.name, self.database)
-    return try database.read { db in
+    return try database.query { db in
       try DocumentCollection.count(query, collection: name, in: database, db: db)
     }
   }
@@ -251,7 +251,7 @@ extension DocumentCollection {
   /// The plan a query would run with: index, SQL, and why.
   public func explain(_ query: FindQuery) throws -> QueryPlan {
     let name = self.name
-    return try database.read { db in
+    return try database.query { db in
       let cid = try database.collectionID(db, name) ?? -1
       return try DocumentCollection.plan(query, cid: cid, catalog: database.indexCatalog, db: db)
     }

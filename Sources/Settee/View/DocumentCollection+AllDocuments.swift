@@ -20,7 +20,7 @@ extension DocumentCollection {
     where key.stringValue == nil {
       throw SetteeError(.invalidQuery, "all-documents keys are document ids (strings), not \(key)")
     }
-    return try database.read { db in
+    return try database.query { db in
       guard let cid = try database.collectionID(db, name) else {
         return ViewResult(
           rows: [], totalRows: 0, offset: query.includeOffset ? 0 : nil, updateSeq: 0)

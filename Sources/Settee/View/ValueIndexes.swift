@@ -125,7 +125,7 @@ public struct ValueIndexes: Sendable {
 
   /// The names of the collection's value indexes.
   public func names() throws -> [String] {
-    try collection.database.read { db in
+    try collection.database.query { db in
       guard let cid = try collection.database.collectionID(db, collection.name) else { return [] }
       return try ViewStore.all(db, cid: cid, kind: .value).map(\.name)
     }
@@ -262,7 +262,7 @@ public struct ValueIndexes: Sendable {
     throws -> T
   {
     let database = collection.database
-    let answer: T? = try database.read { db in
+    let answer: T? = try database.query { db in
       let stored = try views.map { try $0.stored(db) }
       for view in stored where try ViewStore.isBehind(db, view) { return nil }
       return try body(db, stored)

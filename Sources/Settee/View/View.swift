@@ -50,7 +50,7 @@ public struct View: Sendable {
   ///   answers from the stored rows).
   public func query(_ query: ViewQuery = ViewQuery()) throws -> ViewResult {
     let database = collection.database
-    let answered: (result: ViewResult?, updateAfter: Bool) = try database.read { db in
+    let answered: (result: ViewResult?, updateAfter: Bool) = try database.query { db in
       let stored = try self.stored(db)
       try query.validate(hasReduce: stored.reduceName != nil, collation: stored.collation)
       let behind = try ViewStore.isBehind(db, stored)

@@ -57,13 +57,18 @@ extension DocumentCollection {
     let name = self.name
     let limits = database.configuration.limits
     let catalog = database.indexCatalog
+    let queryTimeLimit = database.configuration.queryTimeLimit
     return try database.write { db in
       guard
         let sql = try whereStatement(
           db, cid: DocumentReader.collectionID(db, name), select: SQLFragment("SELECT d.id"),
           whereString, args: args, orderBy: "", limit: nil)
       else { return 0 }
-      let ids = try String.fetchAll(db, sql: sql.text, arguments: sql.statementArguments)
+      // Finding them is a query: under its time budget, so a hostile string cannot hold
+      // the write lock for long.
+      let ids = try QueryBudget.within(queryTimeLimit) {
+        try String.fetchAll(db, sql: sql.text, arguments: sql.statementArguments)
+      }
       var writer = try DocumentWriter(db: db, collection: name, limits: limits, catalog: catalog)
       for id in ids { _ = try writer.write(Document(id: id, isDeleted: true), mode: .overwrite) }
       try writer.finish()

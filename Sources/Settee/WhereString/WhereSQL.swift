@@ -233,7 +233,7 @@ extension DocumentCollection {
   public func find(
     where whereString: String = "", args: [JSON] = [], orderBy: String = "", limit: Int? = nil
   ) throws -> [Document] {
-    try database.read { db in
+    try database.query { db in
       let cid = try database.collectionID(db, name)
       guard
         let statement = try whereStatement(
@@ -270,7 +270,7 @@ extension DocumentCollection {
 
   /// How many documents satisfy a `where` string (every live document for `""`).
   public func count(where whereString: String, args: [JSON] = []) throws -> Int {
-    try database.read { db in
+    try database.query { db in
       let cid = try database.collectionID(db, name)
       guard
         let statement = try whereStatement(
@@ -376,7 +376,7 @@ extension DocumentCollection {
   public func explain(
     where whereString: String = "", args: [JSON] = [], orderBy: String = "", limit: Int? = nil
   ) throws -> WherePlan {
-    try database.read { db in
+    try database.query { db in
       guard
         let statement = try whereStatement(
           db, cid: database.collectionID(db, name),

@@ -17,6 +17,13 @@ struct GlobalOptions: ParsableArguments {
       valueName: "seconds"))
   var busyTimeout: Double?
 
+  @Option(
+    name: .long,
+    help: ArgumentHelp(
+      "The longest a query may run, in seconds (default: 60; 0 for no limit).",
+      valueName: "seconds"))
+  var queryTimeLimit: Double?
+
   var databasePath: String { db ?? "./settee.db" }
   var collectionName: String { collection ?? Database.defaultCollectionName }
 
@@ -26,6 +33,7 @@ struct GlobalOptions: ParsableArguments {
     merged.db = db ?? parent.db
     merged.collection = collection ?? parent.collection
     merged.busyTimeout = busyTimeout ?? parent.busyTimeout
+    merged.queryTimeLimit = queryTimeLimit ?? parent.queryTimeLimit
     return merged
   }
 
@@ -43,6 +51,14 @@ struct GlobalOptions: ParsableArguments {
           "--busy-timeout must be a number of seconds from 0 to \(Int(most)), not \(busyTimeout)")
       }
       configuration.busyTimeout = busyTimeout
+    }
+    if let queryTimeLimit {
+      guard queryTimeLimit.isFinite, queryTimeLimit >= 0 else {
+        throw SetteeError(
+          .invalidArgument,
+          "--query-time-limit must be a number of seconds (0 for no limit), not \(queryTimeLimit)")
+      }
+      configuration.queryTimeLimit = queryTimeLimit == 0 ? nil : queryTimeLimit
     }
     return try Database(path: databasePath, configuration: configuration)
   }
