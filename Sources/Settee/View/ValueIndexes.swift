@@ -274,13 +274,21 @@ public struct ValueIndexes: Sendable {
         "value indexes of collection \(JSON.string(collection.name)) are behind its documents and the database was opened read-only"
       )
     }
-    return try database.write { db in
-      var stored: [StoredView] = []
-      for view in views {
-        let current = try view.stored(db)
-        stored.append(try ViewStore.catchUp(db, current, mapper: view.mapper(db, for: current)))
+    // In slices, as a view query catches up (see View.query).
+    while true {
+      let answer: T? = try database.write { db in
+        var stored: [StoredView] = []
+        for view in views {
+          let current = try view.stored(db)
+          let after = try ViewStore.catchUp(
+            db, current, mapper: view.mapper(db, for: current), sliced: true)
+          if try ViewStore.isBehind(db, after) { return nil }
+          stored.append(after)
+        }
+        return try body(db, stored)
       }
-      return try body(db, stored)
+      if let answer { return answer }
+      ViewStore.pauseBetweenSlices()
     }
   }
 }

@@ -65,10 +65,18 @@ public struct View: Sendable {
       return result
     }
     try refuseReadOnly()
-    return try database.write { db in
-      let current = try self.stored(db)
-      let stored = try ViewStore.catchUp(db, current, mapper: mapper(db, for: current))
-      return try ViewStore.query(db, stored, query, reduce: reduce(for: stored))
+    // Catching up in slices, each committed (other writers go in between), until the last
+    // one, which answers the query in the same transaction.
+    while true {
+      let result: ViewResult? = try database.write { db in
+        let current = try self.stored(db)
+        let stored = try ViewStore.catchUp(
+          db, current, mapper: mapper(db, for: current), sliced: true)
+        if try ViewStore.isBehind(db, stored) { return nil }
+        return try ViewStore.query(db, stored, query, reduce: reduce(for: stored))
+      }
+      if let result { return result }
+      ViewStore.pauseBetweenSlices()
     }
   }
 
@@ -77,10 +85,15 @@ public struct View: Sendable {
   /// - Throws: ``SetteeError`` as ``query(_:)-5r4bo``.
   public func update() throws {
     try refuseReadOnly()
-    try collection.database.write { db in
-      let stored = try self.stored(db)
-      guard try ViewStore.isBehind(db, stored) else { return }
-      try ViewStore.catchUp(db, stored, mapper: mapper(db, for: stored))
+    var behind = true
+    while behind {
+      behind = try collection.database.write { db in
+        let stored = try self.stored(db)
+        guard try ViewStore.isBehind(db, stored) else { return false }
+        let after = try ViewStore.catchUp(db, stored, mapper: mapper(db, for: stored), sliced: true)
+        return try ViewStore.isBehind(db, after)
+      }
+      if behind { ViewStore.pauseBetweenSlices() }
     }
   }
 

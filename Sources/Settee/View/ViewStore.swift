@@ -227,10 +227,15 @@ enum ViewStore {
   /// its error is kept in `view_errors`.
   ///
   /// - Returns: the view as stored after the update.
+  ///
+  /// With `sliced`, mapping in Swift stops after ``sliceTime`` (having mapped at least one
+  /// change) and records how far it got: the caller commits that slice, letting other
+  /// writers in, and goes on in another transaction (the view is consistent at every
+  /// slice: as of the sequence number it records). See ``isBehind(_:_:)``.
   @discardableResult
-  static func catchUp(_ db: SQLConnection, _ stored: StoredView, mapper: ViewMapper) throws
-    -> StoredView
-  {
+  static func catchUp(
+    _ db: SQLConnection, _ stored: StoredView, mapper: ViewMapper, sliced: Bool = false
+  ) throws -> StoredView {
     var view = stored
     if view.collatorVersion != (try view.collation.version()) {
       try reset(db, view)
@@ -248,17 +253,30 @@ enum ViewStore {
     guard view.lastSeq < target else { return view }
     // A catch-up of a few changes fits SQLite's own cache; a larger one (a first build, a
     // batch of writes) touches a few pages per document.
+    let deadline =
+      sliced ? DispatchTime.now().uptimeNanoseconds + UInt64(sliceTime * 1e9) : nil
     guard target - view.lastSeq > 100 else {
-      return try catchUp(db, view, to: target, mapper: mapper)
+      return try catchUp(db, view, to: target, mapper: mapper, deadline: deadline)
     }
     return try db.withLargePageCache {
-      try catchUp(db, view, to: target, mapper: mapper)
+      try catchUp(db, view, to: target, mapper: mapper, deadline: deadline)
     }
   }
 
-  /// Maps the documents changed in `(view.lastSeq, target]`.
+  /// How long one slice of a catch-up mapped in Swift holds the write lock at most, in
+  /// seconds (a slice maps at least one change).
+  static let sliceTime = 0.2
+
+  /// Waits between two slices of a catch-up, so that a writer of another process, whose
+  /// SQLite polls the lock now and then, finds it free (writers of this process queue up
+  /// between slices anyway).
+  static func pauseBetweenSlices() { Thread.sleep(forTimeInterval: sliceTime / 4) }
+
+  /// Maps the documents changed in `(view.lastSeq, target]`, or up to the change being
+  /// mapped when `deadline` passes.
   private static func catchUp(
-    _ db: SQLConnection, _ view: StoredView, to target: Int64, mapper: ViewMapper
+    _ db: SQLConnection, _ view: StoredView, to target: Int64, mapper: ViewMapper,
+    deadline: UInt64?
   ) throws -> StoredView {
     // A view with no rows and no history needs no deletes: the first build skips them.
     let fresh = view.lastSeq == 0 && view.totalRows == 0
@@ -285,8 +303,16 @@ enum ViewStore {
       ), arguments: [view.cid, view.lastSeq, target])
     var counts = RowCounts()
     var key: [UInt8] = []
+    // The last change this call has mapped (`nil` before the first).
+    var mappedUpTo: Int64? = nil
     while let row = try changed.next() {
       let id: String = try row.value(0)
+      let seq: Int64 = try row.value(4)
+      if let deadline, let mappedUpTo, DispatchTime.now().uptimeNanoseconds > deadline {
+        // This slice ends before this change; the next maps it.
+        return try finish(db, view, target: mappedUpTo, counts)
+      }
+      mappedUpTo = seq
       if !fresh {
         for other in try Bool.fetchAll(deleteRows, arguments: [id]) {
           counts.removed += 1
@@ -306,9 +332,13 @@ enum ViewStore {
           try checkEmitted(pair.key, "key")
           try checkEmitted(pair.value, "value")
         }
+      } catch let error as SetteeError where error.code == .limitExceeded {
+        // A filter's $regex past its budget fails the whole query, as it fails a find,
+        // rather than costing its time limit on every document (the catch-up rolls back).
+        throw error
       } catch {
         let message = (error as? SetteeError)?.message ?? "\(error)"
-        try insertError.execute(arguments: [view.vid, id, try row.value(4) as Int64, message])
+        try insertError.execute(arguments: [view.vid, id, seq, message])
         continue
       }
       for (n, pair) in emitted.enumerated() {
@@ -354,7 +384,7 @@ enum ViewStore {
     view.totalRows += counts.added - counts.removed
     view.otherValues += counts.otherAdded - counts.otherRemoved
     view.lastSeq = target
-    view.collectionSeq = target
+    view.collectionSeq = max(view.collectionSeq, target)  // a slice ends before it
     view.hasErrors = true  // not known without asking: the query asks
     try db.execute(
       sql: "UPDATE views SET last_seq = ?, total_rows = ?, other_values = ? WHERE vid = ?",
