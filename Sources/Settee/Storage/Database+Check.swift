@@ -45,33 +45,54 @@ extension Database {
   /// parsed, and every index entry compared with the entries its document should have
   /// (JSON indexes: keys, values and revisions; TEXT indexes: one row per live document;
   /// the `where` face's materialized fields: one row per live document, each value
-  /// recomputed).
+  /// recomputed; views and value indexes: their bookkeeping, and every row recomputed
+  /// when the map function is at hand), the collections' sequence numbers and revision
+  /// histories, `where` settings and metadata. A part that cannot be read is a problem of
+  /// its own; the rest is still checked.
   ///
   /// It only reads, from one snapshot; it works on a database opened read-only.
   ///
   /// - Complexity: O(documents × indexes), reading every document once per collection.
   public func check() throws -> CheckReport {
-    try read { db in try Database.check(db, catalog: self.indexCatalog) }
+    try read { db in try check(db) }
   }
 
-  static func check(_ db: SQLConnection, catalog: IndexCatalog) throws -> CheckReport {
+  func check(_ db: SQLConnection) throws -> CheckReport {
     var report = CheckReport()
     let integrity = try String.fetchAll(db, sql: "PRAGMA integrity_check")
     report.integrity = integrity == ["ok"] ? [] : integrity
     let collections = try Row.fetchAll(db, sql: "SELECT cid, name FROM collections ORDER BY name")
     for collection in collections {
-      let cid: Int64 = collection[0]
-      let name: String = collection[1]
-      let indexes = try StoredIndex.all(db, cid: cid)
-      var expected = try checkDocuments(db, cid: cid, name: name, indexes: indexes, &report)
-      for index in indexes {
-        if index.definition.kind == .json {
-          try checkEntries(db, index, collection: name, expected: expected.removeFirst(), &report)
-        } else {
-          try checkText(db, index, cid: cid, collection: name, &report)
+      let cid: Int64 = try collection.value(0)
+      let name: String = try collection.value(1)
+      report.checking(collection: name) { report in
+        let indexes = try StoredIndex.all(db, cid: cid)
+        var expected = try Database.checkDocuments(
+          db, cid: cid, name: name, indexes: indexes, &report)
+        for index in indexes {
+          let entries = index.definition.kind == .json ? expected.removeFirst() : [:]
+          report.checking(collection: name, index: index.definition.name) { report in
+            if index.definition.kind == .json {
+              try Database.checkEntries(db, index, collection: name, expected: entries, &report)
+            } else {
+              try Database.checkText(db, index, cid: cid, collection: name, &report)
+            }
+          }
         }
       }
-      try WhereFieldTable.check(db, cid: cid, collection: name, &report)
+      report.checking(collection: name) { report in
+        try Database.checkSequences(db, cid: cid, collection: name, &report)
+      }
+      report.checking(collection: name, index: "where settings") { report in
+        try Database.checkWhereSettings(db, cid: cid, collection: name, &report)
+        try WhereFieldTable.check(db, cid: cid, collection: name, &report)
+      }
+      report.checking(collection: name) { report in
+        try checkViews(db, cid: cid, collection: name, &report)
+      }
+    }
+    report.checking(collection: nil, index: "metadata") { report in
+      try Database.checkMetadata(db, &report)
     }
     return report
   }
@@ -137,8 +158,8 @@ extension Database {
       ids[rid] = try row.value(1)
       var entries: [IndexKeys.Entry] = []
       for position in 0..<count {
-        let key = [UInt8]((row[2 + position] as Data?) ?? Data())
-        let text: String? = row[2 + count + position]
+        let key = [UInt8]((try row.value(2 + position) as Data?) ?? Data())
+        let text: String? = try row.value(2 + count + position)
         let value = text.flatMap { try? JSONParser.parse($0) }
         entries.append(
           IndexKeys.Entry(key: key == StoredIndex.missingKey ? nil : key, value: value))

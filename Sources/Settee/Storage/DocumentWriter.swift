@@ -294,6 +294,16 @@ struct DocumentWriter {
     do { try write() } catch let error as DatabaseError
       where error.resultCode == .SQLITE_CONSTRAINT
     {
+      if error.extendedResultCode == .SQLITE_CONSTRAINT_UNIQUE,
+        (error.message ?? "").contains("documents.cid, documents.seq")
+      {
+        // Settee numbers changes from the collection's last_seq: another document holding
+        // the next number means last_seq was set back in the file.
+        throw SetteeError(
+          .corruption,
+          "the database file is damaged: the collection's sequence number is behind its documents' (settee check names it); document \(quoted(id)) was not written",
+          documentID: id)
+      }
       throw WhereFieldTable.uniqueViolation(
         db, cid: cid, message: error.message ?? "",
         body: String(decoding: body, as: UTF8.self), documentID: id) ?? error
