@@ -267,10 +267,11 @@ enum ViewStore {
   /// seconds (a slice maps at least one change).
   static let sliceTime = 0.2
 
-  /// Waits between two slices of a catch-up, so that a writer of another process, whose
-  /// SQLite polls the lock now and then, finds it free (writers of this process queue up
+  /// Waits between two slices of a catch-up, so that a writer of another process finds
+  /// the lock free: SQLite's busy handler polls it every 100 ms once it has waited a
+  /// little, so a pause that long is always seen (writers of this process queue up
   /// between slices anyway).
-  static func pauseBetweenSlices() { Thread.sleep(forTimeInterval: sliceTime / 4) }
+  static func pauseBetweenSlices() { Thread.sleep(forTimeInterval: 0.1) }
 
   /// Maps the documents changed in `(view.lastSeq, target]`, or up to the change being
   /// mapped when `deadline` passes.

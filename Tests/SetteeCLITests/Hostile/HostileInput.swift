@@ -25,8 +25,10 @@ struct HostileInput: Sendable, CustomStringConvertible {
   /// Whether the command writes (so a failure must leave the database as it was).
   var writes: Bool {
     let words = arguments.filter { !$0.hasPrefix("--") }
-    return ["put", "delete", "import"].contains(words.first ?? "")
+    return ["put", "delete", "import", "where-index", "queryable", "alias", "defaults"].contains(
+      words.first ?? "")
       || words.starts(with: ["index", "create"]) || words.starts(with: ["index", "delete"])
+      || words.starts(with: ["view", "create"]) || words.starts(with: ["metadata", "set"])
   }
 
   var description: String {
@@ -248,5 +250,6 @@ extension HostileInput {
     HostileInput(kind: "arguments", arguments: ["check"], outcome: .success),
   ]
 
-  static let all = documents + selectors + indexDefinitions + idsAndCollections + commandLines
+  static let all =
+    documents + selectors + indexDefinitions + idsAndCollections + commandLines + faces
 }

@@ -32,6 +32,13 @@ struct HostileInputCLITests {
         documents.append(["_id": "nul", "s": "y\u{0}z"])
         try people.putAll(documents)
         try people.ensureIndexed(["n"], name: "byN")
+        // The faces after find: a view, where settings, metadata.
+        _ = try people.defineView(
+          json: ["name": "t", "key": ["s", "n"], "value": "n", "reduce": "_count"]
+        ).query()
+        try people.addIndex("[n]")
+        try people.setAliases(["num": "[n]"])
+        try people.database.setMetadata(["v": 1], forKey: "config")
         fingerprint = try HostileInputCLITests.fingerprint(path)
         // Statics are never deinitialized, so the directory goes when the process exits.
         Template.leftover = directory.url

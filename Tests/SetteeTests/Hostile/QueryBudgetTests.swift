@@ -24,12 +24,11 @@ struct QueryBudgetTests {
 
   @Test func aQueryPastItsTimeLimitStopsWithLimitExceeded() async throws {
     let docs = try collection(limit: 0.2)
-    let start = Date()
+    // Without the budget each would answer, after seconds (a megabyte formatted per row).
     expectError(.limitExceeded) { _ = try docs.count(where: Self.slow) }
     expectError(.limitExceeded) { _ = try docs.find(where: Self.slow) }
     expectError(.limitExceeded) { _ = try docs.remove(where: Self.slow) }
     await #expect(throws: SetteeError.self) { _ = try await docs.find(where: Self.slow) }
-    #expect(Date().timeIntervalSince(start) < 10)
     #expect(try await docs.count() == 2_000)  // the removal found nothing, wrote nothing
   }
 

