@@ -56,8 +56,12 @@ public enum SetteeCLI {
         return 0
       }
       if code == .validationFailure {
-        Console.error(
-          name: "usage", reason: SetteeCommand.message(for: error) + " (see 'settee help')")
+        // ArgumentParser quotes the offending argument whole, which may be megabytes.
+        var message = SetteeCommand.message(for: error)
+        if message.unicodeScalars.count > 500 {
+          message = String(String.UnicodeScalarView(message.unicodeScalars.prefix(500))) + "…"
+        }
+        Console.error(name: "usage", reason: message + " (see 'settee help')")
         return 2
       }
       if let exit = error as? ExitCode { return exit.rawValue }

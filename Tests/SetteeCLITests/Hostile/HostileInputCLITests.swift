@@ -96,6 +96,14 @@ struct HostileInputCLITests {
     }
   }
 
+  /// A usage error quotes a huge argument cut short, not whole.
+  @Test func usageErrorsQuoteHugeArgumentsShort() throws {
+    let huge = String(repeating: "-", count: 60_000) + "1 = 1"
+    let run = try SetteeBinary.run(["--db", Self.template.path, "where", huge])
+    #expect(run.status == 2 && run.stderr.contains(#""error":"usage""#))
+    #expect(run.stderr.utf8.count < 1_000, "\(run.stderr.utf8.count) bytes")
+  }
+
   /// Searches that FTS4 refuses, or that SQLite would cut short, are `invalid_query`.
   @Test(arguments: ["doctor AND", "AND doctor", #"doc\u0000tor"#, "NEAR", "(doctor OR) nurse"])
   func malformedTextSearchesAreInvalidQueries(_ search: String) throws {
