@@ -84,7 +84,8 @@ public struct ValueIndexes: Sendable {
   ///
   /// - Throws: ``SetteeError`` with code `invalidArgument` for a bad name or path.
   public func define(_ name: String, field: String, type: ValueType = .string) throws {
-    let definition = try ValueIndexDefinition(field: FieldPath(parsing: field), type: type)
+    let definition = try ValueIndexDefinition(
+      field: FieldPath(parsing: field, allowingDollar: true), type: type)
     let view = View(collection: collection, name: name, kind: .value)
     try DocumentCollection.checkViewName(name)
     collection.database.viewRegistry.withLock { $0[view.registryKey] = nil }
@@ -312,7 +313,7 @@ struct ValueIndexDefinition {
     guard case .string(let path)? = json["field"],
       let type = json["type"]?.stringValue.flatMap(ValueIndexes.ValueType.init(rawValue:))
     else { throw SetteeError(.corruption, "a stored value index definition is damaged: \(json)") }
-    self.init(field: try FieldPath(parsing: path), type: type)
+    self.init(field: try FieldPath(parsing: path, allowingDollar: true), type: type)
   }
 
   var json: JSON { ["field": .string(field.description), "type": .string(type.rawValue)] }

@@ -69,6 +69,13 @@ struct DollarNameTests {
     #expect(try docs.find(where: "[deep.$key] = ?", args: ["other"]).map(\.id) == ["d2"])
   }
 
+  @Test func viewsAndValueIndexesTakeThem() throws {
+    _ = try docs.defineView(json: ["name": "v", "key": "$weird", "filter": ["\\$weird": 2]])
+    #expect(try docs.view(named: "v").query().rows.map(\.id) == ["d2"])
+    try docs.valueIndexes.define("w", field: "deep.$key")
+    #expect(try docs.valueIndexes.uniqueValues(of: "w") == ["deep peso", "other"])
+  }
+
   @Test(arguments: [#"{"$weird": 1}"#, #"{"deep.$key": 1}"#])
   func anUnescapedDollarInASelectorIsAnErrorThatShowsTheEscape(_ selector: String) throws {
     let error = expectError(.invalidQuery) { _ = try ids(#"{"selector": \#(selector)}"#) }
