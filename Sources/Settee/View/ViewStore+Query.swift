@@ -109,9 +109,11 @@ extension ViewStore {
         // The common case, read through SQLite's C API (see RawStatement).
         var rows: [ViewRow] = []
         try RawStatement(db, sql).forEach { row in
-          let what = "a row of view \(JSON.string(view.name))"
           rows.append(
-            ViewRow(key: try row.json(0, what), value: try row.json(2, what), id: row.string(1)))
+            ViewRow(
+              key: try row.json(0, "a row of view \(JSON.string(view.name))"),
+              value: try row.json(2, "a row of view \(JSON.string(view.name))"),
+              id: row.string(1)))
           return true
         }
         return rows

@@ -5,7 +5,17 @@ extension Database {
   /// How `where` queries of the collection `cid` read fields: its settings, kept in memory
   /// and checked against their stored version.
   func whereFields(_ db: SQLConnection, cid: Int64) throws -> WhereFields {
-    let version = try WhereFieldTable.version(db, cid: cid)
+    try whereState(db, cid: cid).fields
+  }
+
+  /// The collection's `where` settings (``whereFields(_:cid:)``) and whether its documents
+  /// may hold U+0000 in a string, read with one statement.
+  func whereState(_ db: SQLConnection, cid: Int64) throws -> (fields: WhereFields, holdsNUL: Bool) {
+    let (version, holdsNUL) = try WhereFieldTable.state(db, cid: cid)
+    return (try whereFields(db, cid: cid, version: version), holdsNUL)
+  }
+
+  private func whereFields(_ db: SQLConnection, cid: Int64, version: Int64) throws -> WhereFields {
     if let cached = whereFieldsCache.withLock({ $0[cid] }), cached.version == version {
       return cached.fields
     }

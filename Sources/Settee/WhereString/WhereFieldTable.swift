@@ -129,12 +129,17 @@ enum WhereFieldTable {
     return (settings, try row.value(1))
   }
 
-  /// The version of the collection's settings, 0 when it has none.
-  static func version(_ db: SQLConnection, cid: Int64) throws -> Int64 {
-    try Int64.fetchOne(
-      db.cachedStatement(sql: "SELECT version FROM where_settings WHERE cid = ?"),
-      arguments: [cid]) ?? 0
+  /// The version of the collection's settings (0 when it has none), and whether a
+  /// document of the collection may hold U+0000 in a string (``Schema``'s `holds_nul`):
+  /// what every `where` query reads first, in one statement.
+  static func state(_ db: SQLConnection, cid: Int64) throws -> (version: Int64, holdsNUL: Bool) {
+    try RawStatement(db, stateSQL + .value(cid)).first { ($0.int64(0), $0.int64(1) != 0) }
+      ?? (0, false)
   }
+
+  private static let stateSQL = SQLFragment(
+    "SELECT coalesce((SELECT version FROM where_settings w WHERE w.cid = c.cid), 0), holds_nul FROM collections c WHERE c.cid = "
+  )
 
   /// Stores new settings in place of `old` (stored at `version`, as ``load(_:cid:)`` read
   /// them), rebuilding the field table when its fields or defaults change; equal settings

@@ -299,10 +299,8 @@ extension DocumentCollection {
     if let limit, limit < 0 {
       throw SetteeError(.invalidQuery, "limit must be 0 or more, not \(limit)")
     }
-    let fields = try cid.map { try database.whereFields(db, cid: $0) } ?? .none
-    var compiler = WhereSQL(
-      fields: fields,
-      wholeStrings: try cid.map { try DocumentReader.holdsNUL(db, cid: $0) } ?? false)
+    let (fields, holdsNUL) = try cid.map { try database.whereState(db, cid: $0) } ?? (.none, false)
+    var compiler = WhereSQL(fields: fields, wholeStrings: holdsNUL)
     var used = 0
     var condition = SQLFragment("1")
     if !Self.isBlank(whereString) {

@@ -1,14 +1,17 @@
 import Foundation
-import Settee
 import SetteeCore
 import SetteeTestSupport
 import Testing
+
+@testable import Settee
 
 /// `where` queries and unique indexes compare strings holding U+0000 whole, and find
 /// members whose names hold a backslash or a control character, whether a field is read
 /// from the body, materialized as queryable, or kept in a unique index.
 @Suite("where strings: whole strings and unusual names")
 struct WhereWholeValuesTests {
+  let directory = TemporaryDirectory()
+
   enum Reading: String, CaseIterable {
     case body, queryable, uniqueIndex
   }
@@ -82,6 +85,30 @@ struct WhereWholeValuesTests {
       }
     }
     #expect(try docs.database.check().problems.isEmpty)
+  }
+
+  /// A file whose field tables were built before names were escaped in paths (their
+  /// columns empty for such names) is rebuilt by the migration when opened for writing.
+  @Test func oldFieldTablesAreRebuiltWhenOpened() throws {
+    let path = directory.path("old.db")
+    do {
+      let docs = try Database(path: path).collection()
+      try docs.addQueryableFields("[a\\\\b]")
+      try docs.put(["_id": "d1", "a\\b": 5])
+      // As an older version left it: the unescaped path, and nothing found by it.
+      try docs.database.writer.writeWithoutTransaction { db in
+        try db.execute(
+          sql: """
+            DELETE FROM grdb_migrations WHERE identifier = 'v10-where-whole-names-and-strings';
+            UPDATE where_fields SET path = '$."a\\b"';
+            UPDATE wf_1 SET c0 = NULL;
+            """)
+      }
+      #expect(try docs.find(where: "[a\\\\b] = 5").isEmpty)
+    }
+    let docs = try Database(path: path).collection()
+    #expect(try docs.find(where: "[a\\\\b] = 5").map(\.id) == ["d1"])
+    #expect(try docs.database.check().isHealthy)
   }
 
   @Test func aDoubleQuoteInANameIsRefusedEverywhere() throws {
