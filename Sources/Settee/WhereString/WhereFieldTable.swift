@@ -14,47 +14,61 @@ enum WhereFieldTable {
 
   static func column(_ number: Int) -> SQLFragment { .identifier("c\(number)") }
 
+  /// How strings are read from bodies: SQLite's JSON functions end a string at its first
+  /// U+0000, which would make `"victim@x.org\u0000evil"` equal `"victim@x.org"` in
+  /// queries and unique indexes.
+  enum StringReading {
+    /// `json_extract` alone, for a collection none of whose documents has held U+0000.
+    case plain
+    /// Whole: a body that prints the escape `\u0000` (``JSONWriter``), which `instr`
+    /// finds, has its string read by ``SQLFunctions/jsonString``.
+    case whole
+    /// Whole, with the byte search made once for the whole row: `condition` is true when
+    /// the body holds the escape (a trigger computes it once for all its fields).
+    case wholeWhen(SQLFragment)
+  }
+
   /// The value of one field as queries read it: `json_extract`, or the default when the
   /// document lacks the member (a member holding null is null, not the default).
-  ///
-  /// `wholeStrings` reads strings holding U+0000 whole (``extract(body:path:)``); without
-  /// it, `json_extract` alone, for a collection none of whose documents has held one.
   static func value(
     body: SQLFragment, path: SQLFragment, default defaultValue: SQLFragment?,
-    wholeStrings: Bool = true
+    reading: StringReading = .whole
   ) -> SQLFragment {
-    let read =
-      wholeStrings
-      ? extract(body: body, path: path)
-      : SQLFragment("json_extract(") + body + SQLFragment(", ") + path + SQLFragment(")")
+    let read = extract(body: body, path: path, reading)
     guard let defaultValue else { return read }
     return SQLFragment("(CASE WHEN json_type(") + body + SQLFragment(", ") + path
       + SQLFragment(") IS NULL THEN ") + defaultValue + SQLFragment(" ELSE ") + read
       + SQLFragment(" END)")
   }
 
-  /// `json_extract(body, path)`, except that a string holding U+0000 is read whole:
-  /// SQLite's JSON functions end a string at its first U+0000, which would make
-  /// `"victim@x.org\u0000evil"` equal `"victim@x.org"` in queries and unique indexes.
-  /// Such a body prints the escape `\u0000` (``JSONWriter``), which `instr` finds; its
-  /// string then comes from ``SQLFunctions/jsonString`` as bytes, read back as text.
-  static func extract(body: SQLFragment, path: SQLFragment) -> SQLFragment {
-    SQLFragment("(CASE WHEN instr(") + body + SQLFragment(", '\\u0000') > 0 AND json_type(")
-      + body + SQLFragment(", ") + path
-      + SQLFragment(") = 'text' THEN CAST(settee_json_string(") + body + SQLFragment(", ")
-      + path + SQLFragment(") AS TEXT) ELSE json_extract(") + body + SQLFragment(", ") + path
-      + SQLFragment(") END)")
+  /// `json_extract(body, path)`, strings read as `reading` says; a whole string comes from
+  /// ``SQLFunctions/jsonString`` as bytes, read back as text.
+  static func extract(body: SQLFragment, path: SQLFragment, _ reading: StringReading)
+    -> SQLFragment
+  {
+    let plain = SQLFragment("json_extract(") + body + SQLFragment(", ") + path + SQLFragment(")")
+    let holdsNUL: SQLFragment
+    switch reading {
+    case .plain: return plain
+    case .whole: holdsNUL = SQLFragment("instr(") + body + SQLFragment(", '\\u0000') > 0")
+    case .wholeWhen(let condition): holdsNUL = condition
+    }
+    return SQLFragment("(CASE WHEN ") + holdsNUL + SQLFragment(" AND json_type(") + body
+      + SQLFragment(", ") + path + SQLFragment(") = 'text' THEN CAST(settee_json_string(")
+      + body + SQLFragment(", ") + path + SQLFragment(") AS TEXT) ELSE ") + plain
+      + SQLFragment(" END)")
   }
 
   /// The value of `field` in the JSON text `body` (a column or a bound value), as
   /// ``value(body:path:default:)`` reads it with the field's path and default bound.
   static func value(
-    of field: FieldPath, in body: SQLFragment, _ settings: WhereSettings, wholeStrings: Bool = true
+    of field: FieldPath, in body: SQLFragment, _ settings: WhereSettings,
+    reading: StringReading = .whole
   ) throws -> SQLFragment {
     value(
       body: body, path: .value(try jsonPath(field)),
       default: settings.defaultValue(of: field).map { .whereValue($0.whereArgument) },
-      wholeStrings: wholeStrings)
+      reading: reading)
   }
 
   /// SQLite's JSON path of a field (`$."a"."b"`, `$."tags"[0]`).
@@ -210,14 +224,15 @@ enum WhereFieldTable {
         arguments: [cid, number, path, defaultValue != nil, defaultValue?.whereArgument])
       names.append(column(number))
       fromBody.append(try value(of: field, in: SQLFragment("d.body"), settings))
-      // In a trigger: the path and default read from where_fields.
+      // In a trigger: the path and default read from where_fields; whether the body holds
+      // U+0000 is `h.nul`, searched for once for the row (see `row` below).
       fromRow.append(
         SQLFragment("(SELECT ")
           + value(
             body: SQLFragment("NEW.body"), path: SQLFragment("f.path"),
             default: SQLFragment(
               "(CASE WHEN NOT f.has_default THEN NULL WHEN typeof(f.default_value) = 'blob' THEN CAST(f.default_value AS TEXT) ELSE f.default_value END)"
-            ))
+            ), reading: .wholeWhen(SQLFragment("h.nul")))
           + SQLFragment(" FROM where_fields f WHERE f.cid = ") + .integer(Int(cid))
           + SQLFragment(" AND f.col = ") + .integer(number) + SQLFragment(")"))
     }
@@ -245,22 +260,24 @@ enum WhereFieldTable {
           + .identifier("wx_\(cid)_\(number)") + SQLFragment(" ON ") + table + SQLFragment(" (")
           + .joined(keys, separator: ", ") + SQLFragment(")"))
     }
-    let values = SQLFragment.joined(fromRow, separator: ", ")
+    // The new row's values, with the byte search for U+0000 made once for all fields.
+    let row =
+      SQLFragment("SELECT NEW.rid, ") + .joined(fromRow, separator: ", ")
+      + SQLFragment(" FROM (SELECT instr(NEW.body, '\\u0000') > 0 AS nul) h")
     let cidText = SQLFragment.integer(Int(cid))
     try execute(
       db,
       SQLFragment("CREATE TRIGGER ") + trigger(cid, "insert")
         + SQLFragment(" AFTER INSERT ON documents WHEN NEW.cid = ") + cidText
         + SQLFragment(" AND NEW.deleted = 0 BEGIN INSERT INTO ") + table + SQLFragment(" (rid, ")
-        + columnList + SQLFragment(") VALUES (NEW.rid, ") + values + SQLFragment("); END"))
+        + columnList + SQLFragment(") ") + row + SQLFragment("; END"))
     try execute(
       db,
       SQLFragment("CREATE TRIGGER ") + trigger(cid, "update")
         + SQLFragment(" AFTER UPDATE OF body, deleted ON documents WHEN NEW.cid = ") + cidText
         + SQLFragment(" BEGIN DELETE FROM ") + table + SQLFragment(" WHERE rid = OLD.rid; ")
         + SQLFragment("INSERT INTO ") + table + SQLFragment(" (rid, ") + columnList
-        + SQLFragment(") SELECT NEW.rid, ") + values
-        + SQLFragment(" WHERE NEW.deleted = 0; END"))
+        + SQLFragment(") ") + row + SQLFragment(" WHERE NEW.deleted = 0; END"))
     try execute(
       db,
       SQLFragment("CREATE TRIGGER ") + trigger(cid, "delete")

@@ -10,7 +10,7 @@ struct WhereSQL {
   /// How fields are read: materialized ones from the field table (aliased `f`).
   let fields: WhereFields
   /// Whether a document of the collection may hold U+0000 in a string, which fields read
-  /// from bodies must then read whole (``WhereFieldTable/extract(body:path:)``).
+  /// from bodies must then read whole (``WhereFieldTable/StringReading``).
   let wholeStrings: Bool
   /// Whether the SQL written so far reads the field table.
   private(set) var usesFieldTable = false
@@ -159,7 +159,8 @@ struct WhereSQL {
       return SQLFragment("f.") + WhereFieldTable.column(column)
     }
     return try WhereFieldTable.value(
-      of: path, in: SQLFragment("d.body"), fields.settings, wholeStrings: wholeStrings)
+      of: path, in: SQLFragment("d.body"), fields.settings,
+      reading: wholeStrings ? .whole : .plain)
   }
 
   static func binary(_ op: BinaryOperator) -> SQLFragment {

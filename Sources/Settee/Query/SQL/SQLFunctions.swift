@@ -18,7 +18,7 @@ enum SQLFunctions {
 
   /// `settee_json_string(body, path)`: the whole string at a JSON path of
   /// ``WhereFieldTable/jsonPath(_:)``'s form, as UTF-8 bytes (a blob: GRDB returns text only
-  /// up to a U+0000, which is why this exists; see ``WhereFieldTable/extract(body:path:)``).
+  /// up to a U+0000, which is why this exists; see ``WhereFieldTable/StringReading``).
   /// NULL when the path does not lead to a string.
   static let jsonString = DatabaseFunction("settee_json_string", argumentCount: 2, pure: true) {
     values in
