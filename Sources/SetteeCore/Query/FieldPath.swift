@@ -4,7 +4,7 @@
 /// A numeric component indexes an array or names an object member, whichever the
 /// document holds; a component that meets an array of objects applies to each element.
 ///
-/// Paths come from text through the throwing ``init(parsing:)`` (or, in Swift queries,
+/// Paths come from text through the throwing ``init(parsing:allowingDollar:)`` (or, in Swift queries,
 /// from ``Field``, checked when the query runs); there is no string literal form, which
 /// could only trap on a bad literal.
 public struct FieldPath: Sendable, Hashable, Comparable, CustomStringConvertible {
