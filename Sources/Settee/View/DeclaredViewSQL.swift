@@ -11,22 +11,42 @@ import SetteeCore
 /// functions read cut short), is mapped in Swift, the same way; the differential tests
 /// hold the two equal.
 struct DeclaredViewSQL {
-  let keyPaths: [String]
+  let keyParts: [Source]
   let compound: Bool
   let value: Value
 
+  /// Where one part of a key or value comes from: a member path of the stored body, or
+  /// the document's id or revision (columns of their own: the body holds neither).
+  enum Source {
+    case path(String)
+    case id
+    case rev
+
+    /// The part as JSON text (NULL when the body lacks the member).
+    var sql: SQLFragment {
+      switch self {
+      case .path(let path): SQLFragment("(body -> ") + .value(path) + SQLFragment(")")
+      case .id: SQLFragment("json_quote(id)")
+      case .rev: SQLFragment("json_quote(rev)")
+      }
+    }
+  }
+
   enum Value {
     case none
-    case field(String)
-    case fields([String])
+    case field(Source)
+    case fields([Source])
   }
 
   init?(_ definition: ViewDefinition) {
     guard definition.each == nil, definition.filter == nil else { return nil }
-    func sqlPath(_ path: FieldPath) -> String? {
+    func source(_ path: FieldPath) -> Source? {
+      if path.components == ["_id"] { return .id }
+      if path.components == ["_rev"] { return .rev }
       // Member names only: SQLite reads "$.tags.0" as a member "0", where a Settee path
       // also reads an array index, and its path labels have no escapes.
-      guard !path.components.isEmpty else { return nil }
+      guard !path.components.isEmpty, path.components[0] != "_id", path.components[0] != "_rev"
+      else { return nil }
       for component in path.components {
         guard !component.isEmpty, FieldPath.arrayIndexOf(component) == nil,
           component.unicodeScalars.allSatisfy({
@@ -36,28 +56,28 @@ struct DeclaredViewSQL {
           })
         else { return nil }
       }
-      return "$" + path.components.map { ".\"\($0)\"" }.joined()
+      return .path("$" + path.components.map { ".\"\($0)\"" }.joined())
     }
-    var keys: [String] = []
+    var keys: [Source] = []
     for field in definition.keyFields {
-      guard let path = sqlPath(field) else { return nil }
-      keys.append(path)
+      guard let part = source(field) else { return nil }
+      keys.append(part)
     }
-    keyPaths = keys
+    keyParts = keys
     compound = definition.compoundKey
     switch definition.value {
     case .none: value = .none
     case .document: return nil
     case .field(let field):
-      guard let path = sqlPath(field) else { return nil }
-      value = .field(path)
+      guard let part = source(field) else { return nil }
+      value = .field(part)
     case .fields(let fields):
-      var paths: [String] = []
+      var parts: [Source] = []
       for field in fields {
-        guard let path = sqlPath(field) else { return nil }
-        paths.append(path)
+        guard let part = source(field) else { return nil }
+        parts.append(part)
       }
-      value = .fields(paths)
+      value = .fields(parts)
     }
   }
 
@@ -90,7 +110,7 @@ struct DeclaredViewSQL {
       try db.execute(sql: errors.text, arguments: errors.statementArguments)
     }
     // Each key part as JSON text (NULL when missing, so the document emits nothing).
-    let parts = keyPaths.map { SQLFragment("(body -> ") + .value($0) + SQLFragment(")") }
+    let parts = keyParts.map(\.sql)
     let key =
       compound
       ? SQLFragment("json_array(") + .joined(parts, separator: ", ") + SQLFragment(")")
@@ -98,12 +118,9 @@ struct DeclaredViewSQL {
     let value: SQLFragment =
       switch self.value {
       case .none: SQLFragment("NULL")
-      case .field(let path):
-        SQLFragment("settee_view_value(body -> ") + .value(path) + SQLFragment(")")
-      case .fields(let paths):
-        SQLFragment("json_array(")
-          + .joined(
-            paths.map { SQLFragment("(body -> ") + .value($0) + SQLFragment(")") }, separator: ", ")
+      case .field(let part): SQLFragment("settee_view_value(") + part.sql + SQLFragment(")")
+      case .fields(let parts):
+        SQLFragment("json_array(") + .joined(parts.map(\.sql), separator: ", ")
           + SQLFragment(")")
       }
     let present = SQLFragment.and(parts.map { $0 + SQLFragment(" IS NOT NULL") })

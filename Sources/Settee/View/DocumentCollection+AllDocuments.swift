@@ -60,7 +60,7 @@ extension DocumentCollection {
       }
       return result
     }
-    if let keys = query.keys {
+    if let keys = query.keysInOrder {
       var rows: [ViewRow] = []
       for key in keys {
         let id = key.stringValue ?? ""
@@ -75,7 +75,6 @@ extension DocumentCollection {
           rows.append(missing)
         }
       }
-      if query.descending { rows.reverse() }
       let page = rows.dropFirst(query.skip).prefix(query.limit ?? Int.max)
       return ViewResult(rows: Array(page), totalRows: total, updateSeq: seq)
     }

@@ -126,10 +126,15 @@ extension ViewStore {
           key: try StoredData.json(
             try row.value(0) as String, "a row of view \(JSON.string(view.name))"),
           value: try decodeValue(try row.value(2)), id: id)
-        if query.includeDocs, let rev = try row.value(3) as String? {
+        if let linked = try linkedDocument(db, cid: view.cid, value: result.value) {
+          result.document = linked
+        } else if let rev = try row.value(3) as String? {
           result.document = try Document(
             id: id, rev: DocumentReader.storedRevision(rev, documentID: id),
             body: DocumentReader.parseBody(row, at: 4, documentID: id))
+        } else {
+          // Deleted since the view caught up: `"doc": null`, as CouchDB answers.
+          result.document = Document(id: id, isDeleted: true)
         }
         return result
       }
@@ -148,15 +153,27 @@ extension ViewStore {
       }
       return try fetch(.and(conditions), skip: query.skip, limit: query.limit)
     }
-    // Keys in the order given: each key's rows, then skip and limit over them all.
+    // Keys in the order given (reversed when descending): each key's rows, within the
+    // document id range if one is given, then skip and limit over them all.
     var rows: [ViewRow] = []
     var toSkip = query.skip
-    for key in keys {
+    var idRange: [SQLFragment] = []
+    let (first, last): (StaticString, StaticString) =
+      query.descending ? (" <= ", " >= ") : (" >= ", " <= ")
+    if let start = query.startKeyDocID {
+      idRange.append(SQLFragment("v.doc_id") + SQLFragment(first) + .value(start))
+    }
+    if let end = query.endKeyDocID {
+      let operation: StaticString = query.inclusiveEnd ? last : (query.descending ? " > " : " < ")
+      idRange.append(SQLFragment("v.doc_id") + SQLFragment(operation) + .value(end))
+    }
+    for key in query.keysInOrder ?? keys {
       let wanted = query.limit.map { $0 - rows.count }
       if let wanted, wanted <= 0 { break }
       var found = try fetch(
-        keyColumn + SQLFragment(" = ") + .value(Data(try view.collation.key(key))), skip: 0,
-        limit: nil)
+        .and(
+          [keyColumn + SQLFragment(" = ") + .value(Data(try view.collation.key(key)))] + idRange),
+        skip: 0, limit: nil)
       if toSkip > 0 {
         let dropped = min(toSkip, found.count)
         found.removeFirst(dropped)
@@ -166,6 +183,24 @@ extension ViewStore {
       rows += found
     }
     return rows
+  }
+
+  /// CouchDB's linked documents: with `include_docs`, a row whose value is an object with
+  /// an `_id` carries that document instead of the emitting one; with a `_rev` too, that
+  /// revision, which only the current one can be (Settee keeps no older bodies). A
+  /// document that is missing, deleted or at another revision is `"doc": null`.
+  static func linkedDocument(_ db: SQLConnection, cid: Int64, value: JSON) throws -> Document? {
+    guard case .object(let members) = value, case .string(let id)? = members["_id"] else {
+      return nil
+    }
+    let missing = Document(id: id, isDeleted: true)
+    guard let found = try DocumentReader.document(db, cid: cid, id: id), !found.isDeleted else {
+      return missing
+    }
+    if let rev = members["_rev"] {
+      guard case .string(let text) = rev, text == found.rev?.description else { return missing }
+    }
+    return found
   }
 
   /// How many rows come before the query's range in its direction.
@@ -268,7 +303,7 @@ extension ViewStore {
       return (try row.value(0), row)
     }
     do {
-      if let keys = query.keys {
+      if let keys = query.keysInOrder {
         // Each key is one group (its rows share the key).
         var rows: [ViewRow] = []
         for key in keys {
@@ -478,7 +513,7 @@ extension ViewStore {
       }
       return started ? try finish() : true
     }
-    if let keys = query.keys {
+    if let keys = query.keysInOrder {
       for key in keys {
         guard try run(SQLFragment("key = ") + .value(Data(try view.collation.key(key)))) else {
           break

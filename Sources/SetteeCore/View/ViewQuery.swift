@@ -84,6 +84,10 @@ public struct ViewQuery: Sendable, Hashable {
     self.includeOffset = includeOffset
   }
 
+  /// ``keys`` in the order rows come: the list's order, or reversed when ``descending``
+  /// (CouchDB 3.x walks the list backwards; all-documents queries do the same).
+  public var keysInOrder: [JSON]? { descending ? keys.map { Array($0.reversed()) } : keys }
+
   /// The group level in effect: `nil` for no grouping, `Int.max` for whole keys.
   public var effectiveGroupLevel: Int? {
     if let groupLevel { return groupLevel == 0 && !group ? nil : groupLevel }

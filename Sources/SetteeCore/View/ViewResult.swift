@@ -7,8 +7,9 @@ public struct ViewRow: Sendable, Hashable {
   public var value: JSON
   /// The id of the emitting document; `nil` in a reduce query.
   public var id: String?
-  /// The emitting document, when the query asked for it (`includeDocs`); `nil` also
-  /// when the document has been deleted since the view was updated.
+  /// The emitting document when the query asked for it (`includeDocs`), or the document
+  /// the row's value links to (a value with an `_id`, CouchDB's linked documents); a
+  /// tombstone (`isDeleted`, printed `"doc": null`) when that document is gone.
   public var document: Document?
   /// For an all-documents query by `keys`: `"not_found"` for a key that names no document
   /// (the row then has only `key` and `error`, as in CouchDB).

@@ -141,7 +141,8 @@ struct ViewDifferentialTests {
     let collation = subject.collation
     var segments: [[Row]] = []
     if let keys = query.keys {
-      for key in keys {
+      // CouchDB 3.x walks the list backwards for a descending query.
+      for key in query.descending ? keys.reversed() : keys {
         let binary = try collation.key(key)
         let matching = all.filter { $0.binary == binary }
         segments.append(query.descending ? matching.reversed() : matching)
@@ -213,10 +214,16 @@ struct ViewDifferentialTests {
       }
     } else {
       for row in segments.joined() {
-        output.append(
-          ViewRow(
-            key: row.key, value: row.value, id: row.id,
-            document: query.includeDocs ? documents[row.id] : nil))
+        var document = query.includeDocs ? documents[row.id] : nil
+        // Linked documents: a value with an `_id` (and a `_rev` that must be current).
+        if query.includeDocs, case .object(let value) = row.value,
+          case .string(let linked)? = value["_id"]
+        {
+          let found = documents[linked]
+          let current = value["_rev"].map { $0 == .string(found?.rev?.description ?? "") } ?? true
+          document = found != nil && current ? found : Document(id: linked, isDeleted: true)
+        }
+        output.append(ViewRow(key: row.key, value: row.value, id: row.id, document: document))
       }
     }
     return Array(output.dropFirst(query.skip).prefix(query.limit ?? Int.max))
