@@ -102,7 +102,17 @@ extension FindQuery {
       case "use_index":
         switch member.value {
         case .null, .array([]): useIndex = nil
-        case .string(let name): useIndex = name
+        case .string(let name):
+          // CouchDB's forms: "name" or "_design/ddoc", "ddoc/name", "_design/ddoc/name";
+          // anything else is its `invalid_index_name`, not a silent fallback.
+          let parts = name.split(separator: "/", omittingEmptySubsequences: false)
+          if parts.count > 3 || (parts.count == 3 && parts[0] != "_design") {
+            throw SetteeError(
+              .invalidQuery,
+              "\"use_index\" \(quoted(name)) is not a valid index name: give \"name\", \"_design/ddoc\", \"ddoc/name\" or \"_design/ddoc/name\""
+            )
+          }
+          useIndex = parts.count == 3 ? String(parts[2]) : name
         case .array(let parts) where parts.count == 1 && parts[0].stringValue != nil:
           useIndex = parts[0].stringValue
         // CouchDB's ["design doc", "name"]: the name is what identifies Settee's indexes.

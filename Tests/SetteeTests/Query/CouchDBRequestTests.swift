@@ -118,6 +118,7 @@ struct CouchDBRequestTests {
       #"{"selector": {"n": 1}, "use_index": "_design/n"}"#,
       #"{"selector": {"n": 1}, "use_index": ["_design/n", "n"]}"#,
       #"{"selector": {"n": 1}, "use_index": ["_design/n"]}"#,
+      #"{"selector": {"n": 1}, "use_index": "_design/n/n"}"#,
       #"{"selector": {"n": 1}, "execution_stats": true, "allow_fallback": true}"#,
       #"{"selector": {"n": 1}, "conflicts": true}"#,
     ] {
@@ -129,6 +130,8 @@ struct CouchDBRequestTests {
       #"{"selector": {}, "r": 0}"#, #"{"selector": {}, "r": "1"}"#,
       #"{"selector": {}, "update": "yes"}"#, #"{"selector": {}, "conflicts": 1}"#,
       #"{"selector": {}, "use_index": {}}"#, #"{"selector": {}, "use_index": [1, 2]}"#,
+      #"{"selector": {}, "use_index": "foo/bar/baz"}"#,
+      #"{"selector": {}, "use_index": "_design/a/b/c"}"#,
       #"{"selector": {}, "execution_stats": null}"#, #"{"selector": {}, "bogus": 1}"#,
     ] {
       expectError(.invalidQuery) { _ = try query(body) }
