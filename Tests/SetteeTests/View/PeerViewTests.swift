@@ -87,4 +87,15 @@ struct PeerViewTests {
     #expect(rows.map { $0.json["doc"]?["name"] } == ["linked", "linked", nil, nil, nil])
     #expect(rows.map { $0.json["doc"] == .null } == [false, false, true, true, false])
   }
+
+  /// Names are values: what Cloudant Sync refused as a table name is just a name here.
+  @Test func valueIndexNamesAreBoundNotSpliced() throws {
+    try docs.put(["_id": "c1", "name": "ann"])
+    let name = "abc123^&*…; drop table customer;"
+    try docs.valueIndexes.define(name, field: "name")
+    #expect(try docs.valueIndexes.uniqueValues(of: name) == ["ann"])
+    #expect(try docs.valueIndexes.names().contains(name))
+    expectError(.invalidArgument) { try docs.valueIndexes.define("_reserved", field: "name") }
+    expectError(.invalidArgument) { try docs.valueIndexes.define("", field: "name") }
+  }
 }
