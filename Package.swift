@@ -50,7 +50,10 @@ let package = Package(
     ),
     .executableTarget(name: "settee", dependencies: ["SetteeCLI"]),
     .target(
-      name: "SetteeTestSupport", dependencies: ["SetteeCore", "Settee"],
+      name: "SetteeTestSupport",
+      // An ordinary target (built by `swift build -c release` too): it reaches the engine
+      // through `package` access, never `@testable`, which only debug builds allow.
+      dependencies: ["SetteeCore", "Settee", .product(name: "GRDB", package: "GRDB.swift")],
       path: "Tests/SetteeTestSupport"),
     .testTarget(name: "SetteeCoreTests", dependencies: ["SetteeCore", "SetteeTestSupport"]),
     .testTarget(

@@ -18,7 +18,7 @@ public final class Database: Sendable {
   /// The name of the collection used when none is given.
   public static let defaultCollectionName = "_default"
 
-  let writer: any DatabaseWriter
+  package let writer: any DatabaseWriter
   /// `writer` when it is a pool (a file), whose readers are opened read-only: reads run
   /// there in transactions of Settee's own (see ``read(_:)``).
   private let pool: DatabasePool?

@@ -153,4 +153,16 @@ struct CLITests {
     #expect(unknown.status == 2)
     #expect(unknown.stderr.contains("nonsense"))
   }
+
+  /// An installed `settee`, run by name from `PATH` in another directory, finds itself
+  /// for the whole-process comparison (it used to look in the current directory).
+  @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/sqlite3")))
+  func compareSQLite3RunsFromPATH() throws {
+    let elsewhere = directory.path("elsewhere")
+    try FileManager.default.createDirectory(atPath: elsewhere, withIntermediateDirectories: true)
+    let run = try SetteeBinary.runShell(
+      #"cd "\#(elsewhere)" && PATH="$(dirname "$0"):$PATH" settee bench --compare-sqlite3 --quick"#)
+    #expect(run.status == 0, "\(run.stderr)")
+    #expect(run.stdout.contains("indexed find"), "\(run.stdout)")
+  }
 }

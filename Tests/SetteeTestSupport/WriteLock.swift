@@ -1,8 +1,8 @@
 import Foundation
+import GRDB
+import Settee
 
-@testable import Settee
-
-extension Database {
+extension Settee.Database {
   /// Holds the write lock (an open write transaction that has written) for `seconds` on a
   /// background thread, and returns once it is held; `done` is signalled at release.
   public func holdWriteLock(for seconds: Double) -> DispatchSemaphore {

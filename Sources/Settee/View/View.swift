@@ -168,7 +168,9 @@ public struct View: Sendable {
     }
     throw SetteeError(
       .viewNotRegistered,
-      "\(kind == .view ? "view" : "value index") \(JSON.string(name)) (version \(JSON.string(stored.version))) is behind its documents, and its map function is Swift code not registered in this process: register it before querying, or query with stale: ok"
+      kind == .view
+        ? "view \(JSON.string(name)) (version \(JSON.string(stored.version))) is behind its documents, and its map function is Swift code not registered in this process: register it before querying, or query with stale: ok"
+        : "value index \(JSON.string(name)) (version \(JSON.string(stored.version))) is behind its documents, and its indexing function is Swift code not registered in this process: define it again with valueIndexes.define(_:type:version:_:) before querying"
     )
   }
 

@@ -8,7 +8,9 @@ extension DocumentCollection {
   ///
   /// - Throws: ``SetteeError`` with code `conflict` when a live document has that id.
   @discardableResult
-  public func insert(_ json: JSONObject) throws -> String { try put(json).id }
+  public func insert(_ json: JSONObject) throws -> String {
+    try Self.explainingTakenIDs([json]) { try put(json).id }
+  }
 
   /// Inserts documents in one transaction, all or none, and returns their ids.
   ///
@@ -16,7 +18,25 @@ extension DocumentCollection {
   ///   written.
   @discardableResult
   public func insertBatch(_ documents: [JSONObject]) throws -> [String] {
-    try putAll(documents).map(\.id)
+    try Self.explainingTakenIDs(documents) { try putAll(documents).map(\.id) }
+  }
+
+  /// Runs an insert, saying what a `conflict` means in this face: `insert` adds new
+  /// documents, so an id that is taken is not a stale revision (the `where` face has
+  /// none) but a document that exists already.
+  static func explainingTakenIDs<T>(_ documents: [JSONObject], _ body: () throws -> T) throws
+    -> T
+  {
+    do { return try body() } catch let error as SetteeError where error.code == .conflict {
+      guard let id = error.documentID,
+        let document = documents.first(where: { $0["_id"] == .string(id) }),
+        document["_rev"] == nil
+      else { throw error }
+      throw SetteeError(
+        .conflict,
+        "document \(JSON.string(id)) exists already: insert and insertBatch add new documents (update replaces one by id, upsert does either); nothing was written",
+        documentID: id)
+    }
   }
 
   /// Replaces an existing document (named by its `_id`) without naming a revision.

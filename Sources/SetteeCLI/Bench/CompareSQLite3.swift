@@ -24,7 +24,7 @@ struct CompareSQLite3 {
     guard let shell = Self.which("sqlite3") else {
       throw SetteeError(.invalidArgument, "--compare-sqlite3 needs the sqlite3 shell on PATH")
     }
-    let settee = URL(fileURLWithPath: CommandLine.arguments[0]).standardizedFileURL.path
+    let settee = Self.runningExecutable()
     var data = BenchData()
     let documents = data.wholeProcess(count)
     let ndjson = directory.appendingPathComponent("people.ndjson")
@@ -200,6 +200,16 @@ struct CompareSQLite3 {
       return seconds
     }
   #endif
+
+  /// The path of this very binary, however it was started: by a path (`./settee`,
+  /// `.build/release/settee`) or by its name from `PATH` (as an installed `settee` is),
+  /// where `argv[0]` alone would be read relative to the current directory.
+  static func runningExecutable() -> String {
+    let invoked = CommandLine.arguments[0]
+    if !invoked.contains("/"), let found = which(invoked) { return found }
+    if let path = Bundle.main.executablePath { return path }
+    return URL(fileURLWithPath: invoked).standardizedFileURL.path
+  }
 
   static func which(_ name: String) -> String? {
     for directory in (ProcessInfo.processInfo.environment["PATH"] ?? "").split(separator: ":") {

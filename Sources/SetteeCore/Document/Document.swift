@@ -50,3 +50,8 @@ public struct Document: Sendable, Hashable {
     JSONWriter.bytes(.object(json))
   }
 }
+
+extension Document: CustomStringConvertible {
+  /// The document as JSON, `_id` and `_rev` first (what `print(document)` shows).
+  public var description: String { JSONWriter.string(.object(json)) }
+}
