@@ -81,14 +81,7 @@ extension DocumentCollection {
     _ body: (Document) throws -> Void
   ) throws -> FindSummary {
     let started = DispatchTime.now().uptimeNanoseconds
-    var query = query
-    switch try query.bookmark.flatMap({ try FindBookmark.decode($0, sort: query.sort) }) {
-    case .skipped(let count)?:
-      let (sum, overflow) = query.skip.addingReportingOverflow(count)
-      query.skip = overflow ? Int.max : sum
-    case let position?: query.position = position
-    case nil: break
-    }
+    let query = try query.continuingFromBookmark()
     var summary = FindSummary(bookmark: query.bookmark ?? FindBookmark.none)
     guard let cid = try database.collectionID(db, name) else {
       if let forced = query.useIndex {
@@ -253,7 +246,9 @@ extension DocumentCollection {
     let name = self.name
     return try database.query { db in
       let cid = try database.collectionID(db, name) ?? -1
-      return try DocumentCollection.plan(query, cid: cid, catalog: database.indexCatalog, db: db)
+      // The plan of the page the bookmark asks for, as find runs it.
+      return try DocumentCollection.plan(
+        query.continuingFromBookmark(), cid: cid, catalog: database.indexCatalog, db: db)
     }
   }
 
@@ -416,5 +411,21 @@ extension DocumentCollection {
     return Document(
       id: id, rev: try DocumentReader.storedRevision(row.string(1), documentID: id),
       body: try DocumentReader.parseBody(row.bytes(2), documentID: id))
+  }
+}
+
+extension FindQuery {
+  /// The query with its ``bookmark`` decoded: results skipped, or a position to continue
+  /// after.
+  func continuingFromBookmark() throws -> FindQuery {
+    var query = self
+    switch try bookmark.flatMap({ try FindBookmark.decode($0, sort: sort) }) {
+    case .skipped(let count)?:
+      let (sum, overflow) = query.skip.addingReportingOverflow(count)
+      query.skip = overflow ? Int.max : sum
+    case let position?: query.position = position
+    case nil: break
+    }
+    return query
   }
 }

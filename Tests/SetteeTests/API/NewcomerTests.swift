@@ -46,3 +46,52 @@ struct NewcomerTests {
     #expect("\(document)" == #"{"_id":"mike","age":12}"#)
   }
 }
+
+/// explain and paging tell the same story as the query that runs.
+@Suite("explain and paging agree")
+struct ExplainAndPagingTests {
+  let people: DocumentCollection
+
+  init() throws {
+    people = try Database(inMemoryWith: .init()).collection("people")
+    var documents: [JSONObject] = []
+    for number in 0..<40 {
+      var document: JSONObject = ["_id": .string("p\(number)"), "name": .string("n\(number % 7)")]
+      if number % 5 != 0 { document["age"] = .int(Int64((number * 13) % 50)) }  // some missing
+      documents.append(document)
+    }
+    try people.putAll(documents)
+    try people.ensureIndexed(["name", "age"], name: "basic")
+  }
+
+  @Test func aLookupByIDNamesTheIDIndexAndDoesNotWarn() throws {
+    let query = try FindQuery(json: JSONParser.parse(#"{"selector": {"_id": "p3"}}"#))
+    let plan = try people.explain(query)
+    #expect(plan.indexes == ["_all_docs"] && plan.json["scan"] == "index")
+    #expect(try people.findPage(query).warning == nil)
+  }
+
+  @Test(arguments: [
+    #"{"selector": {"age": {"$gt": 20}}, "sort": [{"age": "desc"}], "fields": ["name", "age"], "limit": 3}"#,
+    #"{"selector": {"name": {"$gt": "n2"}}, "sort": [{"age": "asc"}], "fields": ["name", "age"], "limit": 4}"#,
+    #"{"selector": {"name": {"$gte": "n0"}}, "sort": [{"name": "desc"}, {"age": "desc"}], "fields": ["name", "age", "_id"], "limit": 5}"#,
+  ])
+  func everyPageOfACoveredQueryIsCoveredAndTheyJoinUp(_ text: String) throws {
+    var request = try JSONParser.parse(text).objectValue ?? [:]
+    var unpaged = request
+    unpaged["limit"] = 0
+    let whole = try people.find(FindQuery(json: .object(unpaged)))
+    var pages: [Document] = []
+    for _ in 0..<40 {
+      let query = try FindQuery(json: .object(request))
+      let plan = try people.explain(query)
+      #expect(plan.covering, "\(request["bookmark"] ?? "first page")")
+      let page = try people.findPage(query)
+      #expect(page.warning == nil)
+      if page.documents.isEmpty { break }
+      pages += page.documents
+      request["bookmark"] = .string(page.bookmark)
+    }
+    #expect(pages.map(\.id) == whole.map(\.id))
+  }
+}

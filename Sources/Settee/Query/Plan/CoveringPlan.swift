@@ -101,11 +101,12 @@ enum CoveringPlan {
   /// The SQL that reads the answer from the entry table: id, rev, then each projected
   /// field's value.
   static func sql(_ index: StoredIndex, _ query: FindQuery) -> SQLFragment? {
-    // A bookmark's position is tested on the documents' sort keys.
-    guard query.position == nil, let filter = filter(query.selector, index.definition.fields),
-      let fields = query.fields
+    guard var filter = filter(query.selector, index.definition.fields), let fields = query.fields
     else {
       return nil
+    }
+    if let position = query.position {
+      filter += SQLFragment(" AND ") + after(position, query.sort, index)
     }
     let projected = projectedFields(index, fields).compactMap {
       index.definition.fields.firstIndex(of: $0)
@@ -118,6 +119,34 @@ enum CoveringPlan {
       + SQLFragment(" AND ")
       + filter + orderBy(query.sort, index)
       + QueryPlanner.limit(query)
+  }
+
+  /// Entries that come after a bookmark's position in the order of `sort`, on their key
+  /// columns: ``QueryPlanner/after(_:sort:)`` for documents, where an index with one entry
+  /// a document holds each sort field's key as the document's sort key, and a missing
+  /// field's key (``StoredIndex/missingKey``) sorts before every other, as a missing sort
+  /// key does.
+  static func after(_ position: FindBookmark, _ sort: [FindQuery.SortField], _ index: StoredIndex)
+    -> SQLFragment
+  {
+    guard case .after(let keys, let id) = position else { return SQLFragment("1") }
+    var branches: [SQLFragment] = []
+    var equal: [SQLFragment] = []
+    for (field, value) in zip(sort.filter { !$0.isRelevance }, keys) {
+      guard let column = index.definition.fields.firstIndex(of: field.path) else {
+        return SQLFragment("0")  // not covered: ``covers(_:_:)`` refuses such a sort
+      }
+      let key = StoredIndex.entryKeyColumn(column)
+      let bound = SQLFragment.value(Data(value.map(CollationKey.encode) ?? StoredIndex.missingKey))
+      branches.append(
+        .and(equal + [key + (field.descending ? SQLFragment(" < ") : SQLFragment(" > ")) + bound]))
+      equal.append(key + SQLFragment(" = ") + bound)
+    }
+    let idLater =
+      SQLFragment("x.id")
+      + (sort.last?.descending == true ? SQLFragment(" < ") : SQLFragment(" > ")) + .value(id)
+    branches.append(.and(equal + [idLater]))
+    return .or(branches)
   }
 
   /// ` ORDER BY …` of the entries: the sort's key columns (every sort field is indexed,

@@ -63,6 +63,8 @@ public struct QueryPlan: Sendable {
   indirect enum Why: Sendable, Hashable {
     /// Fixed text (a literal, which costs nothing to keep).
     case fixed(String)
+    /// Documents looked up by `_id` through the built-in id index (CouchDB's `_all_docs`).
+    case allDocs
     case textIndex(String)
     case noConditionOnFirstField(FieldPath)
     case selects(entries: Int, estimated: Bool)
@@ -80,6 +82,7 @@ public struct QueryPlan: Sendable {
       func quoted(_ name: String) -> String { JSONWriter.string(.string(name)) }
       switch self {
       case .fixed(let text): return text
+      case .allDocs: return "the built-in _id index (CouchDB's _all_docs) finds the documents by id"
       case .textIndex(let name):
         return
           "the TEXT index \(quoted(name)) finds the documents that match $text; the rest of the selector filters them"

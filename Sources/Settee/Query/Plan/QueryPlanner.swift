@@ -267,7 +267,7 @@ enum QueryPlanner {
         ? "the collection has no JSON index: it is scanned"
         : "no index narrows the selector: the collection is scanned")
     if conjuncts.contains(where: isIDLookup) {
-      reason = .fixed("the built-in _id index (CouchDB's _all_docs) finds the documents by id")
+      reason = .allDocs
     }
     let selective = min(best?.entries ?? Int.max, union?.entries ?? Int.max)
     if selective < probeCap || (ordered == nil && selective < Int.max) {
@@ -316,7 +316,8 @@ enum QueryPlanner {
     let statement = try sql(for: choice, query: query, collectionID: collectionID)
     let indexes: [String] =
       switch choice.access {
-      case .scan: []
+      // A lookup by _id reads the built-in id index, as CouchDB's `_all_docs` (no warning).
+      case .scan: why == .allDocs ? [allDocsIndexName] : []
       case .index(let access): [access.name]
       case .union(let accesses): accesses.map { $0.name }
       case .text: choice.textIndexName.map { [$0] } ?? []
@@ -325,9 +326,12 @@ enum QueryPlanner {
       indexes: indexes, sortedByIndex: choice.orderedBy != nil && !query.sort.isEmpty,
       candidates: candidates, why: why, statement: statement, choice: choice,
       collectionID: collectionID)
-    if case .scan = choice.access { plan.warning = noIndexWarning }
+    if case .scan = choice.access, why != .allDocs { plan.warning = noIndexWarning }
     return plan
   }
+
+  /// The name CouchDB gives the built-in index of document ids.
+  static let allDocsIndexName = "_all_docs"
 
   /// The error for a `use_index` that names no index of the collection.
   static func unknownIndexMessage(_ forced: String) -> String {
