@@ -1,7 +1,6 @@
 import Foundation
 import GRDB
 import SetteeCore
-import Synchronization
 
 typealias SQLConnection = GRDB.Database
 
@@ -28,23 +27,23 @@ public final class Database: Sendable {
   /// spellings of "é" one key, while SQLite keeps them apart). A committed collection keeps
   /// its id for the life of the file (there is no way to drop one), so ids read from
   /// committed state are kept (``SQLConnection/readsCommittedState``).
-  private let collectionIDs = Mutex<[[UInt8]: Int64]>([:])
+  private let collectionIDs = Locked<[[UInt8]: Int64]>([:])
   /// The Swift map (and reduce) functions registered in this process, by view.
-  let viewRegistry = Mutex<[ViewRegistryKey: ViewMapper]>([:])
+  let viewRegistry = Locked<[ViewRegistryKey: ViewMapper]>([:])
   /// Views' definition columns as last read, by id, checked by their generation.
-  let viewCache = Mutex<[Int64: StoredView]>([:])
+  let viewCache = Locked<[Int64: StoredView]>([:])
   /// The collections' index lists.
   let indexCatalog = IndexCatalog()
   /// The plans of recent query shapes.
   let planCache = PlanCache()
   /// The collections' `where` settings as last read, checked by their version.
-  let whereFieldsCache = Mutex<[Int64: (version: Int64, fields: WhereFields)]>([:])
+  let whereFieldsCache = Locked<[Int64: (version: Int64, fields: WhereFields)]>([:])
   /// `where` strings and `orderBy` clauses as last parsed.
-  let whereParseCache = Mutex(WhereParseCache())
+  let whereParseCache = Locked(WhereParseCache())
   /// The serial queues of the collections' ordered operations.
   let collectionQueues = CollectionQueues()
   /// The `where` face's parsed-document caches and their size settings, by collection name.
-  let documentCaches = Mutex<[[UInt8]: (size: Int, cache: DocumentCache)]>([:])
+  let documentCaches = Locked<[[UInt8]: (size: Int, cache: DocumentCache)]>([:])
   /// Tells live queries and the continuous changes feed about commits.
   let changeMonitor: ChangeMonitor
 

@@ -10,7 +10,7 @@ public enum SetteeCLI {
   public static func main(rawArguments: [[UInt8]]) -> Int32 {
     var arguments: [String] = []
     for (index, bytes) in rawArguments.enumerated() {
-      guard let argument = String(validating: bytes, as: UTF8.self) else {
+      guard let argument = String(validatingUTF8: bytes) else {
         let offset = firstInvalidUTF8Offset(bytes) ?? 0
         Console.error(
           SetteeError(

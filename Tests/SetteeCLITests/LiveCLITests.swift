@@ -18,7 +18,7 @@ struct LiveCLITests {
     let database = try Database(path: db)
     let people = database.collection()
     try await people.put(["_id": "a", "age": 30])
-    let seen = Locked<[[String]]>([])
+    let seen = Guarded<[[String]]>([])
     let task = Task {
       for try await result in people.observe(
         try FindQuery(where: Field("age") >= 18, sort: [.ascending("_id")]))

@@ -81,7 +81,7 @@ public enum SetteeBinary {
     process.standardInput = stdin == nil ? FileHandle.nullDevice : input
     let start = Date()
     try process.run()
-    let timedOut = Locked(false)
+    let timedOut = Guarded(false)
     let pid = process.processIdentifier
     DispatchQueue.global().asyncAfter(deadline: .now() + timeout) {
       if process.isRunning {
@@ -90,8 +90,8 @@ public enum SetteeBinary {
       }
     }
     // Read both pipes on their own threads so that a full pipe never blocks the child.
-    let outData = Locked(Data())
-    let errData = Locked(Data())
+    let outData = Guarded(Data())
+    let errData = Guarded(Data())
     let group = DispatchGroup()
     DispatchQueue.global().async(group: group) {
       outData.set(output.fileHandleForReading.readDataToEndOfFile())
@@ -120,7 +120,7 @@ public enum SetteeBinary {
 }
 
 /// A value shared between threads behind a lock.
-public final class Locked<Value: Sendable>: @unchecked Sendable {
+public final class Guarded<Value: Sendable>: @unchecked Sendable {
   // @unchecked: every access to `storage` holds `lock`.
   private var storage: Value
   private let lock = NSLock()
@@ -129,6 +129,10 @@ public final class Locked<Value: Sendable>: @unchecked Sendable {
   public func set(_ newValue: Value) { lock.withLock { storage = newValue } }
   public func get() -> Value { value }
   public func mutate(_ body: (inout Value) -> Void) { lock.withLock { body(&storage) } }
+  /// Runs `body` with the value, exclusively (Synchronization's `Mutex` needs macOS 15).
+  public func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
+    try lock.withLock { try body(&storage) }
+  }
 }
 
 /// The JSON a successful run printed on standard output (the run must have exited 0).

@@ -1,7 +1,6 @@
 import GRDB
 import GRDBSQLite
 import SetteeCore
-import Synchronization
 
 /// The collections' index lists, kept in memory and checked with one integer.
 ///
@@ -15,7 +14,7 @@ import Synchronization
 /// could still roll back: committed states never share a version, so a kept list cannot be
 /// stale.
 final class IndexCatalog: Sendable {
-  private let lists = Mutex<[Int64: (version: Int64, indexes: [StoredIndex])]>([:])
+  private let lists = Locked<[Int64: (version: Int64, indexes: [StoredIndex])]>([:])
   private static let stateSQL = SQLFragment(
     "SELECT index_version, holds_nul FROM collections WHERE cid = ")
 

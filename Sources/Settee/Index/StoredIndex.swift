@@ -1,7 +1,6 @@
 import Foundation
 import GRDB
 import SetteeCore
-import Synchronization
 
 /// An index as the database holds it: its definition and where its entries live.
 ///
@@ -76,7 +75,7 @@ final class StoredIndex: Sendable {
 
   /// Parsed definitions by their stored text: every query reads the index list, and
   /// parsing it again each time cost more than the rest of planning.
-  private static let definitions = Mutex<[[String]: IndexDefinition]>([:])
+  private static let definitions = Locked<[[String]: IndexDefinition]>([:])
 
   static func definition(
     name: String, type: String, fields: String, settings: String, ddoc: String? = nil,

@@ -1,7 +1,6 @@
 import Foundation
 import GRDB
 import SetteeCore
-import Synchronization
 
 /// Tells observers which collections changed: after every commit made through its
 /// `Database`, and, while anything observes a file, every ``Database/Configuration/observationInterval``
@@ -36,9 +35,9 @@ final class ChangeMonitor: Sendable {
     var checkPending = false
   }
 
-  private let state = Mutex(State())
+  private let state = Locked(State())
   private let queue = DispatchQueue(label: "settee.live-changes")
-  private let writer = Mutex<(any DatabaseWriter)?>(nil)
+  private let writer = Locked<(any DatabaseWriter)?>(nil)
   private let interval: Double
   private let pollsOtherWriters: Bool
 

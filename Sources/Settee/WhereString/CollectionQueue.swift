@@ -1,6 +1,5 @@
 import Dispatch
 import SetteeCore
-import Synchronization
 
 /// An operation submitted to a collection's queue with
 /// ``DocumentCollection/enqueue(_:)``: it runs after everything submitted to that
@@ -10,7 +9,7 @@ public final class PendingOperation<T: Sendable>: Sendable {
     var result: Result<T, any Error>?
     var waiting: [CheckedContinuation<T, any Error>] = []
   }
-  private let state = Mutex(State())
+  private let state = Locked(State())
 
   init() {}
 
@@ -46,7 +45,7 @@ public final class PendingOperation<T: Sendable>: Sendable {
 /// The serial queues that order each collection's operations (seed 003): one per
 /// collection name, made on first use.
 final class CollectionQueues: Sendable {
-  private let queues = Mutex<[[UInt8]: DispatchQueue]>([:])
+  private let queues = Locked<[[UInt8]: DispatchQueue]>([:])
   /// Set on each queue to itself, so a wait from inside one of its operations can tell.
   private static let key = DispatchSpecificKey<ObjectIdentifier>()
 

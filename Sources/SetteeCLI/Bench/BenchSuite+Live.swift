@@ -1,7 +1,6 @@
 import Foundation
 import Settee
 import SetteeCore
-import Synchronization
 
 /// Live queries (issue 13): how soon a commit reaches an observer, and what open
 /// observers cost a writer.
@@ -97,10 +96,10 @@ extension BenchSuite {
 
 /// Counts observers' first results, so that a run starts once all are observing.
 final class Ready: Sendable {
-  private let remaining: Mutex<Int>
+  private let remaining: Locked<Int>
   private let done = DispatchSemaphore(value: 0)
 
-  init(count: Int) { remaining = Mutex(count) }
+  init(count: Int) { remaining = Locked(count) }
 
   func arrive() {
     let last = remaining.withLock { count -> Bool in

@@ -134,7 +134,10 @@ public enum CollationKey {
     let double = Double(integer)
     appendDoubleBits(double, tag: tag, to: &output)
     // Integers beyond 2^53 may round; the exact difference orders them among themselves.
-    let delta = Int128(integer) - Int128(double)
+    // (Without Int128, which needs macOS 15: a double rounded up to 2^63 is just past
+    // Int64.max; any other converts back exactly.)
+    let delta: Int64 =
+      double >= 9_223_372_036_854_775_808.0 ? (integer - Int64.max) - 1 : integer - Int64(double)
     if delta == 0 {
       output.append(0x80)
     } else {

@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 
 /// Makes new document ids the way CouchDB's default `sequential` algorithm does: a random
 /// 26-hex-digit prefix followed by a 6-digit suffix that grows by a random step, with a new
@@ -36,7 +35,7 @@ struct DocumentIDGenerator {
     suffix = UInt32(system.next() % 0x1000)
   }
 
-  static let shared = Mutex(DocumentIDGenerator())
+  static let shared = Locked(DocumentIDGenerator())
 }
 
 /// Lowercase hexadecimal text.

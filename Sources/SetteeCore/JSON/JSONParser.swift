@@ -174,7 +174,7 @@ public struct JSONParser: ~Copyable {
         let slice = UnsafeBufferPointer(rebasing: bytes[start..<position])
         position += 1
         if isASCII { return String(decoding: slice, as: UTF8.self) }
-        guard let string = String(validating: slice, as: UTF8.self) else {
+        guard let string = String(validatingUTF8: slice) else {
           position = start
           throw error("invalid UTF-8 in a string")
         }
@@ -196,7 +196,7 @@ public struct JSONParser: ~Copyable {
       switch byte {
       case UInt8(ascii: "\""):
         position += 1
-        guard let string = String(validating: buffer, as: UTF8.self) else {
+        guard let string = String(validatingUTF8: buffer) else {
           position = start
           throw error("invalid UTF-8 in a string")
         }

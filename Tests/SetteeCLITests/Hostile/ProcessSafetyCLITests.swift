@@ -86,7 +86,7 @@ struct ProcessSafetyCLITests {
   @Test func concurrentProcessesAllSucceed() throws {
     let db = directory.path("concurrent.db")
     #expect(try SetteeBinary.run(["--db", db, "put", #"{"_id": "start"}"#]).status == 0)
-    let failures = Locked([String]())
+    let failures = Guarded([String]())
     let group = DispatchGroup()
     for worker in 0..<8 {
       let command =

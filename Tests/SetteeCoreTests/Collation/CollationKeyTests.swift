@@ -59,4 +59,23 @@ struct CollationKeyTests {
     }
     #expect(taken > 1_000)
   }
+
+  /// Integers past 2^53 round as doubles; their keys still order exactly, up to Int64.max
+  /// (whose double rounds up to 2^63) and down to Int64.min, and equal numbers of either
+  /// kind share a key.
+  @Test func largeIntegersOrderExactly() {
+    let integers: [Int64] = [
+      .min, .min + 1, -(1 << 53) - 1, -(1 << 53), 0, (1 << 53), (1 << 53) + 1,
+      .max - 1024, .max - 512, .max - 1, .max,
+    ]
+    let keys = integers.map { CollationKey.encode(.int($0)) }
+    for (left, right) in zip(keys, keys.dropFirst()) {
+      #expect(left.lexicographicallyPrecedes(right))
+    }
+    #expect(
+      CollationKey.encode(.int(1 << 53)) == CollationKey.encode(.double(9_007_199_254_740_992)))
+    #expect(
+      CollationKey.encode(.double(9_223_372_036_854_775_808.0))
+        .lexicographicallyPrecedes(CollationKey.encode(.int(.max))) == false)
+  }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import Settee
+import SetteeCore
 import SetteeTestSupport
 import Testing
 
@@ -151,7 +152,7 @@ struct SwiftAPITests {
     #expect(try await people.count(query) == 1)
     #expect(try await people.explain(query).indexes == ["n"])
     #expect(try await people.find(["n": 3], fields: ["n"]).count == 1)
-    let lines = Locked(0)
+    let lines = Guarded(0)
     try await people.exportDocuments { chunk in
       lines.mutate { $0 += chunk.filter { $0 == 10 }.count }
     }
@@ -159,7 +160,7 @@ struct SwiftAPITests {
     #expect(try await db.collectionNames() == ["people"])
     #expect(try await db.check().isHealthy)
     #expect(try await people.changes(since: 0).count == 3)
-    let streamed = Locked([String]())
+    let streamed = Guarded([String]())
     let summary = try await people.find(query) { document in
       streamed.mutate { $0.append(document.id) }
     }

@@ -6,7 +6,7 @@ import Testing
 
 /// Collects a live query's elements in a task, for tests to look at.
 final class Collector<Value: Sendable>: Sendable {
-  let values = Locked<[Value]>([])
+  let values = Guarded<[Value]>([])
   let task: Task<Void, any Error>
 
   init(_ sequence: LiveQuery<Value>) {

@@ -110,7 +110,7 @@ struct DatabaseFileTests {
     }
     #expect(writerLevel == expected)
     // Four readers at once, so that the pool opens four connections.
-    let levels = Locked<[Int]>([])
+    let levels = Guarded<[Int]>([])
     let started = DispatchSemaphore(value: 0)
     let release = DispatchSemaphore(value: 0)
     let group = DispatchGroup()

@@ -172,7 +172,7 @@ struct ViewBehaviourTests {
       (0..<1300).map {
         ["_id": .string(String(format: "m%04d", $0)), "group": .int(Int64($0 % 2))]
       })
-    let calls = Locked<[Bool]>([])
+    let calls = Guarded<[Bool]>([])
     let view = try many.view(
       "perGroup", version: "1",
       reduce: .custom { keys, values, rereduce in

@@ -2,7 +2,6 @@ import Foundation
 import Settee
 import SetteeCore
 import SetteeTestSupport
-import Synchronization
 import Testing
 
 /// A view's catch-up never holds the write lock for long, and a filter's `$regex` follows
@@ -34,7 +33,7 @@ struct ViewCatchUpTests {
     }
     let other = try Database(path: path, configuration: .init(busyTimeout: 1.5)).collection()
     let done = DispatchSemaphore(value: 0)
-    let rows = Mutex<Result<Int, any Error>?>(nil)
+    let rows = Guarded<Result<Int, any Error>?>(nil)
     Thread.detachNewThread {
       let result = Result { try slow.query().totalRows }
       rows.withLock { $0 = result }

@@ -12,7 +12,7 @@ struct ViewFileTests {
   var path: String { directory.path("views.db") }
 
   @Test func rowsPersistAndAnotherDatabaseValuesWritesAreSeen() throws {
-    let calls = Locked(0)
+    let calls = Guarded(0)
     let map: ViewMapFunction = { doc, emit in
       calls.mutate { $0 += 1 }
       emit(doc["n"] ?? nil, nil)

@@ -2,7 +2,6 @@ import Foundation
 import Settee
 import SetteeCore
 import SetteeTestSupport
-import Synchronization
 import Testing
 
 /// Seed 003's threading and cache: operations on one collection take effect in the order
@@ -19,7 +18,7 @@ struct WhereQueueTests {
   }
 
   @Test func callsFromManyTasksTakeEffectInTheOrderIssued() async throws {
-    final class Issued: Sendable { let ids = Mutex<[String]>([]) }
+    final class Issued: Sendable { let ids = Guarded<[String]>([]) }
     let issued = Issued()
     await withTaskGroup(of: Void.self) { group in
       for number in 0..<100 {

@@ -1,7 +1,6 @@
 import Foundation
 import GRDB
 import SetteeCore
-import Synchronization
 
 /// The plans of recent query shapes, so that a query shaped like one planned before (the
 /// same query with other values) is not planned again: planning is a third of a small
@@ -57,7 +56,7 @@ final class PlanCache: Sendable {
     case uncacheable
   }
 
-  private let entries = Mutex<[Key: Entry]>([:])
+  private let entries = Locked<[Key: Entry]>([:])
 
   func entry(_ key: Key) -> Entry? { entries.withLock { $0[key] } }
 

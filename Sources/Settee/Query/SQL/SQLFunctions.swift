@@ -1,7 +1,6 @@
 import Foundation
 import GRDB
 import SetteeCore
-import Synchronization
 
 /// The SQL functions Settee adds to every connection.
 enum SQLFunctions {
@@ -129,7 +128,7 @@ enum SQLFunctions {
   static let selectors = ParsedSelectors()
 
   final class ParsedSelectors: Sendable {
-    private let parsed = Mutex<[String: Selector]>([:])
+    private let parsed = Locked<[String: Selector]>([:])
 
     func selector(_ text: String) throws -> Selector {
       if let known = parsed.withLock({ $0[text] }) { return known }

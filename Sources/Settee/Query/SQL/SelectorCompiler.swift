@@ -1,7 +1,6 @@
 import Foundation
 import GRDB
 import SetteeCore
-import Synchronization
 
 /// Compiles a ``Selector`` into an SQL boolean expression over a row of `documents` (NULL,
 /// which SQLite gives for a missing value, counts as false throughout), with SQLite's JSON functions, so that the SQL path gives exactly the
@@ -136,7 +135,7 @@ struct SelectorCompiler {
     var nulSafe: Bool
   }
 
-  private static let cache = Mutex<[CacheKey: SQLFragment]>([:])
+  private static let cache = Locked<[CacheKey: SQLFragment]>([:])
 
   mutating func compile(_ selector: Selector, _ context: Context) throws -> SQLFragment {
     switch selector {
