@@ -13,7 +13,30 @@ struct DemoCommand: ParsableCommand {
   /// `--db`: where to create the demo database; it must not exist. Default: a new temporary file.
   var db: String? { local.merged(with: root.options).db }
 
+  @Option(
+    help: ArgumentHelp(
+      "Only write the demo's sample people as NDJSON to this file (- for stdout), for `settee import`.",
+      valueName: "file"))
+  var sample: String?
+
   func run() throws {
+    if let sample {
+      let text = Array(
+        (DemoData.people.hasSuffix("\n") ? DemoData.people : DemoData.people + "\n").utf8)
+      if sample == "-" {
+        Console.out(String(decoding: text, as: UTF8.self))
+      } else {
+        do {
+          try Data(text).write(to: URL(fileURLWithPath: sample), options: .withoutOverwriting)
+        } catch {
+          throw SetteeError(
+            .io,
+            "cannot write the sample to \(sample) (it must not exist yet): \(error.localizedDescription)"
+          )
+        }
+      }
+      return
+    }
     let path = try demoPath()
     let database = try Database(path: path)
     let people = database.collection(DemoData.collectionName)
@@ -174,7 +197,8 @@ struct DemoCommand: ParsableCommand {
     )
 
     section("Live queries: results that update themselves (seed 002)")
-    let seniors = try FindQuery(where: Field("age") >= 60, sort: [.ascending("name")], fields: ["name"])
+    let seniors = try FindQuery(
+      where: Field("age") >= 60, sort: [.ascending("name")], fields: ["name"])
     try runBlocking {
       func names(_ result: LiveResult<[Document]>?) -> String {
         (result?.value ?? []).compactMap { $0["name"]?.stringValue }.joined(separator: ", ")
@@ -185,7 +209,8 @@ struct DemoCommand: ParsableCommand {
       Console.out("   put ada (72)        -> \(names(try await live.next()))\n")
       try await people.put(["_id": "tim", "name": "tim", "age": 7])
       try await people.upsert(["_id": "ada", "name": "ada", "age": 59])
-      Console.out("   put tim (7), ada turns 59 -> \(names(try await live.next())) (tim changed nothing)\n")
+      Console.out(
+        "   put tim (7), ada turns 59 -> \(names(try await live.next())) (tim changed nothing)\n")
     }
 
     section("Export (NDJSON, first 3 lines)")
