@@ -95,3 +95,23 @@ struct ExplainAndPagingTests {
     #expect(pages.map(\.id) == whole.map(\.id))
   }
 }
+
+/// NTJsonStore's default store: a database without a path, in the platform's place for an
+/// app's data.
+@Suite("The default store")
+struct DefaultStoreTests {
+  let directory = TemporaryDirectory()
+
+  @Test func aDatabaseByNameLivesInTheDataDirectory() throws {
+    setenv("XDG_DATA_HOME", directory.path("data"), 1)
+    defer { unsetenv("XDG_DATA_HOME") }
+    let path = try Database.defaultPath(named: "notes.db")
+    #expect(path == directory.path("data") + "/settee/notes.db")
+    let db = try Database(named: "notes.db")
+    try db.collection().put(["_id": "n1"])
+    #expect(try Database(path: path).collection().get("n1") != nil)
+    for bad in ["", "a/b", "..", "."] {
+      expectError(.invalidArgument) { _ = try Database.defaultPath(named: bad) }
+    }
+  }
+}
