@@ -3,9 +3,13 @@
 /// ascending key order (reduced, when the view has a reduce).
 ///
 /// ```swift
-/// let safeway = ViewQuery(startKey: ["Safeway"], endKey: ["Safeway", [:]])
-/// let totals = ViewQuery(groupLevel: 1)
+/// let safeway = ViewQuery().startingAt(["Safeway"]).endingAt(["Safeway", [:]])
+/// let totals = ViewQuery().grouped(level: 1)
+/// let nulls = ViewQuery().key(nil)                       // the JSON null key
 /// ```
+///
+/// The initializer takes every option too; there `key: nil` (like any option left out)
+/// means "no key", not the JSON `null` key, which is `key: .null` or `.key(nil)`.
 public struct ViewQuery: Sendable, Hashable {
   /// How a query treats a view that is behind the documents.
   public enum Staleness: String, Sendable, Hashable {

@@ -98,4 +98,28 @@ struct PeerViewTests {
     expectError(.invalidArgument) { try docs.valueIndexes.define("_reserved", field: "name") }
     expectError(.invalidArgument) { try docs.valueIndexes.define("", field: "name") }
   }
+
+  /// Options compose one call at a time, and a key given that way cannot be mistaken for
+  /// "no key": `.key(nil)` is the JSON null key.
+  @Test func chainedOptionsAndTheNullKey() throws {
+    try docs.putAll([
+      ["_id": "n", "k": nil], ["_id": "a", "k": 1], ["_id": "b", "k": 2], ["_id": "c", "k": 3],
+    ])
+    let view = try docs.defineView(json: ["name": "k", "key": "k", "reduce": "_count"])
+    #expect(try view.query(ViewQuery().key(nil).reducing(false)).rows.map(\.id) == ["n"])
+    #expect(try view.query(ViewQuery(key: nil, reduce: false)).rows.count == 4)  // no key
+    #expect(
+      ViewQuery().startingAt(1).endingAt(3, inclusive: false).descending().skipping(1)
+        .limited(to: 2).reducing(false).includingDocuments().matchingPrefix(level: 1)
+        .staleness(.ok).countingOffset()
+        == ViewQuery(
+          startKey: 1, endKey: 3, inclusiveEnd: false, descending: true, skip: 1, limit: 2,
+          prefixMatchLevel: 1, reduce: false, includeDocs: true, stale: .ok, includeOffset: true))
+    #expect(ViewQuery().grouped(level: 1) == ViewQuery(groupLevel: 1))
+    #expect(ViewQuery().grouped() == ViewQuery(group: true))
+    #expect(ViewQuery().keys([2, 1]).reducing(false) == ViewQuery(keys: [2, 1], reduce: false))
+    #expect(
+      try view.query(ViewQuery().startingAt(1).endingAt(2).reducing(false)).rows.map(\.id)
+        == ["a", "b"])
+  }
 }
