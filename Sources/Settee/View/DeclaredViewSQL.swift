@@ -39,7 +39,10 @@ struct DeclaredViewSQL {
   }
 
   init?(_ definition: ViewDefinition) {
-    guard definition.each == nil, definition.filter == nil else { return nil }
+    // One rule of fields only (keyFields is empty otherwise).
+    guard definition.rules.count == 1, !definition.keyFields.isEmpty, definition.each == nil,
+      definition.filter == nil
+    else { return nil }
     func source(_ path: FieldPath) -> Source? {
       if path.components == ["_id"] { return .id }
       if path.components == ["_rev"] { return .rev }

@@ -18,6 +18,11 @@ import Crypto
 ///   when missing), an array of paths for an array of their values, or `"_doc"` for the
 ///   whole document.
 /// - `filter` (optional): a Mango selector; only documents it matches emit.
+/// - `emit` (instead of `key`, `each` and `value`): a list of rules, each with its own
+///   `key`, `each`, `value` and `filter`, for a map function that emits several rows. A
+///   top-level `filter` then applies to every rule.
+/// - Keys and values may also be constants (`{"const": 1}`), objects of parts
+///   (`{"object": {"title": "title", "n": {"const": 1}}}`), and arrays mixing parts.
 /// - `reduce` (optional): `"_count"`, `"_sum"` or `"_stats"`.
 /// - `collation` (optional): `"unicode"` (the default, CouchDB's) or `"raw"`.
 public struct ViewDefinition: Sendable, Hashable {
@@ -35,7 +40,11 @@ public struct ViewDefinition: Sendable, Hashable {
 
   /// The view's name.
   public var name: String
-  /// The key's field paths.
+  /// What the view emits: one rule per `emit` of a map function (the top-level `key`,
+  /// `each`, `value` and `filter` state one).
+  public var rules: [Rule]
+  /// The key's field paths, when the view has one rule whose key and value are fields
+  /// (empty otherwise).
   public var keyFields: [FieldPath]
   /// Whether the key is an array of the fields' values (`key` given as an array).
   public var compoundKey: Bool
@@ -84,45 +93,107 @@ public struct ViewDefinition: Sendable, Hashable {
         throw refuse("\(JSON.string(member)) holds a bad field path \(JSON.string(text))")
       }
     }
-    switch object["key"] {
-    case .string?:
-      keyFields = [try path(object["key"]!, "key")]
-      compoundKey = false
-    case .array(let list)? where !list.isEmpty:
-      keyFields = try list.map { try path($0, "key") }
+    // The rules: `emit`'s list, or the one the top-level members state.
+    func rule(_ object: JSONObject, _ where: String) throws -> Rule {
+      guard let keyJSON = object["key"] else { throw refuse("\(`where`)\"key\" is missing") }
+      if case .array(let list) = keyJSON, list.isEmpty {
+        throw refuse("\(`where`)\"key\" must not be an empty array")
+      }
+      let key = try Self.term(keyJSON, "key", allowsDocument: false, path: path, refuse: refuse)
+      var each: Int? = nil
+      switch object["each"] {
+      case nil, .null?, .bool(false)?: break
+      case .bool(true)?:
+        guard case .field = key else {
+          throw refuse(
+            "\(`where`)\"each\": true needs a key of one field; name the field of a compound key")
+        }
+        each = 0
+      case let value?:
+        let field = try path(value, "each")
+        guard case .array(let parts) = key, let position = parts.firstIndex(of: .field(field))
+        else {
+          if case .field(field) = key {
+            each = 0
+            break
+          }
+          throw refuse("\(`where`)\"each\" must be one of the key's fields, not \(value)")
+        }
+        each = position
+      }
+      let value: Term
+      switch object["value"] {
+      case nil, .null?: value = .constant(.null)
+      case let json?:
+        value = try Self.term(json, "value", allowsDocument: true, path: path, refuse: refuse)
+      }
+      var filter: Selector? = nil
+      if let selector = object["filter"] {
+        do { filter = try SelectorParser.parse(selector) } catch let error as SetteeError {
+          throw refuse("\(`where`)\"filter\": \(error.message)")
+        }
+        if case .all? = filter { filter = nil }
+      }
+      return Rule(key: key, each: each, value: value, filter: filter)
+    }
+    if let emit = object["emit"] {
+      for member in ["key", "each", "value"] where object[member] != nil {
+        throw refuse("\"\(member)\" belongs in each rule of \"emit\", not beside it")
+      }
+      guard case .array(let list) = emit, !list.isEmpty else {
+        throw refuse("\"emit\" must be a non-empty array of rules ({\"key\", \"value\", …})")
+      }
+      rules = try list.enumerated().map { position, element in
+        guard case .object(let members) = element else {
+          throw refuse("\"emit\" rule \(position) must be an object, not \(element)")
+        }
+        for member in members where !["key", "each", "value", "filter"].contains(member.key) {
+          throw refuse(
+            "\"emit\" rule \(position): unknown member \(JSON.string(member.key)) (known: each, filter, key, value)"
+          )
+        }
+        return try rule(members, "\"emit\" rule \(position): ")
+      }
+    } else {
+      rules = [try rule(object, "")]
+    }
+    // The one rule's parts, when it is made of fields only (what SQL can map).
+    let only = rules.count == 1 ? rules[0] : nil
+    switch only?.key {
+    case .field(let field)?:
+      (keyFields, compoundKey) = ([field], false)
+    case .array(let parts)? where parts.allSatisfy({ if case .field = $0 { true } else { false } }):
+      keyFields = parts.compactMap { if case .field(let field) = $0 { field } else { nil } }
       compoundKey = true
     default:
-      throw refuse("\"key\" must be a field path or a non-empty array of field paths")
+      (keyFields, compoundKey) = ([], false)
     }
-    switch object["each"] {
-    case nil, .null?, .bool(false)?:
-      each = nil
-    case .bool(true)?:
-      guard keyFields.count == 1, !compoundKey else {
-        throw refuse("\"each\": true needs a key of one field; name the field of a compound key")
-      }
-      each = 0
-    case let value?:
-      let field = try path(value, "each")
-      guard let position = keyFields.firstIndex(of: field) else {
-        throw refuse("\"each\" must be one of the key's fields, not \(value)")
-      }
-      each = position
+    each = only?.each
+    switch only?.value {
+    case .constant(.null)?: value = .none
+    case .field(let field)?: value = .field(field)
+    case .document?: value = .document
+    case .array(let parts)? where parts.allSatisfy({ if case .field = $0 { true } else { false } }):
+      value = .fields(parts.compactMap { if case .field(let field) = $0 { field } else { nil } })
+    default:
+      value = .none
+      if only != nil { keyFields = [] }  // a constant or object value: not for SQL
     }
-    switch object["value"] {
-    case nil, .null?: value = .none
-    case .string("_doc")?: value = .document
-    case .string?: value = .field(try path(object["value"]!, "value"))
-    case .array(let list)?: value = .fields(try list.map { try path($0, "value") })
-    case let other?:
-      throw refuse(
-        "\"value\" must be null, a field path, an array of paths or \"_doc\", not \(other)")
-    }
-    if let selector = object["filter"] {
-      do { filter = try SelectorParser.parse(selector) } catch let error as SetteeError {
+    // A top-level filter: the one rule's, or (beside `emit`) every rule's.
+    filter = only?.filter
+    if only == nil, let selector = object["filter"] {
+      var common: Selector
+      do { common = try SelectorParser.parse(selector) } catch let error as SetteeError {
         throw refuse("\"filter\": \(error.message)")
       }
-      if case .all? = filter { filter = nil }
+      filter = common == .all ? nil : common
+      for position in rules.indices {
+        if let own = rules[position].filter {
+          rules[position].filter = .and([common, own])
+        } else if filter != nil {
+          rules[position].filter = common
+        }
+      }
     }
     switch object["reduce"] {
     case nil, .null?: reduce = nil
@@ -147,7 +218,7 @@ public struct ViewDefinition: Sendable, Hashable {
   }
 
   static let members: Set<String> = [
-    "name", "key", "each", "value", "filter", "reduce", "collation",
+    "name", "key", "each", "value", "filter", "reduce", "collation", "emit",
   ]
 
   /// The version stored with the view: an MD5 digest of the definition's JSON, so that any
@@ -164,31 +235,8 @@ public struct ViewDefinition: Sendable, Hashable {
   /// - Throws: ``SetteeError`` from the filter (a `$regex` over its time limit).
   public func map(_ document: Document) throws -> [(key: JSON, value: JSON)] {
     let whole = JSON.object(document.json)
-    if let filter, !(try Matcher.matches(filter, whole)) { return [] }
-    var parts: [JSON] = []
-    for field in keyFields {
-      guard let part = whole.value(at: field) else { return [] }
-      parts.append(part)
-    }
-    let emitted: JSON
-    switch value {
-    case .none: emitted = .null
-    case .field(let path): emitted = whole.value(at: path) ?? .null
-    case .fields(let paths): emitted = .array(paths.map { whole.value(at: $0) ?? .null })
-    case .document: emitted = whole
-    }
-    func key(_ parts: [JSON]) -> JSON { compoundKey ? .array(parts) : parts[0] }
-    guard let each else { return [(key(parts), emitted)] }
-    let expanded: [JSON]
-    switch parts[each] {
-    case .array(let elements): expanded = elements
-    case .object(let members): expanded = members.map(\.value)
-    case let single: expanded = [single]
-    }
-    return expanded.map { element in
-      var copy = parts
-      copy[each] = element
-      return (key(copy), emitted)
-    }
+    var rows: [(key: JSON, value: JSON)] = []
+    for rule in rules { rows += try Self.rows(rule, whole) }
+    return rows
   }
 }
