@@ -21,7 +21,7 @@ struct CLITests {
     // Documents without ids get generated ids; the export is the reference.
     let input = directory.path("in.ndjson")
     try SampleData.ndjson(2_000, withIDs: false).write(
-      toFile: input, atomically: true, encoding: .utf8)
+      toFile: input, atomically: false, encoding: .utf8)
     let imported = try settee("import", input)
     #expect(imported.status == 0)
     #expect(
@@ -112,7 +112,7 @@ struct CLITests {
   @Test func aBadRecordAbortsTheImportAndNamesItsLine() throws {
     let input = directory.path("bad.ndjson")
     try (SampleData.ndjson(100) + "{\"name\": oops}\n" + SampleData.ndjson(10, withIDs: false))
-      .write(toFile: input, atomically: true, encoding: .utf8)
+      .write(toFile: input, atomically: false, encoding: .utf8)
     let run = try settee("import", input)
     #expect(run.status == 1)
     let error = try errorJSON(run)

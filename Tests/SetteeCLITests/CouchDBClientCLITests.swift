@@ -23,7 +23,7 @@ struct CouchDBClientCLITests {
       )
     }
     lines.append(#"{"_id":"_design/app","views":{},"type":"user","age":1}"#)
-    try lines.joined(separator: "\n").write(toFile: input, atomically: true, encoding: .utf8)
+    try lines.joined(separator: "\n").write(toFile: input, atomically: false, encoding: .utf8)
     _ = try json(try settee("import", input))
   }
 

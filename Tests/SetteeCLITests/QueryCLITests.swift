@@ -14,7 +14,7 @@ struct QueryCLITests {
 
   @Test func indexesFindAndExplain() throws {
     let input = directory.path("people.ndjson")
-    try SampleData.ndjson(500).write(toFile: input, atomically: true, encoding: .utf8)
+    try SampleData.ndjson(500).write(toFile: input, atomically: false, encoding: .utf8)
     _ = try json(try settee("import", input))
 
     let created = try json(

@@ -199,7 +199,7 @@ struct ViewCLITests {
       done
       echo hidden >&2
       exec "$@"
-      """#.write(toFile: hide, atomically: true, encoding: .utf8)
+      """#.write(toFile: hide, atomically: false, encoding: .utf8)
       /// A run without ICU, or nil when this machine cannot hide it.
       func withoutICU(_ arguments: String...) throws -> SetteeBinary.Run? {
         // The arguments here hold no single quote.

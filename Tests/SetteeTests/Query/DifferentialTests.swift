@@ -162,8 +162,8 @@ struct DifferentialTests {
           var out: [UInt8] = []
           try collection.exportDocuments { out += $0 }
           try String(decoding: out, as: UTF8.self).write(
-            toFile: "/tmp/mismatch.ndjson", atomically: true, encoding: .utf8)
-          try text.write(toFile: "/tmp/mismatch.selector", atomically: true, encoding: .utf8)
+            toFile: "/tmp/mismatch.ndjson", atomically: false, encoding: .utf8)
+          try text.write(toFile: "/tmp/mismatch.selector", atomically: false, encoding: .utf8)
         }
       } else {
         #expect(actual == expected, "selector \(text) sort \(query.sort)")
