@@ -21,3 +21,11 @@ extension Settee.Database {
     return done
   }
 }
+
+extension Settee.Database {
+  /// Runs `sql` on the file behind Settee's back, as damage or tampering would change it
+  /// (for tests of how damage is answered).
+  public func damage(_ sql: String) throws {
+    try writer.writeWithoutTransaction { try $0.execute(sql: sql) }
+  }
+}

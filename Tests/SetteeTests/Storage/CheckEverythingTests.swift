@@ -37,10 +37,6 @@ struct CheckEverythingTests {
     return db
   }
 
-  func damage(_ db: Database, _ sql: String) throws {
-    try db.writer.writeWithoutTransaction { try $0.execute(sql: sql) }
-  }
-
   @Test func aHealthyFileWithViewsChecksClean() throws {
     let report = try makeDatabase().check()
     #expect(report.isHealthy, "\(report.problems)")
@@ -74,7 +70,7 @@ struct CheckEverythingTests {
   ])
   func everyDamageIsNamed(_ sql: String, _ named: String) throws {
     let db = try makeDatabase()
-    try damage(db, sql)
+    try db.damage(sql)
     let report = try db.check()
     #expect(!report.isHealthy, "\(sql)")
     let text = report.problems.map { "\($0.index ?? "") \($0.message)" }.joined(separator: "\n")
@@ -83,7 +79,7 @@ struct CheckEverythingTests {
 
   @Test func aSequenceNumberSetBackIsCorruptionForWrites() throws {
     let db = try makeDatabase()
-    try damage(db, "UPDATE collections SET last_seq = 2")
+    try db.damage("UPDATE collections SET last_seq = 2")
     let error = expectError(.corruption) { try db.collection("sales").put(["_id": "new"]) }
     #expect(error?.documentID == "new")
   }

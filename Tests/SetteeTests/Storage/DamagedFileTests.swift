@@ -23,10 +23,6 @@ struct DamagedFileTests {
     return db
   }
 
-  func damage(_ db: Database, _ sql: String) throws {
-    try db.writer.writeWithoutTransaction { try $0.execute(sql: sql) }
-  }
-
   @Test func aHealthyDatabaseChecksClean() throws {
     let report = try makeDatabase().check()
     #expect(report.isHealthy && report.documents == 20 && report.indexEntries == 60)
@@ -36,7 +32,7 @@ struct DamagedFileTests {
     let db = try makeDatabase()
     let people = db.collection("people")
     let rev = try #require(try people.get("p3")?.rev)
-    try damage(db, "UPDATE documents SET body = '{\"n\": 3' WHERE id = 'p3'")
+    try db.damage("UPDATE documents SET body = '{\"n\": 3' WHERE id = 'p3'")
     let reads: [() throws -> Void] = [
       { _ = try people.get("p3") },
       { _ = try people.find(FindQuery()) },
@@ -69,21 +65,21 @@ struct DamagedFileTests {
     #expect(try view.query().totalRows == 20)
     let current = try #require(try people.get("p3"))
     try people.put(["_id": "p3", "_rev": .string(current.rev!.description), "n": 30])
-    try damage(db, "UPDATE documents SET body = '{\"n\": 3' WHERE id = 'p3'")
+    try db.damage("UPDATE documents SET body = '{\"n\": 3' WHERE id = 'p3'")
     let caughtUp = expectError(.corruption) { _ = try view.query() }
     #expect(caughtUp?.documentID == "p3", "\(String(describing: caughtUp))")
     let fresh = try people.defineView(json: ["name": "fresh", "key": "n"])
     let built = expectError(.corruption) { _ = try fresh.query() }
     #expect(built?.documentID == "p3", "\(String(describing: built))")
     // Repaired (as a restore would), the pending change is mapped.
-    try damage(db, "UPDATE documents SET body = '{\"n\": 31}' WHERE id = 'p3'")
+    try db.damage("UPDATE documents SET body = '{\"n\": 31}' WHERE id = 'p3'")
     #expect(try view.query(ViewQuery(key: 31)).rows.map(\.id) == ["p3"])
     #expect(try view.query().totalRows == 20)
   }
 
   @Test func aDamagedRevisionIsCorruption() throws {
     let db = try makeDatabase()
-    try damage(db, "UPDATE documents SET rev = '1-NOTHEX' WHERE id = 'p4'")
+    try db.damage("UPDATE documents SET rev = '1-NOTHEX' WHERE id = 'p4'")
     let error = expectError(.corruption) { _ = try db.collection("people").get("p4") }
     #expect(error?.documentID == "p4")
     expectError(.corruption) { _ = try db.collection("people").changes() }
@@ -92,9 +88,9 @@ struct DamagedFileTests {
 
   @Test func indexEntriesThatDoNotMatchTheirDocumentsAreFound() throws {
     let db = try makeDatabase()
-    try damage(db, "DELETE FROM ix_1 WHERE id = 'p5'")
-    try damage(db, "UPDATE ix_1 SET rev = '1-0' WHERE id = 'p6'")
-    try damage(db, "DELETE FROM fts_2 WHERE docid = (SELECT rid FROM documents WHERE id = 'p7')")
+    try db.damage("DELETE FROM ix_1 WHERE id = 'p5'")
+    try db.damage("UPDATE ix_1 SET rev = '1-0' WHERE id = 'p6'")
+    try db.damage("DELETE FROM fts_2 WHERE docid = (SELECT rid FROM documents WHERE id = 'p7')")
     let report = try db.check()
     let found = Set(report.problems.compactMap(\.documentID))
     #expect(found == ["p5", "p7"] || found == ["p5", "p6", "p7"])
@@ -110,10 +106,10 @@ struct DamagedFileTests {
     try people.addQueryableFields("[n]")
     try people.addUniqueIndex("[tags.0], [n]")
     #expect(try db.check().isHealthy)
-    try damage(
-      db, "UPDATE wf_1 SET c0 = 99 WHERE rid = (SELECT rid FROM documents WHERE id = 'p3')")
-    try damage(db, "DELETE FROM wf_1 WHERE rid = (SELECT rid FROM documents WHERE id = 'p4')")
-    try damage(db, "INSERT INTO wf_1 (rid, c0, c1) VALUES (1000, 1000, 'z')")
+    try db.damage(
+      "UPDATE wf_1 SET c0 = 99 WHERE rid = (SELECT rid FROM documents WHERE id = 'p3')")
+    try db.damage("DELETE FROM wf_1 WHERE rid = (SELECT rid FROM documents WHERE id = 'p4')")
+    try db.damage("INSERT INTO wf_1 (rid, c0, c1) VALUES (1000, 1000, 'z')")
     let report = try db.check()
     #expect(Set(report.problems.compactMap(\.documentID)) == ["p3", "p4"], "\(report)")
     #expect(report.problems.count == 3)

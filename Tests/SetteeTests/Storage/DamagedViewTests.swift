@@ -24,10 +24,6 @@ struct DamagedViewTests {
     return (db, view)
   }
 
-  func damage(_ db: Database, _ sql: String) throws {
-    try db.writer.writeWithoutTransaction { try $0.execute(sql: sql) }
-  }
-
   @Test(arguments: [
     "UPDATE vw_1 SET key_json = 5",
     "UPDATE vw_1 SET key_json = x'ff00'",
@@ -38,7 +34,7 @@ struct DamagedViewTests {
   ])
   func damagedRowsAreCorruption(_ sql: String) throws {
     let (db, view) = try makeView()
-    try damage(db, sql)
+    try db.damage(sql)
     let queries: [ViewQuery] = [
       ViewQuery(group: true), ViewQuery(groupLevel: 1), ViewQuery(reduce: false),
       ViewQuery(keys: [["st1", 4]], group: true), ViewQuery(),
@@ -69,10 +65,6 @@ struct DamagedDefinitionTests {
     return db
   }
 
-  func damage(_ db: Database, _ sql: String) throws {
-    try db.writer.writeWithoutTransaction { try $0.execute(sql: sql) }
-  }
-
   static let deepAlias =
     String(repeating: "[n] + ", count: 20_000) + "[n]"
 
@@ -95,7 +87,7 @@ struct DamagedDefinitionTests {
   func damageIsCorruption(_ sql: String, _ face: String) throws {
     let db = try makeDatabase()
     let people = db.collection("people")
-    try damage(db, sql)
+    try db.damage(sql)
     let error = expectError(.corruption) {
       switch face {
       case "where": _ = try people.find(where: "num > 2")
