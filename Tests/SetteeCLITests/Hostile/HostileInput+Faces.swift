@@ -77,6 +77,17 @@ extension HostileInput {
       command(
         "where", ["where", "1", "--order-by", repeated("(", 3_000) + "[n]" + repeated(")", 3_000)],
         .error("limit_exceeded")),
+      // Past one argument's 128 KiB, the string comes on standard input.
+      HostileInput(
+        kind: "where", arguments: ["where", "--count", "-"],
+        stdin: Array((0..<12_000).map { "[n] = \($0)" }.joined(separator: " OR ").utf8),
+        outcome: .success),
+      HostileInput(
+        kind: "where", arguments: ["where", "--count", "-"],
+        stdin: Array(repeated("[n] = 1", 20_000, " OR ").utf8), outcome: .error("limit_exceeded")),
+      HostileInput(
+        kind: "where", arguments: ["where", "-"], stdin: [0x5B, 0xFF, 0x5D],
+        outcome: .error("bad_request")),
       command("where", ["where", "1", "--limit", "-1"], .anyAnswer),
       command("where", ["where", "1", "--limit", "99999999999999999999"], .usage),
     ]
