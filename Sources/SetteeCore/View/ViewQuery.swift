@@ -8,8 +8,9 @@
 /// let nulls = ViewQuery().key(nil)                       // the JSON null key
 /// ```
 ///
-/// The initializer takes every option too; there `key: nil` (like any option left out)
-/// means "no key", not the JSON `null` key, which is `key: .null` or `.key(nil)`.
+/// The initializer takes every option too; a key there is a ``Key``: any JSON literal or
+/// `.null`, never the `nil` literal (which would read as "no key" where the null key was
+/// meant): `ViewQuery(key: nil)` does not compile.
 public struct ViewQuery: Sendable, Hashable {
   /// How a query treats a view that is behind the documents.
   public enum Staleness: String, Sendable, Hashable {
@@ -63,16 +64,16 @@ public struct ViewQuery: Sendable, Hashable {
 
   /// A query; every option defaults to "everything, ascending".
   public init(
-    key: JSON? = nil, keys: [JSON]? = nil, startKey: JSON? = nil, endKey: JSON? = nil,
+    key: Key = .absent, keys: [JSON]? = nil, startKey: Key = .absent, endKey: Key = .absent,
     startKeyDocID: String? = nil, endKeyDocID: String? = nil, inclusiveEnd: Bool = true,
     descending: Bool = false, skip: Int = 0, limit: Int? = nil, prefixMatchLevel: Int = 0,
     reduce: Bool? = nil, group: Bool = false, groupLevel: Int? = nil,
     includeDocs: Bool = false, stale: Staleness = .update, includeOffset: Bool = false
   ) {
-    self.key = key
+    self.key = key.json
     self.keys = keys
-    self.startKey = startKey
-    self.endKey = endKey
+    self.startKey = startKey.json
+    self.endKey = endKey.json
     self.startKeyDocID = startKeyDocID
     self.endKeyDocID = endKeyDocID
     self.inclusiveEnd = inclusiveEnd
