@@ -12,7 +12,6 @@ let package = Package(
   dependencies: [
     .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
     .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
-    .package(url: "https://github.com/apple/swift-crypto", from: "3.12.0"),
   ],
   targets: [
     // ICU's collator, for view keys in CouchDB's order (Unicode Collation Algorithm), as
@@ -29,7 +28,9 @@ let package = Package(
     ),
     .target(
       name: "SetteeCore",
-      dependencies: ["CSetteeICU", .product(name: "Crypto", package: "swift-crypto")]
+      // MD5 for CouchDB's revision ids is Settee's own (Support/MD5.swift): swift-crypto
+      // built BoringSSL for it alone, most of a clean build.
+      dependencies: ["CSetteeICU"]
     ),
     .target(
       name: "Settee",

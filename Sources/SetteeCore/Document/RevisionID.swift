@@ -1,4 +1,3 @@
-import Crypto
 
 /// A CouchDB-style revision id, `N-<hex digest>`.
 ///
@@ -97,13 +96,13 @@ public struct RevisionID: Sendable, Hashable, Comparable, CustomStringConvertibl
   ///   - deleted: whether the new revision is a deletion.
   ///   - body: the canonical JSON bytes of the new body.
   public static func next(after parent: RevisionID?, deleted: Bool, body: [UInt8]) -> RevisionID {
-    var hasher = Insecure.MD5()
+    var hasher = MD5()
     if let parent {
       var text = parent.description
-      text.withUTF8 { hasher.update(bufferPointer: UnsafeRawBufferPointer($0)) }
+      text.withUTF8 { hasher.update(UnsafeRawBufferPointer($0)) }
     }
-    withUnsafeBytes(of: (UInt8(0), UInt8(deleted ? 1 : 0))) { hasher.update(bufferPointer: $0) }
-    body.withUnsafeBytes { hasher.update(bufferPointer: $0) }
+    withUnsafeBytes(of: (UInt8(0), UInt8(deleted ? 1 : 0))) { hasher.update($0) }
+    body.withUnsafeBytes { hasher.update($0) }
     let generation = (parent?.generation ?? 0) + 1
     return RevisionID(
       generation: generation,

@@ -1,4 +1,3 @@
-import Crypto
 
 /// A query index over fields of a collection's documents (SPEC section 3).
 public struct IndexDefinition: Sendable, Hashable {
@@ -217,8 +216,8 @@ public struct IndexDefinition: Sendable, Hashable {
     let name =
       givenName
       ?? Hex.string(
-        ofDigest: Insecure.MD5.hash(
-          data: JSONWriter.bytes([
+        ofDigest: MD5.hash(
+          JSONWriter.bytes([
             "fields": .array(fields.map(JSON.string)), "type": .string(type),
             "settings": IndexDefinition.json(settings),
             "partial_filter_selector": partialFilter?.json ?? .null,

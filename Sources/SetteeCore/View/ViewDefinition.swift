@@ -1,4 +1,3 @@
-import Crypto
 
 /// A view defined as JSON and stored in the database, so that the command line and any
 /// process can define, update and query it without Swift code (docs/views.md):
@@ -224,7 +223,7 @@ public struct ViewDefinition: Sendable, Hashable {
   /// The version stored with the view: an MD5 digest of the definition's JSON, so that any
   /// change to it rebuilds the view.
   public var version: String {
-    "json-md5:" + Hex.string(ofDigest: Insecure.MD5.hash(data: JSONWriter.bytes(json)))
+    "json-md5:" + Hex.string(ofDigest: MD5.hash(JSONWriter.bytes(json)))
   }
 
   public static func == (lhs: ViewDefinition, rhs: ViewDefinition) -> Bool { lhs.json == rhs.json }
