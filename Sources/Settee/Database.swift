@@ -30,6 +30,9 @@ public final class Database: Sendable {
   private let collectionIDs = Locked<[[UInt8]: Int64]>([:])
   /// The Swift map (and reduce) functions registered in this process, by view.
   let viewRegistry = Locked<[ViewRegistryKey: ViewMapper]>([:])
+  /// Why a view's last background update (`stale: .updateAfter`) failed, until the next
+  /// query of that view reports it.
+  let backgroundErrors = Locked<[ViewRegistryKey: SetteeError]>([:])
   /// Views' definition columns as last read, by id, checked by their generation.
   let viewCache = Locked<[Int64: StoredView]>([:])
   /// The collections' index lists.

@@ -58,9 +58,18 @@ public struct View: Sendable {
       let result = try ViewStore.query(db, stored, query, reduce: reduce(for: stored))
       return (result, behind && query.stale == .updateAfter)
     }
-    if let result = answered.result {
+    if var result = answered.result {
+      // The error of an earlier background update, once.
+      result.updateError = database.backgroundErrors.withLock {
+        $0.removeValue(forKey: registryKey)
+      }
       if answered.updateAfter {
-        DispatchQueue.global(qos: .utility).async { _ = try? self.update() }
+        DispatchQueue.global(qos: .utility).async {
+          do { try self.update() } catch {
+            let failure = SetteeError.from(error, "the background update failed")
+            database.backgroundErrors.withLock { $0[self.registryKey] = failure }
+          }
+        }
       }
       return result
     }
@@ -75,7 +84,12 @@ public struct View: Sendable {
         if try ViewStore.isBehind(db, stored) { return nil }
         return try ViewStore.query(db, stored, query, reduce: reduce(for: stored))
       }
-      if let result { return result }
+      if var result {
+        result.updateError = database.backgroundErrors.withLock {
+          $0.removeValue(forKey: registryKey)
+        }
+        return result
+      }
       ViewStore.pauseBetweenSlices()
     }
   }

@@ -67,6 +67,9 @@ public struct ViewResult: Sendable, Hashable {
   public var errors: [ViewMapError]
   /// Whether the rows are reduced (groups, without document ids).
   public var isReduced: Bool
+  /// Why the last background update of the view (a query with `stale: .updateAfter`)
+  /// failed, reported once, with the next result; `nil` when it did not.
+  public var updateError: SetteeError?
 
   /// A result.
   public init(
@@ -90,6 +93,13 @@ public struct ViewResult: Sendable, Hashable {
       members.append(("offset", .int(Int64(offset ?? 0))))
     }
     members.append(("rows", .array(rows.map(\.json))))
+    if let updateError {
+      members.append(
+        (
+          "update_error",
+          ["error": .string(updateError.code.name), "reason": .string(updateError.reason)]
+        ))
+    }
     if !errors.isEmpty {
       members.append(
         (

@@ -48,3 +48,36 @@ struct ViewCatchUpTests {
     #expect((try? answer?.get()) == 61, "\(String(describing: answer))")
   }
 }
+
+/// A background update (`stale: .updateAfter`) that fails is reported with the next result,
+/// once, rather than dropped.
+@Suite("Background view updates")
+struct BackgroundUpdateTests {
+  let directory = TemporaryDirectory()
+
+  @Test func aFailedBackgroundUpdateIsReportedOnce() throws {
+    let path = directory.path("background.db")
+    do {
+      let docs = try Database(path: path).collection()
+      try docs.put(["_id": "a", "n": 1])
+      let view = try docs.view("swift", version: "1") { document, emit in
+        emit(document["n"] ?? .null, nil)
+      }
+      _ = try view.query()
+      try docs.put(["_id": "b", "n": 2])  // the view is now behind
+    }
+    // Another process, without the Swift map function: the background update must fail.
+    let docs = try Database(path: path).collection()
+    let view = docs.view(named: "swift")
+    let stale = try view.query(ViewQuery(stale: .updateAfter))
+    #expect(stale.totalRows == 1 && stale.updateError == nil)
+    var reported: SetteeError? = nil
+    for _ in 0..<200 where reported == nil {
+      Thread.sleep(forTimeInterval: 0.01)
+      reported = try view.query(ViewQuery(stale: .ok)).updateError
+    }
+    #expect(reported?.code == .viewNotRegistered)
+    #expect(try view.query(ViewQuery(stale: .ok)).updateError == nil)  // once
+    #expect(try view.query(ViewQuery(stale: .ok)).json["update_error"] == nil)
+  }
+}
