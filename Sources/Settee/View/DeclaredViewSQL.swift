@@ -39,9 +39,9 @@ struct DeclaredViewSQL {
   }
 
   init?(_ definition: ViewDefinition) {
-    // One rule of fields only (keyFields is empty otherwise).
+    // One rule of fields, without `each` or a filter.
     guard definition.rules.count == 1, !definition.keyFields.isEmpty, definition.each == nil,
-      definition.filter == nil
+      definition.filter == nil, let emitted = definition.value
     else { return nil }
     func source(_ path: FieldPath) -> Source? {
       if path.components == ["_id"] { return .id }
@@ -68,7 +68,7 @@ struct DeclaredViewSQL {
     }
     keyParts = keys
     compound = definition.compoundKey
-    switch definition.value {
+    switch emitted {
     case .none: value = .none
     case .document: return nil
     case .field(let field):

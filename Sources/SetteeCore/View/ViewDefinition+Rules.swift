@@ -1,4 +1,44 @@
 extension ViewDefinition {
+  // The one-rule form's parts, derived from ``rules`` (what the definition held before
+  // views had several rules): for the first rule, as far as fields can say it.
+
+  /// The first rule's key fields: its key when that is a field or an array of fields
+  /// (empty otherwise).
+  public var keyFields: [FieldPath] {
+    switch rules[0].key {
+    case .field(let field): [field]
+    case .array(let parts): Self.fields(parts) ?? []
+    default: []
+    }
+  }
+  /// Whether the first rule's key is an array (`key` given as an array).
+  public var compoundKey: Bool { if case .array = rules[0].key { true } else { false } }
+  /// The position in the first rule's key whose arrays and objects emit a row per element.
+  public var each: Int? { rules[0].each }
+  /// The first rule's value, as far as fields can say it (`nil` for a constant other than
+  /// `null`, an object, or an array that is not of fields).
+  public var value: Value? {
+    switch rules[0].value {
+    case .constant(.null): .none
+    case .field(let field): .field(field)
+    case .document: .document
+    case .array(let parts): Self.fields(parts).map(Value.fields)
+    default: nil
+    }
+  }
+  /// Which documents the first rule maps (`nil`: all of them).
+  public var filter: Selector? { rules[0].filter }
+
+  /// The paths of `terms` when every one is a field.
+  static func fields(_ terms: [Term]) -> [FieldPath]? {
+    var paths: [FieldPath] = []
+    for term in terms {
+      guard case .field(let path) = term else { return nil }
+      paths.append(path)
+    }
+    return paths
+  }
+
   /// A part of what a rule emits, stated as data (never code): a field, a constant, or an
   /// array or object made of such parts.
   public indirect enum Term: Sendable, Hashable {

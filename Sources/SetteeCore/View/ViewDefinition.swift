@@ -1,4 +1,3 @@
-
 /// A view defined as JSON and stored in the database, so that the command line and any
 /// process can define, update and query it without Swift code (docs/views.md):
 ///
@@ -42,17 +41,6 @@ public struct ViewDefinition: Sendable, Hashable {
   /// What the view emits: one rule per `emit` of a map function (the top-level `key`,
   /// `each`, `value` and `filter` state one).
   public var rules: [Rule]
-  /// The key's field paths, when the view has one rule whose key and value are fields
-  /// (empty otherwise).
-  public var keyFields: [FieldPath]
-  /// Whether the key is an array of the fields' values (`key` given as an array).
-  public var compoundKey: Bool
-  /// The position in ``keyFields`` whose arrays and objects emit a row per element.
-  public var each: Int?
-  /// The emitted value.
-  public var value: Value
-  /// Which documents emit (`nil`: all of them).
-  public var filter: Selector?
   /// The built-in reduce, if any.
   public var reduce: ViewReduce?
   /// The key order.
@@ -156,41 +144,15 @@ public struct ViewDefinition: Sendable, Hashable {
     } else {
       rules = [try rule(object, "")]
     }
-    // The one rule's parts, when it is made of fields only (what SQL can map).
-    let only = rules.count == 1 ? rules[0] : nil
-    switch only?.key {
-    case .field(let field)?:
-      (keyFields, compoundKey) = ([field], false)
-    case .array(let parts)? where parts.allSatisfy({ if case .field = $0 { true } else { false } }):
-      keyFields = parts.compactMap { if case .field(let field) = $0 { field } else { nil } }
-      compoundKey = true
-    default:
-      (keyFields, compoundKey) = ([], false)
-    }
-    each = only?.each
-    switch only?.value {
-    case .constant(.null)?: value = .none
-    case .field(let field)?: value = .field(field)
-    case .document?: value = .document
-    case .array(let parts)? where parts.allSatisfy({ if case .field = $0 { true } else { false } }):
-      value = .fields(parts.compactMap { if case .field(let field) = $0 { field } else { nil } })
-    default:
-      value = .none
-      if only != nil { keyFields = [] }  // a constant or object value: not for SQL
-    }
-    // A top-level filter: the one rule's, or (beside `emit`) every rule's.
-    filter = only?.filter
-    if only == nil, let selector = object["filter"] {
-      var common: Selector
+    // Beside `emit`, a top-level filter applies to every rule.
+    if object["emit"] != nil, let selector = object["filter"] {
+      let common: Selector
       do { common = try SelectorParser.parse(selector) } catch let error as SetteeError {
         throw refuse("\"filter\": \(error.message)")
       }
-      filter = common == .all ? nil : common
-      for position in rules.indices {
-        if let own = rules[position].filter {
-          rules[position].filter = .and([common, own])
-        } else if filter != nil {
-          rules[position].filter = common
+      if common != .all {
+        for position in rules.indices {
+          rules[position].filter = rules[position].filter.map { .and([common, $0]) } ?? common
         }
       }
     }
