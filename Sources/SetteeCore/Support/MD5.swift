@@ -84,11 +84,6 @@ struct MD5 {
 
   /// Digests one 64-byte block.
   private mutating func block(_ bytes: UnsafeRawPointer) {
-    var words = [UInt32](repeating: 0, count: 16)
-    for index in 0..<16 {
-      words[index] = UInt32(
-        littleEndian: bytes.loadUnaligned(fromByteOffset: index * 4, as: UInt32.self))
-    }
     var (a, b, c, d) = state
     for round in 0..<64 {
       var f: UInt32
@@ -107,7 +102,9 @@ struct MD5 {
         f = c ^ (b | ~d)
         g = (7 &* round) % 16
       }
-      f = f &+ a &+ MD5.constants[round] &+ words[g]
+      let word = UInt32(
+        littleEndian: bytes.loadUnaligned(fromByteOffset: g * 4, as: UInt32.self))
+      f = f &+ a &+ MD5.constants[round] &+ word
       a = d
       d = c
       c = b
