@@ -59,10 +59,7 @@ public struct View: Sendable {
       return (result, behind && query.stale == .updateAfter)
     }
     if var result = answered.result {
-      // The error of an earlier background update, once.
-      result.updateError = database.backgroundErrors.withLock {
-        $0.removeValue(forKey: registryKey)
-      }
+      result.updateError = takeUpdateError()
       if answered.updateAfter {
         DispatchQueue.global(qos: .utility).async {
           do { try self.update() } catch {
@@ -85,13 +82,16 @@ public struct View: Sendable {
         return try ViewStore.query(db, stored, query, reduce: reduce(for: stored))
       }
       if var result {
-        result.updateError = database.backgroundErrors.withLock {
-          $0.removeValue(forKey: registryKey)
-        }
+        result.updateError = takeUpdateError()
         return result
       }
       ViewStore.pauseBetweenSlices()
     }
+  }
+
+  /// The error of this view's last background update, if one failed: reported once.
+  private func takeUpdateError() -> SetteeError? {
+    collection.database.backgroundErrors.withLock { $0.removeValue(forKey: registryKey) }
   }
 
   /// Brings the view up to date now (a query does so by itself).
