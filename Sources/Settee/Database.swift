@@ -20,7 +20,7 @@ public final class Database: Sendable {
   package let writer: any DatabaseWriter
   /// `writer` when it is a pool (a file), whose readers are opened read-only: reads run
   /// there in transactions of Settee's own (see ``read(_:)``).
-  private let pool: DatabasePool?
+  let pool: DatabasePool?
   /// The settings the database was opened with.
   public let configuration: Configuration
   /// Collection ids by name (its UTF-8 bytes: Swift's `String` equality would make two
@@ -43,7 +43,7 @@ public final class Database: Sendable {
   let whereFieldsCache = Locked<[Int64: (version: Int64, fields: WhereFields)]>([:])
   /// `where` strings and `orderBy` clauses as last parsed.
   let whereParseCache = Locked(WhereParseCache())
-  /// The serial queues of the collections' ordered operations.
+  /// The order of the collections' queued operations.
   let collectionQueues = CollectionQueues()
   /// The `where` face's parsed-document caches and their size settings, by collection name.
   let documentCaches = Locked<[[UInt8]: (size: Int, cache: DocumentCache)]>([:])
@@ -160,7 +160,15 @@ public final class Database: Sendable {
     try checkWritable()
     defer { changeMonitor.didCommit() }
     return try wrapping("write failed") {
-      try writer.write { db in try ThreadAccess.inside(.write) { try body(db) } }
+      if let db = ThreadAccess.lentWriter {
+        var result: T?
+        try db.inTransaction {
+          result = try ThreadAccess.inside(.write) { try body(db) }
+          return .commit
+        }
+        return result!
+      }
+      return try writer.write { db in try ThreadAccess.inside(.write) { try body(db) } }
     }
   }
 
@@ -170,6 +178,7 @@ public final class Database: Sendable {
   func writeWithoutTransaction<T>(_ body: (SQLConnection) throws -> T) throws -> T {
     try checkWritable()
     defer { changeMonitor.didCommit() }
+    if let db = ThreadAccess.lentWriter { return try ThreadAccess.inside(.write) { try body(db) } }
     return try writer.writeWithoutTransaction { db in
       try ThreadAccess.inside(.write) { try body(db) }
     }
@@ -188,7 +197,14 @@ public final class Database: Sendable {
   /// also makes the connection refuse writes for the duration.
   func read<T>(_ body: (SQLConnection) throws -> T) throws -> T {
     try wrapping("read failed") {
-      if ThreadAccess.current != .none { return try writer.unsafeReentrantRead(body) }
+      switch ThreadAccess.current {
+      case .read, .write: return try writer.unsafeReentrantRead(body)
+      case .lent:
+        if let db = ThreadAccess.lentConnection?.db {
+          return try db.inReadTransaction { try ThreadAccess.inside(.read) { try body(db) } }
+        }
+      case .none: break
+      }
       guard let pool else {
         return try writer.read { db in try ThreadAccess.inside(.read) { try body(db) } }
       }
@@ -203,34 +219,6 @@ public final class Database: Sendable {
   func query<T>(_ body: (SQLConnection) throws -> T) throws -> T {
     let limit = configuration.queryTimeLimit
     return try read { db in try QueryBudget.within(limit) { try body(db) } }
-  }
-
-  /// The async form of ``query(_:)``.
-  func query<T: Sendable>(_ body: @escaping @Sendable (SQLConnection) throws -> T) async throws
-    -> T
-  {
-    let limit = configuration.queryTimeLimit
-    return try await read { db in try QueryBudget.within(limit) { try body(db) } }
-  }
-
-  func write<T: Sendable>(_ body: @escaping @Sendable (SQLConnection) throws -> T) async throws
-    -> T
-  {
-    try checkWritable()
-    defer { changeMonitor.didCommit() }
-    do { return try await writer.write(body) } catch {
-      throw SetteeError.from(error, "write failed", busyTimeout: configuration.busyTimeout)
-    }
-  }
-
-  func read<T: Sendable>(_ body: @escaping @Sendable (SQLConnection) throws -> T) async throws -> T
-  {
-    do {
-      guard let pool else { return try await writer.read(body) }
-      return try await pool.unsafeRead { db in try db.inReadTransaction { try body(db) } }
-    } catch {
-      throw SetteeError.from(error, "read failed", busyTimeout: configuration.busyTimeout)
-    }
   }
 }
 

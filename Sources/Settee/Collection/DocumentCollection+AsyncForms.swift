@@ -1,26 +1,12 @@
 import Foundation
 
-extension Database {
-  /// Runs a synchronous operation on a dispatch thread and awaits its result, so that
-  /// async code never blocks a thread of Swift's cooperative pool on SQLite.
-  ///
-  /// Every synchronous operation gets its `async` twin from this in one line; faces added
-  /// later (views, live queries, `where` collections) get theirs the same way.
-  func offload<T: Sendable>(_ operation: @escaping @Sendable () throws -> T) async throws -> T {
-    try await withCheckedThrowingContinuation { continuation in
-      DispatchQueue.global(qos: .userInitiated).async {
-        continuation.resume(with: Result { try operation() })
-      }
-    }
-  }
-}
-
-// The async twins of the synchronous operations that have no GRDB-async path of their own.
+// The async twins of the synchronous operations: each runs its blocking twin on a
+// connection it awaits without holding a thread (Database.withConnection).
 extension DocumentCollection {
   /// Creates or updates a document, without blocking the caller's thread.
   @discardableResult
   public func put(_ document: Document) async throws -> WriteResult {
-    try await database.offload { try self.put(document) }
+    try await database.withConnection(.writing) { try self.put(document) }
   }
 
   /// Stores an `Encodable` value as a document, without blocking the caller's thread.
@@ -28,7 +14,7 @@ extension DocumentCollection {
   public func put<T: Encodable & Sendable>(_ value: T, id: String? = nil, rev: RevisionID? = nil)
     async throws -> WriteResult
   {
-    try await database.offload { try self.put(value, id: id, rev: rev) }
+    try await database.withConnection(.writing) { try self.put(value, id: id, rev: rev) }
   }
 
   /// Creates or replaces a document from an `Encodable` value, without blocking.
@@ -36,43 +22,43 @@ extension DocumentCollection {
   public func upsert<T: Encodable & Sendable>(_ value: T, id: String? = nil) async throws
     -> WriteResult
   {
-    try await database.offload { try self.upsert(value, id: id) }
+    try await database.withConnection(.writing) { try self.upsert(value, id: id) }
   }
 
   /// Deletes the document an `Encodable` value stands for, without blocking.
   @discardableResult
   public func delete<T: Encodable & Sendable>(_ value: T) async throws -> WriteResult {
-    try await database.offload { try self.delete(value) }
+    try await database.withConnection(.writing) { try self.delete(value) }
   }
 
   /// Reads a live document decoded as `type`, without blocking the caller's thread.
   public func get<T: Decodable & Sendable>(_ type: T.Type, id: String) async throws -> T? {
-    try await database.offload { try self.get(type, id: id) }
+    try await database.withConnection(.reading) { try self.get(type, id: id) }
   }
 
   /// The winning revision of a document, tombstones included, without blocking.
   public func getRevision(_ id: String) async throws -> Document? {
-    try await database.offload { try self.getRevision(id) }
+    try await database.withConnection(.reading) { try self.getRevision(id) }
   }
 
   /// A document's history, without blocking the caller's thread.
   public func revisions(of id: String) async throws -> [RevisionInfo] {
-    try await database.offload { try self.revisions(of: id) }
+    try await database.withConnection(.reading) { try self.revisions(of: id) }
   }
 
   /// The number of live documents, without blocking the caller's thread.
   public func count() async throws -> Int {
-    try await database.offload { try self.count() }
+    try await database.withConnection(.reading) { try self.count() }
   }
 
   /// The highest sequence number written so far, without blocking.
   public func lastSequence() async throws -> Int64 {
-    try await database.offload { try self.lastSequence() }
+    try await database.withConnection(.reading) { try self.lastSequence() }
   }
 
   /// The first matching document, without blocking the caller's thread.
   public func findOne(_ query: FindQuery) async throws -> Document? {
-    try await database.offload { try self.findOne(query) }
+    try await database.withConnection(.reading) { try self.findOne(query) }
   }
 
   /// The seed's `find(_:skip:limit:fields:sort:)`, without blocking the caller's thread.
@@ -80,14 +66,14 @@ extension DocumentCollection {
     _ selector: JSONObject, skip: Int = 0, limit: Int = 0, fields: [String]? = nil,
     sort: [JSON]? = nil
   ) async throws -> [Document] {
-    try await database.offload {
+    try await database.withConnection(.reading) {
       try self.find(selector, skip: skip, limit: limit, fields: fields, sort: sort)
     }
   }
 
   /// The plan a query would run with, without blocking the caller's thread.
   public func explain(_ query: FindQuery) async throws -> QueryPlan {
-    try await database.offload { try self.explain(query) }
+    try await database.withConnection(.reading) { try self.explain(query) }
   }
 
   /// Creates an index if it does not exist, without blocking the caller's thread.
@@ -96,7 +82,7 @@ extension DocumentCollection {
     _ fields: [String], name: String, type: IndexDefinition.Kind = .json,
     settings: [String: String] = [:], partialFilter: Where? = nil
   ) async throws -> String {
-    try await database.offload {
+    try await database.withConnection(.writing) {
       try self.ensureIndexed(
         fields, name: name, type: type, settings: settings, partialFilter: partialFilter)
     }
@@ -105,38 +91,38 @@ extension DocumentCollection {
   /// Creates an index from a definition, without blocking the caller's thread.
   @discardableResult
   public func ensureIndexed(_ definition: IndexDefinition) async throws -> String {
-    try await database.offload { try self.ensureIndexed(definition) }
+    try await database.withConnection(.writing) { try self.ensureIndexed(definition) }
   }
 
   /// The collection's index definitions, without blocking the caller's thread.
   public func indexes() async throws -> [IndexDefinition] {
-    try await database.offload { try self.indexes() }
+    try await database.withConnection(.reading) { try self.indexes() }
   }
 
   /// The indexes in the seed's dictionary shape, without blocking the caller's thread.
   public func listIndexes() async throws -> [String: JSONObject] {
-    try await database.offload { try self.listIndexes() }
+    try await database.withConnection(.reading) { try self.listIndexes() }
   }
 
   /// Deletes an index, without blocking the caller's thread.
   public func deleteIndex(named name: String) async throws {
-    try await database.offload { try self.deleteIndex(named: name) }
+    try await database.withConnection(.writing) { try self.deleteIndex(named: name) }
   }
 
   /// Streams the matching documents to `body`, from one snapshot, without blocking the
-  /// caller's thread (`body` runs on a dispatch thread), and returns what CouchDB's `_find`
+  /// caller's thread (`body` runs on the reader connection's queue), and returns what CouchDB's `_find`
   /// response carries besides them, as the blocking form does.
   @discardableResult
   public func find(_ query: FindQuery, _ body: @escaping @Sendable (Document) throws -> Void)
     async throws -> FindSummary
   {
-    try await database.offload { try self.find(query, body) }
+    try await database.withConnection(.reading) { try self.find(query, body) }
   }
 
   /// Deletes a stored document without blocking the caller's thread.
   @discardableResult
   public func delete(_ document: Document) async throws -> WriteResult {
-    try await database.offload { try self.delete(document) }
+    try await database.withConnection(.writing) { try self.delete(document) }
   }
 
   /// Every live document as NDJSON chunks, without blocking the caller's thread.
@@ -144,23 +130,23 @@ extension DocumentCollection {
   public func exportDocuments(_ output: @escaping @Sendable ([UInt8]) throws -> Void)
     async throws -> Int
   {
-    try await database.offload { try self.exportDocuments(output) }
+    try await database.withConnection(.reading) { try self.exportDocuments(output) }
   }
 }
 
 extension Database {
   /// The names of the collections, without blocking the caller's thread.
   public func collectionNames() async throws -> [String] {
-    try await offload { try self.collectionNames() }
+    try await withConnection(.reading) { try self.collectionNames() }
   }
 
   /// SQLite's integrity check alone, without blocking the caller's thread.
   public func checkIntegrity() async throws -> [String] {
-    try await offload { try self.checkIntegrity() }
+    try await withConnection(.reading) { try self.checkIntegrity() }
   }
 
   /// Checks the whole file (``check()-854zx``), without blocking the caller's thread.
   public func check() async throws -> CheckReport {
-    try await offload { try self.check() }
+    try await withConnection(.reading) { try self.check() }
   }
 }

@@ -196,6 +196,8 @@ extension DocumentCollection {
   public func importDocuments(contentsOf url: URL, batchSize: Int? = nil) async throws
     -> ImportSummary
   {
-    try await database.offload { try self.importDocuments(contentsOf: url, batchSize: batchSize) }
+    try await database.withConnection(.writing) {
+      try self.importDocuments(contentsOf: url, batchSize: batchSize)
+    }
   }
 }

@@ -42,7 +42,7 @@ public struct ChangesFeed: AsyncSequence, Sendable {
         }
         let after = since
         let collection = self.collection
-        let page = try await collection.database.offload {
+        let page = try await collection.database.withConnection(.reading) {
           try collection.changes(since: after, limit: ChangesFeed.pageSize)
         }
         if let last = page.last {

@@ -20,7 +20,7 @@ public struct LiveResult<Value: Sendable>: Sendable {
 
   /// Whether the result is stale, without blocking the caller's thread.
   public func isStale() async throws -> Bool {
-    try await source.database.offload { try self.isStale() }
+    try await source.database.withConnection(.reading) { try self.isStale() }
   }
 }
 
@@ -72,7 +72,7 @@ public struct LiveQuery<Value: Sendable>: AsyncSequence, Sendable {
     /// The current result first, then each changed one; `nil` once the task is cancelled.
     public mutating func next() async throws -> LiveResult<Value>? {
       guard let previous = last else {
-        let first = try await source.database.offload(source.fetch)
+        let first = try await source.database.withConnection(.reading, source.fetch)
         last = first
         return source.result(first)
       }
@@ -81,7 +81,7 @@ public struct LiveQuery<Value: Sendable>: AsyncSequence, Sendable {
         // Commits closer together than 10 ms since the last result are a burst, which the
         // throttle spaces out; a commit after a quiet time is answered at once.
         guard await throttle.wait(burst: subscription.takeBurst()) else { return nil }
-        let fetched = try await source.database.offload(source.fetch)
+        let fetched = try await source.database.withConnection(.reading, source.fetch)
         last = fetched
         if !source.same(fetched.value, previous.value) { return source.result(fetched) }
       }
@@ -181,7 +181,7 @@ extension DocumentCollection {
 
   /// A query's result now, with its sequence number, without blocking the caller's thread.
   public func snapshot(_ query: FindQuery) async throws -> LiveResult<[Document]> {
-    try await database.offload { try self.snapshot(query) }
+    try await database.withConnection(.reading) { try self.snapshot(query) }
   }
 
   /// A live query whose result and sequence number are read in one transaction.

@@ -45,16 +45,16 @@ extension Database {
 
   /// The value stored under `key`, without blocking the caller's thread.
   public func metadata(forKey key: String) async throws -> JSON? {
-    try await offload { try self.metadata(forKey: key) }
+    try await withConnection(.reading) { try self.metadata(forKey: key) }
   }
 
   /// Stores or removes a value without blocking the caller's thread.
   public func setMetadata(_ value: JSON?, forKey key: String) async throws {
-    try await offload { try self.setMetadata(value, forKey: key) }
+    try await withConnection(.writing) { try self.setMetadata(value, forKey: key) }
   }
 
   /// Every metadata key, without blocking the caller's thread.
   public func metadataKeys() async throws -> [String] {
-    try await offload { try self.metadataKeys() }
+    try await withConnection(.reading) { try self.metadataKeys() }
   }
 }

@@ -19,7 +19,9 @@ enum QueryBudget {
   /// Installs the progress handler on a new connection, and the longest value a statement
   /// may make.
   static func install(on db: SQLConnection, configuration: Database.Configuration) {
-    sqlite3_progress_handler(db.sqliteConnection, steps, { _ in QueryBudget.expired ? 1 : 0 }, nil)
+    sqlite3_progress_handler(
+      db.sqliteConnection, steps, { _ in QueryBudget.expired || QueryBudget.cancelled ? 1 : 0 },
+      nil)
     sqlite3_limit(db.sqliteConnection, SQLITE_LIMIT_LENGTH, maxValueBytes(configuration))
   }
 
@@ -51,6 +53,21 @@ enum QueryBudget {
     return try body()
   }
 
+  /// Runs `body`, an async form's operation (``Database/withConnection(_:_:)``), so that
+  /// its statements stop when its task is cancelled.
+  static func cancellable<T>(_ body: () throws -> T) rethrows -> T {
+    let previous = pthread_getspecific(cancellableKey)
+    pthread_setspecific(cancellableKey, UnsafeRawPointer(bitPattern: 1))
+    defer { pthread_setspecific(cancellableKey, previous) }
+    return try body()
+  }
+
+  /// Whether the running thread runs an async form's operation whose task is cancelled
+  /// (the operation runs synchronously inside its task, on a connection's queue).
+  static var cancelled: Bool {
+    pthread_getspecific(cancellableKey) != nil && Task.isCancelled
+  }
+
   /// Whether the running thread's query is past its deadline.
   static var expired: Bool {
     let limit = deadline
@@ -62,6 +79,12 @@ enum QueryBudget {
     get { UInt64(UInt(bitPattern: pthread_getspecific(key))) }
     set { pthread_setspecific(key, UnsafeRawPointer(bitPattern: UInt(newValue))) }
   }
+
+  private static let cancellableKey: pthread_key_t = {
+    var key = pthread_key_t()
+    pthread_key_create(&key, nil)
+    return key
+  }()
 
   private static let key: pthread_key_t = {
     var key = pthread_key_t()

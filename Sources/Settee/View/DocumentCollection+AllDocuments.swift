@@ -33,7 +33,7 @@ extension DocumentCollection {
 
   /// Every live document as rows, without blocking the caller's thread.
   public func allDocuments(_ query: ViewQuery = ViewQuery()) async throws -> ViewResult {
-    try await database.offload { try self.allDocuments(query) }
+    try await database.withConnection(.reading) { try self.allDocuments(query) }
   }
 
   static func allDocuments(_ db: SQLConnection, cid: Int64, _ query: ViewQuery) throws

@@ -177,7 +177,7 @@ extension Database {
   /// Brings every view up to date without blocking the caller's thread.
   @discardableResult
   public func updateAllViews() async throws -> ViewUpdateReport {
-    try await offload { try self.updateAllViews() }
+    try await withConnection(.writing) { try self.updateAllViews() }
   }
 }
 
@@ -189,7 +189,7 @@ extension DocumentCollection {
     _ name: String, version: String, collation: ViewCollation = .unicode,
     reduce: ViewReduce? = nil, map: @escaping ViewMapFunction
   ) async throws -> View {
-    try await database.offload {
+    try await database.withConnection(.writing) {
       try self.view(name, version: version, collation: collation, reduce: reduce, map: map)
     }
   }
@@ -197,16 +197,16 @@ extension DocumentCollection {
   /// Defines a declarative view without blocking the caller's thread.
   @discardableResult
   public func defineView(_ definition: ViewDefinition) async throws -> View {
-    try await database.offload { try self.defineView(definition) }
+    try await database.withConnection(.writing) { try self.defineView(definition) }
   }
 
   /// The views of this collection, without blocking the caller's thread.
   public func views() async throws -> [ViewInfo] {
-    try await database.offload { try self.views() }
+    try await database.withConnection(.reading) { try self.views() }
   }
 
   /// Deletes a view without blocking the caller's thread.
   public func deleteView(named name: String) async throws {
-    try await database.offload { try self.deleteView(named: name) }
+    try await database.withConnection(.writing) { try self.deleteView(named: name) }
   }
 }

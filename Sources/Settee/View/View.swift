@@ -49,6 +49,54 @@ public struct View: Sendable {
   ///   `readOnly` when it needs updating in a database opened read-only (`stale: .ok`
   ///   answers from the stored rows).
   public func query(_ query: ViewQuery = ViewQuery()) throws -> ViewResult {
+    if let result = try answerFromStoredRows(query) { return result }
+    // Catching up in slices, each committed (other writers go in between), until the last
+    // one, which answers the query in the same transaction.
+    while true {
+      if let result = try catchUpSlice(answering: query) { return result }
+      ViewStore.pauseBetweenSlices()
+    }
+  }
+
+  /// Brings the view up to date now (a query does so by itself).
+  ///
+  /// - Throws: ``SetteeError`` as ``query(_:)-5r4bo``.
+  public func update() throws {
+    try refuseReadOnly()
+    while try updateSlice() { ViewStore.pauseBetweenSlices() }
+  }
+
+  /// Runs a query without blocking the caller's thread: the rows are read on a reader
+  /// connection, and a view that must catch up first does so on the writer, a slice at a
+  /// time, the task sleeping between slices.
+  public func query(_ query: ViewQuery = ViewQuery()) async throws -> ViewResult {
+    let database = collection.database
+    if let result = try await database.withConnection(.reading, { try answerFromStoredRows(query) })
+    {
+      return result
+    }
+    while true {
+      if let result = try await database.withConnection(
+        .writing, { try catchUpSlice(answering: query) })
+      {
+        return result
+      }
+      try await Task.sleep(nanoseconds: ViewStore.slicePause)
+    }
+  }
+
+  /// Brings the view up to date without blocking the caller's thread.
+  public func update() async throws {
+    try refuseReadOnly()
+    while try await collection.database.withConnection(.writing, { try updateSlice() }) {
+      try await Task.sleep(nanoseconds: ViewStore.slicePause)
+    }
+  }
+
+  /// The query's answer from the stored rows when the view is current or the query
+  /// accepts stale rows (starting a background update for `stale: .updateAfter`); `nil`
+  /// when the view must catch up first.
+  private func answerFromStoredRows(_ query: ViewQuery) throws -> ViewResult? {
     let database = collection.database
     let answered: (result: ViewResult?, updateAfter: Bool) = try database.query { db in
       let stored = try self.stored(db)
@@ -58,67 +106,51 @@ public struct View: Sendable {
       let result = try ViewStore.query(db, stored, query, reduce: reduce(for: stored))
       return (result, behind && query.stale == .updateAfter)
     }
-    if var result = answered.result {
-      result.updateError = takeUpdateError()
-      if answered.updateAfter {
-        DispatchQueue.global(qos: .utility).async {
-          do { try self.update() } catch {
-            let failure = SetteeError.from(error, "the background update failed")
-            database.backgroundErrors.withLock { $0[self.registryKey] = failure }
-          }
+    guard var result = answered.result else {
+      try refuseReadOnly()
+      return nil
+    }
+    result.updateError = takeUpdateError()
+    if answered.updateAfter {
+      // Its failure is reported with the view's next result.
+      Task(priority: .utility) {
+        do { try await self.update() } catch {
+          let failure = SetteeError.from(error, "the background update failed")
+          database.backgroundErrors.withLock { $0[self.registryKey] = failure }
         }
       }
-      return result
     }
-    try refuseReadOnly()
-    // Catching up in slices, each committed (other writers go in between), until the last
-    // one, which answers the query in the same transaction.
-    while true {
-      let result: ViewResult? = try database.write { db in
-        let current = try self.stored(db)
-        let stored = try ViewStore.catchUp(
-          db, current, mapper: mapper(db, for: current), sliced: true)
-        if try ViewStore.isBehind(db, stored) { return nil }
-        return try ViewStore.query(db, stored, query, reduce: reduce(for: stored))
-      }
-      if var result {
-        result.updateError = takeUpdateError()
-        return result
-      }
-      ViewStore.pauseBetweenSlices()
+    return result
+  }
+
+  /// Maps one slice of the documents changed since the view's last update, in a write;
+  /// when that brings the view up to date, answers the query in the same transaction.
+  private func catchUpSlice(answering query: ViewQuery) throws -> ViewResult? {
+    let result: ViewResult? = try collection.database.write { db in
+      let current = try self.stored(db)
+      let stored = try ViewStore.catchUp(
+        db, current, mapper: mapper(db, for: current), sliced: true)
+      if try ViewStore.isBehind(db, stored) { return nil }
+      return try ViewStore.query(db, stored, query, reduce: reduce(for: stored))
+    }
+    guard var result else { return nil }
+    result.updateError = takeUpdateError()
+    return result
+  }
+
+  /// Maps one slice of the changed documents; whether the view is still behind after it.
+  private func updateSlice() throws -> Bool {
+    try collection.database.write { db in
+      let stored = try self.stored(db)
+      guard try ViewStore.isBehind(db, stored) else { return false }
+      let after = try ViewStore.catchUp(db, stored, mapper: mapper(db, for: stored), sliced: true)
+      return try ViewStore.isBehind(db, after)
     }
   }
 
   /// The error of this view's last background update, if one failed: reported once.
   private func takeUpdateError() -> SetteeError? {
     collection.database.backgroundErrors.withLock { $0.removeValue(forKey: registryKey) }
-  }
-
-  /// Brings the view up to date now (a query does so by itself).
-  ///
-  /// - Throws: ``SetteeError`` as ``query(_:)-5r4bo``.
-  public func update() throws {
-    try refuseReadOnly()
-    var behind = true
-    while behind {
-      behind = try collection.database.write { db in
-        let stored = try self.stored(db)
-        guard try ViewStore.isBehind(db, stored) else { return false }
-        let after = try ViewStore.catchUp(db, stored, mapper: mapper(db, for: stored), sliced: true)
-        return try ViewStore.isBehind(db, after)
-      }
-      if behind { ViewStore.pauseBetweenSlices() }
-    }
-  }
-
-  /// Runs a query without blocking the caller's thread.
-  public func query(_ query: ViewQuery = ViewQuery()) async throws -> ViewResult {
-    try await collection.database.offload { try self.query(query) }
-  }
-
-  /// Brings the view up to date without blocking the caller's thread.
-  public func update() async throws {
-    try await collection.database.offload { try self.update() }
   }
 
   // MARK: - Internals

@@ -271,7 +271,10 @@ enum ViewStore {
   /// the lock free: SQLite's busy handler polls it every 100 ms once it has waited a
   /// little, so a pause that long is always seen (writers of this process queue up
   /// between slices anyway).
-  static func pauseBetweenSlices() { Thread.sleep(forTimeInterval: 0.1) }
+  static func pauseBetweenSlices() { usleep(useconds_t(slicePause / 1_000)) }
+
+  /// The pause between two slices, in nanoseconds.
+  static let slicePause: UInt64 = 100_000_000
 
   /// Maps the documents changed in `(view.lastSeq, target]`, or up to the change being
   /// mapped when `deadline` passes.

@@ -10,8 +10,19 @@ public final class PendingOperation<T: Sendable>: Sendable {
     var waiting: [CheckedContinuation<T, any Error>] = []
   }
   private let state = Locked(State())
+  /// The task that runs the operation.
+  private let runner = Locked<Task<Void, Never>?>(nil)
 
   init() {}
+
+  var task: Task<Void, Never>? {
+    get { runner.withLock { $0 } }
+    set { runner.withLock { $0 = newValue } }
+  }
+
+  /// Cancels the operation: one that has not started does not run (its value throws
+  /// `CancellationError`); one that is running stops as a cancelled async call does.
+  public func cancel() { task?.cancel() }
 
   /// The operation's result, once it has run.
   ///
@@ -42,45 +53,62 @@ public final class PendingOperation<T: Sendable>: Sendable {
   }
 }
 
-/// The serial queues that order each collection's operations (seed 003): one per
-/// collection name, made on first use.
+/// The order of each collection's queued operations (seed 003): each operation runs after
+/// the one submitted to the same collection before it has finished, on a database
+/// connection (``Database/withConnection(_:_:)``): a waiting operation is a suspended task,
+/// not a blocked thread.
 final class CollectionQueues: Sendable {
-  private let queues = Locked<[[UInt8]: DispatchQueue]>([:])
-  /// Set on each queue to itself, so a wait from inside one of its operations can tell.
-  private static let key = DispatchSpecificKey<ObjectIdentifier>()
+  /// The task that runs each collection's last submitted operation, by collection name.
+  private let tails = Locked<[[UInt8]: Task<Void, Never>]>([:])
 
-  func queue(_ name: String) -> DispatchQueue {
-    queues.withLock { queues in
-      let key = Array(name.utf8)
-      if let queue = queues[key] { return queue }
-      let queue = DispatchQueue(label: "settee.collection", qos: .userInitiated)
-      queue.setSpecific(key: Self.key, value: ObjectIdentifier(queue))
-      queues[key] = queue
-      return queue
-    }
-  }
+  /// The collection whose queued operation the current task is running, if any.
+  @TaskLocal static var running: [UInt8]?
 
-  var all: [DispatchQueue] { queues.withLock { Array($0.values) } }
-
-  /// Whether the calling code is an operation running on `queue`.
-  static func isRunning(on queue: DispatchQueue) -> Bool {
-    DispatchQueue.getSpecific(key: key) == ObjectIdentifier(queue)
-  }
-
-  /// Blocks until everything submitted to `queues` so far has run (at once for a queue
-  /// whose operation is the caller: what came before it has run).
-  static func waitForAll(_ queues: [DispatchQueue]) {
-    for queue in queues where !isRunning(on: queue) { queue.sync {} }
-  }
-
-  /// Waits, without blocking a thread, until everything submitted to `queues` so far
-  /// has run.
-  static func waitForAll(_ queues: [DispatchQueue]) async {
-    for queue in queues where !isRunning(on: queue) {
-      await withCheckedContinuation { continuation in
-        queue.async { continuation.resume() }
+  /// Submits `operation` to the queue of the collection named `name`.
+  func submit<T: Sendable>(
+    _ name: String, in database: Database, _ use: ConnectionUse,
+    _ operation: @escaping @Sendable () throws -> T
+  ) -> PendingOperation<T> {
+    let pending = PendingOperation<T>()
+    let key = Array(name.utf8)
+    tails.withLock { tails in
+      let previous = tails[key]
+      let task = Task {
+        await previous?.value
+        let result: Result<T, any Error>
+        do {
+          result = .success(
+            try await CollectionQueues.$running.withValue(key) {
+              try await database.withConnection(use, operation)
+            })
+        } catch { result = .failure(error) }
+        pending.finish(result)
       }
+      pending.task = task
+      tails[key] = task
     }
+    return pending
+  }
+
+  /// The tasks of the last operations submitted so far: of the collection named `name`,
+  /// or of every collection.
+  func lastTasks(of name: String? = nil) -> [Task<Void, Never>] {
+    tails.withLock { tails in
+      guard let name else { return Array(tails.values) }
+      return tails[Array(name.utf8)].map { [$0] } ?? []
+    }
+  }
+
+  /// Blocks until `tasks` have finished (a queue's own operation does not wait for
+  /// itself: what came before it has run).
+  static func waitForAll(_ tasks: [Task<Void, Never>], skippingRunning: Bool) {
+    guard !tasks.isEmpty, !(skippingRunning && running != nil) else { return }
+    let done = DispatchSemaphore(value: 0)
+    Task {
+      for task in tasks { await task.value }
+      done.signal()
+    }
+    done.wait()
   }
 }
 
@@ -98,42 +126,51 @@ extension DocumentCollection {
   public func enqueue<T: Sendable>(
     _ operation: @escaping @Sendable (DocumentCollection) throws -> T
   ) -> PendingOperation<T> {
-    let pending = PendingOperation<T>()
     let collection = self
-    database.collectionQueues.queue(name).async {
-      pending.finish(Result { try operation(collection) })
+    return database.collectionQueues.submit(name, in: database, .writing) {
+      try operation(collection)
     }
-    return pending
   }
 
-  /// Runs `operation` on the collection's queue, after everything submitted before it.
-  func inOrder<T: Sendable>(_ operation: @escaping @Sendable (DocumentCollection) throws -> T)
-    async throws -> T
-  {
-    try await enqueue(operation).value
+  /// Runs `operation` on the collection's queue, after everything submitted before it;
+  /// cancelling the caller's task cancels it.
+  func inOrder<T: Sendable>(
+    _ use: ConnectionUse = .writing,
+    _ operation: @escaping @Sendable (DocumentCollection) throws -> T
+  ) async throws -> T {
+    let collection = self
+    let pending = database.collectionQueues.submit(name, in: database, use) {
+      try operation(collection)
+    }
+    return try await withTaskCancellationHandler {
+      try await pending.value
+    } onCancel: {
+      pending.cancel()
+    }
   }
 
   /// Waits until every operation submitted to the collection so far (its `where` face's
   /// `async` calls and ``enqueue(_:)``) has run.
   public func waitForPendingOperations() async {
-    await CollectionQueues.waitForAll([database.collectionQueues.queue(name)])
+    for task in database.collectionQueues.lastTasks(of: name) { await task.value }
   }
 
   /// Blocks until every operation submitted to the collection so far has run (at once
   /// when called from one of them).
   public func waitForPendingOperations() {
-    CollectionQueues.waitForAll([database.collectionQueues.queue(name)])
+    CollectionQueues.waitForAll(
+      database.collectionQueues.lastTasks(of: name), skippingRunning: true)
   }
 }
 
 extension Database {
   /// Waits until every operation submitted so far to any collection's queue has run.
   public func waitForPendingOperations() async {
-    await CollectionQueues.waitForAll(collectionQueues.all)
+    for task in collectionQueues.lastTasks() { await task.value }
   }
 
   /// Blocks until every operation submitted so far to any collection's queue has run.
   public func waitForPendingOperations() {
-    CollectionQueues.waitForAll(collectionQueues.all)
+    CollectionQueues.waitForAll(collectionQueues.lastTasks(), skippingRunning: true)
   }
 }

@@ -333,7 +333,7 @@ extension DocumentCollection {
 
   /// The indexes of the `where` face, without blocking the caller's thread.
   public func whereIndexes() async throws -> [WhereIndex] {
-    try await inOrder { try $0.whereIndexes() }
+    try await inOrder(.reading) { try $0.whereIndexes() }
   }
 
   /// Adds queryable fields without blocking the caller's thread.
@@ -348,7 +348,7 @@ extension DocumentCollection {
 
   /// The queryable fields, without blocking the caller's thread.
   public func queryableFields() async throws -> [FieldPath] {
-    try await inOrder { try $0.queryableFields() }
+    try await inOrder(.reading) { try $0.queryableFields() }
   }
 
   /// Sets the default values without blocking the caller's thread.
@@ -357,7 +357,9 @@ extension DocumentCollection {
   }
 
   /// The default values, without blocking the caller's thread.
-  public func defaults() async throws -> JSONObject { try await inOrder { try $0.defaults() } }
+  public func defaults() async throws -> JSONObject {
+    try await inOrder(.reading) { try $0.defaults() }
+  }
 
   /// Sets the aliases without blocking the caller's thread.
   public func setAliases(_ aliases: [String: String]) async throws {
@@ -366,14 +368,14 @@ extension DocumentCollection {
 
   /// The aliases, without blocking the caller's thread.
   public func aliases() async throws -> [String: String] {
-    try await inOrder { try $0.aliases() }
+    try await inOrder(.reading) { try $0.aliases() }
   }
 
   /// How SQLite would run a `where` query, without blocking the caller's thread.
   public func explain(
     where whereString: String = "", args: [JSON] = [], orderBy: String = "", limit: Int? = nil
   ) async throws -> WherePlan {
-    try await inOrder {
+    try await inOrder(.reading) {
       try $0.explain(where: whereString, args: args, orderBy: orderBy, limit: limit)
     }
   }

@@ -143,7 +143,7 @@ extension DocumentCollection {
   public func find(
     where whereString: String = "", args: [JSON] = [], orderBy: String = "", limit: Int? = nil
   ) async throws -> [Document] {
-    try await inOrder {
+    try await inOrder(.reading) {
       try $0.find(where: whereString, args: args, orderBy: orderBy, limit: limit)
     }
   }
@@ -152,13 +152,13 @@ extension DocumentCollection {
   public func findOne(where whereString: String, args: [JSON] = [], orderBy: String = "")
     async throws -> Document?
   {
-    try await inOrder {
+    try await inOrder(.reading) {
       try $0.findOne(where: whereString, args: args, orderBy: orderBy)
     }
   }
 
   /// How many documents a `where` string selects, without blocking the caller's thread.
   public func count(where whereString: String, args: [JSON] = []) async throws -> Int {
-    try await inOrder { try $0.count(where: whereString, args: args) }
+    try await inOrder(.reading) { try $0.count(where: whereString, args: args) }
   }
 }

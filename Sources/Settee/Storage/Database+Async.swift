@@ -1,0 +1,83 @@
+import GRDB
+import SetteeCore
+
+/// How an async form's operation uses the database (``Database/withConnection(_:_:)``).
+enum ConnectionUse: Sendable {
+  /// It reads (a query that must first bring a view up to date writes through the writer
+  /// as the blocking form does).
+  case reading
+  /// It writes, or reads and writes in several steps: it runs on the writer connection.
+  case writing
+}
+
+// One async story for every face: an async form awaits a connection from GRDB's async
+// accesses (which park the task, not a thread, while every connection is busy), runs the
+// same synchronous operation as its blocking twin on that connection's own queue, and is
+// cancelled with its task. The operation's reads and writes use the lent connection
+// (ThreadAccess.lent), so no thread waits on SQLite but the connections' own.
+extension Database {
+  /// Runs a synchronous operation (one that reaches the database through ``read(_:)``,
+  /// ``write(_:)`` and ``writeWithoutTransaction(_:)``) as an async call.
+  ///
+  /// The task waits for a reader connection (`.reading` on a file) or the writer (`.writing`,
+  /// and every use of an in-memory database, which has one connection) without holding a
+  /// thread; the operation then runs on that connection's queue. Threads are bounded by
+  /// the connections, however many tasks wait.
+  ///
+  /// Cancelling the task before the operation starts throws `CancellationError` without
+  /// running it; cancelling it while it runs stops its SQLite statements (GRDB interrupts
+  /// the connection, and the progress handler of ``QueryBudget`` stops statements begun
+  /// after), rolls back what it was writing, and throws `CancellationError`.
+  func withConnection<T: Sendable>(
+    _ use: ConnectionUse, _ operation: @escaping @Sendable () throws -> T
+  ) async throws -> T {
+    // The operation's own errors come back as it threw them (a caller's error from a
+    // streaming body included); only the access's are converted here.
+    let outcome: Result<T, any Error>
+    do {
+      if use == .reading, let pool {
+        outcome = try await pool.unsafeRead { db in
+          ThreadAccess.lending(db, isWriter: false) {
+            Result { try QueryBudget.cancellable(operation) }
+          }
+        }
+      } else {
+        outcome = try await writer.writeWithoutTransaction { db in
+          ThreadAccess.lending(db, isWriter: true) {
+            Result { try QueryBudget.cancellable(operation) }
+          }
+        }
+      }
+    } catch {
+      if Task.isCancelled || error is CancellationError { throw CancellationError() }
+      throw SetteeError.from(
+        error, "database access failed", busyTimeout: configuration.busyTimeout)
+    }
+    do { return try outcome.get() } catch {
+      // A statement stopped by the cancellation fails with an interruption.
+      if Task.isCancelled { throw CancellationError() }
+      throw error
+    }
+  }
+
+  /// The async form of ``query(_:)``.
+  func query<T: Sendable>(_ body: @escaping @Sendable (SQLConnection) throws -> T) async throws
+    -> T
+  {
+    try await withConnection(.reading) { try self.query(body) }
+  }
+
+  /// The async form of ``write(_:)``.
+  func write<T: Sendable>(_ body: @escaping @Sendable (SQLConnection) throws -> T) async throws
+    -> T
+  {
+    try checkWritable()
+    return try await withConnection(.writing) { try self.write(body) }
+  }
+
+  /// The async form of ``read(_:)``.
+  func read<T: Sendable>(_ body: @escaping @Sendable (SQLConnection) throws -> T) async throws -> T
+  {
+    try await withConnection(.reading) { try self.read(body) }
+  }
+}

@@ -1,0 +1,186 @@
+import Foundation
+import Settee
+import SetteeCore
+import SetteeTestSupport
+import Testing
+
+/// The async forms wait for a connection without holding a thread, and are cancelled with
+/// their task (issue 30's "one async story").
+@Suite("Async forms: bounded threads, cancellation")
+struct AsyncAccessTests {
+  /// A thousand concurrent async reads on a pool of five readers: the process's thread
+  /// count stays near what it was: each waiting read is a suspended task, not a thread
+  /// blocked on GRDB's reader pool.
+  @Test func aThousandConcurrentReadsKeepThreadsBounded() async throws {
+    let directory = TemporaryDirectory()
+    let db = try Database(
+      path: directory.path("reads.db"), configuration: .init(fullSync: false, maximumReaderCount: 5)
+    )
+    let people = db.collection("people")
+    try await people.putAll(
+      (0..<500).map {
+        ["_id": .string("p\($0)"), "name": .string("name \($0)"), "n": .int(Int64($0))]
+      })
+    let selector: JSONObject = ["name": ["$regex": "7"]]
+    let query = try FindQuery(json: ["selector": .object(selector)])
+    let expected = try await people.find(selector).count
+
+    let before = ThreadCount.now
+    let peak = ThreadCount.Peak()
+    let counts = try await withThrowingTaskGroup(of: Int.self) { group in
+      for number in 0..<1000 {
+        group.addTask {
+          // Three kinds of async form: one that ran on a dispatch thread, the streaming
+          // find, and a `where` read through the collection's queue.
+          switch number % 3 {
+          case 0: return try await people.find(selector).count
+          case 1:
+            let found = Guarded(0)
+            try await people.find(query) { _ in found.withLock { $0 += 1 } }
+            return found.withLock { $0 }
+          default:
+            return try await people.count(where: "[name] LIKE '%7%'")
+          }
+        }
+      }
+      var counts: [Int] = []
+      for try await count in group { counts.append(count) }
+      return counts
+    }
+    peak.stop()
+    #expect(counts.count == 1000)
+    #expect(counts.allSatisfy { $0 == expected })
+    // The five readers, the writer, GRDB's one waiting thread and the cooperative pool,
+    // with room for other suites running beside this one.
+    #expect(peak.maximum - before < 40, "threads: \(before) before, \(peak.maximum) at the peak")
+  }
+
+  /// Five async reads run at once on a pool of five readers: each one's streaming body
+  /// waits until all five are inside theirs. (On Linux, the dispatch threads the async
+  /// forms used before ran as many at once as there are cores, and added one a second.)
+  @Test func asyncReadsUseEveryReader() async throws {
+    let directory = TemporaryDirectory()
+    let db = try Database(
+      path: directory.path("five.db"), configuration: .init(fullSync: false, maximumReaderCount: 5))
+    let items = db.collection("items")
+    try await items.put(["_id": "only"])
+    let all = try FindQuery(json: ["selector": [:]])
+    let inside = Guarded((now: 0, most: 0))
+    try await withThrowingTaskGroup(of: Void.self) { group in
+      for _ in 0..<5 {
+        group.addTask {
+          try await items.find(all) { _ in
+            inside.withLock {
+              $0.now += 1
+              $0.most = max($0.most, $0.now)
+            }
+            let deadline = Date().addingTimeInterval(2)
+            while inside.withLock({ $0.most }) < 5, Date() < deadline { usleep(1000) }
+            inside.withLock { $0.now -= 1 }
+          }
+        }
+      }
+      try await group.waitForAll()
+    }
+    #expect(inside.withLock { $0.most } == 5)
+  }
+
+  /// Cancelling the task of a running streaming `find` stops its query: it throws
+  /// `CancellationError` long before it would have finished, and the database is usable
+  /// after.
+  @Test func cancellingATaskStopsItsQuery() async throws {
+    let db = try Database(inMemoryWith: .init())
+    let items = db.collection("items")
+    try await items.putAll((0..<1000).map { ["_id": .string(String(format: "i%04d", $0))] })
+    let all = try FindQuery(json: ["selector": [:]])
+    let seen = Guarded(0)
+    let task = Task {
+      try await items.find(all) { _ in
+        seen.withLock { $0 += 1 }
+        Thread.sleep(forTimeInterval: 0.005)  // 1,000 documents: 5 s uncancelled
+      }
+    }
+    try await Task.sleep(nanoseconds: 100_000_000)
+    task.cancel()
+    let started = Date()
+    await #expect(throws: CancellationError.self) { _ = try await task.value }
+    #expect(Date().timeIntervalSince(started) < 2)
+    #expect(seen.withLock { $0 } < 500)
+    #expect(try await items.count() == 1000)
+    #expect(try await items.find(all).count == 1000)
+  }
+
+  /// A write whose task is cancelled while it waits for the writer does not run.
+  @Test func aCancelledWaitingWriteDoesNotRun() async throws {
+    let db = try Database(inMemoryWith: .init())
+    let items = db.collection("items")
+    // Holds the writer for a while.
+    let busy = items.enqueue { _ in Thread.sleep(forTimeInterval: 0.3) }
+    try await Task.sleep(nanoseconds: 50_000_000)
+    let write = Task { try await items.put(["_id": "late"]) }
+    let queued = Task { try await items.insert(["_id": "queued"]) }
+    try await Task.sleep(nanoseconds: 50_000_000)
+    write.cancel()
+    queued.cancel()
+    await #expect(throws: CancellationError.self) { _ = try await write.value }
+    await #expect(throws: CancellationError.self) { _ = try await queued.value }
+    try await busy.value
+    #expect(try await items.get("late") == nil)
+    #expect(try await items.get("queued") == nil)
+    // The queue goes on with what comes after.
+    try await items.insert(["_id": "after"])
+    #expect(try await items.count() == 1)
+  }
+
+  /// An async view query that must catch up a large view sleeps its task between slices,
+  /// and the answer is the blocking form's.
+  @Test func asyncViewQueriesAnswerAsTheBlockingFormDoes() async throws {
+    let directory = TemporaryDirectory()
+    let db = try Database(path: directory.path("views.db"), configuration: .init(fullSync: false))
+    let items = db.collection("items")
+    try await items.putAll((0..<300).map { ["_id": .string("i\($0)"), "k": .int(Int64($0 % 7))] })
+    let view = try await items.defineView(try ViewDefinition(json: ["name": "byK", "key": "k"]))
+    let asynchronous = try await view.query(ViewQuery().key(3))
+    let blocking = try await Task.detached { try view.query(ViewQuery().key(3)) }.value
+    #expect(asynchronous.rows.count == 43)
+    #expect(asynchronous.rows == blocking.rows)
+    try await items.put(["_id": "new", "k": 3])
+    #expect(try await view.query(ViewQuery().key(3)).rows.count == 44)
+    try await view.update()
+  }
+}
+
+/// The process's thread count, from `/proc/self/status`.
+enum ThreadCount {
+  static var now: Int {
+    guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
+      let line = status.split(separator: "\n").first(where: { $0.hasPrefix("Threads:") })
+    else { return 0 }
+    return Int(line.dropFirst("Threads:".count).trimmingCharacters(in: .whitespaces)) ?? 0
+  }
+
+  /// The highest count seen by a thread that looks every millisecond until stopped.
+  final class Peak: @unchecked Sendable {
+    private let state = Guarded((maximum: 0, running: true))
+    private let done = DispatchSemaphore(value: 0)
+
+    init() {
+      let thread = Thread { [state, done] in
+        while state.withLock({ $0.running }) {
+          let count = ThreadCount.now
+          state.withLock { $0.maximum = max($0.maximum, count) }
+          usleep(1000)
+        }
+        done.signal()
+      }
+      thread.start()
+    }
+
+    func stop() {
+      state.withLock { $0.running = false }
+      done.wait()
+    }
+
+    var maximum: Int { state.withLock { $0.maximum } }
+  }
+}
