@@ -67,28 +67,22 @@ extension Database {
       let name: String = try collection.value(1)
       report.checking(collection: name) { report in
         let indexes = try StoredIndex.all(db, cid: cid)
-        var expected = try Database.checkDocuments(
-          db, cid: cid, name: name, indexes: indexes, &report)
-        for index in indexes {
-          let entries = index.definition.kind == .json ? expected.removeFirst() : [:]
-          report.checking(collection: name, index: index.definition.name) { report in
-            if index.definition.kind == .json {
-              try Database.checkEntries(db, index, collection: name, expected: entries, &report)
-            } else {
-              try Database.checkText(db, index, cid: cid, collection: name, &report)
-            }
+        var checkers: [any IndexChecker] = []
+        for kind in SecondaryIndexes.kinds {
+          report.checking(collection: name) { report in
+            checkers += try kind.checkers(
+              db, self, cid: cid, collection: name, indexes: indexes)
+          }
+        }
+        try Database.checkDocuments(db, cid: cid, name: name, &checkers, &report)
+        for checker in checkers {
+          report.checking(collection: name, index: checker.label) { report in
+            try checker.finish(&report)
           }
         }
       }
       report.checking(collection: name) { report in
         try Database.checkSequences(db, cid: cid, collection: name, &report)
-      }
-      report.checking(collection: name, index: "where settings") { report in
-        try Database.checkWhereSettings(db, cid: cid, collection: name, &report)
-        try WhereFieldTable.check(db, cid: cid, collection: name, &report)
-      }
-      report.checking(collection: name) { report in
-        try checkViews(db, cid: cid, collection: name, &report)
       }
     }
     report.checking(collection: nil, index: "metadata") { report in
@@ -104,13 +98,12 @@ extension Database {
   static let damaged: Set<[IndexKeys.Entry]> = [[IndexKeys.Entry(key: [0xFF], value: nil)]]
 
   /// Reads every document, reporting damaged ones, and returns the entries each JSON
-  /// index of the collection should hold, in the order of `indexes`.
+  /// index of the collectio  /// Reads every document once, reporting damaged ones, and shows each live one (or the
+  /// damaged ones, as `nil`) to every checker.
   static func checkDocuments(
-    _ db: SQLConnection, cid: Int64, name: String, indexes: [StoredIndex],
+    _ db: SQLConnection, cid: Int64, name: String, _ checkers: inout [any IndexChecker],
     _ report: inout CheckReport
-  ) throws -> [ExpectedEntries] {
-    let json = indexes.filter { $0.definition.kind == .json }
-    var expected = Array(repeating: ExpectedEntries(), count: json.count)
+  ) throws {
     let rows = try Row.fetchCursor(
       db, sql: "SELECT rid, id, rev, deleted, body FROM documents WHERE cid = ?", arguments: [cid])
     while let row = try rows.next() {
@@ -118,108 +111,19 @@ extension Database {
       let rid: Int64 = try row.value(0)
       let id: String = try row.value(1)
       let deleted: Bool = try row.value(3)
+      let document: JSON
       do {
         let rev = try DocumentReader.storedRevision(try row.value(2), documentID: id)
         let body = try DocumentReader.parseBody(row, at: 4, documentID: id)
         if deleted { continue }
-        let document = JSON.object(Document(id: id, rev: rev, body: body).json)
-        for (position, index) in json.enumerated() {
-          let entries = try index.rows(document)
-          if !entries.isEmpty { expected[position][rid] = Set(entries) }
-        }
+        document = .object(Document(id: id, rev: rev, body: body).json)
       } catch let error as SetteeError {
         report.add(.init(collection: name, documentID: id, message: error.message))
         // What its entries should be is unknown: they are not compared.
-        for position in expected.indices { expected[position][rid] = damaged }
+        for position in checkers.indices { try checkers[position].see(rid: rid, document: nil) }
+        continue
       }
-    }
-    return expected
-  }
-
-  /// Compares a JSON index's stored entries with what its documents should put there.
-  static func checkEntries(
-    _ db: SQLConnection, _ index: StoredIndex, collection: String, expected: ExpectedEntries,
-    _ report: inout CheckReport
-  ) throws {
-    let count = index.definition.fields.count
-    let columns =
-      (0..<count).map { StoredIndex.keyColumn($0) }
-      + (0..<count).map { StoredIndex.valueColumn($0) }
-    let sql =
-      SQLFragment("SELECT rid, id, ") + .joined(columns, separator: ", ") + SQLFragment(" FROM ")
-      + index.table
-    var stored: [Int64: Set<[IndexKeys.Entry]>] = [:]
-    var ids: [Int64: String] = [:]
-    var multiEntryDocuments = 0
-    let rows = try Row.fetchCursor(db, sql: sql.text)
-    while let row = try rows.next() {
-      report.indexEntries += 1
-      let rid: Int64 = try row.value(0)
-      ids[rid] = try row.value(1)
-      var entries: [IndexKeys.Entry] = []
-      for position in 0..<count {
-        let key = [UInt8]((try row.value(2 + position) as Data?) ?? Data())
-        let text: String? = try row.value(2 + count + position)
-        let value = text.flatMap { try? JSONParser.parse($0) }
-        entries.append(
-          IndexKeys.Entry(key: key == StoredIndex.missingKey ? nil : key, value: value))
-      }
-      if stored[rid, default: []].insert(entries).inserted, stored[rid]!.count == 2 {
-        multiEntryDocuments += 1
-      }
-    }
-    let name = index.definition.name
-    for rid in Set(stored.keys).union(expected.keys).sorted()
-    where stored[rid] != expected[rid] && expected[rid] != damaged {
-      let id =
-        try ids[rid]
-        ?? String.fetchOne(db, sql: "SELECT id FROM documents WHERE rid = ?", arguments: [rid])
-        ?? "rid \(rid)"
-      let problem =
-        expected[rid] == nil
-        ? "index \(quoted(name)) holds entries for a document that is deleted, gone, or outside its partial_filter_selector"
-        : "index \(quoted(name)) holds \(stored[rid]?.count ?? 0) entries for this document that differ from the \(expected[rid]!.count) it should"
-      report.add(.init(collection: collection, documentID: id, index: name, message: problem))
-    }
-    let recorded =
-      try Int.fetchOne(
-        db, sql: "SELECT multi_docs FROM indexes WHERE xid = ?", arguments: [index.xid]) ?? 0
-    if recorded != multiEntryDocuments {
-      report.add(
-        .init(
-          collection: collection, index: name,
-          message:
-            "index \(quoted(name)) records \(recorded) documents with several entries, but \(multiEntryDocuments) have them (the planner relies on this count)"
-        ))
-    }
-  }
-
-  /// A TEXT index holds one row per live document, and none for others.
-  static func checkText(
-    _ db: SQLConnection, _ index: StoredIndex, cid: Int64, collection: String,
-    _ report: inout CheckReport
-  ) throws {
-    let table = TextIndex.table(index)
-    let missing =
-      SQLFragment("SELECT id FROM documents WHERE cid = ") + .value(cid)
-      + SQLFragment(" AND deleted = 0 AND rid NOT IN (SELECT docid FROM ") + table
-      + SQLFragment(")")
-    let extra =
-      SQLFragment("SELECT docid FROM ") + table
-      + SQLFragment(" WHERE docid NOT IN (SELECT rid FROM documents WHERE cid = ")
-      + .value(cid) + SQLFragment(" AND deleted = 0)")
-    let name = index.definition.name
-    for id in try String.fetchAll(db, sql: missing.text, arguments: missing.statementArguments) {
-      report.add(
-        .init(
-          collection: collection, documentID: id, index: name,
-          message: "TEXT index \(quoted(name)) has no row for this document"))
-    }
-    for rid in try Int64.fetchAll(db, sql: extra.text, arguments: extra.statementArguments) {
-      report.add(
-        .init(
-          collection: collection, index: name,
-          message: "TEXT index \(quoted(name)) has a row (docid \(rid)) for no live document"))
+      for position in checkers.indices { try checkers[position].see(rid: rid, document: document) }
     }
   }
 }

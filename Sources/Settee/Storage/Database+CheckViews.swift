@@ -3,26 +3,6 @@ import GRDB
 import SetteeCore
 
 extension Database {
-  /// Checks every view and value index of a collection: its bookkeeping (row counts, its
-  /// sequence number) against its rows, and, when its map function is at hand (a
-  /// declarative definition, or Swift code registered in this process), every row
-  /// against what the documents it has caught up with should emit.
-  func checkViews(
-    _ db: SQLConnection, cid: Int64, collection: String, _ report: inout CheckReport
-  ) throws {
-    let collectionSeq = try DocumentReader.lastSequence(db, cid: cid)
-    for kind in [ViewKind.view, .value] {
-      for stored in try ViewStore.all(db, cid: cid, kind: kind) {
-        let label = "\(kind == .view ? "view" : "value index") \(quoted(stored.name))"
-        report.checking(collection: collection, index: label) { report in
-          try checkView(
-            db, stored, label: label, collection: collection, collectionSeq: collectionSeq,
-            &report)
-        }
-      }
-    }
-  }
-
   /// One stored row of a view, as compared.
   private struct ViewRowImage: Hashable {
     var key: [UInt8]
@@ -31,7 +11,11 @@ extension Database {
     var value: [UInt8]
   }
 
-  private func checkView(
+  /// Checks a view or value index: its bookkeeping (row counts, its sequence number)
+  /// against its rows, and, when its map function is at hand (a declarative definition,
+  /// or Swift code registered in this process), every row against what the documents it
+  /// has caught up with should emit.
+  func checkView(
     _ db: SQLConnection, _ stored: StoredView, label: String, collection: String,
     collectionSeq: Int64, _ report: inout CheckReport
   ) throws {

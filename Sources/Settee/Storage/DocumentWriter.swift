@@ -75,7 +75,7 @@ struct DocumentWriter {
       holdsNUL = false
     }
     startSeq = lastSeq
-    indexes = IndexMaintainer(db: db, indexes: try catalog.indexes(db, cid: cid))
+    indexes = IndexMaintainer(db: db, collection: try catalog.state(db, cid: cid))
   }
 
   /// The collection's id.
@@ -288,8 +288,8 @@ struct DocumentWriter {
       && (error.message ?? "").contains("documents.cid, documents.id")
   }
 
-  /// Runs a write of `documents`, turning a unique index of the collection's `where` face
-  /// that refused it (in the field table's trigger) into an error naming the index.
+  /// Runs a write of `documents`, turning a refusal by a secondary index (a unique index of
+  /// any kind) into the error naming that index.
   private func checkingFields(_ id: String, _ body: [UInt8], _ write: () throws -> Void) throws {
     do { try write() } catch let error as DatabaseError
       where error.resultCode == .SQLITE_CONSTRAINT
@@ -304,9 +304,7 @@ struct DocumentWriter {
           "the database file is damaged: the collection's sequence number is behind its documents' (settee check names it); document \(quoted(id)) was not written",
           documentID: id)
       }
-      throw WhereFieldTable.uniqueViolation(
-        db, cid: cid, message: error.message ?? "",
-        body: String(decoding: body, as: UTF8.self), documentID: id) ?? error
+      throw SecondaryIndexes.refusal(db, cid: cid, error, body: body, documentID: id) ?? error
     }
   }
 

@@ -1,0 +1,111 @@
+import Foundation
+import GRDB
+import SetteeCore
+
+/// Mango JSON indexes (`ix_<xid>` entry tables, catalog `indexes`): kept in the write's
+/// transaction by ``JSONIndexWriter``.
+enum JSONIndexKind: SecondaryIndexKind {
+  static var upkeep: Upkeep { .inWriteTransaction }
+
+  static func writers(_ db: SQLConnection, _ collection: CollectionState) -> [any IndexWriter] {
+    collection.indexes.filter { $0.definition.kind == .json }.map {
+      JSONIndexWriter(db: db, index: $0)
+    }
+  }
+
+  static func checkers(
+    _ db: SQLConnection, _ database: Database, cid: Int64, collection: String,
+    indexes: [StoredIndex]
+  ) throws -> [any IndexChecker] {
+    indexes.filter { $0.definition.kind == .json }.map {
+      JSONIndexChecker(db: db, index: $0, collection: collection)
+    }
+  }
+}
+
+/// Checks a JSON index's entries (keys, values and revisions) and its count of documents
+/// with several entries against the documents.
+struct JSONIndexChecker: IndexChecker {
+  /// A document's entries: keys and values of each row.
+  typealias Entries = Set<[IndexKeys.Entry]>
+
+  /// Stands for the entries of a damaged document, which are not compared.
+  static let damaged: Entries = [[IndexKeys.Entry(key: [0xFF], value: nil)]]
+
+  let db: SQLConnection
+  let index: StoredIndex
+  let collection: String
+  /// What each document should give: rid → entries.
+  private var expected: [Int64: Entries] = [:]
+
+  init(db: SQLConnection, index: StoredIndex, collection: String) {
+    (self.db, self.index, self.collection) = (db, index, collection)
+  }
+
+  var label: String { index.definition.name }
+
+  mutating func see(rid: Int64, document: JSON?) throws {
+    guard let document else {
+      expected[rid] = Self.damaged
+      return
+    }
+    let entries = try index.rows(document)
+    if !entries.isEmpty { expected[rid] = Set(entries) }
+  }
+
+  /// Compares the stored entries with what the documents should put there.
+  func finish(_ report: inout CheckReport) throws {
+    let count = index.definition.fields.count
+    let columns =
+      (0..<count).map { StoredIndex.keyColumn($0) }
+      + (0..<count).map { StoredIndex.valueColumn($0) }
+    let sql =
+      SQLFragment("SELECT rid, id, ") + .joined(columns, separator: ", ") + SQLFragment(" FROM ")
+      + index.table
+    var stored: [Int64: Set<[IndexKeys.Entry]>] = [:]
+    var ids: [Int64: String] = [:]
+    var multiEntryDocuments = 0
+    let rows = try Row.fetchCursor(db, sql: sql.text)
+    while let row = try rows.next() {
+      report.indexEntries += 1
+      let rid: Int64 = try row.value(0)
+      ids[rid] = try row.value(1)
+      var entries: [IndexKeys.Entry] = []
+      for position in 0..<count {
+        let key = [UInt8]((try row.value(2 + position) as Data?) ?? Data())
+        let text: String? = try row.value(2 + count + position)
+        let value = text.flatMap { try? JSONParser.parse($0) }
+        entries.append(
+          IndexKeys.Entry(key: key == StoredIndex.missingKey ? nil : key, value: value))
+      }
+      if stored[rid, default: []].insert(entries).inserted, stored[rid]!.count == 2 {
+        multiEntryDocuments += 1
+      }
+    }
+    let name = index.definition.name
+    for rid in Set(stored.keys).union(expected.keys).sorted()
+    where stored[rid] != expected[rid] && expected[rid] != Self.damaged {
+      let id =
+        try ids[rid]
+        ?? String.fetchOne(db, sql: "SELECT id FROM documents WHERE rid = ?", arguments: [rid])
+        ?? "rid \(rid)"
+      let problem =
+        expected[rid] == nil
+        ? "index \(quoted(name)) holds entries for a document that is deleted, gone, or outside its partial_filter_selector"
+        : "index \(quoted(name)) holds \(stored[rid]?.count ?? 0) entries for this document that differ from the \(expected[rid]!.count) it should"
+      report.add(.init(collection: collection, documentID: id, index: name, message: problem))
+    }
+    let recorded =
+      try Int.fetchOne(
+        db, sql: "SELECT multi_docs FROM indexes WHERE xid = ?", arguments: [index.xid]) ?? 0
+    if recorded != multiEntryDocuments {
+      report.add(
+        .init(
+          collection: collection, index: name,
+          message:
+            "index \(quoted(name)) records \(recorded) documents with several entries, but \(multiEntryDocuments) have them (the planner relies on this count)"
+        ))
+    }
+  }
+
+}

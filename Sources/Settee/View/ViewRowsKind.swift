@@ -1,0 +1,41 @@
+import GRDB
+import SetteeCore
+
+/// Views and value indexes (`vw_<vid>` row tables, catalog `views`): caught up from the
+/// collection's changes when queried, so a write does nothing for them.
+enum ViewRowsKind: SecondaryIndexKind {
+  static var upkeep: Upkeep { .onRead }
+
+  static func checkers(
+    _ db: SQLConnection, _ database: Database, cid: Int64, collection: String,
+    indexes: [StoredIndex]
+  ) throws -> [any IndexChecker] {
+    let collectionSeq = try DocumentReader.lastSequence(db, cid: cid)
+    var checkers: [any IndexChecker] = []
+    for kind in [ViewKind.view, .value] {
+      for stored in try ViewStore.all(db, cid: cid, kind: kind) {
+        checkers.append(
+          ViewRowsChecker(
+            db: db, database: database, stored: stored, collection: collection,
+            collectionSeq: collectionSeq,
+            label: "\(kind == .view ? "view" : "value index") \(quoted(stored.name))"))
+      }
+    }
+    return checkers
+  }
+}
+
+/// Checks a view's bookkeeping and rows (``Database/checkView(_:_:label:collection:collectionSeq:_:)``).
+struct ViewRowsChecker: IndexChecker {
+  let db: SQLConnection
+  let database: Database
+  let stored: StoredView
+  let collection: String
+  let collectionSeq: Int64
+  let label: String
+
+  func finish(_ report: inout CheckReport) throws {
+    try database.checkView(
+      db, stored, label: label, collection: collection, collectionSeq: collectionSeq, &report)
+  }
+}
