@@ -22,7 +22,7 @@ struct HostileFilesCLITests {
   @Test(arguments: [false, true])
   func everyReadAnswersNotFoundForNoDatabase(emptyFile: Bool) throws {
     let db = directory.path("none-\(emptyFile).db")
-    if emptyFile { FileManager.default.createFile(atPath: db, contents: Data()) }
+    if emptyFile { #expect(FileManager.default.createFile(atPath: db, contents: Data())) }
     for arguments in [
       ["get", "a"], ["find", #"{"selector": {}}"#], ["export"], ["where", "1"], ["all-docs"],
       ["check"], ["changes"], ["index", "list"], ["view", "list"], ["view", "query", "t"],

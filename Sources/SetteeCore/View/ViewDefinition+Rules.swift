@@ -19,7 +19,7 @@ extension ViewDefinition {
   /// `null`, an object, or an array that is not of fields).
   public var value: Value? {
     switch rules[0].value {
-    case .constant(.null): .none
+    case .constant(.null): Value.none
     case .field(let field): .field(field)
     case .document: .document
     case .array(let parts): Self.fields(parts).map(Value.fields)
