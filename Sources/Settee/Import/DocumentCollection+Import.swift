@@ -176,7 +176,7 @@ extension DocumentCollection {
   public func importDocuments(contentsOf url: URL, batchSize: Int? = nil) throws -> ImportSummary {
     let handle: FileHandle
     do { handle = try FileHandle(forReadingFrom: url) } catch {
-      throw SetteeError(.io, "cannot open \(url.path)", cause: "\(error)")
+      throw SetteeError(.io, "cannot open \(url.path)", cause: "\(error)", underlyingError: error)
     }
     defer { try? handle.close() }
     let limits = database.configuration.limits
@@ -185,7 +185,7 @@ extension DocumentCollection {
         let chunk = try handle.read(upToCount: 1 << 20)
         return chunk.map { [UInt8]($0) }
       } catch {
-        throw SetteeError(.io, "cannot read \(url.path)", cause: "\(error)")
+        throw SetteeError(.io, "cannot read \(url.path)", cause: "\(error)", underlyingError: error)
       }
     }
     return try importDocuments(from: &reader, batchSize: batchSize)

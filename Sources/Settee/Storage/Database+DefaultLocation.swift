@@ -42,7 +42,7 @@ extension Database {
     } catch {
       throw SetteeError(
         .io, "cannot make the directory \(directory.path) for the default database",
-        cause: "\(error)")
+        cause: "\(error)", underlyingError: error)
     }
     return directory.appendingPathComponent(name).path
   }

@@ -125,7 +125,7 @@ enum DatabaseFile {
         throw SetteeError(
           .readOnly,
           "cannot read \(path): its directory cannot be written and it has a write-ahead log (\(path)-wal) that SQLite cannot read without its -shm file; open it once where it can be written",
-          cause: error.message)
+          cause: error.message, underlyingError: error)
       }
       return try open(immutableURI(path))
     }

@@ -175,19 +175,41 @@ public struct SetteeError: Error, Sendable, Hashable, CustomStringConvertible {
   public var documentID: String?
   /// Where in the input the problem is, when it came from text.
   public var location: Location?
-  /// The underlying error's description (for example SQLite's), if any.
+  /// The underlying error's description (for example SQLite's message), if any.
   public var cause: String?
+  /// The error Settee caught and turned into this one (GRDB's `DatabaseError` for SQLite's,
+  /// Foundation's for files), if any: for logs and for code that needs more than ``code``.
+  /// It takes no part in comparing errors.
+  public var underlyingError: (any Error)?
 
   /// An error with a code and a message that quotes the offending input.
+  ///
+  /// - Parameters:
+  ///   - cause: what the underlying error says, shown in ``reason``.
+  ///   - underlyingError: the error this one stands for, if any.
   public init(
     _ code: Code, _ message: String, documentID: String? = nil, location: Location? = nil,
-    cause: String? = nil
+    cause: String? = nil, underlyingError: (any Error)? = nil
   ) {
     self.code = code
     self.message = message
     self.documentID = documentID
     self.location = location
     self.cause = cause
+    self.underlyingError = underlyingError
+  }
+
+  public static func == (lhs: SetteeError, rhs: SetteeError) -> Bool {
+    lhs.code == rhs.code && lhs.message == rhs.message && lhs.documentID == rhs.documentID
+      && lhs.location == rhs.location && lhs.cause == rhs.cause
+  }
+
+  public func hash(into hasher: inout Hasher) {
+    hasher.combine(code)
+    hasher.combine(message)
+    hasher.combine(documentID)
+    hasher.combine(location)
+    hasher.combine(cause)
   }
 
   /// The message with its location, as shown to users.

@@ -85,7 +85,8 @@ extension JSON {
       return try decoder.decode(type, from: Data(JSONWriter.bytes(self)))
     } catch let error as DecodingError {
       throw SetteeError(
-        .invalidDocument, "cannot decode \(T.self): \(JSON.describe(error))", cause: "\(error)")
+        .invalidDocument, "cannot decode \(T.self): \(JSON.describe(error))", cause: "\(error)",
+        underlyingError: error)
     }
   }
 

@@ -1,4 +1,5 @@
 import Foundation
+import GRDB
 import Settee
 import SetteeCore
 import SetteeTestSupport
@@ -30,6 +31,23 @@ struct QueryBudgetTests {
     expectError(.limitExceeded) { _ = try docs.remove(where: Self.slow) }
     await #expect(throws: SetteeError.self) { _ = try await docs.find(where: Self.slow) }
     #expect(try await docs.count() == 2_000)  // the removal found nothing, wrote nothing
+  }
+
+  /// A typed error keeps the error it stands for: SQLite's, with its result code.
+  @Test func aStoppedQueryCarriesSQLitesErrorUnderneath() throws {
+    let docs = try collection(limit: 0.2)
+    do {
+      _ = try docs.count(where: Self.slow)
+      Issue.record("the query was not stopped")
+    } catch let error as SetteeError {
+      #expect(error.code == .limitExceeded)
+      let underlying = try #require(error.underlyingError as? DatabaseError)
+      #expect(underlying.resultCode == .SQLITE_INTERRUPT)
+      // It takes no part in comparing errors.
+      var without = error
+      without.underlyingError = nil
+      #expect(without == error && without.hashValue == error.hashValue)
+    }
   }
 
   @Test func withoutALimitTheSameQueryAnswers() throws {
