@@ -8,9 +8,25 @@
 /// 0x00; for an array its elements then 0x00; for an object each name (as a string) and
 /// value, then 0x00. Equal values (`1` and `1.0`, `-0.0` and `0`) encode identically.
 public enum CollationKey {
-  /// Tag that starts the key of a whole array in a multi-entry index, after the keys of
-  /// all scalar and element values (see the index layer).
-  public static let wholeArrayTag: UInt8 = 0x08
+  /// The type tags that start every key, in CouchDB's order of types. Index predicates
+  /// select a type, or every value from one type on, by these bytes.
+  public enum Tag {
+    public static let null: UInt8 = 0x01
+    public static let `false`: UInt8 = 0x02
+    public static let `true`: UInt8 = 0x03
+    public static let number: UInt8 = 0x04
+    public static let string: UInt8 = 0x05
+    public static let array: UInt8 = 0x06
+    public static let object: UInt8 = 0x07
+    /// Starts the key of a whole array in a multi-entry index, after the keys of all
+    /// scalar and element values (see the index layer).
+    public static let wholeArray: UInt8 = 0x08
+    /// Ends a string, an array or an object.
+    public static let end: UInt8 = 0x00
+  }
+
+  /// ``Tag/wholeArray``.
+  public static let wholeArrayTag: UInt8 = Tag.wholeArray
 
   /// The key of `value`.
   public static func encode(_ value: JSON) -> [UInt8] {
@@ -29,7 +45,7 @@ public enum CollationKey {
 
   /// The key prefix shared by every string that starts with `prefix`.
   public static func stringPrefix(_ prefix: String) -> [UInt8] {
-    var output: [UInt8] = [0x05]
+    var output: [UInt8] = [Tag.string]
     appendStringBody(prefix, to: &output)
     return output
   }
@@ -53,18 +69,18 @@ public enum CollationKey {
       {
         return false
       }
-      output.append(0x05)
+      output.append(Tag.string)
       output.append(contentsOf: body)
-      output.append(0x00)
+      output.append(Tag.end)
       return true
     case UInt8(ascii: "n"), UInt8(ascii: "t"), UInt8(ascii: "f"):
       let tag: UInt8
       if text.elementsEqual("null".utf8) {
-        tag = 0x01
+        tag = Tag.null
       } else if text.elementsEqual("true".utf8) {
-        tag = 0x03
+        tag = Tag.true
       } else if text.elementsEqual("false".utf8) {
-        tag = 0x02
+        tag = Tag.false
       } else {
         return false
       }
@@ -94,27 +110,27 @@ public enum CollationKey {
   /// Appends the key of `value` to `output`.
   public static func append(_ value: JSON, to output: inout [UInt8]) {
     switch value {
-    case .null: output.append(0x01)
-    case .bool(let flag): output.append(flag ? 0x03 : 0x02)
+    case .null: output.append(Tag.null)
+    case .bool(let flag): output.append(flag ? Tag.true : Tag.false)
     case .int(let number): appendNumber(integer: number, to: &output)
     case .double(let number): appendNumber(double: number, to: &output)
     case .string(let text):
-      output.append(0x05)
+      output.append(Tag.string)
       appendStringBody(text, to: &output)
-      output.append(0x00)
+      output.append(Tag.end)
     case .array(let elements):
-      output.append(0x06)
+      output.append(Tag.array)
       for element in elements { append(element, to: &output) }
-      output.append(0x00)
+      output.append(Tag.end)
     case .object(let object):
-      output.append(0x07)
+      output.append(Tag.object)
       for member in object {
-        output.append(0x05)
+        output.append(Tag.string)
         appendStringBody(member.key, to: &output)
-        output.append(0x00)
+        output.append(Tag.end)
         append(member.value, to: &output)
       }
-      output.append(0x00)
+      output.append(Tag.end)
     }
   }
 
@@ -125,12 +141,12 @@ public enum CollationKey {
     }
   }
 
-  static func appendNumber(double: Double, tag: UInt8 = 0x04, to output: inout [UInt8]) {
+  static func appendNumber(double: Double, tag: UInt8 = Tag.number, to output: inout [UInt8]) {
     appendDoubleBits(double, tag: tag, to: &output)
     output.append(0x80)
   }
 
-  static func appendNumber(integer: Int64, tag: UInt8 = 0x04, to output: inout [UInt8]) {
+  static func appendNumber(integer: Int64, tag: UInt8 = Tag.number, to output: inout [UInt8]) {
     let double = Double(integer)
     appendDoubleBits(double, tag: tag, to: &output)
     // Integers beyond 2^53 may round; the exact difference orders them among themselves.

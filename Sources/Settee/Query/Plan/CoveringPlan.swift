@@ -50,8 +50,8 @@ enum CoveringPlan {
         + SQLFragment(" < ") + blob(high) + SQLFragment(")")
     }
     func isArray(_ value: JSON) -> Bool { if case .array = value { true } else { false } }
-    let objects: [UInt8] = [0x07]
-    let end: [UInt8] = [CollationKey.wholeArrayTag]
+    let objects: [UInt8] = [Tag.object]
+    let end: [UInt8] = [Tag.wholeArray]
     switch condition {
     case .equal(let value):
       return isArray(value)
@@ -63,7 +63,7 @@ enum CoveringPlan {
         + .joined(scalars.map { blob(CollationKey.encode($0)) }, separator: ", ") + SQLFragment(")")
     case .greaterThan(let value), .greaterThanOrEqual(let value):
       switch value {
-      case .null: return range([0x02], end)
+      case .null: return range([Tag.false], end)
       case .array: return range(objects, end)  // only objects sort after an array
       default:
         return SQLFragment("(") + column
@@ -75,9 +75,10 @@ enum CoveringPlan {
     case .lessThan(let value), .lessThanOrEqual(let value):
       switch value {
       case .null: return SQLFragment("0")
-      case .array: return range([0x02], [0x06])  // every non-null value that is not an object
+      case .array: return range([Tag.false], [Tag.array])  // every non-null value that is not an object
       default:
-        return SQLFragment("(") + column + SQLFragment(" >= ") + blob([0x02]) + SQLFragment(" AND ")
+        return SQLFragment("(") + column + SQLFragment(" >= ") + blob([Tag.false])
+          + SQLFragment(" AND ")
           + column
           + (condition.isStrict ? SQLFragment(" < ") : SQLFragment(" <= "))
           + blob(CollationKey.encode(value))

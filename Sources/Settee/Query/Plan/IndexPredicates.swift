@@ -39,7 +39,7 @@ enum IndexPredicates {
     case .greaterThan(let value), .greaterThanOrEqual(let value):
       let op = condition.isStrict ? SQLFragment(" > ") : SQLFragment(" >= ")
       switch value {
-      case .null: return between([0x02], [wholeArrays])
+      case .null: return between([Tag.false], [wholeArrays])
       case .array: return column + op + key(value)
       default:
         return SQLFragment("(") + column + op + key(value) + SQLFragment(" AND ") + column
@@ -49,9 +49,10 @@ enum IndexPredicates {
       let op = condition.isStrict ? SQLFragment(" < ") : SQLFragment(" <= ")
       switch value {
       case .null: return SQLFragment("0")
-      case .array: return column + SQLFragment(" >= ") + blob([0x02])
+      case .array: return column + SQLFragment(" >= ") + blob([Tag.false])
       default:
-        return SQLFragment("(") + column + SQLFragment(" >= ") + blob([0x02]) + SQLFragment(" AND ")
+        return SQLFragment("(") + column + SQLFragment(" >= ") + blob([Tag.false])
+          + SQLFragment(" AND ")
           + column + op + key(value) + SQLFragment(")")
       }
     case .beginsWith(let prefix):
@@ -64,8 +65,8 @@ enum IndexPredicates {
     case .all(let values):
       guard let first = values.first else { return SQLFragment("0") }
       return column + SQLFragment(" = ") + key(first)
-    case .regex: return between([0x05], [0x06])
-    case .mod: return between([0x04], [0x05])
+    case .regex: return between([Tag.string], [Tag.array])
+    case .mod: return between([Tag.number], [Tag.string])
     case .size, .elementMatch, .allMatch, .keyMapMatch: return nil
     }
   }
@@ -80,12 +81,12 @@ extension IndexPredicates {
         + SQLFragment(" < ") + blob([high]) + SQLFragment(")")
     }
     switch type {
-    case .null: return column + SQLFragment(" = ") + blob([0x01])
-    case .boolean: return between(0x02, 0x04)
-    case .number: return between(0x04, 0x05)
-    case .string: return between(0x05, 0x06)
-    case .object: return between(0x07, CollationKey.wholeArrayTag)
-    case .array: return column + SQLFragment(" >= ") + blob([CollationKey.wholeArrayTag])
+    case .null: return column + SQLFragment(" = ") + blob([Tag.null])
+    case .boolean: return between(Tag.false, Tag.number)
+    case .number: return between(Tag.number, Tag.string)
+    case .string: return between(Tag.string, Tag.array)
+    case .object: return between(Tag.object, Tag.wholeArray)
+    case .array: return column + SQLFragment(" >= ") + blob([Tag.wholeArray])
     }
   }
 }
@@ -105,3 +106,6 @@ extension Condition {
     }
   }
 }
+
+/// The type tags of index keys (``CollationKey/Tag``).
+typealias Tag = CollationKey.Tag
