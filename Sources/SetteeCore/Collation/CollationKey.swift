@@ -10,22 +10,23 @@
 public enum CollationKey {
   /// The type tags that start every key, in CouchDB's order of types. Index predicates
   /// select a type, or every value from one type on, by these bytes.
-  public enum Tag {
-    public static let null: UInt8 = 0x01
-    public static let `false`: UInt8 = 0x02
-    public static let `true`: UInt8 = 0x03
-    public static let number: UInt8 = 0x04
-    public static let string: UInt8 = 0x05
-    public static let array: UInt8 = 0x06
-    public static let object: UInt8 = 0x07
+  package enum Tag {
+    package static let null: UInt8 = 0x01
+    package static let `false`: UInt8 = 0x02
+    package static let `true`: UInt8 = 0x03
+    package static let number: UInt8 = 0x04
+    package static let string: UInt8 = 0x05
+    package static let array: UInt8 = 0x06
+    package static let object: UInt8 = 0x07
     /// Starts the key of a whole array in a multi-entry index, after the keys of all
     /// scalar and element values (see the index layer).
-    public static let wholeArray: UInt8 = 0x08
+    package static let wholeArray: UInt8 = 0x08
     /// Ends a string, an array or an object.
-    public static let end: UInt8 = 0x00
+    package static let end: UInt8 = 0x00
   }
 
-  /// ``Tag/wholeArray``.
+  /// The tag that starts the key of a whole array in a multi-entry index (after every
+  /// other value).
   public static let wholeArrayTag: UInt8 = Tag.wholeArray
 
   /// The key of `value`.
