@@ -3,7 +3,7 @@ import SetteeCore
 /// Random documents and selectors for differential tests: small value pools so that
 /// conditions often hit, with nested objects, arrays, mixed types and missing fields.
 public struct RandomQueries {
-  public var random: SplitMix64
+  package var random: SplitMix64
 
   public init(seed: UInt64) { random = SplitMix64(seed: seed) }
 

@@ -7,7 +7,7 @@
 /// round to the same double; for a string its UTF-8 with 0x00 written 0x00 0xFF, ended by
 /// 0x00; for an array its elements then 0x00; for an object each name (as a string) and
 /// value, then 0x00. Equal values (`1` and `1.0`, `-0.0` and `0`) encode identically.
-public enum CollationKey {
+package enum CollationKey {
   /// The type tags that start every key, in CouchDB's order of types. Index predicates
   /// select a type, or every value from one type on, by these bytes.
   package enum Tag {
@@ -27,10 +27,10 @@ public enum CollationKey {
 
   /// The tag that starts the key of a whole array in a multi-entry index (after every
   /// other value).
-  public static let wholeArrayTag: UInt8 = Tag.wholeArray
+  package static let wholeArrayTag: UInt8 = Tag.wholeArray
 
   /// The key of `value`.
-  public static func encode(_ value: JSON) -> [UInt8] {
+  package static func encode(_ value: JSON) -> [UInt8] {
     var output: [UInt8] = []
     output.reserveCapacity(16)
     append(value, to: &output)
@@ -38,14 +38,14 @@ public enum CollationKey {
   }
 
   /// The key of a whole array entry: ``wholeArrayTag`` followed by the array's key.
-  public static func encodeWholeArray(_ value: JSON) -> [UInt8] {
+  package static func encodeWholeArray(_ value: JSON) -> [UInt8] {
     var output: [UInt8] = [wholeArrayTag]
     append(value, to: &output)
     return output
   }
 
   /// The key prefix shared by every string that starts with `prefix`.
-  public static func stringPrefix(_ prefix: String) -> [UInt8] {
+  package static func stringPrefix(_ prefix: String) -> [UInt8] {
     var output: [UInt8] = [Tag.string]
     appendStringBody(prefix, to: &output)
     return output
@@ -56,7 +56,7 @@ public enum CollationKey {
   /// escapes. Returns false, having appended nothing, for anything else (which must be
   /// parsed). An index build calls this once per document and field, and parsing into a
   /// ``JSON`` value first was most of its cost.
-  public static func appendPlain(
+  package static func appendPlain(
     jsonText text: UnsafeBufferPointer<UInt8>, to output: inout [UInt8]
   ) -> Bool {
     guard let first = text.first else { return false }
@@ -109,7 +109,7 @@ public enum CollationKey {
   }
 
   /// Appends the key of `value` to `output`.
-  public static func append(_ value: JSON, to output: inout [UInt8]) {
+  package static func append(_ value: JSON, to output: inout [UInt8]) {
     switch value {
     case .null: output.append(Tag.null)
     case .bool(let flag): output.append(flag ? Tag.true : Tag.false)

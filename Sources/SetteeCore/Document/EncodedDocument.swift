@@ -11,18 +11,18 @@ import Foundation
 /// it gives `nil`, and the caller parses the text, whose rules then give the document or
 /// the error. The body it makes is byte for byte what ``Document/init(validating:limits:)``
 /// and ``Document/encodedBody(limits:)`` make of the same text.
-public struct EncodedDocument: Sendable, Hashable {
+package struct EncodedDocument: Sendable, Hashable {
   /// The `_id` member, if any.
-  public var id: String?
+  package var id: String?
   /// The `_rev` member, if any.
-  public var rev: RevisionID?
+  package var rev: RevisionID?
   /// The `_deleted` member.
-  public var isDeleted: Bool
+  package var isDeleted: Bool
   /// The other members, printed as a JSON object.
-  public var body: [UInt8]
+  package var body: [UInt8]
 
   /// Reads `text` (one JSON object); `nil` when it must be parsed instead.
-  public init?(text: UnsafeBufferPointer<UInt8>, limits: DocumentLimits = .default) {
+  package init?(text: UnsafeBufferPointer<UInt8>, limits: DocumentLimits = .default) {
     // Containers nested well within both the parser's and the validation's limits (a limit
     // too small for any document is the parser's to report).
     guard limits.maxNestingDepth >= 2 else { return nil }
@@ -33,7 +33,7 @@ public struct EncodedDocument: Sendable, Hashable {
   }
 
   /// A document of these parts (`body` printed as ``JSONWriter`` prints it).
-  public init(id: String?, rev: RevisionID?, isDeleted: Bool, body: [UInt8]) {
+  package init(id: String?, rev: RevisionID?, isDeleted: Bool, body: [UInt8]) {
     self.id = id
     self.rev = rev
     self.isDeleted = isDeleted

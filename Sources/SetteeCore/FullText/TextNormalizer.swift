@@ -7,9 +7,9 @@ import Foundation
 /// character that is neither a letter nor a digit into a space, and writes each CJK
 /// character as a word of its own, since those scripts do not separate words with spaces:
 /// a search for `東京` then finds the two characters side by side, as a phrase.
-public enum TextNormalizer {
+package enum TextNormalizer {
   /// The searchable form of a text: folded, with separators as spaces.
-  public static func normalize(_ text: String) -> String {
+  package static func normalize(_ text: String) -> String {
     var output = String.UnicodeScalarView()
     let folded = text.folding(options: [.caseInsensitive, .diacriticInsensitive], locale: nil)
     for scalar in folded.unicodeScalars {
@@ -44,7 +44,7 @@ public enum TextNormalizer {
 
   /// The text of a field's value for a TEXT index: strings as they are, numbers and
   /// booleans as their JSON text, arrays and objects as the text of every value in them.
-  public static func text(of value: JSON) -> String {
+  package static func text(of value: JSON) -> String {
     switch value {
     case .null: ""
     case .string(let text): text

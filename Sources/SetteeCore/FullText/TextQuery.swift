@@ -5,7 +5,7 @@
 /// `NEAR` and `NEAR/n`, parentheses, and `field:term` to search one field (`_id:…` for the
 /// document id). Terms are normalized as indexed text is (``TextNormalizer``), operators
 /// are kept, and field names become the table's column names.
-public enum TextQuery {
+package enum TextQuery {
   /// The FTS `MATCH` expression for a `$text` search.
   ///
   /// - Parameters:
@@ -14,7 +14,7 @@ public enum TextQuery {
   ///     its column in the FTS table.
   /// - Throws: ``SetteeError`` (`invalidQuery`) naming `$text` for an empty query,
   ///   unbalanced quotes or parentheses, or an unknown field.
-  public static func translate(_ search: String, columns: [String: String]) throws -> String {
+  package static func translate(_ search: String, columns: [String: String]) throws -> String {
     var output: [String] = []
     var index = search.startIndex
     var depth = 0

@@ -6,20 +6,20 @@
 /// exact-array queries can use the index; a missing field (or an empty array, which sorts
 /// as missing) gives `nil`. Several multi-valued fields multiply: the rows are their
 /// Cartesian product, capped at ``maxRowsPerDocument``.
-public enum IndexKeys {
+package enum IndexKeys {
   /// The most entries one document may put into one index.
-  public static let maxRowsPerDocument = 1_000
+  package static let maxRowsPerDocument = 1_000
 
   /// One field's entry: its collation key and the value it was made from (`nil` for a
   /// missing field).
-  public struct Entry: Sendable, Hashable {
+  package struct Entry: Sendable, Hashable {
     /// The collation key; `nil` for a missing field.
-    public var key: [UInt8]?
+    package var key: [UInt8]?
     /// The value the key was made from.
-    public var value: JSON?
+    package var value: JSON?
 
     /// An entry of a key and its value.
-    public init(key: [UInt8]?, value: JSON?) {
+    package init(key: [UInt8]?, value: JSON?) {
       self.key = key
       self.value = value
     }
@@ -29,7 +29,7 @@ public enum IndexKeys {
   ///
   /// - Throws: ``SetteeError`` (`invalidDocument`) when the product of the fields' values
   ///   exceeds ``maxRowsPerDocument``.
-  public static func rows(_ document: JSON, fields: [FieldPath], indexName: String) throws
+  package static func rows(_ document: JSON, fields: [FieldPath], indexName: String) throws
     -> [[Entry]]
   {
     let perField = fields.map { keys(document, $0) }
@@ -61,7 +61,7 @@ public enum IndexKeys {
   ///
   /// - Throws: ``SetteeError`` (`invalidDocument`, naming the document) when it exceeds
   ///   ``maxRowsPerDocument``.
-  public static func rowCount(_ perField: [Int], documentID: String, indexName: String) throws
+  package static func rowCount(_ perField: [Int], documentID: String, indexName: String) throws
     -> Int
   {
     var count = 1
@@ -78,12 +78,12 @@ public enum IndexKeys {
   }
 
   /// The distinct entries of one field.
-  public static func keys(_ document: JSON, _ field: FieldPath) -> [Entry] {
+  package static func keys(_ document: JSON, _ field: FieldPath) -> [Entry] {
     keys(candidates: PathResolver.candidates(document, field))
   }
 
   /// The distinct entries of a field whose path leads to `candidates` (``PathResolver``).
-  public static func keys(candidates: [JSON]) -> [Entry] {
+  package static func keys(candidates: [JSON]) -> [Entry] {
     var entries: [Entry] = []
     // Most fields give one or a few keys: a linear search costs less than hashing them,
     // until there are many.

@@ -6,9 +6,9 @@
 /// a path through an array (whose elements the ``PathResolver`` rules apply to), a member
 /// name written with escapes, a name met twice, or text it cannot follow is
 /// ``Lookup/unsupported``, and the caller parses the document.
-public enum JSONScanner {
+package enum JSONScanner {
   /// What a lookup found.
-  public enum Lookup: Equatable, Sendable {
+  package enum Lookup: Equatable, Sendable {
     /// The path leads nowhere: a member is absent, or a value along it is a scalar.
     case missing
     /// The value's text, as offsets into the scanned text.
@@ -18,7 +18,7 @@ public enum JSONScanner {
   }
 
   /// The value at `components` in `text`, reached through objects only.
-  public static func value(at components: [String], in text: UnsafeBufferPointer<UInt8>)
+  package static func value(at components: [String], in text: UnsafeBufferPointer<UInt8>)
     -> Lookup
   {
     var results: [Lookup] = []
@@ -27,19 +27,19 @@ public enum JSONScanner {
   }
 
   /// Several paths, looked up together in one pass over a document's members.
-  public struct Paths: Sendable {
+  package struct Paths: Sendable {
     /// Each path's member names, as UTF-8.
     let paths: [[[UInt8]]]
     let firstNames: [[UInt8]?]
 
     /// Paths given as their member names (``FieldPath/components``).
-    public init(_ paths: [[String]]) {
+    package init(_ paths: [[String]]) {
       self.paths = paths.map { $0.map { Array($0.utf8) } }
       firstNames = self.paths.map(\.first)
     }
 
     /// Sets `results` to the value at each path in `text` (in the order of the paths).
-    public func lookUp(in text: UnsafeBufferPointer<UInt8>, into results: inout [Lookup]) {
+    package func lookUp(in text: UnsafeBufferPointer<UInt8>, into results: inout [Lookup]) {
       results.removeAll(keepingCapacity: true)
       let scanner = Scanner(text: text)
       // The document's whole text (not skipped over first: reading its members checks it).

@@ -2,7 +2,7 @@
 /// `[a.b.c]`, with values only through `?` arguments or literals. Every operator and
 /// function is one of a fixed set, so that SQL is generated from the tree and the input is
 /// never pasted into a statement.
-public indirect enum WhereExpression: Sendable, Hashable {
+package indirect enum WhereExpression: Sendable, Hashable {
   /// `[a.b]`: the field's value as SQLite's `json_extract` reads it.
   case field(FieldPath)
   /// `?`: the argument at this position (0-based).
@@ -33,7 +33,7 @@ public indirect enum WhereExpression: Sendable, Hashable {
   case collate(WhereExpression, WhereCollation)
 
   /// The expressions directly inside this one.
-  public var children: [WhereExpression] {
+  package var children: [WhereExpression] {
     switch self {
     case .field, .argument, .literal: []
     case .unary(_, let operand): [operand]
@@ -55,7 +55,7 @@ public indirect enum WhereExpression: Sendable, Hashable {
   /// How many levels deep the tree is (a field or value alone: 1) and how many nodes it
   /// has, counted without recursion, so that any tree can be measured before anything
   /// recursive walks it.
-  public var size: (depth: Int, nodes: Int) {
+  package var size: (depth: Int, nodes: Int) {
     var deepest = 0
     var nodes = 0
     var pending: [(WhereExpression, Int)] = [(self, 1)]
@@ -67,15 +67,15 @@ public indirect enum WhereExpression: Sendable, Hashable {
     return (deepest, nodes)
   }
 
-  public static func == (lhs: WhereExpression, rhs: WhereExpression) -> Bool {
+  package static func == (lhs: WhereExpression, rhs: WhereExpression) -> Bool {
     String(describing: lhs) == String(describing: rhs)
   }
 
-  public func hash(into hasher: inout Hasher) { hasher.combine(String(describing: self)) }
+  package func hash(into hasher: inout Hasher) { hasher.combine(String(describing: self)) }
 }
 
 /// Prefix operators.
-public enum UnaryOperator: String, Sendable, Hashable {
+package enum UnaryOperator: String, Sendable, Hashable {
   /// `-`
   case negate = "-"
   /// `+`
@@ -87,7 +87,7 @@ public enum UnaryOperator: String, Sendable, Hashable {
 }
 
 /// Infix operators, as SQLite spells them.
-public enum BinaryOperator: String, Sendable, Hashable, CaseIterable {
+package enum BinaryOperator: String, Sendable, Hashable, CaseIterable {
   /// `OR`
   case or = "OR"
   /// `AND`
@@ -133,7 +133,7 @@ public enum BinaryOperator: String, Sendable, Hashable, CaseIterable {
 extension BinaryOperator {
   /// The operator's precedence level, as SQLite and ``WhereParser`` read it (higher binds
   /// tighter); operators of one level are left-associative.
-  public var precedence: Int {
+  package var precedence: Int {
     switch self {
     case .or: 0
     case .and: 1
@@ -148,7 +148,7 @@ extension BinaryOperator {
 }
 
 /// `LIKE` (ASCII case-insensitive) and `GLOB` (case-sensitive, Unix wildcards).
-public enum MatchOperator: String, Sendable, Hashable {
+package enum MatchOperator: String, Sendable, Hashable {
   /// `LIKE`
   case like = "LIKE"
   /// `GLOB`
@@ -156,7 +156,7 @@ public enum MatchOperator: String, Sendable, Hashable {
 }
 
 /// The types of `CAST`.
-public enum WhereType: String, Sendable, Hashable, CaseIterable {
+package enum WhereType: String, Sendable, Hashable, CaseIterable {
   /// `TEXT`
   case text = "TEXT"
   /// `INTEGER`
@@ -170,7 +170,7 @@ public enum WhereType: String, Sendable, Hashable, CaseIterable {
 }
 
 /// The collations of `COLLATE`.
-public enum WhereCollation: String, Sendable, Hashable, CaseIterable {
+package enum WhereCollation: String, Sendable, Hashable, CaseIterable {
   /// `BINARY`
   case binary = "BINARY"
   /// `NOCASE` (ASCII letters)
@@ -180,9 +180,9 @@ public enum WhereCollation: String, Sendable, Hashable, CaseIterable {
 }
 
 /// The scalar functions a `where` string may call: SQLite's deterministic built-ins.
-public enum WhereFunction {
+package enum WhereFunction {
   /// Name (lowercase) to the argument counts allowed (`nil`: any number, at least one).
-  public static let allowed: [String: ClosedRange<Int>?] = [
+  package static let allowed: [String: ClosedRange<Int>?] = [
     "abs": 1...1, "char": nil, "coalesce": 2...64, "glob": 2...2, "hex": 1...1, "ifnull": 2...2,
     "iif": 3...3, "instr": 2...2, "length": 1...1, "like": 2...3, "lower": 1...1, "ltrim": 1...2,
     "max": 2...64, "min": 2...64, "nullif": 2...2, "printf": nil, "format": nil, "quote": 1...1,
@@ -196,5 +196,5 @@ public enum WhereFunction {
 extension FieldPath {
   /// The field as a `where` string writes it: `[address.country]` (a `]` in a name
   /// escaped as `\]`).
-  public var bracketed: String { "[\(description.replacingOccurrences(of: "]", with: "\\]"))]" }
+  package var bracketed: String { "[\(description.replacingOccurrences(of: "]", with: "\\]"))]" }
 }

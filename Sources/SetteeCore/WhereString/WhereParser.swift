@@ -2,15 +2,15 @@
 /// with SQLite's operator precedence. Anything outside the grammar (another table, a
 /// subquery, a statement separator, a comment, an unknown function or bare name) is a
 /// ``SetteeError`` (`invalidQuery`) quoting the input and giving the position.
-public struct WhereParser {
+package struct WhereParser {
   /// One `orderBy` term.
-  public struct OrderTerm: Sendable, Hashable {
+  package struct OrderTerm: Sendable, Hashable {
     /// What to order by.
-    public var expression: WhereExpression
+    package var expression: WhereExpression
     /// `DESC`.
-    public var descending: Bool
+    package var descending: Bool
     /// `NULLS FIRST` (`true`), `NULLS LAST` (`false`), or SQLite's default (`nil`).
-    public var nullsFirst: Bool?
+    package var nullsFirst: Bool?
   }
 
   enum Token: Equatable {
@@ -35,11 +35,11 @@ public struct WhereParser {
   /// operator (`a + b + c` is three deep; `AND` and `OR` chains of any length count as
   /// balanced trees, so a list of conditions is never too deep). SQLite's own parser
   /// refuses expressions little deeper than this.
-  public static let maxDepth = 48
+  package static let maxDepth = 48
   /// How many tokens (names, values, operators) a `where` string or `orderBy` may hold.
-  public static let maxTokens = 50_000
+  package static let maxTokens = 50_000
   /// How many `?` have been read.
-  public private(set) var argumentCount = 0
+  package private(set) var argumentCount = 0
   /// The collection's aliases: bare names that stand for an expression.
   let aliases: [String: WhereExpression]
 
@@ -52,7 +52,7 @@ public struct WhereParser {
 
   /// Parses a `where` string; `argumentCount` is how many `?` it holds. A bare name that
   /// `aliases` holds stands for its expression.
-  public static func parse(_ text: String, aliases: [String: WhereExpression] = [:]) throws -> (
+  package static func parse(_ text: String, aliases: [String: WhereExpression] = [:]) throws -> (
     expression: WhereExpression, arguments: Int
   ) {
     var parser = try WhereParser(text, what: "where string", aliases: aliases)
@@ -64,7 +64,7 @@ public struct WhereParser {
 
   /// Parses an `orderBy` clause: expressions with `ASC`/`DESC` and `NULLS FIRST|LAST`,
   /// separated by commas.
-  public static func parseOrder(
+  package static func parseOrder(
     _ text: String, what: String = "orderBy", aliases: [String: WhereExpression] = [:]
   ) throws -> (terms: [OrderTerm], arguments: Int) {
     var parser = try WhereParser(text, what: what, aliases: aliases)
@@ -147,7 +147,7 @@ public struct WhereParser {
 
   /// Whether `name` is a keyword of the grammar (in any case), so that it cannot name an
   /// alias.
-  public static func isKeyword(_ name: String) -> Bool { keywords.contains(name.uppercased()) }
+  package static func isKeyword(_ name: String) -> Bool { keywords.contains(name.uppercased()) }
 
   // MARK: - Parser
 

@@ -8,7 +8,7 @@ public enum Matcher {
   /// Whether a document (as JSON, with `_id` and `_rev`) matches.
   ///
   /// - Throws: ``SetteeError`` with code `limitExceeded` when a `$regex` runs past
-  ///   ``RegexCache/timeLimit`` on one string.
+  ///   its time limit (0.1 s) on one string.
   public static func matches(_ selector: Selector, _ document: JSON) throws -> Bool {
     switch selector {
     case .all: return true
@@ -100,24 +100,24 @@ public enum Matcher {
 }
 
 /// Compiled regular expressions, shared by pattern, and searched under a time limit.
-public final class RegexCache: @unchecked Sendable {
+package final class RegexCache: @unchecked Sendable {
   // @unchecked: `expressions` is only touched with `lock` held; NSRegularExpression is
   // immutable and documented as safe to share between threads.
   /// The cache every query shares.
-  public static let shared = RegexCache()
+  package static let shared = RegexCache()
   private var expressions: [String: Compiled] = [:]
   private let lock = NSLock()
 
   /// The longest one search of one string may run, in seconds. Backtracking patterns such
   /// as `(a+)+b` take time exponential in the length of the text; past this, the search
   /// stops and the query fails rather than holding a core for minutes.
-  public static let timeLimit = 0.1
+  package static let timeLimit = 0.1
 
   /// Whether the pattern finds a match anywhere in `text`; `false` for a bad pattern.
   ///
   /// - Throws: ``SetteeError`` with code `limitExceeded` when the search runs longer than
   ///   ``timeLimit`` (ICU reports progress during long searches, and the search stops).
-  public func matches(_ pattern: String, _ text: String) throws -> Bool {
+  package func matches(_ pattern: String, _ text: String) throws -> Bool {
     guard let compiled = compiled(pattern) else { return false }
     if let literal = compiled.literal { return literal.isFound(in: text) }
     guard let expression = compiled.expression else { return false }
@@ -160,7 +160,7 @@ public final class RegexCache: @unchecked Sendable {
   }
 
   /// Whether `pattern` is one ``matches(_:_:)`` can search for.
-  public static func isValid(_ pattern: String) -> Bool {
+  package static func isValid(_ pattern: String) -> Bool {
     shared.compiled(pattern) != nil
   }
 

@@ -3,9 +3,9 @@
 /// A component names an object member; on an array, a numeric component picks that
 /// element, and any component also applies to each element that is an object (one level,
 /// as MongoDB does), so `pets.species` reaches every pet's species.
-public enum PathResolver {
+package enum PathResolver {
   /// Every value at `path` in `value`; empty when the path leads nowhere.
-  public static func candidates(_ value: JSON, _ path: FieldPath) -> [JSON] {
+  package static func candidates(_ value: JSON, _ path: FieldPath) -> [JSON] {
     var result: [JSON] = []
     collect(value, path.components[...], into: &result)
     return result
@@ -34,7 +34,7 @@ public enum PathResolver {
 
   /// The values that sorting by `path` considers: candidates, with arrays replaced by their
   /// elements.
-  public static func sortValues(_ value: JSON, _ path: FieldPath) -> [JSON] {
+  package static func sortValues(_ value: JSON, _ path: FieldPath) -> [JSON] {
     candidates(value, path).flatMap { candidate -> [JSON] in
       if case .array(let elements) = candidate { return elements }
       return [candidate]

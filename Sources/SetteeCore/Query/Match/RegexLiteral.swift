@@ -7,11 +7,11 @@ import Foundation
 /// that contain it (ICU searches code points without case folding or normalization, so that
 /// is a byte search of UTF-8), and any other pattern's longest required run lets a scan skip
 /// documents whose JSON text cannot hold a match.
-public struct RegexLiteral: Equatable, Sendable {
+package struct RegexLiteral: Equatable, Sendable {
   /// Text every match contains (may be empty when ``isWholePattern`` is true).
-  public var text: String
+  package var text: String
   /// The pattern is this text and nothing else: matching it is a substring search.
-  public var isWholePattern: Bool
+  package var isWholePattern: Bool
 
   /// Escapes that stand for one position or one character of a class, and consume nothing
   /// after them.
@@ -21,7 +21,7 @@ public struct RegexLiteral: Equatable, Sendable {
   /// `nil` when the pattern has none this reading can be sure of: alternation or groups
   /// anywhere, `\Q` quoting, escapes that read further characters (`\x41`, `\cA`, `\1`,
   /// `\p{…}`), or a run shorter than one character.
-  public init?(pattern: String) {
+  package init?(pattern: String) {
     let scalars = Array(pattern.unicodeScalars)
     var runs: [[Unicode.Scalar]] = []
     var run: [Unicode.Scalar] = []
@@ -89,7 +89,7 @@ public struct RegexLiteral: Equatable, Sendable {
   }
 
   /// Whether `string` contains ``text`` (for a whole-pattern literal, whether it matches).
-  public func isFound(in string: String) -> Bool {
+  package func isFound(in string: String) -> Bool {
     if text.isEmpty { return true }
     var haystack = string
     var needle = text
