@@ -21,7 +21,7 @@ struct LiveCLITests {
     let seen = Guarded<[[String]]>([])
     let task = Task {
       for try await result in people.observe(
-        try FindQuery(where: Field("age") >= 18, sort: [.ascending("_id")]))
+        try FindQuery(matching: Field("age") >= 18, sort: [.ascending("_id")]))
       {
         seen.mutate { $0.append(result.value.map(\.id)) }
       }

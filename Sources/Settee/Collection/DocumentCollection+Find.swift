@@ -50,7 +50,7 @@ extension DocumentCollection {
   /// asks (``FindQuery/executionStats``), what it read.
   ///
   /// ```swift
-  /// var query = try FindQuery(where: Field("age") > 12, sort: [.ascending("age")], limit: 10)
+  /// var query = try FindQuery(matching: Field("age") > 12, sort: [.ascending("age")], limit: 10)
   /// repeat {
   ///   let page = try people.findPage(query)
   ///   if page.documents.isEmpty { break }

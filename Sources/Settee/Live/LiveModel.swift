@@ -6,7 +6,7 @@ import SetteeCore
 ///
 /// ```swift
 /// struct AdultsList: View {
-///   @State var adults = LiveModel(people.observe(try! FindQuery(where: Field("age") >= 18)))
+///   @State var adults = LiveModel(people.observe(try! FindQuery(matching: Field("age") >= 18)))
 ///   var body: some View {
 ///     List(adults.rows, id: \.id) { Text($0["name"]?.stringValue ?? "") }
 ///       .overlay { if adults.isLoading { ProgressView() } }

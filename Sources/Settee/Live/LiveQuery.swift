@@ -45,7 +45,7 @@ struct LiveSource<Value: Sendable>: Sendable {
 /// another process.
 ///
 /// ```swift
-/// for try await result in people.observe(FindQuery(where: Field("age") >= 18)) {
+/// for try await result in people.observe(FindQuery(matching: Field("age") >= 18)) {
 ///   show(result.value)
 /// }
 /// ```

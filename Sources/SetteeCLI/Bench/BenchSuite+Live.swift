@@ -71,7 +71,7 @@ extension BenchSuite {
         let ready = Ready(count: 100)
         observers = (0..<100).map { number in
           Task {
-            let query = try FindQuery(where: Field("age") > number % 90)
+            let query = try FindQuery(matching: Field("age") > number % 90)
             for try await _ in target.observeCount(query) { ready.arrive() }
           }
         }

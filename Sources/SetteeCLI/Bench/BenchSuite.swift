@@ -599,7 +599,7 @@ struct BenchSuite {
     let cases = try queries(quick ? 20 : 200).map { value in
       (
         try FindQuery(
-          where: Field("docNumber") > value.number, sort: [.ascending("docNumber")], limit: 10),
+          matching: Field("docNumber") > value.number, sort: [.ascending("docNumber")], limit: 10),
         StatementArguments([BenchSuite.key(.int(value.number))])
       )
     }
@@ -708,7 +708,7 @@ struct BenchSuite {
 
   func sortedLimit(_ collection: DocumentCollection, _ cid: Int64) throws -> BenchResult {
     let num = try table("num", cid)
-    let query = try FindQuery(where: .all, sort: [.descending("docNumber")], limit: 10)
+    let query = try FindQuery(matching: .all, sort: [.descending("docNumber")], limit: 10)
     return try compare(
       "sorted by index, limit 10", n: try collection.count(), target: 1.5, collection,
       [(query, [])],

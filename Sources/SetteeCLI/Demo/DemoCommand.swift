@@ -147,7 +147,7 @@ struct DemoCommand: ParsableCommand {
       for search in [
         "doctor books", "\"is a doctor\"", "doc*", "retire", "teach* OR pilot", "léa", "東京",
       ] {
-        let query = try FindQuery(where: .text(search), sort: [.relevance], fields: ["name"])
+        let query = try FindQuery(matching: .text(search), sort: [.relevance], fields: ["name"])
         let names = try people.find(query).compactMap { $0["name"]?.stringValue }
         Console.out(
           "   $search \(JSONWriter.string(.string(search))) -> \(names.joined(separator: ", "))\n")
@@ -198,7 +198,7 @@ struct DemoCommand: ParsableCommand {
 
     section("Live queries: results that update themselves (seed 002)")
     let seniors = try FindQuery(
-      where: Field("age") >= 60, sort: [.ascending("name")], fields: ["name"])
+      matching: Field("age") >= 60, sort: [.ascending("name")], fields: ["name"])
     try runBlocking {
       func names(_ result: LiveResult<[Document]>?) -> String {
         (result?.value ?? []).compactMap { $0["name"]?.stringValue }.joined(separator: ", ")

@@ -75,7 +75,7 @@ struct WhereBuilderTests {
 
   @Test func theReadmeQueryReadsLikeItsJSON() throws {
     let built = try FindQuery(
-      where: Field("age") > 12 && Field("pet.species").in(["cat", "dog"]),
+      matching: Field("age") > 12 && Field("pet.species").in(["cat", "dog"]),
       sort: [.descending("age")], fields: ["name", "age"], limit: 10)
     let parsed = try FindQuery(
       json: JSONParser.parse(
@@ -134,15 +134,15 @@ struct WhereBuilderTests {
   func badPathsAreThrownErrors(_ path: String) throws {
     #expect(throws: SetteeError.self) { try (Field(path) == 1).selector() }
     #expect(throws: SetteeError.self) {
-      try FindQuery(where: .all, sort: [.ascending(Field(path))])
+      try FindQuery(matching: .all, sort: [.ascending(Field(path))])
     }
-    #expect(throws: SetteeError.self) { try FindQuery(where: .all, fields: [Field(path)]) }
+    #expect(throws: SetteeError.self) { try FindQuery(matching: .all, fields: [Field(path)]) }
   }
 
   @Test func badArgumentsAreThrownErrors() throws {
     #expect(throws: SetteeError.self) { try Field("n").mod(0, remainder: 1).selector() }
     #expect(throws: SetteeError.self) { try Field("n").hasCount(-1).selector() }
     #expect(throws: SetteeError.self) { try Field("s").matches("(").selector() }
-    #expect(throws: SetteeError.self) { try FindQuery(where: .all, limit: -1) }
+    #expect(throws: SetteeError.self) { try FindQuery(matching: .all, limit: -1) }
   }
 }

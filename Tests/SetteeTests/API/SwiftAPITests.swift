@@ -95,28 +95,29 @@ struct SwiftAPITests {
     ])
     let withPets = Field("age") > 10 && Field("pet.species").in(["cat", "dog"])
     #expect(
-      try people.find(where: withPets, sort: [.descending("age")]).map(\.id) == ["fred", "mike"])
+      try people.find(matching: withPets, sort: [.descending("age")]).map(\.id) == ["fred", "mike"])
     #expect(
-      try people.find(where: withPets, fields: ["name"]).map { $0.body } == [
+      try people.find(matching: withPets, fields: ["name"]).map { $0.body } == [
         ["name": "fred"], ["name": "mike"],
       ])
-    #expect(try people.count(where: !withPets) == 1)
-    #expect(try people.findOne(where: Field("name").beginsWith("am"))?.id == "amara")
+    #expect(try people.count(matching: !withPets) == 1)
+    #expect(try people.findOne(matching: Field("name").beginsWith("am"))?.id == "amara")
     struct Named: Codable, Equatable {
       var name: String
       var age: Int
     }
-    #expect(try people.find(Named.self, where: Field("age") < 20) == [Named(name: "mike", age: 12)])
-    expectError(.invalidQuery) { _ = try people.find(where: Field("a..b") == 1) }
+    #expect(
+      try people.find(Named.self, matching: Field("age") < 20) == [Named(name: "mike", age: 12)])
+    expectError(.invalidQuery) { _ = try people.find(matching: Field("a..b") == 1) }
   }
 
   @Test func queriesWithoutJSONStringsAwait() async throws {
     try await people.putAll([["_id": "a", "n": 1], ["_id": "b", "n": 2]])
-    #expect(try await people.find(where: Field("n") >= 2).map(\.id) == ["b"])
-    #expect(try await people.count(where: Field("n").exists) == 2)
-    #expect(try await people.findOne(where: Field("n") == 1)?.id == "a")
+    #expect(try await people.find(matching: Field("n") >= 2).map(\.id) == ["b"])
+    #expect(try await people.count(matching: Field("n").exists) == 2)
+    #expect(try await people.findOne(matching: Field("n") == 1)?.id == "a")
     try await people.upsert(["_id": "a", "n": 3])
-    #expect(try await people.find(where: .all, sort: [.ascending("n")]).map(\.id) == ["b", "a"])
+    #expect(try await people.find(matching: .all, sort: [.ascending("n")]).map(\.id) == ["b", "a"])
   }
 
   /// Every operation has an async form that async code awaits (compiled under Swift 6's
@@ -146,7 +147,7 @@ struct SwiftAPITests {
     #expect(try await people.indexes().count == 2)
     #expect(try await people.listIndexes().keys.sorted() == ["m", "n"])
     try await people.deleteIndex(named: "m")
-    let query = try FindQuery(where: Field("n") > 0)
+    let query = try FindQuery(matching: Field("n") > 0)
     #expect(try await people.find(query).count == 1)
     #expect(try await people.findOne(query)?.id == "a")
     #expect(try await people.count(query) == 1)
@@ -233,10 +234,10 @@ struct SwiftAPITests {
     try people.ensureIndexed(
       ["name", "comment"], name: "comments", type: .text, settings: ["tokenize": "porter"])
     let hits = try people.find(
-      where: .text("doctor OR nurse") && Field("age") > 20, sort: [.relevance])
+      matching: .text("doctor OR nurse") && Field("age") > 20, sort: [.relevance])
     #expect(hits.map(\.id) == ["a"])
     let query = try FindQuery(
-      where: Field("age") > 12 && Field("pet.species").in(["cat", "dog"]),
+      matching: Field("age") > 12 && Field("pet.species").in(["cat", "dog"]),
       sort: [.descending("age")], fields: ["name", "age"], limit: 10)
     let same = try FindQuery(
       json: JSONParser.parse(

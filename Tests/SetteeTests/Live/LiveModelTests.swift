@@ -21,7 +21,7 @@ struct LiveModelTests {
   @Test func rowsFollowWritesAndObservationSeesThem() async throws {
     let people = try Database(path: directory.path("live.db")).collection("people")
     try await people.putAll([["_id": "a", "age": 30], ["_id": "b", "age": 12]])
-    let adults = LiveModel(people.observe(try FindQuery(where: Field("age") >= 18)))
+    let adults = LiveModel(people.observe(try FindQuery(matching: Field("age") >= 18)))
     #expect(adults.isLoading && adults.rows.isEmpty && adults.value == nil)
     let running = Task { await adults.run() }
     try await until { !adults.isLoading }

@@ -32,7 +32,7 @@ struct LiveQueryTests {
     try people.putAll([["_id": "a", "age": 30], ["_id": "b", "age": 10]])
   }
 
-  static let adults = try! FindQuery(where: Field("age") >= 18, sort: [.ascending("_id")])
+  static let adults = try! FindQuery(matching: Field("age") >= 18, sort: [.ascending("_id")])
 
   func ids(_ documents: [Document]?) -> [String] { documents?.map(\.id) ?? [] }
 
@@ -128,7 +128,7 @@ struct LiveQueryTests {
     let queries = try (0..<100).map { limit in
       Collector(
         people.observe(
-          try FindQuery(where: Field("age") >= 18, sort: [.ascending("_id")], limit: limit + 1)))
+          try FindQuery(matching: Field("age") >= 18, sort: [.ascending("_id")], limit: limit + 1)))
     }
     #expect(await eventually { queries.allSatisfy { $0.count >= 1 } })
     let writer = Task {
@@ -141,7 +141,7 @@ struct LiveQueryTests {
     try await writer.value
     for (limit, query) in queries.enumerated() {
       let expected = try await people.find(
-        try FindQuery(where: Field("age") >= 18, sort: [.ascending("_id")], limit: limit + 1))
+        try FindQuery(matching: Field("age") >= 18, sort: [.ascending("_id")], limit: limit + 1))
       #expect(await eventually { query.last == expected }, "query \(limit)")
     }
     for query in queries { query.task.cancel() }

@@ -98,10 +98,10 @@ struct CouchDBIndexTests {
 
   @Test func partialIndexesFromSwift() async throws {
     try await people.ensureIndexed(["age"], name: "admins", partialFilter: Field("type") == "admin")
-    let query = try FindQuery(where: Field("type") == "admin" && Field("age") > 20)
+    let query = try FindQuery(matching: Field("type") == "admin" && Field("age") > 20)
     #expect(try await people.explain(query).indexes == ["admins"])
     #expect(try await people.find(query).map(\.id) == ["p24", "p28", "p32", "p36"])
-    #expect(try await people.explain(FindQuery(where: Field("age") > 20)).indexes.isEmpty)
+    #expect(try await people.explain(FindQuery(matching: Field("age") > 20)).indexes.isEmpty)
   }
 
   @Test func theListIsCouchDBsShape() throws {

@@ -3,7 +3,7 @@
 ///
 /// ```swift
 /// let kids = Field("age") < 13 && Field("pet.species").in(["cat", "dog"])
-/// let people = try collection.find(where: kids, sort: [.descending("age")], limit: 10)
+/// let people = try collection.find(matching: kids, sort: [.descending("age")], limit: 10)
 /// ```
 ///
 /// The path is checked when the query runs: a bad one (`"a..b"`, `"$x"`) is a thrown

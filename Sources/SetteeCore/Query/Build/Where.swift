@@ -113,12 +113,12 @@ extension FindQuery {
   /// A query built in Swift.
   ///
   /// ```swift
-  /// let query = try FindQuery(where: Field("age") > 12, sort: [.descending("age")], limit: 10)
+  /// let query = try FindQuery(matching: Field("age") > 12, sort: [.descending("age")], limit: 10)
   /// ```
   ///
   /// - Throws: ``SetteeError`` with code `invalidQuery` for a bad path or argument.
   public init(
-    where predicate: Where, sort: [Sort] = [], fields: [Field]? = nil, skip: Int = 0,
+    matching predicate: Where, sort: [Sort] = [], fields: [Field]? = nil, skip: Int = 0,
     limit: Int = 0, useIndex: String? = nil
   ) throws {
     guard skip >= 0, limit >= 0 else {
@@ -129,5 +129,18 @@ extension FindQuery {
       selector: try predicate.selector(), sort: try sort.map { try $0.sortField() },
       fields: try fields.map { try $0.map { try FieldPath(parsing: $0.path) } }, skip: skip,
       limit: limit, useIndex: useIndex)
+  }
+}
+
+extension FindQuery {
+  /// Deprecated: ``init(matching:sort:fields:skip:limit:useIndex:)``.
+  @available(*, deprecated, renamed: "init(matching:sort:fields:skip:limit:useIndex:)")
+  public init(
+    where predicate: Where, sort: [Sort] = [], fields: [Field]? = nil, skip: Int = 0,
+    limit: Int = 0, useIndex: String? = nil
+  ) throws {
+    try self.init(
+      matching: predicate, sort: sort, fields: fields, skip: skip, limit: limit,
+      useIndex: useIndex)
   }
 }
