@@ -34,6 +34,26 @@ enum DocumentReader {
       db.cachedStatement(sql: "SELECT cid FROM collections WHERE name = ?"), arguments: [name])
   }
 
+  /// Creates the collection named `name` (in the caller's write transaction) and returns
+  /// its id: the one place a collection is made, by its first document write, index, view
+  /// or `where` setting.
+  ///
+  /// - Throws: ``SetteeError`` with code `invalidArgument` for an empty name.
+  static func createCollection(_ db: SQLConnection, _ name: String) throws -> Int64 {
+    try validateCollectionName(name)
+    guard !name.isEmpty else {
+      throw SetteeError(.invalidArgument, "collection name must not be empty")
+    }
+    try db.execute(sql: "INSERT INTO collections (name) VALUES (?)", arguments: [name])
+    return db.lastInsertedRowID
+  }
+
+  /// The id of the collection named `name`, creating it when it has never been written to.
+  static func ensureCollection(_ db: SQLConnection, _ name: String) throws -> Int64 {
+    if let cid = try collectionID(db, name) { return cid }
+    return try createCollection(db, name)
+  }
+
   /// Checks a collection name before it reaches SQL (see ``Names``).
   ///
   /// - Throws: ``SetteeError`` with code `invalidArgument`.

@@ -66,11 +66,7 @@ struct DocumentWriter {
       lastSeq = found.lastSeq
       holdsNUL = found.holdsNUL
     } else {
-      guard !name.isEmpty else {
-        throw SetteeError(.invalidArgument, "collection name must not be empty")
-      }
-      try db.execute(sql: "INSERT INTO collections (name) VALUES (?)", arguments: [name])
-      cid = db.lastInsertedRowID
+      cid = try DocumentReader.createCollection(db, name)
       lastSeq = 0
       holdsNUL = false
     }

@@ -59,7 +59,7 @@ struct DeclaredViewSQL {
           })
         else { return nil }
       }
-      return .path("$" + path.components.map { ".\"\($0)\"" }.joined())
+      return .path(path.components.reduce(JSONPathText.root, JSONPathText.member))
     }
     var keys: [Source] = []
     for field in definition.keyFields {

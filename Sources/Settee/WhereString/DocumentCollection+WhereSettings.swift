@@ -214,7 +214,7 @@ extension DocumentCollection {
   {
     let name = self.name
     try database.write { db in
-      let cid = try ViewStore.ensureCollection(db, name)
+      let cid = try DocumentReader.ensureCollection(db, name)
       let (old, version) = try WhereFieldTable.load(db, cid: cid)
       var settings = old
       try change(&settings)

@@ -70,17 +70,16 @@ extension WhereFieldTable {
   ///
   /// - Throws: ``SetteeError`` (`invalidQuery`) for a name holding a double quote.
   static func jsonPath(_ field: FieldPath) throws -> String {
-    var path = "$"
+    var path = JSONPathText.root
     for component in field.components {
-      if component.utf8.contains(UInt8(ascii: "\"")) {
+      if let index = FieldPath.arrayIndexOf(component) {
+        path = JSONPathText.element(path, index)
+      } else if let member = JSONPathText.escapedMember(path, component) {
+        path = member
+      } else {
         throw SetteeError(
           .invalidQuery,
           "field [\(field)] holds a double quote, which SQLite's JSON paths cannot name")
-      }
-      if let index = FieldPath.arrayIndexOf(component) {
-        path += "[\(index)]"
-      } else {
-        path += ".\"" + JSONWriter.string(.string(component)).dropFirst().dropLast() + "\""
       }
     }
     return path

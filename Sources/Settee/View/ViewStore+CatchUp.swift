@@ -1,0 +1,189 @@
+import Foundation
+import GRDB
+import SetteeCore
+
+// Catching a view up with its collection's changes, in slices when mapped in Swift.
+extension ViewStore {
+  // MARK: - Catching up
+
+  /// Whether the view is behind its collection, or its keys were made by another ICU.
+  static func isBehind(_ db: SQLConnection, _ view: StoredView) throws -> Bool {
+    if view.lastSeq < view.collectionSeq { return true }
+    return view.collatorVersion != (try view.collation.version())
+  }
+
+  /// Maps the documents changed since the view's `last_seq`, in one transaction (the
+  /// caller's), and records the new sequence number. Deleted documents and design
+  /// documents lose their rows; a document whose map function throws emits nothing and
+  /// its error is kept in `view_errors`.
+  ///
+  /// - Returns: the view as stored after the update.
+  ///
+  /// With `sliced`, mapping in Swift stops after ``sliceTime`` (having mapped at least one
+  /// change) and records how far it got: the caller commits that slice, letting other
+  /// writers in, and goes on in another transaction (the view is consistent at every
+  /// slice: as of the sequence number it records). See ``isBehind(_:_:)``.
+  @discardableResult
+  static func catchUp(
+    _ db: SQLConnection, _ stored: StoredView, mapper: ViewMapper, sliced: Bool = false
+  ) throws -> StoredView {
+    var view = stored
+    if view.collatorVersion != (try view.collation.version()) {
+      try reset(db, view)
+      let version = try view.collation.version()
+      try db.execute(
+        sql: "UPDATE views SET collator_version = ?, generation = generation + 1 WHERE vid = ?",
+        arguments: [version, view.vid])
+      view.generation += 1
+      view.collatorVersion = version
+      view.lastSeq = 0
+      view.totalRows = 0
+      view.otherValues = 0
+    }
+    let target = try DocumentReader.lastSequence(db, cid: view.cid)
+    guard view.lastSeq < target else { return view }
+    // A catch-up of a few changes fits SQLite's own cache; a larger one (a first build, a
+    // batch of writes) touches a few pages per document.
+    let deadline =
+      sliced ? DispatchTime.now().uptimeNanoseconds + UInt64(sliceTime * 1e9) : nil
+    guard target - view.lastSeq > 100 else {
+      return try catchUp(db, view, to: target, mapper: mapper, deadline: deadline)
+    }
+    return try db.withLargePageCache {
+      try catchUp(db, view, to: target, mapper: mapper, deadline: deadline)
+    }
+  }
+
+  /// How long one slice of a catch-up mapped in Swift holds the write lock at most, in
+  /// seconds (a slice maps at least one change).
+  static let sliceTime = 0.2
+
+  /// Waits between two slices of a catch-up, so that a writer of another process finds
+  /// the lock free: SQLite's busy handler polls it every 100 ms once it has waited a
+  /// little, so a pause that long is always seen (writers of this process queue up
+  /// between slices anyway).
+  static func pauseBetweenSlices() { usleep(useconds_t(slicePause / 1_000)) }
+
+  /// The pause between two slices, in nanoseconds.
+  static let slicePause: UInt64 = 100_000_000
+
+  /// Maps the documents changed in `(view.lastSeq, target]`, or up to the change being
+  /// mapped when `deadline` passes.
+  private static func catchUp(
+    _ db: SQLConnection, _ view: StoredView, to target: Int64, mapper: ViewMapper,
+    deadline: UInt64?
+  ) throws -> StoredView {
+    // A view with no rows and no history needs no deletes: the first build skips them.
+    let fresh = view.lastSeq == 0 && view.totalRows == 0
+    if let definition = mapper.declared, let plan = DeclaredViewSQL(definition),
+      !(try DocumentReader.holdsNUL(db, cid: view.cid))
+    {
+      let counts = try plan.catchUp(db, view, from: view.lastSeq, to: target, fresh: fresh)
+      return try finish(db, view, target: target, counts)
+    }
+    let insert = try db.makeStatement(
+      sql: (SQLFragment("INSERT INTO ") + view.table
+        + SQLFragment(" (key, doc_id, n, key_json, value) VALUES (?, ?, ?, ?, ?)")).text)
+    let deleteRows = try db.makeStatement(
+      sql: (SQLFragment("DELETE FROM ") + view.table
+        + SQLFragment(" WHERE doc_id = ? RETURNING ") + otherValue).text)
+    let deleteError = try db.cachedStatement(
+      sql: "DELETE FROM view_errors WHERE vid = ? AND doc_id = ?")
+    let insertError = try db.cachedStatement(
+      sql: "INSERT OR REPLACE INTO view_errors (vid, doc_id, seq, message) VALUES (?, ?, ?, ?)")
+    let changed = try Row.fetchCursor(
+      db.makeStatement(
+        sql:
+          "SELECT id, rev, deleted, body, seq FROM documents WHERE cid = ? AND seq > ? AND seq <= ? ORDER BY seq"
+      ), arguments: [view.cid, view.lastSeq, target])
+    var counts = RowCounts()
+    var key: [UInt8] = []
+    // The last change this call has mapped (`nil` before the first).
+    var mappedUpTo: Int64? = nil
+    while let row = try changed.next() {
+      let id: String = try row.value(0)
+      let seq: Int64 = try row.value(4)
+      if let deadline, let mappedUpTo, DispatchTime.now().uptimeNanoseconds > deadline {
+        // This slice ends before this change; the next maps it.
+        return try finish(db, view, target: mappedUpTo, counts)
+      }
+      mappedUpTo = seq
+      if !fresh {
+        for other in try Bool.fetchAll(deleteRows, arguments: [id]) {
+          counts.removed += 1
+          if other { counts.otherRemoved += 1 }
+        }
+        try deleteError.execute(arguments: [view.vid, id])
+      }
+      let deleted: Bool = try row.value(2)
+      if deleted || Document.isDesignID(id) { continue }
+      let document = try Document(
+        id: id, rev: DocumentReader.storedRevision(try row.value(1), documentID: id),
+        body: DocumentReader.parseBody(row, at: 3, documentID: id))
+      let emitted: [(key: JSON, value: JSON)]
+      do {
+        emitted = try mapper.map(document)
+        for pair in emitted {
+          try checkEmitted(pair.key, "key")
+          try checkEmitted(pair.value, "value")
+        }
+      } catch let error as SetteeError where error.code == .limitExceeded {
+        // A filter's $regex past its budget fails the whole query, as it fails a find,
+        // rather than costing its time limit on every document (the catch-up rolls back).
+        throw error
+      } catch {
+        let message = (error as? SetteeError)?.message ?? "\(error)"
+        try insertError.execute(arguments: [view.vid, id, seq, message])
+        continue
+      }
+      for (n, pair) in emitted.enumerated() {
+        key.removeAll(keepingCapacity: true)
+        try view.collation.append(pair.key, to: &key)
+        try insert.execute(arguments: [
+          Data(key), id, n, JSONWriter.string(pair.key), encodeValue(pair.value),
+        ])
+      }
+      counts.added += emitted.count
+      counts.otherAdded += emitted.count { !$0.value.isNumber }
+    }
+    return try finish(db, view, target: target, counts)
+  }
+
+  /// Whether a view row's value is not a number (NULL, or JSON text; values are never
+  /// blobs): text sorts after every number in SQLite, and the empty string before all
+  /// other text. Counted by first builds, returned by deletes. Written without a function
+  /// call: SQLite runs a `RETURNING` clause as a trigger, and one that calls a function
+  /// may fail halfway, so the delete would first copy every page it changes into a
+  /// statement journal, kept in a temporary file past 64 KB (1,000 changed documents:
+  /// 2,294 writes to it). Not with `value IS NULL` either: SQLite 3.40 answers it false in
+  /// a `RETURNING` clause for a NULL value when the table's first column is `NOT NULL`, as
+  /// a view's key is.
+  static let otherValue = SQLFragment("coalesce(value, '') >= ''")
+
+  /// Rows a catch-up added and removed, and how many of each hold a value that is not a
+  /// number.
+  struct RowCounts {
+    var added = 0
+    var removed = 0
+    var otherAdded = 0
+    var otherRemoved = 0
+  }
+
+  /// Records that the view caught up with `target`.
+  static func finish(
+    _ db: SQLConnection, _ stored: StoredView, target: Int64, _ counts: RowCounts
+  )
+    throws -> StoredView
+  {
+    var view = stored
+    view.totalRows += counts.added - counts.removed
+    view.otherValues += counts.otherAdded - counts.otherRemoved
+    view.lastSeq = target
+    view.collectionSeq = max(view.collectionSeq, target)  // a slice ends before it
+    view.hasErrors = true  // not known without asking: the query asks
+    try db.execute(
+      sql: "UPDATE views SET last_seq = ?, total_rows = ?, other_values = ? WHERE vid = ?",
+      arguments: [target, view.totalRows, view.otherValues, view.vid])
+    return view
+  }
+}
