@@ -28,26 +28,13 @@ public final class Database: Sendable {
   /// its id for the life of the file (there is no way to drop one), so ids read from
   /// committed state are kept (``SQLConnection/readsCommittedState``).
   private let collectionIDs = Locked<[[UInt8]: Int64]>([:])
-  /// The Swift map (and reduce) functions registered in this process, by view.
-  let viewRegistry = Locked<[ViewRegistryKey: ViewMapper]>([:])
-  /// Why a view's last background update (`stale: .updateAfter`) failed, until the next
-  /// query of that view reports it.
-  let backgroundErrors = Locked<[ViewRegistryKey: SetteeError]>([:])
-  /// Views' definition columns as last read, by id, checked by their generation.
-  let viewCache = Locked<[Int64: StoredView]>([:])
-  /// The collections' index lists.
+  /// The catalog of the collections' JSON and text indexes (the secondary-index
+  /// registry's, ``SecondaryIndexes``).
   let indexCatalog = IndexCatalog()
-  /// The plans of recent query shapes.
-  let planCache = PlanCache()
-  /// The collections' `where` settings as last read, checked by their version.
-  let whereFieldsCache = Locked<[Int64: (version: Int64, fields: WhereFields)]>([:])
-  /// `where` strings and `orderBy` clauses as last parsed.
-  let whereParseCache = Locked(WhereParseCache())
-  /// The order of the collections' queued operations.
-  let collectionQueues = CollectionQueues()
-  /// The `where` face's parsed-document caches and their size settings, by collection name.
-  let documentCaches = Locked<[[UInt8]: (size: Int, cache: DocumentCache)]>([:])
-  /// Tells live queries and the continuous changes feed about commits.
+  /// What each face keeps for the life of this value (its caches and registries), made by
+  /// the face on first use: the database names no face.
+  let faceStates = FaceStates()
+  /// Tells observers (live queries, the continuous changes feed) about commits.
   let changeMonitor: ChangeMonitor
 
   /// How many live queries and changes feeds are observing this database now.

@@ -1,0 +1,37 @@
+import SetteeCore
+
+/// What one face of the engine keeps for the life of a ``Database`` value: its caches and
+/// registries. A face declares one such class in its own folder, registers it in
+/// ``FaceStates/kinds``, and reaches it through ``Database/faceState(_:)``, so that adding
+/// a face does not change `Database`.
+///
+/// Every cache in a face state follows the engine's one rule
+/// (``SQLConnection/readsCommittedState``).
+protocol FaceState: AnyObject, Sendable {
+  init()
+}
+
+/// The face states of one database, made with it.
+final class FaceStates: Sendable {
+  /// Every face's state (a new face adds one line).
+  static let kinds: [any FaceState.Type] = [MangoState.self, ViewsState.self, WhereState.self]
+
+  /// One of each kind, in the order of ``kinds``: immutable, so reading needs no lock
+  /// (queries read a state several times each).
+  private let states: [any FaceState]
+
+  init() { states = Self.kinds.map { $0.init() } }
+
+  /// The state of type `type`.
+  func state<State: FaceState>(_ type: State.Type) -> State {
+    for state in states where ObjectIdentifier(Swift.type(of: state)) == ObjectIdentifier(type) {
+      return unsafeDowncast(state, to: State.self)
+    }
+    preconditionFailure("\(type) is not registered in FaceStates.kinds")
+  }
+}
+
+extension Database {
+  /// The state a face keeps for this database (``FaceState``).
+  func faceState<State: FaceState>(_ type: State.Type) -> State { faceStates.state(type) }
+}
