@@ -18,9 +18,17 @@ extension DocumentCollection {
   static func prepare(
     _ query: FindQuery, cid: Int64, catalog: IndexCatalog, db: SQLConnection,
     freshStatement: Bool = false, cache: PlanCache? = nil
-  ) throws -> (plan: QueryPlan, statement: Statement) {
-    func statement(_ sql: String) throws -> Statement {
-      freshStatement ? try db.makeStatement(sql: sql) : try db.cachedStatement(sql: sql)
+  ) throws -> (plan: QueryPlan, statement: FindStatement) {
+    // A covering plan's rows are read through GRDB; every other plan's through SQLite's C
+    // API (RawStatement), from statements of its own.
+    func statement(for plan: QueryPlan) throws -> FindStatement {
+      let sql = plan.statement.text
+      if plan.coveringIndex != nil {
+        return .rows(
+          freshStatement ? try db.makeStatement(sql: sql) : try db.cachedStatement(sql: sql))
+      }
+      return .raw(
+        freshStatement ? try db.uncachedRawStatement(sql: sql) : try db.rawStatement(sql: sql))
     }
     guard query.skip >= 0, query.limit >= 0 else {
       // FindQuery's memberwise initializer takes any integers; JSON and Swift predicates
@@ -41,7 +49,8 @@ extension DocumentCollection {
           shape: shape.key.bytes)
         let entry = cache.entry(key)
         if case .template(let template, let checks)? = entry, checks >= PlanCache.verifiedUses {
-          return (template.plan(shape.slots), try statement(template.text))
+          let templated = template.plan(shape.slots)
+          return (templated, try statement(for: templated))
         }
         cached = (key, shape, entry)
       }
@@ -68,10 +77,10 @@ extension DocumentCollection {
     } catch let reason as BeyondSQL {
       try checkSwiftFilterable(query, reason)
       let fallback = try QueryPlanner.swiftFilteredScan(query, collectionID: cid, reason: reason)
-      return (fallback, try statement(fallback.statement.text))
+      return (fallback, try statement(for: fallback))
     }
     do {
-      let prepared = try statement(plan.statement.text)
+      let prepared = try statement(for: plan)
       if let cache, let (key, entry) = newEntry { cache.store(entry, key) }
       return (plan, prepared)
     } catch let error as DatabaseError where BeyondSQL.isSizeLimit(error) {
@@ -82,10 +91,10 @@ extension DocumentCollection {
       let fallback = QueryPlanner.swiftFiltered(
         plan, query, plan.choice, collectionID: cid, reason: reason)
       do {
-        return (fallback, try statement(fallback.statement.text))
+        return (fallback, try statement(for: fallback))
       } catch let error as DatabaseError where BeyondSQL.isSizeLimit(error) {
         let scan = try QueryPlanner.swiftFilteredScan(query, collectionID: cid, reason: reason)
-        return (scan, try statement(scan.statement.text))
+        return (scan, try statement(for: scan))
       }
     }
   }
@@ -123,13 +132,19 @@ extension DocumentCollection {
   }
 
   static func run(
-    _ plan: QueryPlan, _ statement: Statement, query: FindQuery, db: SQLConnection,
+    _ plan: QueryPlan, _ prepared: FindStatement, query: FindQuery, db: SQLConnection,
     _ body: (Document) throws -> Void
   ) throws {
-    if let index = plan.coveringIndex {
-      let rows = try Row.fetchCursor(statement, arguments: plan.statement.statementArguments)
+    let statement: RawStatement.Prepared
+    switch prepared {
+    case .rows(let rowStatement):
+      guard let index = plan.coveringIndex else {
+        throw SetteeError(.storage, "internal error: a covering statement for a plan without one")
+      }
+      let rows = try Row.fetchCursor(rowStatement, arguments: plan.statement.statementArguments)
       while let row = try rows.next() { try body(try CoveringPlan.document(row, index, query)) }
       return
+    case .raw(let rawStatement): statement = rawStatement
     }
     // Rows are read through SQLite's C API: GRDB's generic arguments and row decoding cost
     // as much as a small indexed query (as for views and `where` queries). The plan's SQL
@@ -164,4 +179,11 @@ extension DocumentCollection {
       id: id, rev: try DocumentReader.storedRevision(row.string(1), documentID: id),
       body: try DocumentReader.parseBody(row.bytes(2), documentID: id))
   }
+}
+
+/// A find's prepared statement: a covering plan's, read through GRDB's rows, or any
+/// other plan's, read through SQLite's C API (``RawStatement``).
+enum FindStatement {
+  case rows(Statement)
+  case raw(RawStatement.Prepared)
 }

@@ -15,8 +15,8 @@ struct JSONIndexWriter: IndexWriter {
   private let insert: String
   /// The delete and insert statements, prepared at their first use and kept (looking
   /// them up in the connection's cache hashes their text each time).
-  private var deleteStatement: Statement?
-  private var insertStatement: Statement?
+  private var deleteStatement: RawStatement.Prepared?
+  private var insertStatement: RawStatement.Prepared?
   /// The change in the number of documents with more than one entry.
   private var multiDelta: Int64 = 0
   /// One buffer for the values' JSON text.
@@ -56,7 +56,7 @@ struct JSONIndexWriter: IndexWriter {
         )
       }
       let rows = try index.rows(previousJSON)
-      let delete = try db.statement(&deleteStatement, self.delete)
+      let delete = try db.rawStatement(&deleteStatement, self.delete)
       for row in rows {
         let statement = RawStatement(db, statement: delete)
         let next = Self.bindKeys(row, to: statement)
@@ -73,7 +73,7 @@ struct JSONIndexWriter: IndexWriter {
     var after = 0
     if !document.isDeleted {
       let rows = try index.rows(change.json)
-      let insert = try db.statement(&insertStatement, self.insert)
+      let insert = try db.rawStatement(&insertStatement, self.insert)
       for row in rows {
         let statement = RawStatement(db, statement: insert)
         var next = Self.bindKeys(row, to: statement)

@@ -218,7 +218,8 @@ final class StoredIndex: Sendable {
       SQLFragment("SELECT d.rid, d.id, d.rev, d.body FROM ") + .liveDocuments(cid: cid)
     // A statement of its own (the maintainer's statements run while it steps).
     try index(
-      RawStatement(db, statement: db.makeStatement(sql: select.text), arguments: select.arguments),
+      RawStatement(
+        db, statement: db.uncachedRawStatement(sql: select.text), arguments: select.arguments),
       &maintainer)
   }
 

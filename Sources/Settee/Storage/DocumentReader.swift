@@ -90,7 +90,7 @@ enum DocumentReader {
     // Through SQLite's C API: GRDB's Row and arguments cost three times the lookup.
     let statement = RawStatement(
       db,
-      statement: try db.cachedStatement(
+      statement: try db.rawStatement(
         sql: "SELECT rev, deleted, body FROM documents WHERE cid = ? AND id = ?"))
     statement.bind(1, cid)
     statement.bind(2, text: id)

@@ -42,10 +42,10 @@ struct DocumentWriter {
   private var indexes: IndexMaintainer
   /// The statements every write runs, kept once prepared (the connection's statement cache
   /// hashes the SQL text at each lookup: a twenty-fifth of an import).
-  private var lookupStatement: Statement?
-  private var insertStatement: Statement?
-  private var revisionStatement: Statement?
-  private var firstRevisionStatement: Statement?
+  private var lookupStatement: RawStatement.Prepared?
+  private var insertStatement: RawStatement.Prepared?
+  private var revisionStatement: RawStatement.Prepared?
+  private var firstRevisionStatement: RawStatement.Prepared?
 
   init(db: SQLConnection, collection name: String, limits: DocumentLimits, catalog: IndexCatalog)
     throws
@@ -56,7 +56,7 @@ struct DocumentWriter {
     // Through SQLite's C API, as document lookups are: every write starts here.
     let lookup = RawStatement(
       db,
-      statement: try db.cachedStatement(
+      statement: try db.rawStatement(
         sql: "SELECT cid, last_seq, holds_nul FROM collections WHERE name = ?"))
     lookup.bind(1, text: name)
     if let found = try lookup.first({ row in
@@ -129,7 +129,7 @@ struct DocumentWriter {
     let needsPrevious = indexes.needsPrevious
     let lookup = RawStatement(
       db,
-      statement: try db.statement(
+      statement: try db.rawStatement(
         &lookupStatement,
         needsPrevious
           ? "SELECT rid, rev, deleted, seq, body FROM documents WHERE cid = ? AND id = ?"
@@ -184,7 +184,7 @@ struct DocumentWriter {
     try checkingFields(document.id, body) {
       let update = RawStatement(
         db,
-        statement: try db.cachedStatement(
+        statement: try db.rawStatement(
           sql: "UPDATE documents SET rev = ?, deleted = ?, seq = ?, body = ? WHERE rid = ?"))
       update.bind(1, text: rev.description)
       update.bind(2, document.isDeleted ? 1 : 0)
@@ -197,7 +197,7 @@ struct DocumentWriter {
     // yet exactly when it was the document's first, with no parent).
     let firstRevision = RawStatement(
       db,
-      statement: try db.statement(
+      statement: try db.rawStatement(
         &firstRevisionStatement,
         "INSERT OR IGNORE INTO revisions (rid, rev, parent, deleted, seq) VALUES (?, ?, NULL, ?, ?)"
       ))
@@ -246,7 +246,7 @@ struct DocumentWriter {
   private mutating func insertNew(_ document: Document, rev: RevisionID, body: [UInt8])
     throws -> WriteResult?
   {
-    let insert = try db.statement(
+    let insert = try db.rawStatement(
       &insertStatement,
       "INSERT INTO documents (cid, id, rev, deleted, seq, body) VALUES (?, ?, ?, ?, ?, ?)")
     let seq = lastSeq + 1
@@ -343,7 +343,7 @@ struct DocumentWriter {
   ) throws {
     let insert = RawStatement(
       db,
-      statement: try db.statement(
+      statement: try db.rawStatement(
         &revisionStatement,
         "INSERT INTO revisions (rid, rev, parent, deleted, seq) VALUES (?, ?, ?, ?, ?)"))
     insert.bind(1, rid)

@@ -162,7 +162,7 @@ struct DeclaredViewSQL {
     // documents: 1,054 writes to it).
     let insert = RawStatement(
       db,
-      statement: try db.cachedStatement(
+      statement: try db.rawStatement(
         sql: (columns + SQLFragment("VALUES (?, ?, ?, ?, ?)")).text))
     try DocumentReader.namingDamagedBodies(db, cid: view.cid) {
       try RawStatement(db, rows).forEach { row in

@@ -7,10 +7,20 @@ import SetteeCore
 /// columns read with `sqlite3_column_*`, without GRDB's `StatementArguments` and `Row`
 /// (whose generic conversions cost as much as a small indexed query itself).
 ///
-/// The statement comes from the connection's statement cache; a SQL text run here must
-/// not also be run through GRDB's fetch methods, which keep their own record of a cached
-/// statement's bindings.
+/// A statement run here comes only from ``SQLConnection/rawStatement(sql:)`` and its
+/// kin (``Prepared`` has no other maker): its SQL text carries ``marker``, so that the
+/// connection's statement cache keeps it apart from any statement GRDB's fetch methods
+/// run with the same SQL (GRDB keeps its own record of a cached statement's bindings,
+/// which binding here behind its back would falsify).
 struct RawStatement {
+  /// A statement prepared for ``RawStatement`` only.
+  struct Prepared {
+    fileprivate let statement: Statement
+  }
+
+  /// Starts the SQL text of every cached raw statement (a comment: SQLite ignores it).
+  static let marker = "/* raw */ "
+
   /// Kept so that a statement made for one use (not cached) lives as long as this.
   private let statement: Statement
   private let handle: SQLiteStatement
@@ -20,11 +30,11 @@ struct RawStatement {
 
   /// Prepares (or reuses) the statement for `sql` and binds its values.
   init(_ db: SQLConnection, _ sql: SQLFragment) throws {
-    self.init(db, statement: try db.cachedStatement(sql: sql.text), arguments: sql.arguments)
+    self.init(db, statement: try db.rawStatement(sql: sql.text), arguments: sql.arguments)
   }
 
   /// Binds `arguments` to a statement already prepared (cached or of its own).
-  init(_ db: SQLConnection, statement: Statement, arguments: [DatabaseValue]) {
+  init(_ db: SQLConnection, statement: Prepared, arguments: [DatabaseValue]) {
     self.init(db, statement: statement)
     for (offset, value) in arguments.enumerated() {
       let index = Int32(offset + 1)
@@ -41,8 +51,8 @@ struct RawStatement {
 
   /// A statement already prepared, to be bound parameter by parameter with `bind` (every
   /// parameter: the bindings of the last use were cleared after it).
-  init(_ db: SQLConnection, statement: Statement) {
-    self.statement = statement
+  init(_ db: SQLConnection, statement prepared: Prepared) {
+    statement = prepared.statement
     handle = statement.sqliteStatement
     connection = db.sqliteConnection
     sqlite3_reset(handle)
@@ -163,25 +173,38 @@ extension SQLConnection {
   /// `slot`'s statement, prepared from `sql` the first time and kept there: a statement
   /// that runs for every document of a write or a build is held by its user, since the
   /// connection's statement cache hashes the SQL text at each lookup.
-  func statement(_ slot: inout Statement?, _ sql: String) throws -> Statement {
+  func rawStatement(_ slot: inout RawStatement.Prepared?, _ sql: String) throws
+    -> RawStatement.Prepared
+  {
     if let statement = slot { return statement }
-    let statement = try cachedStatement(sql: sql)
+    let statement = try rawStatement(sql: sql)
     slot = statement
     return statement
+  }
+
+  /// The connection's cached statement for `sql`, for ``RawStatement`` only (its text
+  /// marked apart from GRDB's: ``RawStatement/marker``).
+  func rawStatement(sql: String) throws -> RawStatement.Prepared {
+    RawStatement.Prepared(statement: try cachedStatement(sql: RawStatement.marker + sql))
+  }
+
+  /// A statement of its own for `sql` (not cached), for ``RawStatement`` only.
+  func uncachedRawStatement(sql: String) throws -> RawStatement.Prepared {
+    RawStatement.Prepared(statement: try makeStatement(sql: sql))
   }
 
   /// Runs `body` in a deferred transaction (a read's snapshot is taken by its first
   /// read), begun and ended with the connection's cached statements; rolled back when
   /// `body` throws. For connections outside any transaction.
   func inReadTransaction<T>(_ body: () throws -> T) throws -> T {
-    try RawStatement(self, statement: cachedStatement(sql: "BEGIN DEFERRED TRANSACTION")).execute()
+    try RawStatement(self, statement: rawStatement(sql: "BEGIN DEFERRED TRANSACTION")).execute()
     let result: T
     do {
       result = try body()
-      try RawStatement(self, statement: cachedStatement(sql: "COMMIT TRANSACTION")).execute()
+      try RawStatement(self, statement: rawStatement(sql: "COMMIT TRANSACTION")).execute()
     } catch {
       if !isInsideTransaction { throw error }
-      try? RawStatement(self, statement: cachedStatement(sql: "ROLLBACK TRANSACTION")).execute()
+      try? RawStatement(self, statement: rawStatement(sql: "ROLLBACK TRANSACTION")).execute()
       throw error
     }
     return result
