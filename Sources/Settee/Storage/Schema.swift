@@ -11,6 +11,11 @@ import GRDB
 /// `documents` holds all there is to know about it (files written before this rule have
 /// the row from the start; readers take either).
 enum Schema {
+  /// The identifier of the newest migration: what a file made by this build holds. Code
+  /// outside the engine that reads Settee's tables by hand (the benchmark's baselines)
+  /// checks it, so that a schema change stops it loudly instead of skewing it silently.
+  static var version: String { migrator.migrations.last ?? "" }
+
   static var migrator: DatabaseMigrator {
     var migrator = DatabaseMigrator()
     migrator.registerMigration("v1") { db in
@@ -194,4 +199,9 @@ enum Schema {
   static let readerOptional: Set<String> = [
     "v9-no-rev-index", "v10-where-whole-names-and-strings",
   ]
+}
+
+extension Database {
+  /// The identifier of the newest schema migration (``Schema/version``).
+  package static var schemaVersion: String { Schema.version }
 }

@@ -39,6 +39,14 @@ struct BenchSuite {
     self.quick = quick
     self.log = log
     database = try Settee.Database(path: path)
+    // The baselines read and write Settee's tables by hand (collections, documents,
+    // indexes, ix_…): they are written for one schema.
+    guard Settee.Database.schemaVersion == BenchSuite.schemaVersion else {
+      throw SetteeError(
+        .storage,
+        "the benchmark's hand-written baselines were written for schema \(BenchSuite.schemaVersion), and this build's is \(Settee.Database.schemaVersion): update them (BenchSuite) before measuring"
+      )
+    }
     pool = try DatabasePool(path: path)
     // The baseline commits as durably as Settee does (Configuration.fullSync): GRDB's WAL
     // set-up leaves its writer at NORMAL, which skips the fsync a FULL commit makes.
@@ -46,6 +54,9 @@ struct BenchSuite {
     try pool.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA synchronous = \(level)") }
     people = data.people(documents)
   }
+
+  /// The schema the baselines' SQL is written for (`Database.schemaVersion`).
+  static let schemaVersion = "v10-where-whole-names-and-strings"
 
   var repetitions: Int { quick ? 1 : 5 }
 
