@@ -1,4 +1,5 @@
 import Foundation
+import Settee
 import SetteeCore
 import SetteeTestSupport
 import Testing
@@ -120,6 +121,25 @@ struct CLITests {
     #expect(error["line"] == 101)
     #expect(error["column"] == 10)
     #expect(try settee("export").stdout.isEmpty)
+  }
+
+  /// `settee check` finds a damaged index; `settee rebuild` repairs it; a missing file is
+  /// not made anew.
+  @Test func rebuildRepairsWhatCheckFinds() throws {
+    #expect(try settee("put", #"{"_id":"a","n":1}"#).status == 0)
+    #expect(try settee("--collection", "b", "put", #"{"_id":"b","n":2}"#).status == 0)
+    #expect(try settee("index", "create", #"{"index":{"fields":["n"]},"name":"n"}"#).status == 0)
+    let damaged = try Database(path: db)
+    try damaged.damage("DELETE FROM ix_1")
+    #expect(try settee("check").status == 1)
+    let rebuilt = try settee("rebuild", "--all")
+    #expect(rebuilt.status == 0, "\(rebuilt.stderr)")
+    #expect(try json(rebuilt) == ["ok": true, "collections": ["_default", "b"]])
+    #expect(try settee("check").status == 0)
+    #expect(try settee("rebuild").status == 0)
+    let missing = try SetteeBinary.run(["--db", directory.path("none.db"), "rebuild"])
+    #expect(missing.status != 0 && missing.stderr.contains("not_found"))
+    #expect(!FileManager.default.fileExists(atPath: directory.path("none.db")))
   }
 
   @Test func demoRuns() throws {

@@ -12,6 +12,10 @@ enum TextIndexKind: SecondaryIndexKind {
     }
   }
 
+  static func rebuild(_ db: SQLConnection, cid: Int64) throws {
+    try StoredIndex.rebuild(db, cid: cid, kind: .text)
+  }
+
   static func checkers(
     _ db: SQLConnection, _ database: Database, cid: Int64, collection: String,
     indexes: [StoredIndex]

@@ -13,6 +13,10 @@ enum JSONIndexKind: SecondaryIndexKind {
     }
   }
 
+  static func rebuild(_ db: SQLConnection, cid: Int64) throws {
+    try StoredIndex.rebuild(db, cid: cid, kind: .json)
+  }
+
   static func checkers(
     _ db: SQLConnection, _ database: Database, cid: Int64, collection: String,
     indexes: [StoredIndex]
@@ -37,6 +41,9 @@ struct JSONIndexChecker: IndexChecker {
   let collection: String
   /// What each document should give: rid → entries.
   private var expected: [Int64: Entries] = [:]
+  /// Each indexed document's revision, which its entries carry (a covered query answers
+  /// `_rev` from them).
+  private var revisions: [Int64: String] = [:]
 
   init(db: SQLConnection, index: StoredIndex, collection: String) {
     (self.db, self.index, self.collection) = (db, index, collection)
@@ -50,7 +57,10 @@ struct JSONIndexChecker: IndexChecker {
       return
     }
     let entries = try index.rows(document)
-    if !entries.isEmpty { expected[rid] = Set(entries) }
+    if !entries.isEmpty {
+      expected[rid] = Set(entries)
+      revisions[rid] = document.objectValue?["_rev"]?.stringValue
+    }
   }
 
   /// Compares the stored entries with what the documents should put there.
@@ -60,20 +70,24 @@ struct JSONIndexChecker: IndexChecker {
       (0..<count).map { StoredIndex.keyColumn($0) }
       + (0..<count).map { StoredIndex.valueColumn($0) }
     let sql =
-      SQLFragment("SELECT rid, id, ") + .joined(columns, separator: ", ") + SQLFragment(" FROM ")
-      + index.table
+      SQLFragment("SELECT rid, id, rev, ") + .joined(columns, separator: ", ")
+      + SQLFragment(" FROM ") + index.table
     var stored: [Int64: Set<[IndexKeys.Entry]>] = [:]
     var ids: [Int64: String] = [:]
     var multiEntryDocuments = 0
+    // Documents with an entry whose revision is not the document's (one report each).
+    var staleRevisions: [Int64: String] = [:]
     let rows = try Row.fetchCursor(db, sql: sql.text)
     while let row = try rows.next() {
       report.indexEntries += 1
       let rid: Int64 = try row.value(0)
       ids[rid] = try row.value(1)
+      let rev: String = try row.value(2)
+      if let expected = revisions[rid], expected != rev { staleRevisions[rid] = rev }
       var entries: [IndexKeys.Entry] = []
       for position in 0..<count {
-        let key = [UInt8]((try row.value(2 + position) as Data?) ?? Data())
-        let text: String? = try row.value(2 + count + position)
+        let key = [UInt8]((try row.value(3 + position) as Data?) ?? Data())
+        let text: String? = try row.value(3 + count + position)
         let value = text.flatMap { try? JSONParser.parse($0) }
         entries.append(
           IndexKeys.Entry(key: key == StoredIndex.missingKey ? nil : key, value: value))
@@ -94,6 +108,14 @@ struct JSONIndexChecker: IndexChecker {
         ? "index \(quoted(name)) holds entries for a document that is deleted, gone, or outside its partial_filter_selector"
         : "index \(quoted(name)) holds \(stored[rid]?.count ?? 0) entries for this document that differ from the \(expected[rid]!.count) it should"
       report.add(.init(collection: collection, documentID: id, index: name, message: problem))
+    }
+    for (rid, rev) in staleRevisions.sorted(by: { $0.key < $1.key }) {
+      report.add(
+        .init(
+          collection: collection, documentID: ids[rid], index: name,
+          message:
+            "index \(quoted(name)) holds an entry at revision \(quoted(rev)) for this document, which is at \(quoted(revisions[rid] ?? ""))"
+        ))
     }
     let recorded =
       try Int.fetchOne(

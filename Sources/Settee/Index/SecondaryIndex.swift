@@ -16,9 +16,9 @@ enum Upkeep: Sendable {
 /// ``SecondaryIndexes/kinds``; the write path and `settee check` go through the registry
 /// and name no kind. A new kind of index is one such type and one line there.
 ///
-/// Creating and dropping stay with each face (their definitions differ: a Mango index
-/// definition, a view's map, a `where` key list); keeping the data current, refusing a
-/// write for it, and checking it are asked of every kind the same way.
+/// Creating and dropping one index stay with each face (their definitions differ: a Mango
+/// index definition, a view's map, a `where` key list); keeping the data current, refusing
+/// a write for it, rebuilding it and checking it are asked of every kind the same way.
 protocol SecondaryIndexKind: Sendable {
   /// How the kind is kept current.
   static var upkeep: Upkeep { get }
@@ -33,6 +33,11 @@ protocol SecondaryIndexKind: Sendable {
   static func refusal(
     _ db: SQLConnection, cid: Int64, _ error: DatabaseError, body: [UInt8], documentID: String
   ) -> SetteeError?
+
+  /// Rebuilds the collection's data of this kind from its documents (in the caller's write
+  /// transaction): what repairs the damage ``Database/check()-854zx`` reports. Kinds kept
+  /// on read are emptied and caught up when next queried.
+  static func rebuild(_ db: SQLConnection, cid: Int64) throws
 
   /// What checks the collection's data of this kind for ``Database/check()-854zx``.
   static func checkers(
@@ -99,6 +104,11 @@ enum SecondaryIndexes {
   static let kinds: [any SecondaryIndexKind.Type] = [
     JSONIndexKind.self, TextIndexKind.self, ViewRowsKind.self, WhereFieldsKind.self,
   ]
+
+  /// Rebuilds every kind's data of the collection from its documents.
+  static func rebuild(_ db: SQLConnection, cid: Int64) throws {
+    for kind in kinds { try kind.rebuild(db, cid: cid) }
+  }
 
   /// The error naming the index that refused a document, if one of any kind did.
   static func refusal(

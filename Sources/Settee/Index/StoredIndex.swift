@@ -241,9 +241,23 @@ final class StoredIndex: Sendable {
     return try IndexKeys.rows(json, fields: definition.fields, indexName: definition.name)
   }
 
+  /// Rebuilds the collection's indexes of one kind: each is dropped and made again from its
+  /// stored definition (its name, fields, design document and partial filter kept), as
+  /// ``create(_:db:cid:)`` fills a new one.
+  static func rebuild(_ db: SQLConnection, cid: Int64, kind: IndexDefinition.Kind) throws {
+    for index in try all(db, cid: cid) where index.definition.kind == kind {
+      try index.drop(db)
+      _ = try create(index.definition, db: db, cid: cid)
+    }
+  }
+
   func drop(_ db: SQLConnection) throws {
     let table = definition.kind == .text ? TextIndex.table(self) : self.table
     try db.execute(sql: (SQLFragment("DROP TABLE ") + table).text)
     try db.execute(sql: "DELETE FROM indexes WHERE xid = ?", arguments: [xid])
+    // Its statistics go too: the next index may get the same xid, and its own.
+    if definition.kind == .json, try db.tableExists("sqlite_stat1") {
+      try db.execute(sql: "DELETE FROM sqlite_stat1 WHERE tbl = ?", arguments: ["ix_\(xid)"])
+    }
   }
 }

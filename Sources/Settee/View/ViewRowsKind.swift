@@ -6,6 +6,14 @@ import SetteeCore
 enum ViewRowsKind: SecondaryIndexKind {
   static var upkeep: Upkeep { .onRead }
 
+  /// Empties every view and value index of the collection: each catches up from the
+  /// first change when next queried (a Swift-mapped one once its map is registered).
+  static func rebuild(_ db: SQLConnection, cid: Int64) throws {
+    for kind in [ViewKind.view, .value] {
+      for view in try ViewStore.all(db, cid: cid, kind: kind) { try ViewStore.reset(db, view) }
+    }
+  }
+
   static func checkers(
     _ db: SQLConnection, _ database: Database, cid: Int64, collection: String,
     indexes: [StoredIndex]

@@ -83,6 +83,12 @@ enum WhereFieldTable {
     }
   }
 
+  /// Rebuilds the collection's field table, triggers and indexes from its stored settings
+  /// and documents.
+  static func rebuild(_ db: SQLConnection, cid: Int64) throws {
+    try rebuild(db, cid: cid, try load(db, cid: cid).0)
+  }
+
   private static func rebuild(_ db: SQLConnection, cid: Int64, _ settings: WhereSettings) throws {
     let table = SQLFragment.identifier(tableName(cid))
     for suffix in ["insert", "update", "delete"] {

@@ -16,6 +16,10 @@ enum WhereFieldsKind: SecondaryIndexKind {
       documentID: documentID)
   }
 
+  static func rebuild(_ db: SQLConnection, cid: Int64) throws {
+    try WhereFieldTable.rebuild(db, cid: cid)
+  }
+
   static func checkers(
     _ db: SQLConnection, _ database: Database, cid: Int64, collection: String,
     indexes: [StoredIndex]

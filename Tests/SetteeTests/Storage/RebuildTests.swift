@@ -1,0 +1,76 @@
+import Foundation
+import Settee
+import SetteeCore
+import SetteeTestSupport
+import Testing
+
+/// `rebuildIndexes()` repairs what `check()` reports of secondary data, whatever its kind
+/// (each kind rebuilds through the secondary-index registry), and leaves documents alone.
+@Suite("Rebuilding secondary indexes")
+struct RebuildTests {
+  let directory = TemporaryDirectory()
+
+  /// A collection with one secondary index of every kind: in a fresh file the JSON index
+  /// is `ix_1`, the TEXT index `fts_2`, the view `vw_1`, the value index `vw_2` and the
+  /// field table `wf_1`.
+  func makeDatabase() throws -> (Database, DocumentCollection) {
+    let db = try Database(path: directory.path("rebuild.db"), configuration: .init(fullSync: false))
+    let items = db.collection("items")
+    try items.putAll(
+      (0..<30).map {
+        [
+          "_id": .string("d\($0)"), "n": .int(Int64($0 % 6)),
+          "s": .string($0 % 5 == 0 ? "alpha beta" : "gamma"), "email": .string("u\($0)@x.org"),
+        ]
+      })
+    try items.ensureIndexed(["n"], name: "n")
+    try items.ensureIndexed(["s"], name: "s", type: .text)
+    let view = try items.defineView(json: ["name": "byN", "key": "n"])
+    _ = try view.query()
+    try items.valueIndexes.define("byS", field: "s")
+    _ = try items.valueIndexes.uniqueValues(of: "byS")
+    try items.addUniqueIndex("[email]")
+    try items.addQueryableFields("[n]")
+    return (db, items)
+  }
+
+  @Test(arguments: [
+    "DELETE FROM ix_1 WHERE id = 'd3'",
+    "UPDATE ix_1 SET rev = '9-bad' WHERE id = 'd4'",
+    "DELETE FROM fts_2 WHERE docid = (SELECT rid FROM documents WHERE id = 'd5')",
+    "DELETE FROM wf_1 WHERE rid = (SELECT rid FROM documents WHERE id = 'd6')",
+    "UPDATE wf_1 SET c0 = 'x' WHERE rid = (SELECT rid FROM documents WHERE id = 'd7')",
+    "DELETE FROM vw_1 WHERE doc_id = 'd8'",
+    "DELETE FROM vw_2 WHERE doc_id = 'd10'",
+  ])
+  func rebuildingRepairsWhatCheckReports(_ damage: String) throws {
+    let (db, items) = try makeDatabase()
+    let documents = try items.find(FindQuery())
+    try db.damage(damage)
+    #expect(try db.check().problemCount > 0, "\(damage) was not seen")
+    try items.rebuildIndexes()
+    let report = try db.check()
+    #expect(report.isHealthy, "\(damage): \(report.problems)")
+    #expect(try items.find(FindQuery()) == documents)
+    // Every kind answers from its rebuilt data.
+    #expect(try items.count(matching: Field("n") == 3) == 5)
+    #expect(try items.find(matching: .text("alpha")).count == 6)
+    #expect(try items.count(where: "[n] = 3 AND [email] LIKE 'u%'") == 5)
+    #expect(try items.view(named: "byN").query(ViewQuery().key(2)).rows.count == 5)
+    #expect(try items.valueIndexes.uniqueValues(of: "byS").count == 2)
+    expectError(.uniqueViolation) { try items.insert(["_id": "dup", "email": "u1@x.org"]) }
+  }
+
+  /// A database's rebuild covers every collection; a read-only one refuses.
+  @Test func everyCollectionAndReadOnlyFiles() async throws {
+    let (db, _) = try makeDatabase()
+    try await db.collection("other").put(["_id": "o"])
+    try db.damage("DELETE FROM ix_1")
+    try await db.rebuildIndexes()
+    #expect(try await db.check().isHealthy)
+    let readOnly = try Database(path: db.path!, configuration: .init(readOnly: true))
+    await #expect(throws: SetteeError.self) {
+      try await readOnly.collection("items").rebuildIndexes()
+    }
+  }
+}
