@@ -83,7 +83,7 @@ struct SetteeCommand: ParsableCommand {
       ExplainCommand.self, WhereCommand.self, WhereIndexCommand.self, QueryableCommand.self,
       DefaultsCommand.self, AliasCommand.self, ViewCommand.self, AllDocsCommand.self,
       MetadataCommand.self,
-      CheckCommand.self, RebuildCommand.self,
+      CheckCommand.self, RebuildCommand.self, DescribeCommand.self,
       BenchCommand.self,
     ]
   )

@@ -137,6 +137,12 @@ struct CLITests {
     #expect(try json(rebuilt) == ["ok": true, "collections": ["_default", "b"]])
     #expect(try settee("check").status == 0)
     #expect(try settee("rebuild").status == 0)
+    // describe lists the index (kept by every write) and the documents.
+    #expect(
+      try json(try settee("describe")) == [
+        "collection": "_default", "documents": 1,
+        "secondary": [["kind": "json", "name": "n", "upkeep": "in_write", "rows": 1]],
+      ])
     let missing = try SetteeBinary.run(["--db", directory.path("none.db"), "rebuild"])
     #expect(missing.status != 0 && missing.stderr.contains("not_found"))
     #expect(!FileManager.default.fileExists(atPath: directory.path("none.db")))

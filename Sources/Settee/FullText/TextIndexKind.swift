@@ -16,6 +16,15 @@ enum TextIndexKind: SecondaryIndexKind {
     try StoredIndex.rebuild(db, cid: cid, kind: .text)
   }
 
+  static func describe(_ db: SQLConnection, cid: Int64) throws -> [SecondaryIndexInfo] {
+    try StoredIndex.all(db, cid: cid).filter { $0.definition.kind == .text }.map { index in
+      let count = SQLFragment("SELECT count(*) FROM ") + TextIndex.table(index)
+      return SecondaryIndexInfo(
+        kind: .text, name: index.definition.name, upkeep: upkeep.info,
+        rows: try Int.fetchOne(db, sql: count.text) ?? 0)
+    }
+  }
+
   static func checkers(
     _ db: SQLConnection, _ database: Database, cid: Int64, collection: String,
     indexes: [StoredIndex]

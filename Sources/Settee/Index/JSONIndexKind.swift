@@ -17,6 +17,15 @@ enum JSONIndexKind: SecondaryIndexKind {
     try StoredIndex.rebuild(db, cid: cid, kind: .json)
   }
 
+  static func describe(_ db: SQLConnection, cid: Int64) throws -> [SecondaryIndexInfo] {
+    try StoredIndex.all(db, cid: cid).filter { $0.definition.kind == .json }.map { index in
+      let count = SQLFragment("SELECT count(*) FROM ") + index.table
+      return SecondaryIndexInfo(
+        kind: .json, name: index.definition.name, upkeep: upkeep.info,
+        rows: try Int.fetchOne(db, sql: count.text) ?? 0)
+    }
+  }
+
   static func checkers(
     _ db: SQLConnection, _ database: Database, cid: Int64, collection: String,
     indexes: [StoredIndex]

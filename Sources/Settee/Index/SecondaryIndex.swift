@@ -39,6 +39,10 @@ protocol SecondaryIndexKind: Sendable {
   /// on read are emptied and caught up when next queried.
   static func rebuild(_ db: SQLConnection, cid: Int64) throws
 
+  /// The collection's data of this kind, as `DocumentCollection.secondaryIndexes()`
+  /// lists it.
+  static func describe(_ db: SQLConnection, cid: Int64) throws -> [SecondaryIndexInfo]
+
   /// What checks the collection's data of this kind for ``Database/check()-854zx``.
   static func checkers(
     _ db: SQLConnection, _ database: Database, cid: Int64, collection: String,

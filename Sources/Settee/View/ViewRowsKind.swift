@@ -14,6 +14,20 @@ enum ViewRowsKind: SecondaryIndexKind {
     }
   }
 
+  static func describe(_ db: SQLConnection, cid: Int64) throws -> [SecondaryIndexInfo] {
+    let lastSeq = try DocumentReader.lastSequence(db, cid: cid)
+    var infos: [SecondaryIndexInfo] = []
+    for kind in [ViewKind.view, .value] {
+      for view in try ViewStore.all(db, cid: cid, kind: kind) {
+        infos.append(
+          SecondaryIndexInfo(
+            kind: kind == .view ? .view : .valueIndex, name: view.name, upkeep: upkeep.info,
+            rows: Int(view.totalRows), changesBehind: max(0, lastSeq - view.lastSeq)))
+      }
+    }
+    return infos
+  }
+
   static func checkers(
     _ db: SQLConnection, _ database: Database, cid: Int64, collection: String,
     indexes: [StoredIndex]

@@ -20,6 +20,18 @@ enum WhereFieldsKind: SecondaryIndexKind {
     try WhereFieldTable.rebuild(db, cid: cid)
   }
 
+  static func describe(_ db: SQLConnection, cid: Int64) throws -> [SecondaryIndexInfo] {
+    let (settings, _) = try WhereFieldTable.load(db, cid: cid)
+    guard !settings.columns.isEmpty else { return [] }
+    let count =
+      SQLFragment("SELECT count(*) FROM ") + .identifier(WhereFieldTable.tableName(cid))
+    return [
+      SecondaryIndexInfo(
+        kind: .whereFields, name: settings.columns.map { "[\($0)]" }.joined(separator: ", "),
+        upkeep: upkeep.info, rows: try Int.fetchOne(db, sql: count.text) ?? 0)
+    ]
+  }
+
   static func checkers(
     _ db: SQLConnection, _ database: Database, cid: Int64, collection: String,
     indexes: [StoredIndex]

@@ -73,4 +73,19 @@ struct RebuildTests {
       try await readOnly.collection("items").rebuildIndexes()
     }
   }
+
+  /// `secondaryIndexes()` lists every kind through the registry, with how it is kept and
+  /// how far a view is behind.
+  @Test func secondaryIndexesListEveryKind() throws {
+    let (_, items) = try makeDatabase()
+    try items.put(["_id": "late", "n": 1])
+    let listed = try items.secondaryIndexes()
+    #expect(
+      listed.map { "\($0.kind.rawValue) \($0.name) \($0.upkeep.rawValue) \($0.rows)" } == [
+        "json n in_write 31", "text s in_write 31", "view byN on_read 30",
+        "value_index byS on_read 30", "where_fields [n], [email] by_trigger 31",
+      ])
+    #expect(listed.map(\.changesBehind) == [nil, nil, 1, 1, nil])
+    #expect(try items.database.collection("none").secondaryIndexes().isEmpty)
+  }
 }
