@@ -1,10 +1,12 @@
-
-/// A CouchDB-style revision id, `N-<hex digest>`.
+/// A CouchDB-style revision id, `N-<suffix>`.
 ///
-/// `N` (the generation) counts the edits on the document's branch; the digest is the MD5 of
-/// the parent revision, the deletion flag and the body, so that the same edit made on two
-/// replicas gets the same id, as in CouchDB. Revisions order by generation, then digest,
-/// which is how CouchDB picks the winning revision among conflicts.
+/// `N` (the generation) counts the edits on the document's branch. Settee's own revisions
+/// have an MD5 hex digest as their suffix: of the parent revision, the deletion flag and
+/// the body, so that the same edit made on two replicas gets the same id, as in CouchDB.
+/// Revisions from peers keep whatever suffix they came with, byte for byte (CouchDB's own
+/// examples use `10-ABC`; Couchbase Lite 1.x sends SHA-1s), except that a suffix of 32 hex
+/// digits is lowercased, as CouchDB stores it. Revisions order by generation, then suffix
+/// bytes, which is how CouchDB picks the winning revision among conflicts.
 ///
 /// Revisions come from writes (``description`` gives the text to send back) or from text
 /// through the throwing ``init(parsing:)``; there is deliberately no string literal form,
@@ -12,32 +14,39 @@
 public struct RevisionID: Sendable, Hashable, Comparable, CustomStringConvertible,
   LosslessStringConvertible
 {
-  /// How many edits the branch has had (`N` in `N-<digest>`).
+  /// How many edits the branch has had (`N` in `N-<suffix>`).
   public let generation: Int
-  /// `N-<digest>`, as stored and sent; kept whole, so reading a revision from a row costs
+  /// `N-<suffix>`, as stored and sent; kept whole, so reading a revision from a row costs
   /// no second string.
   public let description: String
 
-  /// Lowercase hexadecimal.
+  /// The most bytes a suffix may have.
+  public static let maxSuffixBytes = 255
+
+  /// The suffix after `N-` (for Settee's own revisions, lowercase hexadecimal).
   public var digest: String {
     let utf8 = description.utf8
     return String(Substring(utf8[utf8.index(after: utf8.firstIndex(of: UInt8(ascii: "-"))!)...]))
   }
 
-  /// Parses `N-<hex>`; `nil` when the text is not of that form.
+  /// Parses `N-<suffix>`; `nil` when the text is not of that form.
   ///
-  /// Only the canonical spelling is accepted (a generation without leading zeros, a
-  /// lowercase digest), as Settee and CouchDB write revisions: a revision is compared as
-  /// text, so `1-ABC` is not `1-abc`, and taking it as such would hide a client's bug.
+  /// The generation is decimal without a sign or leading zero, at least 1; the suffix is
+  /// 1 to ``maxSuffixBytes`` bytes with no control character, kept as given but for 32 hex
+  /// digits, which are lowercased (CouchDB's rule: it keeps such a suffix as the 16 bytes
+  /// they spell).
   public init?(_ description: String) {
     var text = description
-    guard let generation = text.withUTF8({ RevisionID.parse($0) }) else { return nil }
+    guard let (generation, lowercase) = text.withUTF8({ RevisionID.parse($0) }) else {
+      return nil
+    }
     self.generation = generation
-    self.description = text
+    self.description = lowercase ? text.lowercased() : text
   }
 
-  /// The generation of a canonical `N-<lowercase hex>`; `nil` for anything else.
-  private static func parse(_ bytes: UnsafeBufferPointer<UInt8>) -> Int? {
+  /// The generation of `N-<suffix>`, and whether the suffix is 32 hex digits with an
+  /// uppercase one; `nil` for anything else.
+  private static func parse(_ bytes: UnsafeBufferPointer<UInt8>) -> (Int, Bool)? {
     var generation = 0
     var index = 0
     // The generation: decimal digits, no sign, no leading zero, at least 1.
@@ -51,27 +60,31 @@ public struct RevisionID: Sendable, Hashable, Comparable, CustomStringConvertibl
       return nil
     }
     index += 1
-    let digestOffset = index
+    let count = bytes.count - index
+    guard count >= 1, count <= maxSuffixBytes else { return nil }
+    var hex = count == 32
+    var upper = false
     while index < bytes.count {
-      switch bytes[index] {
+      let byte = bytes[index]
+      guard byte >= 0x20, byte != 0x7F else { return nil }
+      switch byte {
       case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "a")...UInt8(ascii: "f"): break
-      default: return nil
+      case UInt8(ascii: "A")...UInt8(ascii: "F"): upper = true
+      default: hex = false
       }
       index += 1
     }
-    let count = bytes.count - digestOffset
-    guard count >= 1, count <= 128 else { return nil }
-    return generation
+    return (generation, hex && upper)
   }
 
-  /// Parses `N-<hex>`.
+  /// Parses `N-<suffix>` (see ``init(_:)``).
   ///
   /// - Throws: ``SetteeError`` with code `invalidRevision`.
   public init(parsing text: String) throws {
     guard let revision = RevisionID(text) else {
       throw SetteeError(
         .invalidRevision,
-        "invalid revision \(JSONWriter.string(.string(text))): expected N-<lowercase hex digest>, as Settee writes it"
+        "invalid revision \(JSONWriter.string(.string(text))): expected N-<suffix>, a generation of at least 1 without leading zeros, a dash, and 1 to \(RevisionID.maxSuffixBytes) bytes without control characters"
       )
     }
     self = revision
@@ -109,8 +122,10 @@ public struct RevisionID: Sendable, Hashable, Comparable, CustomStringConvertibl
       description: Hex.string(ofDigest: hasher.finalize(), prefix: "\(generation)-"))
   }
 
+  /// By generation, then suffix bytes (not Swift's `String` order, which compares by
+  /// Unicode canonical equivalence).
   public static func < (lhs: RevisionID, rhs: RevisionID) -> Bool {
     if lhs.generation != rhs.generation { return lhs.generation < rhs.generation }
-    return lhs.digest < rhs.digest
+    return lhs.digest.utf8.lexicographicallyPrecedes(rhs.digest.utf8)
   }
 }

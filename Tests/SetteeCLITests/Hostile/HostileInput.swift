@@ -76,7 +76,9 @@ extension HostileInput {
     put(#"{"_id": ""}"#, .error("illegal_docid")),
     put(#"{"_id": 7}"#, .error("illegal_docid")),
     put(#"{"_id": "_local/x"}"#, .error("illegal_docid")),
-    put(#"{"_id": "p1", "_rev": "1-ABCDEF"}"#, .error("bad_request")),
+    put(#"{"_id": "p1", "_rev": "01-abcdef"}"#, .error("bad_request")),
+    // A peer's spelling is a revision (issue 31); it is not p1's current one.
+    put(#"{"_id": "p1", "_rev": "1-ABCDEF"}"#, .error("conflict")),
     put(#"{"_id": "p1", "_rev": "banana"}"#, .error("bad_request")),
     put(#"{"_id": "p1", "n": 2}"#, .error("conflict")),
     put(#"{"_id": "new", "_rev": "1-abc"}"#, .error("conflict")),
@@ -199,7 +201,9 @@ extension HostileInput {
     HostileInput(
       kind: "id", arguments: ["delete", "p1", "--rev", "banana"], outcome: .error("bad_request")),
     HostileInput(
-      kind: "id", arguments: ["delete", "p1", "--rev", "1-ABC"], outcome: .error("bad_request")),
+      kind: "id", arguments: ["delete", "p1", "--rev", "0-ABC"], outcome: .error("bad_request")),
+    HostileInput(
+      kind: "id", arguments: ["delete", "p1", "--rev", "1-ABC"], outcome: .error("conflict")),
     HostileInput(
       kind: "id", arguments: ["delete", "p1", "--rev", "1-abc"], outcome: .error("conflict")),
     HostileInput(

@@ -1,3 +1,4 @@
+import Foundation
 import GRDB
 import SetteeCore
 import SetteeTestSupport
@@ -19,6 +20,20 @@ struct RevisionRulesTests {
     #expect {
       try body()
     } throws: { ($0 as? SetteeError)?.code == code }
+  }
+
+  /// A record restored with a peer's revision (issue 31) keeps it byte for byte, and the
+  /// next edit descends from it.
+  @Test func importedPeerRevisionsAreKept() throws {
+    let directory = TemporaryDirectory()
+    let file = directory.path("peer.ndjson")
+    try Data(#"{"_id":"x","_rev":"10-ABC","n":1}"#.utf8).write(to: URL(fileURLWithPath: file))
+    try people.importDocuments(contentsOf: URL(fileURLWithPath: file))
+    let stored = try #require(try people.get("x"))
+    #expect(stored.rev?.description == "10-ABC")
+    let edited = try people.put(["_id": "x", "_rev": "10-ABC", "n": 2])
+    #expect(edited.rev.generation == 11)
+    #expect(try people.revisions(of: "x").map(\.rev.description).contains("10-ABC"))
   }
 
   @Test func createsWithAGivenOrGeneratedID() throws {

@@ -79,7 +79,7 @@ struct DamagedFileTests {
 
   @Test func aDamagedRevisionIsCorruption() throws {
     let db = try makeDatabase()
-    try db.damage("UPDATE documents SET rev = '1-NOTHEX' WHERE id = 'p4'")
+    try db.damage("UPDATE documents SET rev = '0-nogeneration' WHERE id = 'p4'")
     let error = expectError(.corruption) { _ = try db.collection("people").get("p4") }
     #expect(error?.documentID == "p4")
     expectError(.corruption) { _ = try db.collection("people").changes() }
