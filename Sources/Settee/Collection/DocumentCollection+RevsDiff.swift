@@ -1,0 +1,85 @@
+import SetteeCore
+
+/// What a collection lacks of the revisions a peer offers for one document (CouchDB's
+/// `_revs_diff`).
+public struct RevisionDifference: Sendable, Hashable {
+  /// The offered revisions the collection does not hold, in the order offered.
+  public var missing: [RevisionID]
+  /// The document's leaves whose generation is below the highest missing one: revisions
+  /// the peer may hold as ancestors of what it sends, so it can send only what follows.
+  public var possibleAncestors: [RevisionID]
+
+  /// A difference: the missing revisions and the possible ancestors.
+  public init(missing: [RevisionID], possibleAncestors: [RevisionID] = []) {
+    self.missing = missing
+    self.possibleAncestors = possibleAncestors
+  }
+
+  /// CouchDB's shape: `{"missing": […]}`, with `"possible_ancestors"` when there are any.
+  public var json: JSON {
+    var members: [(String, JSON)] = [("missing", .array(missing.map { .string($0.description) }))]
+    if !possibleAncestors.isEmpty {
+      members.append(
+        ("possible_ancestors", .array(possibleAncestors.map { .string($0.description) })))
+    }
+    return .object(JSONObject(members))
+  }
+}
+
+extension DocumentCollection {
+  /// CouchDB's `_revs_diff`: for each document id, the offered revisions the collection
+  /// does not hold and its possible ancestors among them, read from one snapshot.
+  /// Documents with nothing missing are left out, as CouchDB leaves them out; a document
+  /// the collection has never held misses every revision offered.
+  ///
+  /// The answer comes from the stored revision tree as the reference model
+  /// (`RevisionTree`) reads it, so it stays right as trees gain branches.
+  public func revsDiff(_ offered: [String: [RevisionID]]) throws -> [String: RevisionDifference] {
+    let (name, database) = (self.name, self.database)
+    return try database.read { db in
+      let cid = try database.collectionID(db, name)
+      var answer: [String: RevisionDifference] = [:]
+      for (id, revisions) in offered {
+        let tree =
+          try cid.map { try DocumentReader.revisionTree(db, cid: $0, id: id) } ?? RevisionTree()
+        let (missing, ancestors) = tree.missing(revisions.map(\.treeRev))
+        guard !missing.isEmpty else { continue }
+        answer[id] = RevisionDifference(
+          missing: try missing.map { try RevisionID(parsing: $0.description) },
+          possibleAncestors: try ancestors.map { try RevisionID(parsing: $0.description) })
+      }
+      return answer
+    }
+  }
+
+  /// CouchDB's `_revs_diff`, without blocking the caller's thread.
+  public func revsDiff(_ offered: [String: [RevisionID]]) async throws
+    -> [String: RevisionDifference]
+  {
+    try await database.withConnection(.reading) { try self.revsDiff(offered) }
+  }
+}
+
+extension RevisionID {
+  /// The same revision in the reference tree's terms (every RevisionID is one).
+  var treeRev: RevisionTree.Rev {
+    RevisionTree.Rev(generation: generation, suffix: digest)
+  }
+}
+
+extension DocumentReader {
+  /// The document's stored revision tree (empty for a document never held).
+  static func revisionTree(_ db: SQLConnection, cid: Int64, id: String) throws -> RevisionTree {
+    var tree = RevisionTree()
+    for revision in try revisions(db, cid: cid, id: id) {
+      let path = [revision.rev.treeRev] + (revision.parent.map { [$0.treeRev] } ?? [])
+      guard tree.insert(path: path, deleted: revision.isDeleted) != nil else {
+        throw SetteeError(
+          .corruption,
+          "the database file is damaged: the revision history of \(quoted(id)) has \(revision.rev) after \(revision.parent.map { "\($0)" } ?? "nothing")",
+          documentID: id)
+      }
+    }
+    return tree
+  }
+}
