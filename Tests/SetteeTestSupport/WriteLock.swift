@@ -29,3 +29,14 @@ extension Settee.Database {
     try writer.writeWithoutTransaction { try $0.execute(sql: sql) }
   }
 }
+
+extension Settee.Database {
+  /// The entry tables SQLite's planner has statistics for (`sqlite_stat1` rows of `ix_…`).
+  public func statisticsTables() throws -> [String] {
+    try writer.read { db in
+      guard try db.tableExists("sqlite_stat1") else { return [] }
+      return try String.fetchAll(
+        db, sql: "SELECT tbl FROM sqlite_stat1 WHERE tbl GLOB 'ix_*' ORDER BY tbl")
+    }
+  }
+}

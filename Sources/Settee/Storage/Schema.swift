@@ -190,6 +190,17 @@ enum Schema {
       // WhereFieldTable.extract and jsonPath): their triggers and columns are written anew.
       try WhereFieldTable.rebuildAll(db)
     }
+    migrator.registerMigration("v11-stat1-orphans") { db in
+      // Dropping a JSON index left its statistics row in sqlite_stat1 (until 91f9636); a
+      // later index given the same xid would have shared it. Rows of entry tables that no
+      // longer exist go.
+      guard try db.tableExists("sqlite_stat1") else { return }
+      try db.execute(
+        sql: """
+          DELETE FROM sqlite_stat1 WHERE tbl GLOB 'ix_*'
+            AND tbl NOT IN (SELECT name FROM sqlite_master WHERE type = 'table')
+          """)
+    }
     return migrator
   }
 
@@ -197,7 +208,7 @@ enum Schema {
   /// reader needs, or rewrite what readers read as before until a writer migrates. A read-only open (which cannot migrate) accepts a file missing only
   /// these.
   static let readerOptional: Set<String> = [
-    "v9-no-rev-index", "v10-where-whole-names-and-strings",
+    "v9-no-rev-index", "v10-where-whole-names-and-strings", "v11-stat1-orphans",
   ]
 }
 

@@ -56,7 +56,7 @@ struct BenchSuite {
   }
 
   /// The schema the baselines' SQL is written for (`Database.schemaVersion`).
-  static let schemaVersion = "v10-where-whole-names-and-strings"
+  static let schemaVersion = "v11-stat1-orphans"
 
   var repetitions: Int { quick ? 1 : 5 }
 

@@ -88,4 +88,31 @@ struct RebuildTests {
     #expect(listed.map(\.changesBehind) == [nil, nil, 1, 1, nil])
     #expect(try items.database.collection("none").secondaryIndexes().isEmpty)
   }
+
+  /// Dropping an index removes its statistics row; rows left by older versions go with the
+  /// migration that opens the file for writing.
+  @Test func statisticsRowsOfDroppedIndexesGo() throws {
+    let path = directory.path("stat.db")
+    func statTables(_ db: Database) throws -> [String] {
+      try db.statisticsTables()
+    }
+    do {
+      let db = try Database(path: path, configuration: .init(fullSync: false))
+      let items = db.collection("items")
+      try items.putAll((0..<10).map { ["_id": .string("d\($0)"), "n": .int(Int64($0))] })
+      try items.ensureIndexed(["n"], name: "n")
+      try items.ensureIndexed(["m"], name: "m")
+      #expect(try statTables(db) == ["ix_1", "ix_2"])
+      try items.deleteIndex(named: "m")
+      #expect(try statTables(db) == ["ix_1"])
+      // As an older version left a file: an orphan row, the migration not yet run.
+      try db.damage(
+        """
+        INSERT INTO sqlite_stat1 (tbl, idx, stat) VALUES ('ix_7', 'ix_7', '10 1 1 1');
+        DELETE FROM grdb_migrations WHERE identifier = 'v11-stat1-orphans';
+        """)
+      #expect(try statTables(db) == ["ix_1", "ix_7"])
+    }
+    #expect(try statTables(try Database(path: path)) == ["ix_1"])
+  }
 }
