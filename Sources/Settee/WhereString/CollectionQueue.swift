@@ -157,6 +157,11 @@ extension DocumentCollection {
 
   /// Blocks until every operation submitted to the collection so far has run (at once
   /// when called from one of them).
+  ///
+  /// Call it from synchronous code: the queue's operations are tasks, which need a thread
+  /// of Swift's cooperative pool to go on, and a task that blocks one of those threads
+  /// here holds back what it waits for (on a machine with one core, for good). Async code
+  /// awaits the `async` form.
   public func waitForPendingOperations() {
     CollectionQueues.waitForAll(
       database.collectionQueues.lastTasks(of: name), skippingRunning: true)
@@ -170,6 +175,9 @@ extension Database {
   }
 
   /// Blocks until every operation submitted so far to any collection's queue has run.
+  ///
+  /// Call it from synchronous code; async code awaits the `async` form (see
+  /// ``DocumentCollection/waitForPendingOperations()-93007``).
   public func waitForPendingOperations() {
     CollectionQueues.waitForAll(collectionQueues.lastTasks(), skippingRunning: true)
   }

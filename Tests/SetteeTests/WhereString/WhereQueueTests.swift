@@ -65,10 +65,16 @@ struct WhereQueueTests {
     await database.waitForPendingOperations()
     #expect(last.isDone)
     #expect(try await other.count() == 20)
-    // The blocking form, also from inside an operation (where it returns at once).
+    // The blocking form, from synchronous code (a thread of its own, not one of the
+    // cooperative pool's), and from inside an operation (where it returns at once).
     users.enqueue { try $0.insert(["_id": "late"]) }
-    let blockingWait: () -> Void = users.waitForPendingOperations
-    blockingWait()
+    let blockingWait: @Sendable () -> Void = users.waitForPendingOperations
+    await withCheckedContinuation { continuation in
+      Thread {
+        blockingWait()
+        continuation.resume()
+      }.start()
+    }
     #expect(try await users.get("late") != nil)
     let inside = users.enqueue { users in
       users.waitForPendingOperations()
