@@ -17,12 +17,7 @@ enum TextIndexKind: SecondaryIndexKind {
   }
 
   static func describe(_ db: SQLConnection, cid: Int64) throws -> [SecondaryIndexInfo] {
-    try StoredIndex.all(db, cid: cid).filter { $0.definition.kind == .text }.map { index in
-      let count = SQLFragment("SELECT count(*) FROM ") + TextIndex.table(index)
-      return SecondaryIndexInfo(
-        kind: .text, name: index.definition.name, upkeep: upkeep.info,
-        rows: try Int.fetchOne(db, sql: count.text) ?? 0)
-    }
+    try StoredIndex.describe(db, cid: cid, kind: .text, as: .text, upkeep: upkeep)
   }
 
   static func checkers(

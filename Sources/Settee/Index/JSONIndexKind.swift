@@ -18,12 +18,7 @@ enum JSONIndexKind: SecondaryIndexKind {
   }
 
   static func describe(_ db: SQLConnection, cid: Int64) throws -> [SecondaryIndexInfo] {
-    try StoredIndex.all(db, cid: cid).filter { $0.definition.kind == .json }.map { index in
-      let count = SQLFragment("SELECT count(*) FROM ") + index.table
-      return SecondaryIndexInfo(
-        kind: .json, name: index.definition.name, upkeep: upkeep.info,
-        rows: try Int.fetchOne(db, sql: count.text) ?? 0)
-    }
+    try StoredIndex.describe(db, cid: cid, kind: .json, as: .json, upkeep: upkeep)
   }
 
   static func checkers(

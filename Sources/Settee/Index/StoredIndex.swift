@@ -251,9 +251,26 @@ final class StoredIndex: Sendable {
     }
   }
 
+  /// The table holding its entries: `ix_<xid>` for a JSON index, the FTS4 table
+  /// `fts_<xid>` for a TEXT index.
+  var entryTable: SQLFragment { definition.kind == .text ? TextIndex.table(self) : table }
+
+  /// The collection's indexes of one kind as ``SecondaryIndexInfo`` lists them, with the
+  /// rows of each.
+  static func describe(
+    _ db: SQLConnection, cid: Int64, kind: IndexDefinition.Kind, as info: SecondaryIndexInfo.Kind,
+    upkeep: Upkeep
+  ) throws -> [SecondaryIndexInfo] {
+    try all(db, cid: cid).filter { $0.definition.kind == kind }.map { index in
+      let count = SQLFragment("SELECT count(*) FROM ") + index.entryTable
+      return SecondaryIndexInfo(
+        kind: info, name: index.definition.name, upkeep: upkeep.info,
+        rows: try Int.fetchOne(db, sql: count.text) ?? 0)
+    }
+  }
+
   func drop(_ db: SQLConnection) throws {
-    let table = definition.kind == .text ? TextIndex.table(self) : self.table
-    try db.execute(sql: (SQLFragment("DROP TABLE ") + table).text)
+    try db.execute(sql: (SQLFragment("DROP TABLE ") + entryTable).text)
     try db.execute(sql: "DELETE FROM indexes WHERE xid = ?", arguments: [xid])
     // Its statistics go too: the next index may get the same xid, and its own.
     if definition.kind == .json, try db.tableExists("sqlite_stat1") {
