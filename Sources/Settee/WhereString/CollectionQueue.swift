@@ -99,10 +99,11 @@ final class CollectionQueues: Sendable {
     }
   }
 
-  /// Blocks until `tasks` have finished (a queue's own operation does not wait for
-  /// itself: what came before it has run).
-  static func waitForAll(_ tasks: [Task<Void, Never>], skippingRunning: Bool) {
-    guard !tasks.isEmpty, !(skippingRunning && running != nil) else { return }
+  /// Blocks until `tasks` have finished; at once from inside a queued operation, which
+  /// holds the writer connection that the operations it would wait for need (what came
+  /// before it on its own queue has run).
+  static func waitForAll(_ tasks: [Task<Void, Never>]) {
+    guard !tasks.isEmpty, running == nil else { return }
     let done = DispatchSemaphore(value: 0)
     Task {
       for task in tasks { await task.value }
@@ -163,8 +164,7 @@ extension DocumentCollection {
   /// here holds back what it waits for (on a machine with one core, for good). Async code
   /// awaits the `async` form.
   public func waitForPendingOperations() {
-    CollectionQueues.waitForAll(
-      database.collectionQueues.lastTasks(of: name), skippingRunning: true)
+    CollectionQueues.waitForAll(database.collectionQueues.lastTasks(of: name))
   }
 }
 
@@ -174,11 +174,12 @@ extension Database {
     for task in collectionQueues.lastTasks() { await task.value }
   }
 
-  /// Blocks until every operation submitted so far to any collection's queue has run.
+  /// Blocks until every operation submitted so far to any collection's queue has run (at
+  /// once when called from one of them, which holds the writer the others need).
   ///
   /// Call it from synchronous code; async code awaits the `async` form (see
   /// ``DocumentCollection/waitForPendingOperations()-93007``).
   public func waitForPendingOperations() {
-    CollectionQueues.waitForAll(collectionQueues.lastTasks(), skippingRunning: true)
+    CollectionQueues.waitForAll(collectionQueues.lastTasks())
   }
 }
