@@ -116,17 +116,26 @@ public struct DocumentCollection: Sendable {
   func writeOperation(_ documents: [Document], mode: WriteMode)
     -> @Sendable (SQLConnection) throws -> [WriteResult]
   {
+    writeOperation(documents) { writer, document in try writer.write(document, mode: mode) }
+  }
+
+  /// A write transaction running `write` for each item in order with one writer: all of
+  /// them or, on any error (naming the item's place when there are several), none.
+  func writeOperation<Item: Sendable>(
+    _ items: [Item],
+    _ write: @escaping @Sendable (inout DocumentWriter, Item) throws -> WriteResult
+  ) -> @Sendable (SQLConnection) throws -> [WriteResult] {
     let limits = database.configuration.limits
     let catalog = database.indexCatalog
     let name = self.name
     return { db in
       var writer = try DocumentWriter(db: db, collection: name, limits: limits, catalog: catalog)
       var results: [WriteResult] = []
-      results.reserveCapacity(documents.count)
-      for (index, document) in documents.enumerated() {
+      results.reserveCapacity(items.count)
+      for (index, item) in items.enumerated() {
         do {
-          results.append(try writer.write(document, mode: mode))
-        } catch let error as SetteeError where documents.count > 1 {
+          results.append(try write(&writer, item))
+        } catch let error as SetteeError where items.count > 1 {
           throw error.at(record: index)
         }
       }

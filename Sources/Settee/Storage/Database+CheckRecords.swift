@@ -5,8 +5,8 @@ import SetteeCore
 extension Database {
   /// A collection's sequence numbers and revisions: its `last_seq` is at least every
   /// document's (a write takes the next one, which another document would already hold),
-  /// every revision id reads back, and every recorded revision belongs to a document of
-  /// the collection and is older than its current one.
+  /// every revision id reads back, and every stored revision tree holds together
+  /// (``treeProblems(_:row:id:)``).
   static func checkSequences(
     _ db: SQLConnection, cid: Int64, collection: String, _ report: inout CheckReport
   ) throws {
@@ -22,30 +22,68 @@ extension Database {
             "the collection records sequence number \(lastSeq), behind its documents' highest, \(highest): every write would fail"
         ))
     }
-    let revisions = try Row.fetchCursor(
+    let branched = try Row.fetchCursor(
       db,
       sql: """
-        SELECT d.id, r.rev, r.seq, d.rev, d.seq FROM revisions r
-        JOIN documents d ON d.rid = r.rid WHERE d.cid = ?
+        SELECT d.rid, d.id, d.rev, d.deleted, d.seq, d.conflicts, d.deleted_conflicts
+        FROM documents d WHERE d.cid = ? AND (d.conflicts + d.deleted_conflicts > 0
+          OR EXISTS (SELECT 1 FROM revisions r WHERE r.rid = d.rid))
         """, arguments: [cid])
-    while let row = try revisions.next() {
-      let id: String = try row.value(0)
+    while let row = try branched.next() {
+      let id: String = try row.value(1)
       do {
-        let old = try DocumentReader.storedRevision(try row.value(1), documentID: id)
-        let current = try DocumentReader.storedRevision(try row.value(3), documentID: id)
-        let (oldSeq, currentSeq): (Int64, Int64) = (try row.value(2), try row.value(4))
-        if old != current, old.generation >= current.generation || oldSeq > currentSeq {
-          report.add(
-            .init(
-              collection: collection, documentID: id,
-              message:
-                "the document's history holds revision \(old), which is not older than its current \(current)"
-            ))
+        for problem in try treeProblems(db, row: row, id: id) {
+          report.add(.init(collection: collection, documentID: id, message: problem))
         }
       } catch let error as SetteeError {
         report.add(.init(collection: collection, documentID: id, message: error.message))
       }
     }
+  }
+
+  /// What is wrong with a document's stored revision tree: a parent of another
+  /// generation than its child's minus one, a winner in `documents` that is not the
+  /// greatest leaf, conflict counts that differ from the leaves, a body where none is kept
+  /// or none where a losing leaf needs one, a revision newer than the document's sequence
+  /// number.
+  private static func treeProblems(_ db: SQLConnection, row: Row, id: String) throws -> [String] {
+    let rid: Int64 = try row.value(0)
+    let winner = try DocumentReader.storedRevision(try row.value(2), documentID: id)
+    let (deleted, seq): (Bool, Int64) = (try row.value(3), try row.value(4))
+    let counts: (Int64, Int64) = (try row.value(5), try row.value(6))
+    let tree = try StoredTree.load(
+      db, rid: rid, id: id, winner: winner, deleted: deleted, seq: seq)
+    var problems: [String] = []
+    for (rev, node) in tree.nodes {
+      if let parent = node.parent, parent.generation != rev.generation - 1 {
+        problems.append("the document's history has revision \(rev) after \(parent)")
+      }
+      if node.seq > seq {
+        problems.append(
+          "the document's history holds revision \(rev) at sequence number \(node.seq), after the document's \(seq)"
+        )
+      }
+    }
+    let leaves = tree.leaves
+    guard let best = leaves.first else { return problems }
+    if best != winner || tree.nodes[best]!.deleted != deleted {
+      problems.append(
+        "the document's winning revision is \(winner), but its greatest leaf is \(best)")
+    }
+    let live = leaves.dropFirst().filter { !tree.nodes[$0]!.deleted }.count
+    if counts != (Int64(live), Int64(leaves.count - 1 - live)) {
+      problems.append(
+        "the document records \(counts.0) live and \(counts.1) deleted losing leaves, but has \(live) and \(leaves.count - 1 - live)"
+      )
+    }
+    let losers = Set(leaves.dropFirst())
+    for (rev, node) in tree.nodes where node.hasBody != losers.contains(rev) {
+      problems.append(
+        node.hasBody
+          ? "the document's history keeps a body for revision \(rev), which is not a losing leaf"
+          : "the document's losing leaf \(rev) has no body")
+    }
+    return problems.sorted()
   }
 
   /// The collection's `where` settings read back, aliases included.

@@ -32,14 +32,16 @@ enum WriteMode {
 /// Create it in a transaction, call ``write(_:mode:)`` any number of times, then
 /// ``finish()``; every statement is prepared once and bound, never spliced.
 struct DocumentWriter {
-  private let db: SQLConnection
-  private let cid: Int64
+  let db: SQLConnection
+  let cid: Int64
   private let limits: DocumentLimits
-  private var lastSeq: Int64
+  var lastSeq: Int64
   private let startSeq: Int64
+  /// How many revisions of each branch the collection keeps (see ``Schema``).
+  let revsLimit: Int
   /// The collection's `holds_nul` (see ``Schema``), set by the first body that needs it.
   private var holdsNUL: Bool
-  private var indexes: IndexMaintainer
+  var indexes: IndexMaintainer
   /// The statements every write runs, kept once prepared (the connection's statement cache
   /// hashes the SQL text at each lookup: a twenty-fifth of an import).
   private var lookupStatement: RawStatement.Prepared?
@@ -57,18 +59,23 @@ struct DocumentWriter {
     let lookup = RawStatement(
       db,
       statement: try db.rawStatement(
-        sql: "SELECT cid, last_seq, holds_nul FROM collections WHERE name = ?"))
+        sql: "SELECT cid, last_seq, holds_nul, revs_limit FROM collections WHERE name = ?"))
     lookup.bind(1, text: name)
     if let found = try lookup.first({ row in
-      (cid: row.int64(0), lastSeq: row.int64(1), holdsNUL: row.int64(2) != 0)
+      (
+        cid: row.int64(0), lastSeq: row.int64(1), holdsNUL: row.int64(2) != 0,
+        revsLimit: row.int64(3)
+      )
     }) {
       cid = found.cid
       lastSeq = found.lastSeq
       holdsNUL = found.holdsNUL
+      revsLimit = Int(clamping: max(1, found.revsLimit))
     } else {
       cid = try DocumentReader.createCollection(db, name)
       lastSeq = 0
       holdsNUL = false
+      revsLimit = DocumentCollection.defaultRevsLimit
     }
     startSeq = lastSeq
     indexes = IndexMaintainer(db: db, collection: try catalog.state(db, cid: cid))
@@ -104,11 +111,25 @@ struct DocumentWriter {
     return try write(document, body: try document.encodedBody(limits: limits), mode: mode)
   }
 
+  /// Grafts a peer's revision with its ancestry into the document's tree, as CouchDB's
+  /// `new_edits: false` does: `history` is the revision and its ancestors, newest first
+  /// (`document.rev` is its first). A revision the tree holds already is a no-op reported
+  /// as success (with the document's current sequence number); one that changes the
+  /// leaves gives the document a new sequence number, whether or not the winner changes.
+  mutating func graft(_ document: Document, history: [RevisionID], validated: Bool = false)
+    throws -> WriteResult
+  {
+    precondition(history.first == document.rev && !history.isEmpty)
+    if !validated { try document.validate(limits: limits) }
+    return try write(
+      document, body: try document.encodedBody(limits: limits), mode: .restore, history: history)
+  }
+
   /// Writes one document revision whose body is `body` (the document's own body is used
   /// only to keep indexes).
-  private mutating func write(_ document: Document, body: [UInt8], mode: WriteMode) throws
-    -> WriteResult
-  {
+  private mutating func write(
+    _ document: Document, body: [UInt8], mode: WriteMode, history: [RevisionID]? = nil
+  ) throws -> WriteResult {
     if !holdsNUL && DocumentWriter.printsNUL(body) {
       try db.cachedStatement(sql: "UPDATE collections SET holds_nul = 1 WHERE cid = ?")
         .execute(arguments: [cid])
@@ -121,33 +142,35 @@ struct DocumentWriter {
     // (SQLite refuses the insert before writing anything).
     if mode == .restore || (mode == .edit && document.rev == nil),
       let rev = try? DocumentWriter.newRevision(document, mode: mode, body: body),
-      let result = try insertNew(document, rev: rev, body: body)
+      let result = try insertNew(document, rev: rev, body: body, history: history)
     {
       return result
     }
-    var existing: (rid: Int64, rev: String, deleted: Bool, seq: Int64, body: JSONObject?)?
+    var found:
+      (rid: Int64, rev: String, deleted: Bool, seq: Int64, branched: Bool, body: JSONObject?)?
     let needsPrevious = indexes.needsPrevious
     let lookup = RawStatement(
       db,
       statement: try db.rawStatement(
         &lookupStatement,
         needsPrevious
-          ? "SELECT rid, rev, deleted, seq, body FROM documents WHERE cid = ? AND id = ?"
-          : "SELECT rid, rev, deleted, seq FROM documents WHERE cid = ? AND id = ?"))
+          ? "SELECT rid, rev, deleted, seq, conflicts + deleted_conflicts, body FROM documents WHERE cid = ? AND id = ?"
+          : "SELECT rid, rev, deleted, seq, conflicts + deleted_conflicts FROM documents WHERE cid = ? AND id = ?"
+      ))
     lookup.bind(1, cid)
     lookup.bind(2, text: document.id)
     try lookup.forEach { row in
       let deleted = row.int64(2) != 0
-      existing = (
-        row.int64(0), row.string(1), deleted, row.int64(3),
+      found = (
+        row.int64(0), row.string(1), deleted, row.int64(3), row.int64(4) != 0,
         needsPrevious && !deleted
-          ? try DocumentReader.parseBody(row.bytes(4), documentID: document.id) : nil
+          ? try DocumentReader.parseBody(row.bytes(5), documentID: document.id) : nil
       )
       return false
     }
-    guard let existing else {
+    guard let found else {
       let rev = try DocumentWriter.newRevision(document, mode: mode, body: body)
-      guard let result = try insertNew(document, rev: rev, body: body) else {
+      guard let result = try insertNew(document, rev: rev, body: body, history: history) else {
         throw SetteeError(
           .storage,
           "internal error: \(quoted(document.id)) was not found, then could not be inserted",
@@ -156,8 +179,17 @@ struct DocumentWriter {
       return result
     }
 
+    let existing = StoredWinner(
+      rid: found.rid, rev: try DocumentReader.storedRevision(found.rev, documentID: document.id),
+      deleted: found.deleted, seq: found.seq, body: found.body)
+    // Beyond the trunk: a graft, a document with branches, or a history the collection's
+    // revs_limit stems.
+    if history != nil || found.branched || existing.rev.generation >= revsLimit {
+      return try writeBranch(
+        document, body: body, mode: mode, history: history, existing: existing)
+    }
     let rid = existing.rid
-    let current = try DocumentReader.storedRevision(existing.rev, documentID: document.id)
+    let current = existing.rev
     let currentDeleted = existing.deleted
     if mode == .overwrite {
       // Whatever is current is replaced (a tombstone too).
@@ -243,9 +275,9 @@ struct DocumentWriter {
 
   /// Inserts a document whose id the collection does not hold, at the next sequence
   /// number; `nil`, having written nothing, when it holds the id (a tombstone too).
-  private mutating func insertNew(_ document: Document, rev: RevisionID, body: [UInt8])
-    throws -> WriteResult?
-  {
+  private mutating func insertNew(
+    _ document: Document, rev: RevisionID, body: [UInt8], history: [RevisionID]?
+  ) throws -> WriteResult? {
     let insert = try db.rawStatement(
       &insertStatement,
       "INSERT INTO documents (cid, id, rev, deleted, seq, body) VALUES (?, ?, ?, ?, ?, ?)")
@@ -271,7 +303,15 @@ struct DocumentWriter {
     let rid = sqlite3_last_insert_rowid(db.sqliteConnection)
     // A document's first revision gets its `revisions` row only when another replaces it
     // (see ``Schema``): most documents are written once, and the row cost an import a
-    // third of its statements.
+    // third of its statements. A peer's revision with ancestors brings them along.
+    if let history, history.count > 1 {
+      let kept = Array(history.prefix(revsLimit))
+      for (position, revision) in kept.enumerated() {
+        try insertRevision(
+          rid: rid, rev: revision, parent: position + 1 < kept.count ? kept[position + 1] : nil,
+          deleted: position == 0 && document.isDeleted, seq: seq)
+      }
+    }
     try indexes.update(rid: rid, document: stored(document, rev), isNew: true, previous: nil)
     return WriteResult(id: document.id, rev: rev, seq: seq)
   }
@@ -286,7 +326,7 @@ struct DocumentWriter {
 
   /// Runs a write of `documents`, turning a refusal by a secondary index (a unique index of
   /// any kind) into the error naming that index.
-  private func checkingFields(_ id: String, _ body: [UInt8], _ write: () throws -> Void) throws {
+  func checkingFields(_ id: String, _ body: [UInt8], _ write: () throws -> Void) throws {
     do { try write() } catch let error as DatabaseError
       where error.resultCode == .SQLITE_CONSTRAINT
     {
@@ -324,7 +364,7 @@ struct DocumentWriter {
 
   private static let nulEscape = Array(#"\u0000"#.utf8)
 
-  private func stored(_ document: Document, _ rev: RevisionID) -> Document {
+  func stored(_ document: Document, _ rev: RevisionID) -> Document {
     var stored = document
     stored.rev = rev
     return stored
@@ -338,7 +378,7 @@ struct DocumentWriter {
       .execute(arguments: [lastSeq, cid])
   }
 
-  private mutating func insertRevision(
+  mutating func insertRevision(
     rid: Int64, rev: RevisionID, parent: RevisionID?, deleted: Bool, seq: Int64
   ) throws {
     let insert = RawStatement(

@@ -3,10 +3,10 @@ import GRDB
 /// The on-disk format: one table of collections, one of documents (the winning revision of
 /// each, which queries read), and one of revision trees.
 ///
-/// The revision table keeps every revision's id, parent and deletion flag, so that
-/// replication can compare histories later; bodies are kept only for the winning revision
-/// (in `documents`) and, once replication brings conflicts, for losing leaves
-/// (`revisions.body`), as CouchDB keeps them after compaction. A document's first revision
+/// The revision table keeps every revision's id, parent and deletion flag (a tree: a
+/// revision's parent is `NULL` for a root, which may be a stemmed one of a generation above
+/// 1); bodies are kept only for the leaves, as CouchDB keeps them after compaction: the
+/// winning leaf's in `documents`, every other leaf's in `revisions.body`. A document's first revision
 /// (no parent) is written to `revisions` only when a later one replaces it: until then
 /// `documents` holds all there is to know about it (files written before this rule have
 /// the row from the start; readers take either).
@@ -199,6 +199,22 @@ enum Schema {
         sql: """
           DELETE FROM sqlite_stat1 WHERE tbl GLOB 'ix_*'
             AND tbl NOT IN (SELECT name FROM sqlite_master WHERE type = 'table')
+          """)
+    }
+    migrator.registerMigration("v12-revision-trees") { db in
+      // Branches (issue 31). `documents` keeps the winning leaf; every other leaf keeps
+      // its body in `revisions.body`. `conflicts` counts a document's live losing leaves
+      // and `deleted_conflicts` its deleted ones, so a write to a document without
+      // branches (both 0) needs no look at its tree, and the conflicted documents of a
+      // collection are listed and counted from a partial index without a scan.
+      // `revs_limit` is how many revisions of each branch a collection keeps (CouchDB's
+      // default, 1000); older ancestors are stemmed by the write that passes it.
+      try db.execute(
+        sql: """
+          ALTER TABLE documents ADD COLUMN conflicts INTEGER NOT NULL DEFAULT 0;
+          ALTER TABLE documents ADD COLUMN deleted_conflicts INTEGER NOT NULL DEFAULT 0;
+          CREATE INDEX documents_conflicted ON documents(cid, id) WHERE conflicts > 0;
+          ALTER TABLE collections ADD COLUMN revs_limit INTEGER NOT NULL DEFAULT 1000;
           """)
     }
     return migrator

@@ -56,7 +56,7 @@ struct BenchSuite {
   }
 
   /// The schema the baselines' SQL is written for (`Database.schemaVersion`).
-  static let schemaVersion = "v11-stat1-orphans"
+  static let schemaVersion = "v12-revision-trees"
 
   var repetitions: Int { quick ? 1 : 5 }
 

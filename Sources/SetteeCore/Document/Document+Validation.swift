@@ -41,6 +41,8 @@ extension Document {
             .invalidDocument, "_deleted must be true or false, not \(member.value.typeName)")
         }
         deleted = flag
+      case _ where Document.readOnlyMembers.contains(member.key):
+        continue
       default:
         try Names.refuseNUL(
           member.key, kind: "field name", code: .invalidDocument, documentID: id)

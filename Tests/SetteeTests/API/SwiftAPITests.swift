@@ -175,6 +175,16 @@ struct SwiftAPITests {
     #expect(try await people.importDocuments(contentsOf: file).documents == 2)
     try await people.delete(try #require(try await people.get("i1")))
     #expect(try await people.count() == 2)
+    try await people.setRevsLimit(50)
+    #expect(try await people.revsLimit() == 50)
+    try await people.put(["_id": "c", "_rev": "1-x"], newEdits: false)
+    try await people.putAll([["_id": "c", "_rev": "1-y"]], newEdits: false)
+    #expect(try await people.conflictedDocumentIDs() == ["c"])
+    #expect(try await people.conflictCount() == 1)
+    #expect(try await people.leaves(of: "c").count == 2)
+    #expect(try await people.get("c", rev: RevisionID(parsing: "1-x")) != nil)
+    try await people.resolveConflicts(of: "c") { leaves in .keep(leaves[0].rev!) }
+    #expect(try await people.conflictCount() == 0)
   }
 
   /// What the caller's own closure throws comes back as it was thrown, from the blocking

@@ -1,0 +1,284 @@
+import GRDB
+import SetteeCore
+
+extension DocumentCollection {
+  /// How many revisions of each branch a collection keeps unless told otherwise
+  /// (CouchDB's default `_revs_limit`).
+  public static let defaultRevsLimit = 1000
+
+  // MARK: - Revisions from peers
+
+  /// Writes documents as a peer sends them (CouchDB's `new_edits: false`), in one
+  /// transaction: each carries its revision (`_rev`) and, usually, its ancestry
+  /// (`_revisions: {"start": N, "ids": […]}`), which are grafted into the document's tree
+  /// as they are. A revision already held is a no-op reported as success. A revision on
+  /// another branch than the current winner makes the document conflicted; the winner is
+  /// then the greatest live leaf (``conflictedDocumentIDs()``, ``resolveConflicts(of:_:)``).
+  ///
+  /// With `newEdits: true` this is ``putAll(_:)``.
+  ///
+  /// - Throws: ``SetteeError`` naming the record (0-based) whose revision is missing or
+  ///   malformed, or as ``putAll(_:)``; nothing is written then.
+  @discardableResult
+  public func putAll(_ documents: [JSONObject], newEdits: Bool) throws -> [WriteResult] {
+    guard !newEdits else { return try putAll(documents) }
+    let limits = database.configuration.limits
+    var grafts: [(Document, [RevisionID])] = []
+    grafts.reserveCapacity(documents.count)
+    for (index, json) in documents.enumerated() {
+      do {
+        grafts.append(try Document.replicated(validating: .object(json), limits: limits))
+      } catch let error as SetteeError where documents.count > 1 {
+        throw error.at(record: index)
+      }
+    }
+    return try database.write(
+      writeOperation(grafts) { writer, graft in
+        try writer.graft(graft.0, history: graft.1, validated: true)
+      })
+  }
+
+  /// Writes one document as a peer sends it (see ``putAll(_:newEdits:)``).
+  @discardableResult
+  public func put(_ json: JSONObject, newEdits: Bool) throws -> WriteResult {
+    try putAll([json], newEdits: newEdits)[0]
+  }
+
+  // MARK: - revs_limit
+
+  /// How many revisions of each branch the collection keeps (CouchDB's `_revs_limit`;
+  /// ``defaultRevsLimit`` until set).
+  public func revsLimit() throws -> Int {
+    try database.read(
+      inCollection(DocumentCollection.defaultRevsLimit) { db, cid in
+        try Int.fetchOne(
+          db.cachedStatement(sql: "SELECT revs_limit FROM collections WHERE cid = ?"),
+          arguments: [cid]) ?? DocumentCollection.defaultRevsLimit
+      })
+  }
+
+  /// Sets how many revisions of each branch the collection keeps. Histories are stemmed
+  /// to it by their next write (as CouchDB stems at compaction); leaves always stay, so
+  /// the winner never changes by stemming.
+  ///
+  /// - Throws: ``SetteeError`` with code `invalidArgument` for a limit below 1.
+  public func setRevsLimit(_ limit: Int) throws {
+    guard limit >= 1 else {
+      throw SetteeError(.invalidArgument, "revs_limit must be 1 or more, not \(limit)")
+    }
+    let name = self.name
+    try database.write { db in
+      let cid = try DocumentReader.ensureCollection(db, name)
+      try db.execute(
+        sql: "UPDATE collections SET revs_limit = ? WHERE cid = ?", arguments: [limit, cid])
+    }
+  }
+
+  // MARK: - Conflicts
+
+  /// The ids of the documents that have more than one live leaf, in id order, read from
+  /// an index of them (no scan of the collection).
+  public func conflictedDocumentIDs() throws -> [String] {
+    try database.read(
+      inCollection([]) { db, cid in
+        try String.fetchAll(
+          db.cachedStatement(
+            sql: "SELECT id FROM documents WHERE cid = ? AND conflicts > 0 ORDER BY id"),
+          arguments: [cid])
+      })
+  }
+
+  /// How many documents are conflicted, from the same index (cheap enough to show in an
+  /// app's interface).
+  public func conflictCount() throws -> Int {
+    try database.read(
+      inCollection(0) { db, cid in
+        try Int.fetchOne(
+          db.cachedStatement(sql: "SELECT count(*) FROM documents WHERE cid = ? AND conflicts > 0"),
+          arguments: [cid]) ?? 0
+      })
+  }
+
+  /// Every leaf of a document with its body, the winner first, then in the order that
+  /// would pick the next winner; empty for a document the collection does not hold.
+  /// (CouchDB's `open_revs=all`.)
+  public func leaves(of id: String) throws -> [Document] {
+    try database.read(
+      inCollection([]) { db, cid in try DocumentReader.leaves(db, cid: cid, id: id) })
+  }
+
+  /// A stored revision of a document with its body: the winner or any other leaf (the
+  /// bodies of older revisions are not kept, as in CouchDB after compaction); `nil` when
+  /// the document has no such leaf.
+  public func get(_ id: String, rev: RevisionID) throws -> Document? {
+    try leaves(of: id).first { $0.rev == rev }
+  }
+
+  /// Resolves a conflicted document in one transaction (Cloudant Sync's
+  /// `resolveConflictsForDocument:resolver:`): `resolver` gets every live leaf, the
+  /// current winner first, and answers which one to keep or a merged body; every other
+  /// live leaf gets a deletion, so the document has one live leaf left. A merged body is
+  /// written as a new revision of the current winner. Nothing happens when the resolver
+  /// answers `nil` or the document has fewer than two live leaves.
+  ///
+  /// The resolver runs inside the write transaction, so the leaves it sees are the ones it
+  /// resolves; keep it short, other writers wait for it.
+  ///
+  /// ```swift
+  /// for id in try notes.conflictedDocumentIDs() {
+  ///   try notes.resolveConflicts(of: id) { leaves in
+  ///     .keep(leaves.max { $0["edited"]?.stringValue ?? "" < $1["edited"]?.stringValue ?? "" }!.rev!)
+  ///   }
+  /// }
+  /// ```
+  ///
+  /// - Returns: the revision that is now the only live leaf; `nil` when nothing happened.
+  /// - Throws: ``SetteeError`` with code `invalidArgument` when `.keep` names no live leaf,
+  ///   a validation code for a bad merged body, or what `resolver` throws.
+  @discardableResult
+  public func resolveConflicts(
+    of id: String, _ resolver: ([Document]) throws -> ConflictResolution?
+  ) throws -> WriteResult? {
+    try CallerError.unmarking {
+      try database.write { db in
+        try resolve(db, id: id) { leaves in try CallerError.marking { try resolver(leaves) } }
+      }
+    }
+  }
+
+  private func resolve(
+    _ db: SQLConnection, id: String, _ resolver: ([Document]) throws -> ConflictResolution?
+  ) throws -> WriteResult? {
+    guard let cid = try DocumentReader.collectionID(db, name) else { return nil }
+    let live = try DocumentReader.leaves(db, cid: cid, id: id).filter { !$0.isDeleted }
+    guard live.count > 1, let resolution = try resolver(live) else { return nil }
+    let limits = database.configuration.limits
+    var writer = try DocumentWriter(
+      db: db, collection: name, limits: limits, catalog: database.indexCatalog)
+    let kept: RevisionID
+    var merged: Document?
+    switch resolution {
+    case .keep(let rev):
+      guard live.contains(where: { $0.rev == rev }) else {
+        throw SetteeError(
+          .invalidArgument,
+          "the resolver kept revision \(rev), which is not a live leaf of \(quoted(id)) (its live leaves are \(live.compactMap(\.rev).map(\.description).joined(separator: ", ")))",
+          documentID: id)
+      }
+      kept = rev
+    case .merged(let body):
+      var document = try Document(validating: .object(body), limits: limits)
+      document.id = id
+      document.rev = live[0].rev
+      document.isDeleted = false
+      merged = document
+      kept = live[0].rev!
+    }
+    var result: WriteResult?
+    for leaf in live where leaf.rev != kept {
+      result = try writer.write(Document(id: id, rev: leaf.rev, isDeleted: true), mode: .edit)
+    }
+    if let merged { result = try writer.write(merged, mode: .edit) }
+    try writer.finish()
+    if merged == nil, let last = result {
+      return WriteResult(id: id, rev: kept, seq: last.seq)
+    }
+    return result
+  }
+}
+
+/// What a conflict resolver decides (``DocumentCollection/resolveConflicts(of:_:)``).
+public enum ConflictResolution: Sendable, Hashable {
+  /// Keep this live leaf; every other live leaf is deleted.
+  case keep(RevisionID)
+  /// Write this body as a new revision of the current winner; every other live leaf is
+  /// deleted. `_id`, `_rev` and `_deleted` members are ignored.
+  case merged(JSONObject)
+}
+
+extension DocumentReader {
+  /// Every leaf of a document with its body, the winner first (``StoredTree/leaves``).
+  static func leaves(_ db: SQLConnection, cid: Int64, id: String) throws -> [Document] {
+    guard let winner = try document(db, cid: cid, id: id) else { return [] }
+    let counts = try Row.fetchOne(
+      db.cachedStatement(
+        sql: "SELECT rid, conflicts + deleted_conflicts FROM documents WHERE cid = ? AND id = ?"),
+      arguments: [cid, id])
+    guard let counts, try counts.value(1) as Int64 > 0, let rev = winner.rev else {
+      return [winner]
+    }
+    let rid: Int64 = try counts.value(0)
+    let tree = try StoredTree.load(
+      db, rid: rid, id: id, winner: rev, deleted: winner.isDeleted, seq: 0)
+    var leaves = [winner]
+    for leaf in tree.leaves.dropFirst() {
+      let text = try String.fetchOne(
+        db.cachedStatement(sql: "SELECT body FROM revisions WHERE rid = ? AND rev = ?"),
+        arguments: [rid, leaf.description])
+      guard let text else {
+        throw damaged(id, "its losing leaf \(leaf) has no body")
+      }
+      var bytes = Array(text.utf8)
+      let body = try bytes.withUnsafeMutableBufferPointer {
+        try parseBody(UnsafeBufferPointer($0), documentID: id)
+      }
+      leaves.append(
+        Document(id: id, rev: leaf, isDeleted: tree.nodes[leaf]!.deleted, body: body))
+    }
+    return leaves
+  }
+}
+
+// The async twins of the operations above.
+extension DocumentCollection {
+  /// Writes documents as a peer sends them (``putAll(_:newEdits:)``), without blocking.
+  @discardableResult
+  public func putAll(_ documents: [JSONObject], newEdits: Bool) async throws -> [WriteResult] {
+    try await database.withConnection(.writing) { try self.putAll(documents, newEdits: newEdits) }
+  }
+
+  /// Writes one document as a peer sends it, without blocking the caller's thread.
+  @discardableResult
+  public func put(_ json: JSONObject, newEdits: Bool) async throws -> WriteResult {
+    try await database.withConnection(.writing) { try self.put(json, newEdits: newEdits) }
+  }
+
+  /// The collection's `revs_limit`, without blocking the caller's thread.
+  public func revsLimit() async throws -> Int {
+    try await database.withConnection(.reading) { try self.revsLimit() }
+  }
+
+  /// Sets the collection's `revs_limit`, without blocking the caller's thread.
+  public func setRevsLimit(_ limit: Int) async throws {
+    try await database.withConnection(.writing) { try self.setRevsLimit(limit) }
+  }
+
+  /// The ids of the conflicted documents, without blocking the caller's thread.
+  public func conflictedDocumentIDs() async throws -> [String] {
+    try await database.withConnection(.reading) { try self.conflictedDocumentIDs() }
+  }
+
+  /// How many documents are conflicted, without blocking the caller's thread.
+  public func conflictCount() async throws -> Int {
+    try await database.withConnection(.reading) { try self.conflictCount() }
+  }
+
+  /// Every leaf of a document, the winner first, without blocking the caller's thread.
+  public func leaves(of id: String) async throws -> [Document] {
+    try await database.withConnection(.reading) { try self.leaves(of: id) }
+  }
+
+  /// A stored leaf of a document, without blocking the caller's thread.
+  public func get(_ id: String, rev: RevisionID) async throws -> Document? {
+    try await database.withConnection(.reading) { try self.get(id, rev: rev) }
+  }
+
+  /// Resolves a conflicted document (``resolveConflicts(of:_:)``), without blocking the
+  /// caller's thread; the resolver runs on the writer's connection.
+  @discardableResult
+  public func resolveConflicts(
+    of id: String, _ resolver: @escaping @Sendable ([Document]) throws -> ConflictResolution?
+  ) async throws -> WriteResult? {
+    try await database.withConnection(.writing) { try self.resolveConflicts(of: id, resolver) }
+  }
+}

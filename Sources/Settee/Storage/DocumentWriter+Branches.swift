@@ -1,0 +1,183 @@
+import GRDB
+import SetteeCore
+
+/// A document's row in `documents` as a write finds it: its winning revision.
+struct StoredWinner {
+  var rid: Int64
+  var rev: RevisionID
+  var deleted: Bool
+  var seq: Int64
+  /// The parsed body, when live and the collection's indexes need the version replaced.
+  var body: JSONObject?
+}
+
+extension DocumentWriter {
+  /// Writes a revision into a document's tree: an edit of any leaf (a losing one extends
+  /// its branch), or a graft of a peer's revision with its `history`. The winner is chosen
+  /// again among the leaves (``StoredTree/leaves``); `documents` holds it and its body,
+  /// every other leaf keeps its body in `revisions`, and the indexes follow the winner.
+  mutating func writeBranch(
+    _ document: Document, body: [UInt8], mode: WriteMode, history: [RevisionID]?,
+    existing: StoredWinner
+  ) throws -> WriteResult {
+    var tree = try StoredTree.load(
+      db, rid: existing.rid, id: document.id, winner: existing.rev, deleted: existing.deleted,
+      seq: existing.seq)
+    let leavesBefore = tree.leaves
+    let written: RevisionID
+    if let history {
+      written = history[0]
+      if tree.contains(written) {
+        // Present already: at most ancestry grafted onto a stemmed root, never a change a
+        // reader of the leaves would see.
+        tree.add(path: history, deleted: document.isDeleted, seq: existing.seq)
+        tree.stem(limit: revsLimit)
+        try writeRows(tree, rid: existing.rid, written: written, body: body, winner: existing)
+        return WriteResult(id: document.id, rev: written, seq: existing.seq)
+      }
+      tree.add(path: history, deleted: document.isDeleted, seq: lastSeq + 1)
+    } else {
+      let parent = try editedLeaf(document, mode: mode, tree: tree, leaves: leavesBefore)
+      written = RevisionID.next(after: parent, deleted: document.isDeleted, body: body)
+      guard !tree.contains(written) else {
+        throw SetteeError(
+          .conflict,
+          "document update conflict: \(quoted(document.id)) already holds revision \(written), the same edit of \(parent)",
+          documentID: document.id)
+      }
+      tree.add(path: [written, parent], deleted: document.isDeleted, seq: lastSeq + 1)
+    }
+    tree.stem(limit: revsLimit)
+    let leaves = tree.leaves
+    lastSeq += 1
+    let seq = lastSeq
+    let winner = leaves[0]
+    let winnerDeleted = tree.nodes[winner]!.deleted
+    // The new winner's body, read before its row gives it up.
+    let winnerBody: [UInt8]? =
+      winner == existing.rev
+      ? nil : winner == written ? body : try storedBody(rid: existing.rid, rev: winner)
+    try writeRows(tree, rid: existing.rid, written: written, body: body, winner: existing)
+    let live = leaves.dropFirst().filter { !tree.nodes[$0]!.deleted }.count
+    let counts = (live: Int64(live), deleted: Int64(leaves.count - 1 - live))
+    if let winnerBody {
+      let update = try db.cachedStatement(
+        sql:
+          "UPDATE documents SET rev = ?, deleted = ?, seq = ?, body = ?, conflicts = ?, deleted_conflicts = ? WHERE rid = ?"
+      )
+      try checkingFields(document.id, winnerBody) {
+        try update.execute(arguments: [
+          winner.description, winnerDeleted, seq, String(decoding: winnerBody, as: UTF8.self),
+          counts.live, counts.deleted, existing.rid,
+        ])
+      }
+      let newWinner = Document(
+        id: document.id, rev: winner, isDeleted: winnerDeleted,
+        body: winner == written
+          ? document.body
+          : try winnerBody.withUnsafeBufferPointer {
+            try DocumentReader.parseBody($0, documentID: document.id)
+          })
+      let previous = existing.body.map { Document(id: document.id, rev: existing.rev, body: $0) }
+      try indexes.update(
+        rid: existing.rid, document: newWinner, isNew: existing.deleted, previous: previous)
+    } else {
+      try db.cachedStatement(
+        sql: "UPDATE documents SET seq = ?, conflicts = ?, deleted_conflicts = ? WHERE rid = ?"
+      ).execute(arguments: [seq, counts.live, counts.deleted, existing.rid])
+    }
+    return WriteResult(id: document.id, rev: written, seq: seq)
+  }
+
+  /// The leaf an edit extends: the one it names (any leaf, a losing one too), or for a
+  /// write naming none the winner when it is deleted (or always, for an upsert).
+  private func editedLeaf(
+    _ document: Document, mode: WriteMode, tree: StoredTree, leaves: [RevisionID]
+  ) throws -> RevisionID {
+    let winner = leaves[0]
+    let parent: RevisionID
+    if mode == .overwrite {
+      parent = winner
+    } else if let given = document.rev {
+      guard leaves.contains(given) else {
+        throw SetteeError(
+          .conflict,
+          "document update conflict: \(quoted(document.id)) has no leaf revision \(given); its leaves are \(leaves.map(\.description).joined(separator: ", "))",
+          documentID: document.id)
+      }
+      parent = given
+    } else if !tree.nodes[winner]!.deleted {
+      throw SetteeError(
+        .conflict,
+        "document update conflict: \(quoted(document.id)) exists, so the write must name its current _rev \(winner)",
+        documentID: document.id)
+    } else {
+      parent = winner
+    }
+    if document.isDeleted && tree.nodes[parent]!.deleted {
+      throw SetteeError(
+        .notFound, "document \(quoted(document.id)) is already deleted", documentID: document.id)
+    }
+    return parent
+  }
+
+  /// Brings the document's rows in `revisions` to `tree`: new revisions inserted (the
+  /// document's only revision too, which had no row), grafted parents set, stemmed ones
+  /// deleted, and a body kept exactly for the leaves that do not win.
+  private mutating func writeRows(
+    _ tree: StoredTree, rid: Int64, written: RevisionID, body: [UInt8], winner old: StoredWinner
+  ) throws {
+    let leaves = tree.leaves
+    let losers = Set(leaves.dropFirst())
+    // The old winner's body, when it becomes a losing leaf.
+    var oldBody: String?
+    if losers.contains(old.rev) {
+      oldBody = try String.fetchOne(
+        db.cachedStatement(sql: "SELECT body FROM documents WHERE rid = ?"), arguments: [rid])
+    }
+    for rev in tree.stemmed {
+      try db.cachedStatement(sql: "DELETE FROM revisions WHERE rid = ? AND rev = ?")
+        .execute(arguments: [rid, rev.description])
+    }
+    for rev in tree.regrafted {
+      try db.cachedStatement(
+        sql: "UPDATE revisions SET parent = ? WHERE rid = ? AND rev = ?"
+      ).execute(arguments: [tree.nodes[rev]!.parent?.description, rid, rev.description])
+    }
+    for (rev, node) in tree.nodes {
+      let needsBody = losers.contains(rev)
+      let bodyText: String? =
+        !needsBody
+        ? nil
+        : rev == old.rev ? oldBody : rev == written ? String(decoding: body, as: UTF8.self) : nil
+      if tree.unstored.contains(rev) {
+        try db.cachedStatement(
+          sql:
+            "INSERT INTO revisions (rid, rev, parent, deleted, seq, body) VALUES (?, ?, ?, ?, ?, ?)"
+        ).execute(arguments: [
+          rid, rev.description, node.parent?.description, node.deleted, node.seq,
+          bodyText ?? (needsBody ? "{}" : nil),
+        ])
+      } else if needsBody != node.hasBody {
+        // A losing leaf's body arrives (the old winner's) or leaves (a leaf that won, or
+        // that a new revision extends).
+        try db.cachedStatement(sql: "UPDATE revisions SET body = ? WHERE rid = ? AND rev = ?")
+          .execute(arguments: [bodyText, rid, rev.description])
+      }
+    }
+  }
+
+  /// The body a losing leaf's row keeps.
+  private func storedBody(rid: Int64, rev: RevisionID) throws -> [UInt8] {
+    let text = try String.fetchOne(
+      db.cachedStatement(sql: "SELECT body FROM revisions WHERE rid = ? AND rev = ?"),
+      arguments: [rid, rev.description])
+    guard let text else {
+      throw SetteeError(
+        .corruption,
+        "the database file is damaged: the losing revision \(rev) of a document has no body; run 'settee check'"
+      )
+    }
+    return Array(text.utf8)
+  }
+}
