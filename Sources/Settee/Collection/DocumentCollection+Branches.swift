@@ -81,10 +81,9 @@ extension DocumentCollection {
   public func conflictedDocumentIDs() throws -> [String] {
     try database.read(
       inCollection([]) { db, cid in
-        try String.fetchAll(
-          db.cachedStatement(
-            sql: "SELECT id FROM documents WHERE cid = ? AND conflicts > 0 ORDER BY id"),
-          arguments: [cid])
+        try DocumentCollection.conflictedIDs(db, cid: cid).sorted {
+          $0.utf8.lexicographicallyPrecedes($1.utf8)
+        }
       })
   }
 

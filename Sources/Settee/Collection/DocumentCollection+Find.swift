@@ -99,9 +99,14 @@ extension DocumentCollection {
         cache: database.planCache)
       var returned = 0
       var last: Document?
+      let conflicted = query.conflicts ? try conflictedIDs(db, cid: cid) : []
       try run(plan, statement, query: query, db: db) { document in
         returned += 1
         if wantsSummary { last = document }
+        guard conflicted.contains(document.id) else { return try body(document) }
+        var document = document
+        document.conflicts = try DocumentReader.leaves(db, cid: cid, id: document.id)
+          .dropFirst().filter { !$0.isDeleted }.compactMap(\.rev)
         try body(document)
       }
       summary.warning = plan.warning
@@ -119,6 +124,14 @@ extension DocumentCollection {
       }
     }
     return summary
+  }
+
+  /// The ids of the collection's conflicted documents, from their partial index.
+  static func conflictedIDs(_ db: SQLConnection, cid: Int64) throws -> Set<String> {
+    Set(
+      try String.fetchAll(
+        db.cachedStatement(sql: "SELECT id FROM documents WHERE cid = ? AND conflicts > 0"),
+        arguments: [cid]))
   }
 
   /// The bookmark after a page whose last result is `last`: its sort values, or, for

@@ -12,6 +12,9 @@ public struct Change: Sendable, Hashable {
   public var rev: RevisionID
   /// Whether the revision is a deletion.
   public var isDeleted: Bool
+  /// Every leaf of the document, the winner (``rev``) first: what CouchDB's changes feed
+  /// lists with `style=all_docs`. Just `[rev]` for a document without branches.
+  public var leaves: [RevisionID]
 }
 
 /// One revision in a document's history.
@@ -172,16 +175,23 @@ enum DocumentReader {
     }
     let rows = try Row.fetchCursor(
       db.cachedStatement(
-        sql:
-          "SELECT seq, id, rev, deleted FROM documents WHERE cid = ? AND seq > ? ORDER BY seq LIMIT ?"
-      ), arguments: [cid, since, limit ?? -1])
+        sql: """
+          SELECT seq, id, rev, deleted, rid, conflicts + deleted_conflicts FROM documents
+          WHERE cid = ? AND seq > ? ORDER BY seq LIMIT ?
+          """), arguments: [cid, since, limit ?? -1])
     var changes: [Change] = []
     while let row = try rows.next() {
+      let id: String = try row.value(1)
+      let rev = try storedRevision(try row.value(2), documentID: id)
+      let deleted: Bool = try row.value(3)
+      var leaves = [rev]
+      if try row.value(5) as Int64 > 0 {
+        leaves = try StoredTree.load(
+          db, rid: try row.value(4), id: id, winner: rev, deleted: deleted, seq: 0
+        ).leaves
+      }
       changes.append(
-        Change(
-          seq: try row.value(0), id: try row.value(1),
-          rev: try storedRevision(try row.value(2), documentID: try row.value(1)),
-          isDeleted: try row.value(3)))
+        Change(seq: try row.value(0), id: id, rev: rev, isDeleted: deleted, leaves: leaves))
     }
     return changes
   }

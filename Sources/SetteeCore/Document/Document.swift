@@ -11,6 +11,9 @@ public struct Document: Sendable, Hashable {
   public var isDeleted: Bool
   /// Every member but `_id`, `_rev` and `_deleted`, in written order.
   public var body: JSONObject
+  /// The document's other live leaves (CouchDB's `_conflicts`) when a read asked for them
+  /// (a find with ``FindQuery/conflicts``); empty otherwise, and never written.
+  public var conflicts: [RevisionID] = []
 
   /// A document from its parts (nothing is checked; writes check it).
   public init(id: String, rev: RevisionID? = nil, isDeleted: Bool = false, body: JSONObject = [:]) {
@@ -36,12 +39,16 @@ public struct Document: Sendable, Hashable {
   }
 
   /// The document as JSON: `_id` and `_rev` first, then `_deleted` for a tombstone, then
-  /// the body's members (CouchDB's shape).
+  /// the body's members, then `_conflicts` when it lists any (CouchDB's shape).
   public var json: JSONObject {
     var members = [JSONObject.Member(key: "_id", value: .string(id))]
     if let rev { members.append(.init(key: "_rev", value: .string(rev.description))) }
     if isDeleted { members.append(.init(key: "_deleted", value: .bool(true))) }
     members.append(contentsOf: body.members)
+    if !conflicts.isEmpty {
+      members.append(
+        .init(key: "_conflicts", value: .array(conflicts.map { .string($0.description) })))
+    }
     return JSONObject(uniqueMembers: members)
   }
 

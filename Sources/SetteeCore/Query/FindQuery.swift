@@ -53,8 +53,8 @@ public struct FindQuery: Sendable, Hashable {
   public var allowFallback = true
   /// Whether the response reports what the query read (`execution_stats`).
   public var executionStats = false
-  /// Whether results carry `_conflicts` (CouchDB's `conflicts`). A Settee database has
-  /// no conflicting revisions until replication brings them, so there are none to list.
+  /// Whether results carry `_conflicts` (CouchDB's `conflicts`): the other live leaves of
+  /// each conflicted document, in ``Document/conflicts``.
   public var conflicts = false
   /// The decoded ``bookmark``, set by the engine when it runs the query.
   package var position: FindBookmark?

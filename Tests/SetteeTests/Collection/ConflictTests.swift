@@ -182,6 +182,76 @@ struct ConflictTests {
     #expect(try db.check().isHealthy)
   }
 
+  @Test func readsShowRevisionsAndConflictsInCouchDBsShape() throws {
+    try conflicted()
+    try notes.put(
+      ["_id": "n", "_deleted": true, "_revisions": ["start": 2, "ids": ["d", "a"]]], newEdits: false
+    )
+    let all = RevisionReadOptions(
+      revs: true, revsInfo: true, conflicts: true, deletedConflicts: true)
+    let winner = try #require(try notes.document("n", all))
+    #expect(
+      JSONWriter.string(.object(winner))
+        == #"{"_id":"n","_rev":"2-c","text":"there","_revisions":{"start":2,"ids":["c","a"]},"_revs_info":[{"rev":"2-c","status":"available"},{"rev":"1-a","status":"missing"}],"_conflicts":["2-b"],"_deleted_conflicts":["2-d"]}"#
+    )
+    var loser = all
+    loser.rev = try RevisionID(parsing: "2-d")
+    #expect(try notes.document("n", loser)?["_deleted"] == true)
+    loser.rev = try RevisionID(parsing: "1-a")
+    #expect(try notes.document("n", loser) == nil, "1-a is no leaf")
+    #expect(try notes.document("missing", all) == nil)
+    // A deleted winner reads as absent unless its revision is asked for.
+    try notes.put(["_id": "gone", "_rev": "1-g", "_deleted": true], newEdits: false)
+    #expect(try notes.document("gone", RevisionReadOptions()) == nil)
+    #expect(
+      try notes.document("gone", RevisionReadOptions(rev: RevisionID(parsing: "1-g")))?["_deleted"]
+        == true)
+  }
+
+  @Test func openRevisionsAnswersLeavesAndMissingOnes() throws {
+    try conflicted()
+    let all = try notes.openRevisions("n")
+    #expect(all.map { $0.json["ok"]?["_rev"] } == ["2-c", "2-b"])
+    let asked = try notes.openRevisions(
+      "n", [RevisionID(parsing: "2-b"), RevisionID(parsing: "1-a"), RevisionID(parsing: "9-z")],
+      revisions: true)
+    #expect(asked.count == 3)
+    #expect(asked[0].json["ok"]?["_revisions"]?["ids"] == ["b", "a"])
+    #expect(asked[1] == .missing(try RevisionID(parsing: "1-a")))
+    #expect(JSONWriter.string(.object(asked[2].json)) == #"{"missing":"9-z"}"#)
+    // latest: an ancestor answers with the leaves that descend from it.
+    let latest = try notes.openRevisions("n", [RevisionID(parsing: "1-a")], latest: true)
+    #expect(latest.map { $0.json["ok"]?["_rev"] } == ["2-c", "2-b"])
+    #expect(try notes.openRevisions("none", [RevisionID(parsing: "1-a")]).count == 1)
+  }
+
+  @Test func theChangesFeedListsEveryLeafWinnerFirst() throws {
+    try conflicted()
+    try notes.put(["_id": "plain", "k": 1])
+    let changes = try notes.changes()
+    #expect(changes.map(\.id) == ["n", "plain"])
+    #expect(changes[0].leaves.map(\.description) == ["2-c", "2-b"])
+    #expect(changes[1].leaves == [changes[1].rev])
+  }
+
+  @Test func findWithConflictsAddsThemAndDocumentsReadBackWriteAgain() throws {
+    try conflicted()
+    try notes.put(["_id": "plain", "text": "x"])
+    var query = try FindQuery(matching: Field("text") != "none")
+    #expect(try notes.find(query).allSatisfy { $0.conflicts.isEmpty })
+    query.conflicts = true
+    let found = try notes.find(query)
+    #expect(found.first { $0.id == "n" }?.conflicts.map(\.description) == ["2-b"])
+    #expect(found.first { $0.id == "plain" }?.conflicts == [])
+    // What a read with conflicts gives can be written back: _conflicts is ignored.
+    let read = try #require(found.first { $0.id == "n" })
+    #expect(read.json["_conflicts"] == ["2-b"])
+    var back = read.json
+    back["text"] = "edited"
+    let written = try notes.put(back)
+    #expect(written.rev.generation == 3)
+  }
+
   @Test(arguments: [
     ("UPDATE documents SET conflicts = 0", "live and"),
     ("UPDATE revisions SET body = NULL WHERE rev = '2-b'", "has no body"),

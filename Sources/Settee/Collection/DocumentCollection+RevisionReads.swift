@@ -1,0 +1,167 @@
+import GRDB
+import SetteeCore
+
+/// What a read of one document adds to it, in CouchDB's terms (its `GET /{db}/{docid}`
+/// query parameters).
+public struct RevisionReadOptions: Sendable, Hashable {
+  /// The revision to read: the winner when `nil`, else any leaf (only leaves keep bodies).
+  public var rev: RevisionID?
+  /// Add `_revisions`: the revision's ancestry, `{"start": N, "ids": [suffixes, newest first]}`.
+  public var revs: Bool
+  /// Add `_revs_info`: each revision of the ancestry with its status (`available`,
+  /// `deleted` or `missing`, the last for a revision whose body is not kept).
+  public var revsInfo: Bool
+  /// Add `_conflicts`: the other live leaves (when there are any).
+  public var conflicts: Bool
+  /// Add `_deleted_conflicts`: the other deleted leaves (when there are any).
+  public var deletedConflicts: Bool
+
+  /// Options; CouchDB's `meta=true` is `conflicts`, `deletedConflicts` and `revsInfo`.
+  public init(
+    rev: RevisionID? = nil, revs: Bool = false, revsInfo: Bool = false, conflicts: Bool = false,
+    deletedConflicts: Bool = false
+  ) {
+    self.rev = rev
+    self.revs = revs
+    self.revsInfo = revsInfo
+    self.conflicts = conflicts
+    self.deletedConflicts = deletedConflicts
+  }
+}
+
+/// One answer of an `open_revs` read: a leaf with its body, or a revision the document
+/// does not have as a leaf.
+public enum OpenRevision: Sendable, Hashable {
+  /// The revision, as a document in CouchDB's shape (with `_revisions` when asked).
+  case found(JSONObject)
+  /// A revision asked for that is not a stored leaf.
+  case missing(RevisionID)
+
+  /// CouchDB's shape: `{"ok": {…}}` or `{"missing": "N-…"}`.
+  public var json: JSONObject {
+    switch self {
+    case .found(let document): ["ok": .object(document)]
+    case .missing(let rev): ["missing": .string(rev.description)]
+    }
+  }
+}
+
+extension DocumentCollection {
+  /// A document in CouchDB's shape with what `options` asks for (see
+  /// ``RevisionReadOptions``); `nil` when the collection does not hold it, when the winner
+  /// is deleted and no `rev` is asked for, or when `rev` is not one of its leaves.
+  ///
+  /// ```swift
+  /// let doc = try notes.document("n", RevisionReadOptions(revs: true, conflicts: true))
+  /// // ["_id": "n", "_rev": "2-c", "text": …, "_revisions": …, "_conflicts": ["2-b"]]
+  /// ```
+  public func document(_ id: String, _ options: RevisionReadOptions) throws -> JSONObject? {
+    try database.read(
+      inCollection(nil) { db, cid in
+        guard let reader = try LeafReader(db, cid: cid, id: id) else { return nil }
+        guard let leaf = reader.leaf(options.rev), options.rev != nil || !leaf.isDeleted else {
+          return nil
+        }
+        return reader.json(leaf, options)
+      })
+  }
+
+  /// CouchDB's `open_revs`: the given revisions of a document (every leaf, the winner
+  /// first, when `revs` is `nil`), each as a document or as missing. With `latest`, a
+  /// revision that is an ancestor of leaves answers with those leaves instead. With
+  /// `revisions`, each document carries `_revisions`.
+  public func openRevisions(
+    _ id: String, _ revs: [RevisionID]? = nil, latest: Bool = false, revisions: Bool = false
+  ) throws -> [OpenRevision] {
+    try database.read(
+      inCollection(revs.map { $0.map(OpenRevision.missing) } ?? []) { db, cid in
+        guard let reader = try LeafReader(db, cid: cid, id: id) else {
+          return revs.map { $0.map(OpenRevision.missing) } ?? []
+        }
+        let options = RevisionReadOptions(revs: revisions)
+        guard let revs else {
+          return reader.leaves.map { .found(reader.json($0, options)) }
+        }
+        var answers: [OpenRevision] = []
+        var seen: Set<RevisionID> = []
+        for rev in revs {
+          let found = latest ? reader.latest(rev) : reader.leaf(rev).map { [$0] } ?? []
+          if found.isEmpty { answers.append(.missing(rev)) }
+          for leaf in found where seen.insert(leaf.rev!).inserted {
+            answers.append(.found(reader.json(leaf, options)))
+          }
+        }
+        return answers
+      })
+  }
+
+  /// A document in CouchDB's shape, without blocking the caller's thread.
+  public func document(_ id: String, _ options: RevisionReadOptions) async throws -> JSONObject? {
+    try await database.withConnection(.reading) { try self.document(id, options) }
+  }
+
+  /// CouchDB's `open_revs`, without blocking the caller's thread.
+  public func openRevisions(
+    _ id: String, _ revs: [RevisionID]? = nil, latest: Bool = false, revisions: Bool = false
+  ) async throws -> [OpenRevision] {
+    try await database.withConnection(.reading) {
+      try self.openRevisions(id, revs, latest: latest, revisions: revisions)
+    }
+  }
+}
+
+/// A document's leaves (with bodies) and revision tree, read once for the reads above.
+private struct LeafReader {
+  let leaves: [Document]
+  let tree: StoredTree
+
+  init?(_ db: SQLConnection, cid: Int64, id: String) throws {
+    leaves = try DocumentReader.leaves(db, cid: cid, id: id)
+    guard let winner = leaves.first, let rev = winner.rev else { return nil }
+    let rid = try Int64.fetchOne(
+      db.cachedStatement(sql: "SELECT rid FROM documents WHERE cid = ? AND id = ?"),
+      arguments: [cid, id])
+    tree = try StoredTree.load(
+      db, rid: rid ?? 0, id: id, winner: rev, deleted: winner.isDeleted, seq: 0)
+  }
+
+  /// The leaf `rev` (the winner for `nil`).
+  func leaf(_ rev: RevisionID?) -> Document? {
+    guard let rev else { return leaves.first }
+    return leaves.first { $0.rev == rev }
+  }
+
+  /// The leaves `rev` is, or is an ancestor of.
+  func latest(_ rev: RevisionID) -> [Document] {
+    leaves.filter { tree.ancestry(of: $0.rev!).contains(rev) }
+  }
+
+  /// `leaf` in CouchDB's member order: `_id`, `_rev`, `_deleted`, the body, then
+  /// `_revisions`, `_revs_info`, `_conflicts`, `_deleted_conflicts`.
+  func json(_ leaf: Document, _ options: RevisionReadOptions) -> JSONObject {
+    var json = leaf.json
+    let rev = leaf.rev!
+    let ancestry = tree.ancestry(of: rev)
+    if options.revs {
+      json["_revisions"] = [
+        "start": .int(Int64(rev.generation)),
+        "ids": .array(ancestry.map { .string($0.digest) }),
+      ]
+    }
+    if options.revsInfo {
+      json["_revs_info"] = .array(
+        ancestry.map { revision in
+          let status =
+            tree.nodes[revision]?.deleted == true
+            ? "deleted" : leaves.contains { $0.rev == revision } ? "available" : "missing"
+          return ["rev": .string(revision.description), "status": .string(status)]
+        })
+    }
+    let others = leaves.filter { $0.rev != rev }
+    let live = others.filter { !$0.isDeleted }.map { JSON.string($0.rev!.description) }
+    let deleted = others.filter(\.isDeleted).map { JSON.string($0.rev!.description) }
+    if options.conflicts, !live.isEmpty { json["_conflicts"] = .array(live) }
+    if options.deletedConflicts, !deleted.isEmpty { json["_deleted_conflicts"] = .array(deleted) }
+    return json
+  }
+}
