@@ -79,7 +79,8 @@ struct SetteeCommand: ParsableCommand {
       "Documents live in one SQLite file (--db, default ./settee.db), in named collections (--collection, default _default). JSON shapes follow CouchDB's HTTP bodies.",
     subcommands: [
       DemoCommand.self, ImportCommand.self, ExportCommand.self, GetCommand.self,
-      PutCommand.self, DeleteCommand.self, ChangesCommand.self, IndexCommand.self, FindCommand.self,
+      PutCommand.self, DeleteCommand.self, ChangesCommand.self, ConflictsCommand.self,
+      ResolveCommand.self, RevsLimitCommand.self, IndexCommand.self, FindCommand.self,
       ExplainCommand.self, WhereCommand.self, WhereIndexCommand.self, QueryableCommand.self,
       DefaultsCommand.self, AliasCommand.self, ViewCommand.self, AllDocsCommand.self,
       MetadataCommand.self,

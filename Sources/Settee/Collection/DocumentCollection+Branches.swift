@@ -13,12 +13,12 @@ extension DocumentCollection {
   /// (`_revisions: {"start": N, "ids": […]}`), which are grafted into the document's tree
   /// as they are. A revision already held is a no-op reported as success. A revision on
   /// another branch than the current winner makes the document conflicted; the winner is
-  /// then the greatest live leaf (``conflictedDocumentIDs()``, ``resolveConflicts(of:_:)``).
+  /// then the greatest live leaf (``conflictedDocumentIDs()-3rz2b``, ``resolveConflicts(of:_:)-8c6vc``).
   ///
-  /// With `newEdits: true` this is ``putAll(_:)``.
+  /// With `newEdits: true` this is ``putAll(_:)-3hl8g``.
   ///
   /// - Throws: ``SetteeError`` naming the record (0-based) whose revision is missing or
-  ///   malformed, or as ``putAll(_:)``; nothing is written then.
+  ///   malformed, or as ``putAll(_:)-3hl8g``; nothing is written then.
   @discardableResult
   public func putAll(_ documents: [JSONObject], newEdits: Bool) throws -> [WriteResult] {
     guard !newEdits else { return try putAll(documents) }
@@ -38,7 +38,7 @@ extension DocumentCollection {
       })
   }
 
-  /// Writes one document as a peer sends it (see ``putAll(_:newEdits:)``).
+  /// Writes one document as a peer sends it (see ``putAll(_:newEdits:)-6e4pp``).
   @discardableResult
   public func put(_ json: JSONObject, newEdits: Bool) throws -> WriteResult {
     try putAll([json], newEdits: newEdits)[0]
@@ -186,7 +186,7 @@ extension DocumentCollection {
   }
 }
 
-/// What a conflict resolver decides (``DocumentCollection/resolveConflicts(of:_:)``).
+/// What a conflict resolver decides (``DocumentCollection/resolveConflicts(of:_:)-8c6vc``).
 public enum ConflictResolution: Sendable, Hashable {
   /// Keep this live leaf; every other live leaf is deleted.
   case keep(RevisionID)
@@ -230,7 +230,7 @@ extension DocumentReader {
 
 // The async twins of the operations above.
 extension DocumentCollection {
-  /// Writes documents as a peer sends them (``putAll(_:newEdits:)``), without blocking.
+  /// Writes documents as a peer sends them (``putAll(_:newEdits:)-6e4pp``), without blocking.
   @discardableResult
   public func putAll(_ documents: [JSONObject], newEdits: Bool) async throws -> [WriteResult] {
     try await database.withConnection(.writing) { try self.putAll(documents, newEdits: newEdits) }
@@ -272,7 +272,7 @@ extension DocumentCollection {
     try await database.withConnection(.reading) { try self.get(id, rev: rev) }
   }
 
-  /// Resolves a conflicted document (``resolveConflicts(of:_:)``), without blocking the
+  /// Resolves a conflicted document (``resolveConflicts(of:_:)-8c6vc``), without blocking the
   /// caller's thread; the resolver runs on the writer's connection.
   @discardableResult
   public func resolveConflicts(

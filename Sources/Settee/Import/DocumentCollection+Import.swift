@@ -29,7 +29,9 @@ extension DocumentCollection {
   ///
   /// Records follow ``put(_:)-4hucy``'s rules, except that a `_rev` on a document
   /// the collection does not hold is kept as given (CouchDB replication's rule), so that
-  /// the output of ``exportDocuments(_:)-50qgv`` imports back unchanged. The input is streamed;
+  /// the output of ``exportDocuments(_:)-50qgv`` imports back unchanged, and that a record
+  /// with `_revisions` is grafted into its document's tree as ``putAll(_:newEdits:)-6e4pp``
+  /// grafts it (a revision already held is skipped). The input is streamed;
   /// memory stays bounded whatever its size.
   ///
   /// - Parameters:
@@ -82,8 +84,17 @@ extension DocumentCollection {
                     _ = try writer.write(encoded, mode: .restore)
                   } else {
                     let json = try JSONParser.parse(record.bytes, maxDepth: limits.maxNestingDepth)
-                    _ = try writer.write(
-                      Document(validating: json, limits: limits), mode: .restore, validated: true)
+                    if case .object(let object) = json, object["_revisions"] != nil {
+                      // A revision with its ancestry (an export of a tree, a peer's
+                      // document): grafted as `new_edits: false` does.
+                      let (document, history) = try Document.replicated(
+                        validating: json, limits: limits)
+                      _ = try writer.graft(document, history: history, validated: true)
+                    } else {
+                      _ = try writer.write(
+                        Document(validating: json, limits: limits), mode: .restore,
+                        validated: true)
+                    }
                   }
                 } catch let error as SetteeError {
                   throw error.locatedIn(record)

@@ -5,26 +5,72 @@ import SetteeCore
 
 struct GetCommand: ParsableCommand {
   static let configuration = CommandConfiguration(
-    commandName: "get", abstract: "Print a document as JSON.")
+    commandName: "get", abstract: "Print a document as JSON.",
+    discussion:
+      #"With --rev, any leaf revision (a losing one of a conflicted document too). --revs adds "_revisions", --revs-info "_revs_info", --conflicts "_conflicts", --deleted-conflicts "_deleted_conflicts" (CouchDB's GET /{db}/{docid}). --open-revs all (or a JSON array of revisions) prints CouchDB's open_revs answer: [{"ok":{…}} or {"missing":rev}, …]."#
+  )
 
   @OptionGroup var local: GlobalOptions
   @ParentCommand var root: SetteeCommand
   var options: GlobalOptions { local.merged(with: root.options) }
   @Argument(help: "The document id.") var id: String
+  @Option(help: "The leaf revision to read (the winner by default).") var rev: String?
+  @Flag(help: "Add the revision's ancestry, \"_revisions\".") var revs = false
+  @Flag(help: "Add each ancestor's status, \"_revs_info\".") var revsInfo = false
+  @Flag(help: "Add the other live leaves, \"_conflicts\".") var conflicts = false
+  @Flag(help: "Add the other deleted leaves, \"_deleted_conflicts\".")
+  var deletedConflicts = false
+  @Flag(help: "--conflicts, --deleted-conflicts and --revs-info together.") var meta = false
+  @Option(help: "all, or a JSON array of revisions: print those leaves (CouchDB's open_revs).")
+  var openRevs: String?
+  @Flag(help: "With --open-revs: an ancestor answers with the leaves descending from it.")
+  var latest = false
 
   func run() throws {
+    let revision = try rev.map { try RevisionID(parsing: $0) }
+    let asked = try openRevs.map(Self.parseOpenRevs)
     let collection = try options.openCollection(readOnly: true)
-    guard let document = try collection.getRevision(id) else {
+    if let asked {
+      let answers = try collection.openRevisions(id, asked, latest: latest, revisions: revs)
+      Console.outJSON(.array(answers.map { .object($0.json) }))
+      return
+    }
+    let readOptions = RevisionReadOptions(
+      rev: revision, revs: revs, revsInfo: revsInfo || meta, conflicts: conflicts || meta,
+      deletedConflicts: deletedConflicts || meta)
+    if let document = try collection.document(id, readOptions) {
+      Console.outJSON(.object(document))
+      return
+    }
+    guard let winner = try collection.getRevision(id) else {
       throw SetteeError(
         .notFound, "missing: no document \(JSON.string(id)) in \(JSON.string(collection.name))",
         documentID: id)
     }
-    if document.isDeleted {
+    if let revision {
       throw SetteeError(
-        .notFound, "deleted: document \(JSON.string(id)) was deleted at revision \(document.rev!)",
+        .notFound,
+        "missing: document \(JSON.string(id)) has no leaf revision \(revision) (only leaves keep their bodies)",
         documentID: id)
     }
-    Console.outJSON(.object(document.json))
+    throw SetteeError(
+      .notFound, "deleted: document \(JSON.string(id)) was deleted at revision \(winner.rev!)",
+      documentID: id)
+  }
+
+  /// `all` (nil: every leaf) or a JSON array of revisions.
+  static func parseOpenRevs(_ text: String) throws -> [RevisionID]? {
+    if text == "all" { return nil }
+    guard case .array(let items) = try JSONParser.parse(text) else {
+      throw SetteeError(
+        .invalidArgument, "--open-revs takes all or a JSON array of revisions, not \(text)")
+    }
+    return try items.map { item in
+      guard case .string(let rev) = item else {
+        throw SetteeError(.invalidArgument, "--open-revs lists revisions as strings")
+      }
+      return try RevisionID(parsing: rev)
+    }
   }
 }
 
@@ -42,11 +88,29 @@ struct PutCommand: ParsableCommand {
   @Argument(help: "The document as JSON, or - to read it from standard input.") var json: String
   @Flag(help: "Create or replace whatever revision is current, without naming one (an upsert).")
   var upsert = false
+  @Option(
+    help:
+      "false: store the document's own _rev (and _revisions ancestry) as a peer sent it, as CouchDB's new_edits=false does."
+  )
+  var newEdits = true
+
+  func validate() throws {
+    if upsert && !newEdits {
+      throw ValidationError("--upsert and --new-edits=false exclude each other")
+    }
+  }
 
   func run() throws {
     // The input is checked before the database is opened: bad input touches no file.
     let limits = Database.Configuration().limits
     let value = try parseJSONArgument(json, maxDepth: limits.maxNestingDepth)
+    if !newEdits {
+      _ = try Document.replicated(validating: value, limits: limits)
+      guard case .object(let object) = value else { return }
+      Console.outJSON(
+        try options.openCollection(readOnly: false).put(object, newEdits: false).couchJSON)
+      return
+    }
     let document = try Document(validating: value, limits: limits)
     let collection = try options.openCollection(readOnly: false)
     let result = try upsert ? collection.upsert(document.json) : collection.put(document)
@@ -84,6 +148,11 @@ struct ChangesCommand: ParsableCommand {
     case normal, continuous, longpoll
   }
 
+  enum Style: String, ExpressibleByArgument {
+    case mainOnly = "main_only"
+    case allDocs = "all_docs"
+  }
+
   @OptionGroup var local: GlobalOptions
   @ParentCommand var root: SetteeCommand
   var options: GlobalOptions { local.merged(with: root.options) }
@@ -92,6 +161,8 @@ struct ChangesCommand: ParsableCommand {
   @Option(help: "normal, continuous or longpoll.") var feed: Feed = .normal
   @Option(help: "For longpoll: how long to wait for a change, in milliseconds.")
   var timeout: Int = 60_000
+  @Option(help: "main_only (the winning revision) or all_docs (every leaf, the winner first).")
+  var style: Style = .mainOnly
 
   func validate() throws {
     guard limit >= 0 else { throw ValidationError("--limit must be 0 or more") }
@@ -118,7 +189,7 @@ struct ChangesCommand: ParsableCommand {
       try runBlocking {
         var printed = 0
         for try await change in collection.changesFeed(since: since) {
-          Console.outJSON(change.couchJSON)
+          Console.outJSON(change.couchJSON(allLeaves: style == .allDocs))
           printed += 1
           if limit > 0 && printed >= limit { break }
         }
@@ -128,15 +199,21 @@ struct ChangesCommand: ParsableCommand {
 
   private func print(_ changes: [Change]) {
     let lastSeq = changes.last?.seq ?? since
-    Console.outJSON(["results": .array(changes.map(\.couchJSON)), "last_seq": .int(lastSeq)])
+    Console.outJSON([
+      "results": .array(changes.map { $0.couchJSON(allLeaves: style == .allDocs) }),
+      "last_seq": .int(lastSeq),
+    ])
   }
 }
 
 extension Change {
-  /// CouchDB's shape of one change: `{"seq", "id", "changes": [{"rev"}], "deleted"}`.
-  var couchJSON: JSON {
+  /// CouchDB's shape of one change: `{"seq", "id", "changes": [{"rev"}], "deleted"}`;
+  /// with `allLeaves` (`style=all_docs`), `changes` lists every leaf, the winner first.
+  func couchJSON(allLeaves: Bool = false) -> JSON {
+    let revs = allLeaves ? leaves : [rev]
     var entry: JSONObject = [
-      "seq": .int(seq), "id": .string(id), "changes": [["rev": .string(rev.description)]],
+      "seq": .int(seq), "id": .string(id),
+      "changes": .array(revs.map { ["rev": .string($0.description)] }),
     ]
     if isDeleted { entry["deleted"] = true }
     return .object(entry)

@@ -1,0 +1,99 @@
+import ArgumentParser
+import Foundation
+import Settee
+import SetteeCore
+
+struct ConflictsCommand: ParsableCommand {
+  static let configuration = CommandConfiguration(
+    commandName: "conflicts",
+    abstract: "List the conflicted documents: those with more than one live leaf.",
+    discussion:
+      #"Prints {"count":N,"ids":[…]} (in id order), read from an index of them. With --leaves, each id comes with its leaves: {"count":N,"documents":[{"id":…,"leaves":[{…}, …]}]}, the winner first."#
+  )
+
+  @OptionGroup var local: GlobalOptions
+  @ParentCommand var root: SetteeCommand
+  var options: GlobalOptions { local.merged(with: root.options) }
+  @Flag(help: "Print every live leaf of each conflicted document with its body.") var leaves = false
+
+  func run() throws {
+    let collection = try options.openCollection(readOnly: true)
+    let ids = try collection.conflictedDocumentIDs()
+    guard leaves else {
+      Console.outJSON(["count": .int(Int64(ids.count)), "ids": .array(ids.map { .string($0) })])
+      return
+    }
+    var documents: [JSON] = []
+    for id in ids {
+      let live = try collection.leaves(of: id).filter { !$0.isDeleted }
+      documents.append(["id": .string(id), "leaves": .array(live.map { .object($0.json) })])
+    }
+    Console.outJSON(["count": .int(Int64(ids.count)), "documents": .array(documents)])
+  }
+}
+
+struct ResolveCommand: ParsableCommand {
+  static let configuration = CommandConfiguration(
+    commandName: "resolve",
+    abstract: "Resolve a conflicted document: keep one leaf or write a merged body.",
+    discussion:
+      #"--keep REV keeps that live leaf; --merge JSON writes the body as a new revision of the winner. Every other live leaf is deleted in the same transaction. Prints {"ok":true,"id":…,"rev":…} (the only live leaf now), or {"ok":true,"id":…,"resolved":false} when the document had nothing to resolve."#
+  )
+
+  @OptionGroup var local: GlobalOptions
+  @ParentCommand var root: SetteeCommand
+  var options: GlobalOptions { local.merged(with: root.options) }
+  @Argument(help: "The document id.") var id: String
+  @Option(help: "The live leaf revision to keep.") var keep: String?
+  @Option(help: "A merged body as JSON (or - to read it from standard input).") var merge: String?
+
+  func validate() throws {
+    guard (keep == nil) != (merge == nil) else {
+      throw ValidationError("give exactly one of --keep REV and --merge JSON")
+    }
+  }
+
+  func run() throws {
+    let resolution: ConflictResolution
+    if let keep {
+      resolution = .keep(try RevisionID(parsing: keep))
+    } else {
+      let limits = Database.Configuration().limits
+      guard case .object(let body) = try parseJSONArgument(merge!, maxDepth: limits.maxNestingDepth)
+      else {
+        throw SetteeError(.invalidDocument, "--merge takes a JSON object")
+      }
+      resolution = .merged(body)
+    }
+    try Document.validateID(id)
+    let collection = try options.openCollection(readOnly: false)
+    if let result = try collection.resolveConflicts(of: id, { _ in resolution }) {
+      Console.outJSON(result.couchJSON)
+    } else {
+      Console.outJSON(["ok": true, "id": .string(id), "resolved": false])
+    }
+  }
+}
+
+struct RevsLimitCommand: ParsableCommand {
+  static let configuration = CommandConfiguration(
+    commandName: "revs-limit",
+    abstract: "Print or set how many revisions of each branch the collection keeps.",
+    discussion:
+      #"Without a value prints the limit (1000 until set, as CouchDB's _revs_limit); with one sets it and prints {"ok":true}. Longer histories are stemmed by their next write; leaves, and so winners, always stay."#
+  )
+
+  @OptionGroup var local: GlobalOptions
+  @ParentCommand var root: SetteeCommand
+  var options: GlobalOptions { local.merged(with: root.options) }
+  @Argument(help: "The new limit (1 or more).") var limit: Int?
+
+  func run() throws {
+    guard let limit else {
+      Console.outJSON(.int(Int64(try options.openCollection(readOnly: true).revsLimit())))
+      return
+    }
+    try options.openCollection(readOnly: false).setRevsLimit(limit)
+    Console.outJSON(["ok": true])
+  }
+}

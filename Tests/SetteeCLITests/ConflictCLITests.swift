@@ -1,0 +1,76 @@
+import Foundation
+import SetteeCore
+import SetteeTestSupport
+import Testing
+
+/// Revision trees through the built binary: `put --new-edits=false`, `get` with CouchDB's
+/// read options, `changes --style all_docs`, `conflicts`, `resolve`, `revs-limit`, and an
+/// import of records carrying `_revisions`.
+@Suite("The settee command: conflicts")
+struct ConflictCLITests {
+  let directory = TemporaryDirectory()
+
+  @Test func aConflictFromPeersIsListedReadAndResolved() throws {
+    let db = directory.path("conflicts.db")
+    func settee(_ arguments: String...) throws -> SetteeBinary.Run {
+      try SetteeBinary.run(["--db", db] + arguments)
+    }
+    func json(_ arguments: String...) throws -> JSON {
+      let run = try SetteeBinary.run(["--db", db] + arguments)
+      #expect(run.status == 0, "\(arguments): \(run.stderr)")
+      return try JSONParser.parse(run.stdout)
+    }
+    #expect(
+      try json(
+        "put", "--new-edits=false",
+        #"{"_id":"n","_rev":"2-b","text":"here","_revisions":{"start":2,"ids":["b","a"]}}"#)
+        == ["ok": true, "id": "n", "rev": "2-b"])
+    // The other branch arrives in an import, as an export of a peer's tree would bring it.
+    let file = directory.path("peer.ndjson")
+    try Data(
+      #"{"_id":"n","_rev":"2-c","text":"there","_revisions":{"start":2,"ids":["c","a"]}}"#.utf8
+    ).write(to: URL(fileURLWithPath: file))
+    #expect(try settee("import", file).status == 0)
+    #expect(try json("conflicts") == ["count": 1, "ids": ["n"]])
+    #expect(
+      try json("get", "n", "--conflicts", "--revs") == [
+        "_id": "n", "_rev": "2-c", "text": "there",
+        "_revisions": ["start": 2, "ids": ["c", "a"]], "_conflicts": ["2-b"],
+      ])
+    #expect(try json("get", "n", "--rev", "2-b") == ["_id": "n", "_rev": "2-b", "text": "here"])
+    let missing = try settee("get", "n", "--rev", "1-a")
+    #expect(missing.status == 1 && missing.stderr.contains("no leaf revision 1-a"))
+    #expect(try json("get", "n", "--open-revs", #"["2-b","9-x"]"#) == [
+      ["ok": ["_id": "n", "_rev": "2-b", "text": "here"]], ["missing": "9-x"],
+    ])
+    #expect(
+      try json("changes", "--style", "all_docs")["results"]?[0]?["changes"] == [
+        ["rev": "2-c"], ["rev": "2-b"],
+      ])
+    #expect(try json("changes")["results"]?[0]?["changes"] == [["rev": "2-c"]])
+    #expect(try json("resolve", "n", "--keep", "2-b")["rev"] == "2-b")
+    #expect(try json("conflicts") == ["count": 0, "ids": []])
+    #expect(try json("get", "n")["text"] == "here")
+    #expect(try json("check")["ok"] == true)
+  }
+
+  @Test func badPeerRevisionsAndResolutionsAreTypedErrors() throws {
+    let db = directory.path("bad.db")
+    func settee(_ arguments: String...) throws -> SetteeBinary.Run {
+      try SetteeBinary.run(["--db", db] + arguments)
+    }
+    let noRev = try settee("put", "--new-edits=false", #"{"_id":"x"}"#)
+    #expect(noRev.status == 1 && noRev.stderr.contains("needs the revision"))
+    #expect(!FileManager.default.fileExists(atPath: db), "bad input touches no file")
+    #expect(try settee("put", "--new-edits=false", "--upsert", #"{"_id":"x"}"#).status == 2)
+    #expect(try settee("resolve", "x").status == 2)
+    #expect(try settee("put", "--new-edits=false", #"{"_id":"x","_rev":"1-a"}"#).status == 0)
+    #expect(try settee("put", "--new-edits=false", #"{"_id":"x","_rev":"1-b"}"#).status == 0)
+    let notALeaf = try settee("resolve", "x", "--keep", "7-q")
+    #expect(notALeaf.status == 1 && notALeaf.stderr.contains("not a live leaf"))
+    #expect(try settee("revs-limit").stdout.hasPrefix("1000"))
+    #expect(try settee("revs-limit", "10").status == 0)
+    #expect(try settee("revs-limit").stdout.hasPrefix("10"))
+    #expect(try settee("revs-limit", "0").stderr.contains("1 or more"))
+  }
+}
