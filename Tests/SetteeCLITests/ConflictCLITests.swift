@@ -40,9 +40,10 @@ struct ConflictCLITests {
     #expect(try json("get", "n", "--rev", "2-b") == ["_id": "n", "_rev": "2-b", "text": "here"])
     let missing = try settee("get", "n", "--rev", "1-a")
     #expect(missing.status == 1 && missing.stderr.contains("no leaf revision 1-a"))
-    #expect(try json("get", "n", "--open-revs", #"["2-b","9-x"]"#) == [
-      ["ok": ["_id": "n", "_rev": "2-b", "text": "here"]], ["missing": "9-x"],
-    ])
+    #expect(
+      try json("get", "n", "--open-revs", #"["2-b","9-x"]"#) == [
+        ["ok": ["_id": "n", "_rev": "2-b", "text": "here"]], ["missing": "9-x"],
+      ])
     #expect(
       try json("changes", "--style", "all_docs")["results"]?[0]?["changes"] == [
         ["rev": "2-c"], ["rev": "2-b"],
@@ -72,5 +73,39 @@ struct ConflictCLITests {
     #expect(try settee("revs-limit", "10").status == 0)
     #expect(try settee("revs-limit").stdout.hasPrefix("10"))
     #expect(try settee("revs-limit", "0").stderr.contains("1 or more"))
+  }
+}
+
+/// `settee local` through the built binary.
+@Suite("The settee command: local documents")
+struct LocalCLITests {
+  let directory = TemporaryDirectory()
+
+  @Test func putGetListDelete() throws {
+    let db = directory.path("local.db")
+    func json(_ arguments: String...) throws -> JSON {
+      let run = try SetteeBinary.run(["--db", db] + arguments)
+      #expect(run.status == 0, "\(arguments): \(run.stderr)")
+      return try JSONParser.parse(run.stdout)
+    }
+    #expect(
+      try json("local", "put", #"{"_id":"_local/cp","seq":3}"#)
+        == ["ok": true, "id": "_local/cp", "rev": "0-1"])
+    #expect(try json("local", "get", "cp") == ["_id": "_local/cp", "_rev": "0-1", "seq": 3])
+    let bad = try SetteeBinary.run(["--db", db, "local", "put", #"{"_id":"_local/cp","_rev":"x"}"#])
+    #expect(bad.status == 1 && bad.stderr.contains("0-N"))
+    #expect(
+      try json("local", "list", "--include-docs") == [
+        "rows": [
+          [
+            "id": "_local/cp", "key": "_local/cp", "value": ["rev": "0-1"],
+            "doc": ["_id": "_local/cp", "_rev": "0-1", "seq": 3],
+          ]
+        ]
+      ])
+    #expect(try json("changes") == ["results": [], "last_seq": 0])
+    #expect(try json("local", "delete", "_local/cp", "--rev", "0-1")["ok"] == true)
+    let gone = try SetteeBinary.run(["--db", db, "local", "get", "cp"])
+    #expect(gone.status == 1 && gone.stderr.contains("not_found"))
   }
 }

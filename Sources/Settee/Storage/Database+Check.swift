@@ -84,6 +84,9 @@ extension Database {
       report.checking(collection: name) { report in
         try Database.checkSequences(db, cid: cid, collection: name, &report)
       }
+      report.checking(collection: name, index: "local documents") { report in
+        try Database.checkLocalDocuments(db, cid: cid, collection: name, &report)
+      }
     }
     report.checking(collection: nil, index: "metadata") { report in
       try Database.checkMetadata(db, &report)

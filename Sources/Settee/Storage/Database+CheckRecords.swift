@@ -94,6 +94,22 @@ extension Database {
     _ = try WhereFields(settings: settings, cid: cid, version: version)
   }
 
+  /// Every local document's body reads back as a JSON object.
+  static func checkLocalDocuments(
+    _ db: SQLConnection, cid: Int64, collection: String, _ report: inout CheckReport
+  ) throws {
+    let rows = try Row.fetchCursor(
+      db, sql: "SELECT name, rev, body FROM local_documents WHERE cid = ?", arguments: [cid])
+    while let row = try rows.next() {
+      do {
+        _ = try LocalDocuments.document(row)
+      } catch let error as SetteeError {
+        report.add(
+          .init(collection: collection, documentID: error.documentID, message: error.message))
+      }
+    }
+  }
+
   /// Every metadata value reads back as JSON.
   static func checkMetadata(_ db: SQLConnection, _ report: inout CheckReport) throws {
     let rows = try Row.fetchCursor(db, sql: "SELECT key, value FROM metadata ORDER BY key")

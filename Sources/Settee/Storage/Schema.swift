@@ -217,6 +217,21 @@ enum Schema {
           ALTER TABLE collections ADD COLUMN revs_limit INTEGER NOT NULL DEFAULT 1000;
           """)
     }
+    migrator.registerMigration("v13-local-documents") { db in
+      // CouchDB's local documents (`_local/<name>`): per collection, never in the changes
+      // feed, all-docs, queries, views or exports, never replicated. `name` is the id
+      // after `_local/`; `rev` the N of its `0-N` revision.
+      try db.execute(
+        sql: """
+          CREATE TABLE local_documents (
+            cid INTEGER NOT NULL,
+            name TEXT NOT NULL,
+            rev INTEGER NOT NULL,
+            body TEXT NOT NULL,
+            PRIMARY KEY (cid, name)
+          ) WITHOUT ROWID;
+          """)
+    }
     return migrator
   }
 

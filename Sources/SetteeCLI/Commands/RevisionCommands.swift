@@ -97,3 +97,95 @@ struct RevsLimitCommand: ParsableCommand {
     Console.outJSON(["ok": true])
   }
 }
+
+struct LocalCommand: ParsableCommand {
+  static let configuration = CommandConfiguration(
+    commandName: "local",
+    abstract: "Read and write local documents (_local/…): never replicated, listed or queried.",
+    subcommands: [
+      LocalGetCommand.self, LocalPutCommand.self, LocalDeleteCommand.self, LocalListCommand.self,
+    ])
+}
+
+struct LocalGetCommand: ParsableCommand {
+  static let configuration = CommandConfiguration(
+    commandName: "get", abstract: "Print a local document (not_found when there is none).")
+
+  @OptionGroup var local: GlobalOptions
+  @ParentCommand var root: SetteeCommand
+  @Argument(help: "The id, _local/<name> or the name alone.") var id: String
+
+  func run() throws {
+    let collection = try local.merged(with: root.options).openCollection(readOnly: true)
+    guard let document = try collection.localDocument(id) else {
+      throw SetteeError(.notFound, "missing: no local document \(JSON.string(id))", documentID: id)
+    }
+    Console.outJSON(.object(document.json))
+  }
+}
+
+struct LocalPutCommand: ParsableCommand {
+  static let configuration = CommandConfiguration(
+    commandName: "put",
+    abstract: "Write a local document (its revision is the given \"_rev\" 0-N plus one).",
+    discussion: #"Prints {"ok":true,"id":"_local/…","rev":"0-N"}."#)
+
+  @OptionGroup var local: GlobalOptions
+  @ParentCommand var root: SetteeCommand
+  @Argument(help: "The document as JSON with \"_id\", or - to read it from standard input.")
+  var json: String
+
+  func run() throws {
+    let limits = Database.Configuration().limits
+    guard case .object(let object) = try parseJSONArgument(json, maxDepth: limits.maxNestingDepth)
+    else {
+      throw SetteeError(.invalidDocument, "a local document is a JSON object")
+    }
+    let stored = try local.merged(with: root.options).openCollection(readOnly: false)
+      .putLocal(object)
+    Console.outJSON(["ok": true, "id": .string(stored.id), "rev": .string(stored.rev)])
+  }
+}
+
+struct LocalDeleteCommand: ParsableCommand {
+  static let configuration = CommandConfiguration(
+    commandName: "delete", abstract: "Remove a local document.")
+
+  @OptionGroup var local: GlobalOptions
+  @ParentCommand var root: SetteeCommand
+  @Argument(help: "The id, _local/<name> or the name alone.") var id: String
+  @Option(help: "Its revision, 0-N (accepted and ignored, as CouchDB does).") var rev: String?
+
+  func run() throws {
+    try local.merged(with: root.options).openCollection(readOnly: false).deleteLocal(id, rev: rev)
+    Console.outJSON(["ok": true, "id": .string(id), "rev": "0-0"])
+  }
+}
+
+struct LocalListCommand: ParsableCommand {
+  static let configuration = CommandConfiguration(
+    commandName: "list",
+    abstract: "List the local documents (CouchDB's _local_docs shape).",
+    discussion:
+      #"Prints {"rows":[{"id":…,"key":…,"value":{"rev":…}},…]}; --include-docs adds "doc"."#)
+
+  @OptionGroup var local: GlobalOptions
+  @ParentCommand var root: SetteeCommand
+  @Flag(help: "Add each document.") var includeDocs = false
+
+  func run() throws {
+    let documents = try local.merged(with: root.options).openCollection(readOnly: true)
+      .localDocuments()
+    Console.outJSON([
+      "rows": .array(
+        documents.map { document in
+          var row: JSONObject = [
+            "id": .string(document.id), "key": .string(document.id),
+            "value": ["rev": .string(document.rev)],
+          ]
+          if includeDocs { row["doc"] = .object(document.json) }
+          return .object(row)
+        })
+    ])
+  }
+}

@@ -67,6 +67,12 @@ extension Document {
   public static func validateID(_ id: String) throws {
     if id.isEmpty { throw SetteeError(.invalidID, "document id must not be empty") }
     try Names.refuseNUL(id, kind: "document id", code: .invalidID)
+    if id.utf8.starts(with: "_local/".utf8) {
+      throw SetteeError(
+        .invalidID,
+        "document id \(JSONWriter.string(.string(id))) names a local document: write it with putLocal (settee local put)",
+        documentID: id)
+    }
     if id.utf8.first == UInt8(ascii: "_") && !isDesignID(id) {
       throw SetteeError(
         .invalidID,

@@ -185,6 +185,12 @@ struct SwiftAPITests {
     #expect(try await people.get("c", rev: RevisionID(parsing: "1-x")) != nil)
     try await people.resolveConflicts(of: "c") { leaves in .keep(leaves[0].rev!) }
     #expect(try await people.conflictCount() == 0)
+    #expect(try await people.document("c", RevisionReadOptions(revs: true))?["_rev"] != nil)
+    #expect(try await people.openRevisions("c").count == 2)
+    try await people.putLocal(["_id": "_local/cp", "seq": 1])
+    #expect(try await people.localDocument("cp")?.rev == "0-1")
+    #expect(try await people.localDocuments().count == 1)
+    try await people.deleteLocal("cp")
   }
 
   /// What the caller's own closure throws comes back as it was thrown, from the blocking
