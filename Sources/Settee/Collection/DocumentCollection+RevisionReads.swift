@@ -15,12 +15,21 @@ public struct RevisionReadOptions: Sendable, Hashable {
   public var conflicts: Bool
   /// Add `_deleted_conflicts`: the other deleted leaves (when there are any).
   public var deletedConflicts: Bool
+  /// Give every attachment's data (base64) rather than a stub.
+  public var attachments: Bool
+  /// Give the data of the attachments written after these revisions only (the newest of
+  /// them that is an ancestor of the one read), stubs for the others: what a replicator
+  /// asks for when the peer holds these revisions (CouchDB's `atts_since`).
+  public var attachmentsSince: [RevisionID]
 
   /// Options; CouchDB's `meta=true` is `conflicts`, `deletedConflicts` and `revsInfo`.
   public init(
     rev: RevisionID? = nil, revs: Bool = false, revsInfo: Bool = false, conflicts: Bool = false,
-    deletedConflicts: Bool = false
+    deletedConflicts: Bool = false, attachments: Bool = false,
+    attachmentsSince: [RevisionID] = []
   ) {
+    self.attachments = attachments
+    self.attachmentsSince = attachmentsSince
     self.rev = rev
     self.revs = revs
     self.revsInfo = revsInfo
@@ -62,25 +71,26 @@ extension DocumentCollection {
         guard let leaf = reader.leaf(options.rev), options.rev != nil || !leaf.isDeleted else {
           return nil
         }
-        return reader.json(leaf, options)
+        return try reader.json(db, leaf, options)
       })
   }
 
   /// CouchDB's `open_revs`: the given revisions of a document (every leaf, the winner
   /// first, when `revs` is `nil`), each as a document or as missing. With `latest`, a
-  /// revision that is an ancestor of leaves answers with those leaves instead. With
-  /// `revisions`, each document carries `_revisions`.
+  /// revision that is an ancestor of leaves answers with those leaves instead. `options`
+  /// adds to each document what it adds to ``document(_:_:)-2o8gj`` (its `rev` is not
+  /// used).
   public func openRevisions(
-    _ id: String, _ revs: [RevisionID]? = nil, latest: Bool = false, revisions: Bool = false
+    _ id: String, _ revs: [RevisionID]? = nil, latest: Bool = false,
+    options: RevisionReadOptions = RevisionReadOptions()
   ) throws -> [OpenRevision] {
     try database.read(
       inCollection(revs.map { $0.map(OpenRevision.missing) } ?? []) { db, cid in
         guard let reader = try LeafReader(db, cid: cid, id: id) else {
           return revs.map { $0.map(OpenRevision.missing) } ?? []
         }
-        let options = RevisionReadOptions(revs: revisions)
         guard let revs else {
-          return reader.leaves.map { .found(reader.json($0, options)) }
+          return try reader.leaves.map { .found(try reader.json(db, $0, options)) }
         }
         var answers: [OpenRevision] = []
         var seen: Set<RevisionID> = []
@@ -88,7 +98,7 @@ extension DocumentCollection {
           let found = latest ? reader.latest(rev) : reader.leaf(rev).map { [$0] } ?? []
           if found.isEmpty { answers.append(.missing(rev)) }
           for leaf in found where seen.insert(leaf.rev!).inserted {
-            answers.append(.found(reader.json(leaf, options)))
+            answers.append(.found(try reader.json(db, leaf, options)))
           }
         }
         return answers
@@ -102,10 +112,11 @@ extension DocumentCollection {
 
   /// CouchDB's `open_revs`, without blocking the caller's thread.
   public func openRevisions(
-    _ id: String, _ revs: [RevisionID]? = nil, latest: Bool = false, revisions: Bool = false
+    _ id: String, _ revs: [RevisionID]? = nil, latest: Bool = false,
+    options: RevisionReadOptions = RevisionReadOptions()
   ) async throws -> [OpenRevision] {
     try await database.withConnection(.reading) {
-      try self.openRevisions(id, revs, latest: latest, revisions: revisions)
+      try self.openRevisions(id, revs, latest: latest, options: options)
     }
   }
 }
@@ -114,6 +125,7 @@ extension DocumentCollection {
 private struct LeafReader {
   let leaves: [Document]
   let tree: StoredTree
+  let rid: Int64
 
   init?(_ db: SQLConnection, cid: Int64, id: String) throws {
     leaves = try DocumentReader.leaves(db, cid: cid, id: id)
@@ -121,8 +133,9 @@ private struct LeafReader {
     let rid = try Int64.fetchOne(
       db.cachedStatement(sql: "SELECT rid FROM documents WHERE cid = ? AND id = ?"),
       arguments: [cid, id])
+    self.rid = rid ?? 0
     tree = try StoredTree.load(
-      db, rid: rid ?? 0, id: id, winner: rev, deleted: winner.isDeleted, seq: 0)
+      db, rid: self.rid, id: id, winner: rev, deleted: winner.isDeleted, seq: 0)
   }
 
   /// The leaf `rev` (the winner for `nil`).
@@ -137,11 +150,29 @@ private struct LeafReader {
   }
 
   /// `leaf` in CouchDB's member order: `_id`, `_rev`, `_deleted`, the body, then
-  /// `_revisions`, `_revs_info`, `_conflicts`, `_deleted_conflicts`.
-  func json(_ leaf: Document, _ options: RevisionReadOptions) -> JSONObject {
-    var json = leaf.json
+  /// `_attachments`, `_revisions`, `_revs_info`, `_conflicts`, `_deleted_conflicts`.
+  func json(_ db: SQLConnection, _ leaf: Document, _ options: RevisionReadOptions) throws
+    -> JSONObject
+  {
+    var document = leaf
     let rev = leaf.rev!
     let ancestry = tree.ancestry(of: rev)
+    let stored = try AttachmentStore.attachments(db, rid: rid, rev: rev)
+    if !stored.isEmpty {
+      // With atts_since, data goes only with what was written after the newest of those
+      // revisions that this one descends from (all of it when it descends from none).
+      let since = options.attachmentsSince.filter(ancestry.contains).map(\.generation).max()
+      document.attachments = try stored.map { attachment in
+        var read = attachment.attachment
+        if options.attachments
+          || (!options.attachmentsSince.isEmpty && attachment.revpos > since ?? 0)
+        {
+          read.data = try AttachmentStore.bytes(db, aid: attachment.aid)
+        }
+        return read
+      }
+    }
+    var json = document.json
     if options.revs {
       json["_revisions"] = [
         "start": .int(Int64(rev.generation)),

@@ -91,6 +91,9 @@ extension Database {
     report.checking(collection: nil, index: "metadata") { report in
       try Database.checkMetadata(db, &report)
     }
+    report.checking(collection: nil, index: "attachments") { report in
+      try Database.checkAttachments(db, &report)
+    }
     return report
   }
 

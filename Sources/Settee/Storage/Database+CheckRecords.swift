@@ -110,6 +110,57 @@ extension Database {
     }
   }
 
+  /// Attachments: every row names a stored blob and a leaf of a document, every blob is
+  /// held by a row, and its chunks hold its length and digest.
+  static func checkAttachments(_ db: SQLConnection, _ report: inout CheckReport) throws {
+    let orphans = try Row.fetchAll(
+      db,
+      sql: """
+        SELECT a.name, a.rev, d.id, c.name FROM attachments a
+        LEFT JOIN documents d ON d.rid = a.rid LEFT JOIN collections c ON c.cid = d.cid
+        WHERE NOT EXISTS (SELECT 1 FROM attachment_blobs b WHERE b.aid = a.aid)
+          OR d.rid IS NULL
+          OR (d.rev != a.rev AND NOT EXISTS (
+            SELECT 1 FROM revisions r WHERE r.rid = a.rid AND r.rev = a.rev AND r.body IS NOT NULL))
+        """)
+    for row in orphans {
+      report.add(
+        .init(
+          collection: try row.value(3), documentID: try row.value(2),
+          message:
+            "attachment \(quoted(try row.value(0))) of revision \(try row.value(1) as String) names no stored blob or no leaf"
+        ))
+    }
+    let blobs = try Row.fetchAll(db, sql: "SELECT aid, digest, length FROM attachment_blobs")
+    for blob in blobs {
+      let (aid, digest, length): (Int64, String, Int64) = (
+        try blob.value(0), try blob.value(1), try blob.value(2)
+      )
+      guard
+        try Bool.fetchOne(
+          db, sql: "SELECT EXISTS (SELECT 1 FROM attachments WHERE aid = ?)", arguments: [aid])
+          == true
+      else {
+        report.add(.init(message: "attachment blob \(digest) is held by no revision"))
+        continue
+      }
+      var md5 = MD5()
+      var read: Int64 = 0
+      try AttachmentStore.read(db, aid: aid) { chunk in
+        chunk.withUnsafeBytes { md5.update($0) }
+        read += Int64(chunk.count)
+      }
+      let actual = "md5-" + Data(md5.finalize()).base64EncodedString()
+      if read != length || actual != digest {
+        report.add(
+          .init(
+            message:
+              "attachment blob \(digest) is damaged: it holds \(read) bytes with digest \(actual), not \(length)"
+          ))
+      }
+    }
+  }
+
   /// Every metadata value reads back as JSON.
   static func checkMetadata(_ db: SQLConnection, _ report: inout CheckReport) throws {
     let rows = try Row.fetchCursor(db, sql: "SELECT key, value FROM metadata ORDER BY key")

@@ -25,6 +25,7 @@ extension DocumentWriter {
       seq: existing.seq)
     let leavesBefore = tree.leaves
     let written: RevisionID
+    let attachments: [StoredAttachment]
     if let history {
       written = history[0]
       if tree.contains(written) {
@@ -35,10 +36,18 @@ extension DocumentWriter {
         try writeRows(tree, rid: existing.rid, written: written, body: body, winner: existing)
         return WriteResult(id: document.id, rev: written, seq: existing.seq)
       }
+      attachments = try resolveAttachments(
+        document, parent: history.count > 1 ? (existing.rid, history[1]) : nil,
+        keepsParents: false, generation: written.generation)
       tree.add(path: history, deleted: document.isDeleted, seq: lastSeq + 1)
     } else {
       let parent = try editedLeaf(document, mode: mode, tree: tree, leaves: leavesBefore)
-      written = RevisionID.next(after: parent, deleted: document.isDeleted, body: body)
+      attachments = try resolveAttachments(
+        document, parent: (existing.rid, parent), keepsParents: true,
+        generation: parent.generation + 1)
+      written = RevisionID.next(
+        after: parent, deleted: document.isDeleted,
+        body: DocumentWriter.revisionBytes(body, attachments))
       guard !tree.contains(written) else {
         throw SetteeError(
           .conflict,
@@ -58,6 +67,12 @@ extension DocumentWriter {
       winner == existing.rev
       ? nil : winner == written ? body : try storedBody(rid: existing.rid, rev: winner)
     try writeRows(tree, rid: existing.rid, written: written, body: body, winner: existing)
+    try AttachmentStore.insert(db, rid: existing.rid, rev: written, attachments)
+    if mayHaveAttachments {
+      // Leaves that a new revision extends keep no attachments, as they keep no body.
+      try AttachmentStore.remove(
+        db, rid: existing.rid, revs: leavesBefore.filter { !leaves.contains($0) })
+    }
     let live = leaves.dropFirst().filter { !tree.nodes[$0]!.deleted }.count
     let counts = (live: Int64(live), deleted: Int64(leaves.count - 1 - live))
     if let winnerBody {

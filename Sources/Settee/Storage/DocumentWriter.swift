@@ -42,6 +42,9 @@ struct DocumentWriter {
   /// The collection's `holds_nul` (see ``Schema``), set by the first body that needs it.
   private var holdsNUL: Bool
   var indexes: IndexMaintainer
+  /// Whether the file may hold attachments: without any, writes that state none need not
+  /// look for their parents' (see ``resolveAttachments(_:parent:keepsParents:generation:)``).
+  var mayHaveAttachments: Bool
   /// The statements every write runs, kept once prepared (the connection's statement cache
   /// hashes the SQL text at each lookup: a twenty-fifth of an import).
   private var lookupStatement: RawStatement.Prepared?
@@ -78,6 +81,7 @@ struct DocumentWriter {
       revsLimit = DocumentCollection.defaultRevsLimit
     }
     startSeq = lastSeq
+    mayHaveAttachments = try AttachmentStore.any(db)
     indexes = IndexMaintainer(db: db, collection: try catalog.state(db, cid: cid))
   }
 
@@ -140,7 +144,7 @@ struct DocumentWriter {
     // A write that names no revision (or restores one) usually creates its document: an
     // import, a put of a new id. Insert it first, and look the id up only when it is taken
     // (SQLite refuses the insert before writing anything).
-    if mode == .restore || (mode == .edit && document.rev == nil),
+    if mode == .restore || (mode == .edit && document.rev == nil), document.attachments == nil,
       let rev = try? DocumentWriter.newRevision(document, mode: mode, body: body),
       let result = try insertNew(document, rev: rev, body: body, history: history)
     {
@@ -169,8 +173,15 @@ struct DocumentWriter {
       return false
     }
     guard let found else {
-      let rev = try DocumentWriter.newRevision(document, mode: mode, body: body)
-      guard let result = try insertNew(document, rev: rev, body: body, history: history) else {
+      let attachments = try resolveAttachments(
+        document, parent: nil, keepsParents: false,
+        generation: mode == .restore ? document.rev?.generation ?? 1 : 1)
+      let rev = try DocumentWriter.newRevision(
+        document, mode: mode, body: DocumentWriter.revisionBytes(body, attachments))
+      guard
+        let result = try insertNew(
+          document, rev: rev, body: body, history: history, attachments: attachments)
+      else {
         throw SetteeError(
           .storage,
           "internal error: \(quoted(document.id)) was not found, then could not be inserted",
@@ -210,7 +221,11 @@ struct DocumentWriter {
       throw SetteeError(
         .notFound, "document \(quoted(document.id)) is already deleted", documentID: document.id)
     }
-    let rev = RevisionID.next(after: current, deleted: document.isDeleted, body: body)
+    let attachments = try resolveAttachments(
+      document, parent: (rid, current), keepsParents: true, generation: current.generation + 1)
+    let rev = RevisionID.next(
+      after: current, deleted: document.isDeleted,
+      body: DocumentWriter.revisionBytes(body, attachments))
     lastSeq += 1
     let seq = lastSeq
     try checkingFields(document.id, body) {
@@ -239,6 +254,8 @@ struct DocumentWriter {
     firstRevision.bind(4, existing.seq)
     try firstRevision.execute()
     try insertRevision(rid: rid, rev: rev, parent: current, deleted: document.isDeleted, seq: seq)
+    try AttachmentStore.insert(db, rid: rid, rev: rev, attachments)
+    if mayHaveAttachments { try AttachmentStore.remove(db, rid: rid, revs: [current]) }
     // The version being replaced, whose index entries go.
     let previous = existing.body.map { Document(id: document.id, rev: current, body: $0) }
     try indexes.update(
@@ -276,7 +293,8 @@ struct DocumentWriter {
   /// Inserts a document whose id the collection does not hold, at the next sequence
   /// number; `nil`, having written nothing, when it holds the id (a tombstone too).
   private mutating func insertNew(
-    _ document: Document, rev: RevisionID, body: [UInt8], history: [RevisionID]?
+    _ document: Document, rev: RevisionID, body: [UInt8], history: [RevisionID]?,
+    attachments: [StoredAttachment] = []
   ) throws -> WriteResult? {
     let insert = try db.rawStatement(
       &insertStatement,
@@ -312,6 +330,7 @@ struct DocumentWriter {
           deleted: position == 0 && document.isDeleted, seq: seq)
       }
     }
+    try AttachmentStore.insert(db, rid: rid, rev: rev, attachments)
     try indexes.update(rid: rid, document: stored(document, rev), isNew: true, previous: nil)
     return WriteResult(id: document.id, rev: rev, seq: seq)
   }

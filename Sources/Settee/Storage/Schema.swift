@@ -232,6 +232,38 @@ enum Schema {
           ) WITHOUT ROWID;
           """)
     }
+    migrator.registerMigration("v14-attachments") { db in
+      // Attachments (CouchDB's `_attachments`). A blob's bytes are stored once per digest
+      // (`md5-<base64>` of the bytes as stored) in chunks, so that they are written and
+      // read as streams; `attachments` names the blobs of each leaf revision (only leaves
+      // keep attachments, as they keep bodies). A blob goes with its last reference.
+      try db.execute(
+        sql: """
+          CREATE TABLE attachment_blobs (
+            aid INTEGER PRIMARY KEY,
+            digest TEXT NOT NULL UNIQUE,
+            length INTEGER NOT NULL
+          );
+          CREATE TABLE attachment_chunks (
+            aid INTEGER NOT NULL,
+            n INTEGER NOT NULL,
+            data BLOB NOT NULL,
+            PRIMARY KEY (aid, n)
+          );
+          CREATE TABLE attachments (
+            rid INTEGER NOT NULL,
+            rev TEXT NOT NULL,
+            name TEXT NOT NULL,
+            aid INTEGER NOT NULL,
+            content_type TEXT NOT NULL,
+            revpos INTEGER NOT NULL,
+            length INTEGER NOT NULL,
+            encoding TEXT,
+            PRIMARY KEY (rid, rev, name)
+          ) WITHOUT ROWID;
+          CREATE INDEX attachments_by_blob ON attachments(aid);
+          """)
+    }
     return migrator
   }
 

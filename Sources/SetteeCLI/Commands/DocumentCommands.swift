@@ -25,19 +25,25 @@ struct GetCommand: ParsableCommand {
   var openRevs: String?
   @Flag(help: "With --open-revs: an ancestor answers with the leaves descending from it.")
   var latest = false
+  @Flag(help: "Give attachments' data (base64) instead of stubs.") var attachments = false
+  @Option(help: "A JSON array of revisions: data only for attachments written after them.")
+  var attsSince: String?
 
   func run() throws {
     let revision = try rev.map { try RevisionID(parsing: $0) }
-    let asked = try openRevs.map(Self.parseOpenRevs)
+    let asked = try openRevs.map { try Self.parseRevisions($0, "--open-revs", allowsAll: true) }
+    let since = try attsSince.map { try Self.parseRevisions($0, "--atts-since", allowsAll: false) }
+    let readOptions = RevisionReadOptions(
+      rev: revision, revs: revs, revsInfo: revsInfo || meta, conflicts: conflicts || meta,
+      deletedConflicts: deletedConflicts || meta, attachments: attachments,
+      attachmentsSince: (since ?? nil) ?? [])
     let collection = try options.openCollection(readOnly: true)
     if let asked {
-      let answers = try collection.openRevisions(id, asked, latest: latest, revisions: revs)
+      let answers = try collection.openRevisions(
+        id, asked, latest: latest, options: readOptions)
       Console.outJSON(.array(answers.map { .object($0.json) }))
       return
     }
-    let readOptions = RevisionReadOptions(
-      rev: revision, revs: revs, revsInfo: revsInfo || meta, conflicts: conflicts || meta,
-      deletedConflicts: deletedConflicts || meta)
     if let document = try collection.document(id, readOptions) {
       Console.outJSON(.object(document))
       return
@@ -58,16 +64,19 @@ struct GetCommand: ParsableCommand {
       documentID: id)
   }
 
-  /// `all` (nil: every leaf) or a JSON array of revisions.
-  static func parseOpenRevs(_ text: String) throws -> [RevisionID]? {
-    if text == "all" { return nil }
+  /// A JSON array of revisions, or `all` (nil: every leaf) where it is allowed.
+  static func parseRevisions(_ text: String, _ option: String, allowsAll: Bool) throws
+    -> [RevisionID]?
+  {
+    if allowsAll && text == "all" { return nil }
     guard case .array(let items) = try JSONParser.parse(text) else {
       throw SetteeError(
-        .invalidArgument, "--open-revs takes all or a JSON array of revisions, not \(text)")
+        .invalidArgument,
+        "\(option) takes \(allowsAll ? "all or " : "")a JSON array of revisions, not \(text)")
     }
     return try items.map { item in
       guard case .string(let rev) = item else {
-        throw SetteeError(.invalidArgument, "--open-revs lists revisions as strings")
+        throw SetteeError(.invalidArgument, "\(option) lists revisions as strings")
       }
       return try RevisionID(parsing: rev)
     }

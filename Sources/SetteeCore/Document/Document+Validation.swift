@@ -1,6 +1,6 @@
 extension Document {
   /// The special top-level members a written document may carry.
-  public static let specialMembers: Set<String> = ["_id", "_rev", "_deleted"]
+  public static let specialMembers: Set<String> = ["_id", "_rev", "_deleted", "_attachments"]
 
   /// Makes a document from JSON that a user wrote, checking every rule of SPEC section 1.
   ///
@@ -19,6 +19,7 @@ extension Document {
     var id: String?
     var rev: RevisionID?
     var deleted = false
+    var attachments: [Attachment]?
     var body: [JSONObject.Member] = []
     body.reserveCapacity(object.count)
     for member in object {
@@ -41,6 +42,8 @@ extension Document {
             .invalidDocument, "_deleted must be true or false, not \(member.value.typeName)")
         }
         deleted = flag
+      case "_attachments":
+        attachments = try Attachment.parse(member.value, documentID: id)
       case _ where Document.readOnlyMembers.contains(member.key):
         continue
       default:
@@ -59,6 +62,7 @@ extension Document {
     self.init(
       id: id ?? Document.generateID(), rev: rev, isDeleted: deleted,
       body: JSONObject(uniqueMembers: body))
+    self.attachments = attachments
   }
 
   /// Checks a document id: a non-empty string that starts with `_` only as `_design/`.
@@ -102,6 +106,16 @@ extension Document {
   ///   or `nestingTooDeep`.
   public func validate(limits: DocumentLimits = .default) throws {
     try Document.validateID(id)
+    var names: Set<String> = []
+    for attachment in attachments ?? [] {
+      try Attachment.validateName(attachment.name, documentID: id)
+      guard names.insert(attachment.name).inserted else {
+        throw SetteeError(
+          .invalidDocument,
+          "attachment \(JSONWriter.string(.string(attachment.name))) is listed twice",
+          documentID: id)
+      }
+    }
     for member in body {
       try Names.refuseNUL(member.key, kind: "field name", code: .invalidDocument, documentID: id)
       if member.key.utf8.first == UInt8(ascii: "_") {

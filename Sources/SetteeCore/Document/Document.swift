@@ -14,6 +14,12 @@ public struct Document: Sendable, Hashable {
   /// The document's other live leaves (CouchDB's `_conflicts`) when a read asked for them
   /// (a find with ``FindQuery/conflicts``); empty otherwise, and never written.
   public var conflicts: [RevisionID] = []
+  /// The revision's attachments. On a write, `nil` keeps those of the revision edited (as
+  /// stubs) and a list states them all: inline ones are stored, stubs keep the edited
+  /// revision's, and any other goes (`[]` removes every one). A deletion or a revision
+  /// from a peer has exactly those listed. Reads of a document (`get`, `find`) leave it
+  /// `nil`; reads that ask for attachments fill it.
+  public var attachments: [Attachment]?
 
   /// A document from its parts (nothing is checked; writes check it).
   public init(id: String, rev: RevisionID? = nil, isDeleted: Bool = false, body: JSONObject = [:]) {
@@ -39,12 +45,19 @@ public struct Document: Sendable, Hashable {
   }
 
   /// The document as JSON: `_id` and `_rev` first, then `_deleted` for a tombstone, then
-  /// the body's members, then `_conflicts` when it lists any (CouchDB's shape).
+  /// the body's members, then `_attachments` and `_conflicts` when it has any (CouchDB's
+  /// shape).
   public var json: JSONObject {
     var members = [JSONObject.Member(key: "_id", value: .string(id))]
     if let rev { members.append(.init(key: "_rev", value: .string(rev.description))) }
     if isDeleted { members.append(.init(key: "_deleted", value: .bool(true))) }
     members.append(contentsOf: body.members)
+    if let attachments, !attachments.isEmpty {
+      members.append(
+        .init(
+          key: "_attachments",
+          value: .object(JSONObject(attachments.map { ($0.name, .object($0.json)) }))))
+    }
     if !conflicts.isEmpty {
       members.append(
         .init(key: "_conflicts", value: .array(conflicts.map { .string($0.description) })))

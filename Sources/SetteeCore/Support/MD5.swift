@@ -2,7 +2,7 @@
 /// view versions. Not for security, which MD5 has none of. Settee's own, rather than
 /// swift-crypto's `Insecure.MD5`: that package built BoringSSL for this alone (443 of a
 /// clean build's 746 units). Tested against RFC 1321's vectors and Python's `hashlib`.
-struct MD5 {
+package struct MD5 {
   private var state: (UInt32, UInt32, UInt32, UInt32) = (
     0x6745_2301, 0xefcd_ab89, 0x98ba_dcfe, 0x1032_5476
   )
@@ -11,17 +11,17 @@ struct MD5 {
   /// How many bytes were given in all.
   private var length: UInt64 = 0
 
-  init() { pending.reserveCapacity(64) }
+  package init() { pending.reserveCapacity(64) }
 
   /// The digest of `bytes`.
-  static func hash(_ bytes: [UInt8]) -> [UInt8] {
+  package static func hash(_ bytes: [UInt8]) -> [UInt8] {
     var md5 = MD5()
     bytes.withUnsafeBytes { md5.update($0) }
     return md5.finalize()
   }
 
   /// Digests more bytes.
-  mutating func update(_ bytes: UnsafeRawBufferPointer) {
+  package mutating func update(_ bytes: UnsafeRawBufferPointer) {
     length &+= UInt64(bytes.count)
     var offset = 0
     if !pending.isEmpty {
@@ -40,7 +40,7 @@ struct MD5 {
   }
 
   /// The 16 bytes of the digest of everything given.
-  mutating func finalize() -> [UInt8] {
+  package mutating func finalize() -> [UInt8] {
     let bits = length &* 8
     var tail: [UInt8] = [0x80]
     let padded = (pending.count + 1) % 64

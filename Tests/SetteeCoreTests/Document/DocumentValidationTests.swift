@@ -38,7 +38,8 @@ struct DocumentValidationTests {
     (#"{"_id":"x","_rev":"1-a\u0001b"}"#, .invalidRevision),
     (#"{"_id":"x","_rev":7}"#, .invalidRevision),
     (#"{"_deleted":"yes"}"#, .invalidDocument),
-    (#"{"_attachments":{}}"#, .reservedField),
+    (#"{"_attachments":[]}"#, .invalidDocument),
+    (#"{"_revisions":{}}"#, .reservedField),
     (#"{"_foo":1}"#, .reservedField),
   ])
   func rejects(_ text: String, _ code: SetteeError.Code) throws {

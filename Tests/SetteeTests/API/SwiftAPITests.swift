@@ -191,6 +191,17 @@ struct SwiftAPITests {
     #expect(try await people.localDocument("cp")?.rev == "0-1")
     #expect(try await people.localDocuments().count == 1)
     try await people.deleteLocal("cp")
+    let attached = try await people.putAttachment("a.txt", to: "att", rev: nil, data: [1, 2])
+    #expect(try await people.attachments(of: "att").map(\.name) == ["a.txt"])
+    #expect(try await people.attachment("a.txt", of: "att")?.data == [1, 2])
+    let attachmentBytes = Guarded([UInt8]())
+    try await people.readAttachment("a.txt", of: "att") { chunk in attachmentBytes.mutate { $0 += chunk } }
+    #expect(attachmentBytes.value == [1, 2])
+    let attachmentFile = URL(fileURLWithPath: directory.path("att.bin"))
+    try Data([3]).write(to: attachmentFile)
+    let replaced = try await people.putAttachment(
+      "a.txt", to: "att", rev: attached.rev, contentsOf: attachmentFile)
+    try await people.deleteAttachment("a.txt", from: "att", rev: replaced.rev)
   }
 
   /// What the caller's own closure throws comes back as it was thrown, from the blocking

@@ -214,7 +214,7 @@ struct ConflictTests {
     #expect(all.map { $0.json["ok"]?["_rev"] } == ["2-c", "2-b"])
     let asked = try notes.openRevisions(
       "n", [RevisionID(parsing: "2-b"), RevisionID(parsing: "1-a"), RevisionID(parsing: "9-z")],
-      revisions: true)
+      options: RevisionReadOptions(revs: true))
     #expect(asked.count == 3)
     #expect(asked[0].json["ok"]?["_revisions"]?["ids"] == ["b", "a"])
     #expect(asked[1] == .missing(try RevisionID(parsing: "1-a")))

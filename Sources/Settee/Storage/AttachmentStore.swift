@@ -1,0 +1,196 @@
+import Foundation
+import GRDB
+import SetteeCore
+
+/// One attachment of a stored revision: a row of `attachments` with its blob's digest and
+/// stored length.
+struct StoredAttachment: Sendable, Hashable {
+  var name: String
+  var aid: Int64
+  var contentType: String
+  var revpos: Int
+  var length: Int64
+  var encoding: String?
+  var digest: String
+  var storedLength: Int64
+
+  /// The attachment's metadata (no data).
+  var attachment: Attachment {
+    Attachment(
+      name: name, contentType: contentType, length: length, digest: digest, revpos: revpos,
+      encoding: encoding, encodedLength: encoding == nil ? nil : storedLength)
+  }
+}
+
+/// The blobs of attachments and which revisions hold them (see ``Schema``, v14).
+enum AttachmentStore {
+  /// The bytes of one stored chunk: a blob is written and read this much at a time.
+  static let chunkSize = 256 * 1024
+
+  /// Stores bytes that `next` gives a chunk at a time (until `nil`) as one blob, computing
+  /// its digest on the way; a blob with the same digest already stored is used instead.
+  static func store(_ db: SQLConnection, _ next: () throws -> [UInt8]?) throws -> (
+    aid: Int64, digest: String, length: Int64
+  ) {
+    try db.execute(
+      sql: "INSERT INTO attachment_blobs (digest, length) VALUES (?, 0)",
+      arguments: ["pending-" + Document.generateID()])
+    let aid = db.lastInsertedRowID
+    var md5 = MD5()
+    var length: Int64 = 0
+    var n: Int64 = 0
+    var pending: [UInt8] = []
+    func flush() throws {
+      try db.cachedStatement(sql: "INSERT INTO attachment_chunks (aid, n, data) VALUES (?, ?, ?)")
+        .execute(arguments: [aid, n, Data(pending)])
+      n += 1
+      pending.removeAll(keepingCapacity: true)
+    }
+    while let chunk = try next() {
+      chunk.withUnsafeBytes { md5.update($0) }
+      length += Int64(chunk.count)
+      pending += chunk
+      while pending.count >= chunkSize {
+        let rest = Array(pending[chunkSize...])
+        pending.removeLast(pending.count - chunkSize)
+        try flush()
+        pending = rest
+      }
+    }
+    if !pending.isEmpty { try flush() }
+    let digest = "md5-" + Data(md5.finalize()).base64EncodedString()
+    if let existing = try Int64.fetchOne(
+      db.cachedStatement(sql: "SELECT aid FROM attachment_blobs WHERE digest = ?"),
+      arguments: [digest])
+    {
+      try delete(db, aid: aid)
+      return (existing, digest, length)
+    }
+    try db.cachedStatement(sql: "UPDATE attachment_blobs SET digest = ?, length = ? WHERE aid = ?")
+      .execute(arguments: [digest, length, aid])
+    return (aid, digest, length)
+  }
+
+  /// Stores bytes held in memory as one blob (see ``store(_:_:)``).
+  static func store(_ db: SQLConnection, bytes: [UInt8]) throws -> (
+    aid: Int64, digest: String, length: Int64
+  ) {
+    var given = false
+    return try store(db) {
+      defer { given = true }
+      return given ? nil : bytes
+    }
+  }
+
+  /// The blob whose digest is `digest`, if stored.
+  static func blob(_ db: SQLConnection, digest: String) throws -> (aid: Int64, length: Int64)? {
+    guard
+      let row = try Row.fetchOne(
+        db.cachedStatement(sql: "SELECT aid, length FROM attachment_blobs WHERE digest = ?"),
+        arguments: [digest])
+    else { return nil }
+    return (try row.value(0), try row.value(1))
+  }
+
+  /// The attachments of a revision, by name.
+  static func attachments(_ db: SQLConnection, rid: Int64, rev: RevisionID) throws
+    -> [StoredAttachment]
+  {
+    let rows = try Row.fetchCursor(
+      db.cachedStatement(
+        sql: """
+          SELECT a.name, a.aid, a.content_type, a.revpos, a.length, a.encoding, b.digest, b.length
+          FROM attachments a JOIN attachment_blobs b ON b.aid = a.aid
+          WHERE a.rid = ? AND a.rev = ? ORDER BY a.name
+          """), arguments: [rid, rev.description])
+    var attachments: [StoredAttachment] = []
+    while let row = try rows.next() {
+      attachments.append(
+        StoredAttachment(
+          name: try row.value(0), aid: try row.value(1), contentType: try row.value(2),
+          revpos: try row.value(3), length: try row.value(4), encoding: try row.value(5),
+          digest: try row.value(6), storedLength: try row.value(7)))
+    }
+    return attachments
+  }
+
+  /// Records the attachments of a new revision.
+  static func insert(
+    _ db: SQLConnection, rid: Int64, rev: RevisionID, _ attachments: [StoredAttachment]
+  )
+    throws
+  {
+    for attachment in attachments {
+      try db.cachedStatement(
+        sql: """
+          INSERT INTO attachments (rid, rev, name, aid, content_type, revpos, length, encoding)
+          VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+          """
+      ).execute(arguments: [
+        rid, rev.description, attachment.name, attachment.aid, attachment.contentType,
+        attachment.revpos, attachment.length, attachment.encoding,
+      ])
+    }
+  }
+
+  /// Removes the attachments of revisions that are no longer leaves, and the blobs no
+  /// revision holds any more.
+  static func remove(_ db: SQLConnection, rid: Int64, revs: [RevisionID]) throws {
+    var aids: Set<Int64> = []
+    for rev in revs {
+      aids.formUnion(
+        try Int64.fetchAll(
+          db.cachedStatement(sql: "SELECT aid FROM attachments WHERE rid = ? AND rev = ?"),
+          arguments: [rid, rev.description]))
+      try db.cachedStatement(sql: "DELETE FROM attachments WHERE rid = ? AND rev = ?")
+        .execute(arguments: [rid, rev.description])
+    }
+    for aid in aids
+    where try !Bool.fetchOne(
+      db.cachedStatement(sql: "SELECT EXISTS (SELECT 1 FROM attachments WHERE aid = ?)"),
+      arguments: [aid])!
+    {
+      try delete(db, aid: aid)
+    }
+  }
+
+  private static func delete(_ db: SQLConnection, aid: Int64) throws {
+    try db.cachedStatement(sql: "DELETE FROM attachment_chunks WHERE aid = ?")
+      .execute(arguments: [aid])
+    try db.cachedStatement(sql: "DELETE FROM attachment_blobs WHERE aid = ?")
+      .execute(arguments: [aid])
+  }
+
+  /// Hands a blob's bytes to `body` a chunk at a time, in order.
+  static func read(_ db: SQLConnection, aid: Int64, _ body: ([UInt8]) throws -> Void) throws {
+    var n: Int64 = 0
+    while let chunk = try Data.fetchOne(
+      db.cachedStatement(sql: "SELECT data FROM attachment_chunks WHERE aid = ? AND n = ?"),
+      arguments: [aid, n])
+    {
+      try body(Array(chunk))
+      n += 1
+    }
+  }
+
+  /// A blob's bytes, whole.
+  static func bytes(_ db: SQLConnection, aid: Int64) throws -> [UInt8] {
+    var bytes: [UInt8] = []
+    try read(db, aid: aid) { bytes += $0 }
+    return bytes
+  }
+
+  /// Whether the file holds any attachment (a write transaction asks once, so that
+  /// writes of collections without attachments look for none).
+  static func any(_ db: SQLConnection) throws -> Bool {
+    try Bool.fetchOne(
+      db.cachedStatement(sql: "SELECT EXISTS (SELECT 1 FROM attachments)")) ?? false
+  }
+}
+
+extension Database {
+  /// How many attachment blobs the file holds (for tests of sharing and removal).
+  package func storedAttachmentBlobs() throws -> Int {
+    try read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM attachment_blobs") ?? 0 }
+  }
+}

@@ -1,0 +1,162 @@
+import Foundation
+
+/// A named binary blob kept with a document revision (CouchDB's `_attachments`).
+///
+/// Written inline (``data``, base64 in JSON), as a stub that keeps an attachment the
+/// revision being edited has (``isStub``), or streamed through
+/// `DocumentCollection.putAttachment`. Read back as stubs (metadata only) unless the data
+/// is asked for. Bodies are stored once per digest: two documents holding the same photo
+/// hold one copy.
+public struct Attachment: Sendable, Hashable {
+  /// The name (unique within the revision).
+  public var name: String
+  /// The MIME type, `application/octet-stream` when none was given.
+  public var contentType: String
+  /// The length of the content in bytes (decoded, for an encoded attachment).
+  public var length: Int64
+  /// `md5-<base64>` of the bytes as stored; empty for an inline attachment not written yet
+  /// (the write computes it).
+  public var digest: String
+  /// The generation of the revision that wrote this content.
+  public var revpos: Int
+  /// The content coding the bytes are stored in (`gzip` from a peer), kept and served as
+  /// received; `nil` for the identity coding.
+  public var encoding: String?
+  /// The stored length when ``encoding`` is set.
+  public var encodedLength: Int64?
+  /// The bytes as stored, when written inline or read with data; `nil` for a stub.
+  public var data: [UInt8]?
+  /// Written as a stub: the revision keeps the attachment of this name (or digest) that
+  /// the edited revision has.
+  public var isStub: Bool
+
+  /// An attachment written inline from its bytes.
+  public init(name: String, contentType: String = "application/octet-stream", data: [UInt8]) {
+    self.name = name
+    self.contentType = contentType
+    length = Int64(data.count)
+    digest = Attachment.digest(of: data)
+    revpos = 0
+    self.data = data
+    isStub = false
+  }
+
+  /// An attachment from all its parts (as stored, or a stub a peer sends).
+  public init(
+    name: String, contentType: String, length: Int64, digest: String, revpos: Int,
+    encoding: String? = nil, encodedLength: Int64? = nil, data: [UInt8]? = nil,
+    isStub: Bool = false
+  ) {
+    self.name = name
+    self.contentType = contentType
+    self.length = length
+    self.digest = digest
+    self.revpos = revpos
+    self.encoding = encoding
+    self.encodedLength = encodedLength
+    self.data = data
+    self.isStub = isStub
+  }
+
+  /// CouchDB's digest of stored bytes: `md5-` and the MD5 in base64.
+  public static func digest(of bytes: [UInt8]) -> String {
+    "md5-" + Data(MD5.hash(bytes)).base64EncodedString()
+  }
+
+  /// CouchDB's shape of the attachment: a stub (`"stub": true`) unless it carries its
+  /// data, which is then base64 (`"data"`).
+  public var json: JSONObject {
+    var members: [(String, JSON)] = [("content_type", .string(contentType))]
+    if let data {
+      members.append(("data", .string(Data(data).base64EncodedString())))
+    }
+    members.append(("digest", .string(digest)))
+    if let encoding {
+      members.append(("encoding", .string(encoding)))
+      if let encodedLength { members.append(("encoded_length", .int(encodedLength))) }
+    }
+    members.append(("length", .int(length)))
+    members.append(("revpos", .int(Int64(revpos))))
+    if data == nil { members.append(("stub", true)) }
+    return JSONObject(members)
+  }
+
+  /// Checks an attachment name: non-empty, without U+0000, not starting with `_` (CouchDB's
+  /// rule), at most 1,024 bytes.
+  ///
+  /// - Throws: ``SetteeError`` with code `invalidDocument`.
+  public static func validateName(_ name: String, documentID: String? = nil) throws {
+    try Names.refuseNUL(
+      name, kind: "attachment name", code: .invalidDocument, documentID: documentID)
+    guard !name.isEmpty, name.utf8.first != UInt8(ascii: "_"), name.utf8.count <= 1024 else {
+      throw SetteeError(
+        .invalidDocument,
+        "attachment name \(JSONWriter.string(.string(name))) is not allowed: it must be 1 to 1024 bytes and not start with '_'",
+        documentID: documentID)
+    }
+  }
+
+  /// Parses `_attachments` as a document carries it: `{name: {content_type, data}}` for
+  /// inline content (base64), `{name: {stub: true, …}}` to keep one.
+  ///
+  /// - Throws: ``SetteeError`` with code `invalidDocument` naming the attachment.
+  public static func parse(_ json: JSON, documentID: String?) throws -> [Attachment] {
+    guard case .object(let object) = json else {
+      throw SetteeError(
+        .invalidDocument, "_attachments must be an object, not \(json.typeName)",
+        documentID: documentID)
+    }
+    return try object.map { member in
+      try parse(name: member.key, member.value, documentID: documentID)
+    }
+  }
+
+  private static func parse(name: String, _ json: JSON, documentID: String?) throws -> Attachment {
+    try validateName(name, documentID: documentID)
+    func refuse(_ problem: String) -> SetteeError {
+      SetteeError(
+        .invalidDocument, "attachment \(JSONWriter.string(.string(name))) \(problem)",
+        documentID: documentID)
+    }
+    guard case .object(let object) = json else { throw refuse("must be an object") }
+    func string(_ key: String) throws -> String? {
+      switch object[key] {
+      case nil, .null?: return nil
+      case .string(let text)?: return text
+      case let other?: throw refuse("has \(key) \(other.typeName), not a string")
+      }
+    }
+    func integer(_ key: String) throws -> Int64? {
+      switch object[key] {
+      case nil, .null?: return nil
+      case .int(let number)? where number >= 0: return number
+      case let other?: throw refuse("has \(key) \(JSONWriter.string(other)), not a count")
+      }
+    }
+    let contentType = try string("content_type") ?? "application/octet-stream"
+    let encoding = try string("encoding")
+    if object["stub"] == .bool(true) {
+      return Attachment(
+        name: name, contentType: contentType, length: try integer("length") ?? 0,
+        digest: try string("digest") ?? "", revpos: Int(try integer("revpos") ?? 0),
+        encoding: encoding, encodedLength: try integer("encoded_length"), isStub: true)
+    }
+    guard let base64 = try string("data") else {
+      throw refuse("has neither data nor \"stub\": true")
+    }
+    guard let bytes = Data(base64Encoded: base64) else {
+      throw refuse("has data that is not base64")
+    }
+    var attachment = Attachment(name: name, contentType: contentType, data: Array(bytes))
+    if let given = try string("digest"), given.hasPrefix("md5-"), given != attachment.digest {
+      throw refuse("has digest \(given), but its data's is \(attachment.digest)")
+    }
+    if let encoding {
+      attachment.encoding = encoding
+      attachment.encodedLength = attachment.length
+      attachment.length = try integer("length") ?? attachment.length
+    }
+    attachment.revpos = Int(try integer("revpos") ?? 0)
+    return attachment
+  }
+}

@@ -1,0 +1,215 @@
+import Foundation
+import Settee
+import SetteeCore
+import SetteeTestSupport
+import Testing
+
+/// Attachments: inline and streamed writes, stubs, stored once per digest and removed with
+/// their last revision, kept across edits, peers' stubs and encodings, `atts_since`.
+@Suite("Attachments")
+struct AttachmentTests {
+  let db: Database
+  let docs: DocumentCollection
+
+  init() throws {
+    db = try Database(inMemoryWith: .init())
+    docs = db.collection("docs")
+  }
+
+  private func json(_ text: String) throws -> JSONObject {
+    guard case .object(let object) = try JSONParser.parse(text) else {
+      throw SetteeError(.invalidJSON, text)
+    }
+    return object
+  }
+
+  @Test func inlineAttachmentsReadBackAsStubsOrData() throws {
+    // "hello" in base64 is aGVsbG8=; its MD5 in base64 is XUFAKrxLKna5cZ2REBfFkg==.
+    let written = try docs.put(
+      json(
+        #"{"_id":"a","n":1,"_attachments":{"hi.txt":{"content_type":"text/plain","data":"aGVsbG8="}}}"#
+      ))
+    let stub = try #require(try docs.document("a", RevisionReadOptions()))
+    #expect(
+      JSONWriter.string(.object(stub))
+        == #"{"_id":"a","_rev":"\#(written.rev)","n":1,"_attachments":{"hi.txt":{"content_type":"text/plain","digest":"md5-XUFAKrxLKna5cZ2REBfFkg==","length":5,"revpos":1,"stub":true}}}"#
+    )
+    let full = try #require(try docs.document("a", RevisionReadOptions(attachments: true)))
+    #expect(full["_attachments"]?["hi.txt"]?["data"] == "aGVsbG8=")
+    #expect(try docs.attachment("hi.txt", of: "a")?.data == Array("hello".utf8))
+    #expect(try docs.attachments(of: "a").map(\.name) == ["hi.txt"])
+    #expect(try docs.attachment("nope", of: "a") == nil)
+  }
+
+  @Test func editsKeepAttachmentsUnlessTheyStateThem() throws {
+    let first = try docs.put(
+      json(#"{"_id":"a","_attachments":{"x":{"data":"aGVsbG8="},"y":{"data":"d29ybGQ="}}}"#))
+    // No _attachments: kept (as stubs of the edited revision).
+    let second = try docs.put(["_id": "a", "_rev": .string(first.rev.description), "n": 2])
+    #expect(try docs.attachments(of: "a").map(\.name) == ["x", "y"])
+    #expect(try docs.attachments(of: "a").map(\.revpos) == [1, 1])
+    // A stub keeps one, leaving one out removes it; the blob goes with its last revision.
+    let third = try docs.put(
+      json(#"{"_id":"a","_rev":"\#(second.rev)","_attachments":{"y":{"stub":true}}}"#))
+    #expect(try docs.attachments(of: "a").map(\.name) == ["y"])
+    #expect(try db.storedAttachmentBlobs() == 1)
+    try docs.put(json(#"{"_id":"a","_rev":"\#(third.rev)","_attachments":{}}"#))
+    #expect(try docs.attachments(of: "a").isEmpty)
+    #expect(try db.storedAttachmentBlobs() == 0)
+    #expect(try db.check().isHealthy)
+  }
+
+  @Test func theSameBytesAreStoredOnceAndGoWithTheirLastHolder() throws {
+    let bytes = Array(repeating: UInt8(7), count: 1000)
+    let a = try docs.putAttachment("p", to: "a", rev: nil, data: bytes)
+    let b = try docs.putAttachment("q", to: "b", rev: nil, data: bytes)
+    #expect(try db.storedAttachmentBlobs() == 1)
+    try docs.deleteAttachment("p", from: "a", rev: a.rev)
+    #expect(try db.storedAttachmentBlobs() == 1)
+    try docs.delete("b", rev: b.rev)
+    #expect(try db.storedAttachmentBlobs() == 0, "a deletion keeps no attachments")
+    expectError(.notFound) { try docs.deleteAttachment("p", from: "a", rev: a.rev) }
+  }
+
+  @Test func largeAttachmentsAreWrittenAndReadAsStreams() throws {
+    let directory = TemporaryDirectory()
+    let url = URL(fileURLWithPath: directory.path("big.bin"))
+    var random = SplitMix64(seed: 7)
+    let bytes = (0..<(1_300_000)).map { _ in UInt8(truncatingIfNeeded: random.next()) }
+    try Data(bytes).write(to: url)
+    let created = try docs.put(["_id": "big", "kind": "photo"])
+    let written = try docs.putAttachment(
+      "photo.bin", to: "big", rev: created.rev, contentType: "image/x-test", contentsOf: url)
+    #expect(written.rev.generation == 2)
+    #expect(try docs.get("big")?["kind"] == "photo", "the body stays")
+    var chunks = 0
+    var read: [UInt8] = []
+    let info = try docs.readAttachment("photo.bin", of: "big") { chunk in
+      chunks += 1
+      #expect(chunk.count <= 256 * 1024)
+      read += chunk
+    }
+    #expect(chunks >= 5)
+    #expect(read == bytes)
+    #expect(info?.digest == Attachment.digest(of: bytes))
+    #expect(info?.length == Int64(bytes.count))
+    #expect(info?.contentType == "image/x-test")
+    #expect(info?.revpos == 2)
+    #expect(try db.check().isHealthy)
+  }
+
+  @Test func onlyAttachmentChangesMakeNewRevisions() throws {
+    let created = try docs.put(["_id": "a", "n": 1])
+    let one = try docs.putAttachment("x", to: "a", rev: created.rev, data: [1])
+    let two = try docs.putAttachment("x", to: "a", rev: one.rev, data: [2])
+    #expect(Set([created.rev, one.rev, two.rev]).count == 3)
+    #expect(try docs.attachment("x", of: "a")?.data == [2])
+    #expect(try docs.attachment("x", of: "a")?.revpos == 3)
+    expectError(.conflict) { try docs.putAttachment("x", to: "a", rev: one.rev, data: [3]) }
+    expectError(.conflict) { try docs.putAttachment("x", to: "a", rev: nil, data: [3]) }
+    expectError(.invalidDocument) { try docs.putAttachment("_x", to: "a", rev: two.rev, data: [3]) }
+  }
+
+  @Test func peersSendStubsByDigestAndEncodedBytesAreKeptAsReceived() throws {
+    try docs.put(
+      json(
+        #"{"_id":"a","_rev":"1-a","_attachments":{"x":{"data":"aGVsbG8=","content_type":"text/plain"}}}"#
+      ),
+      newEdits: false)
+    // A peer's next revision refers to the attachment by a stub with its digest.
+    try docs.put(
+      json(
+        #"{"_id":"a","_rev":"2-b","_revisions":{"start":2,"ids":["b","a"]},"_attachments":{"x":{"stub":true,"digest":"md5-XUFAKrxLKna5cZ2REBfFkg==","revpos":1,"content_type":"text/plain","length":5}}}"#
+      ),
+      newEdits: false)
+    #expect(try docs.attachment("x", of: "a")?.data == Array("hello".utf8))
+    #expect(try docs.attachment("x", of: "a")?.revpos == 1)
+    let missing = expectError(.invalidDocument) {
+      try docs.put(
+        json(
+          #"{"_id":"m","_rev":"1-m","_attachments":{"x":{"stub":true,"digest":"md5-AAAAAAAAAAAAAAAAAAAAAA=="}}}"#
+        ),
+        newEdits: false)
+    }
+    #expect(missing?.message.contains("missing_stub") == true)
+    // gzip bytes from a peer: kept and served as received, with both lengths.
+    try docs.put(
+      json(
+        #"{"_id":"z","_rev":"1-z","_attachments":{"t":{"data":"H4sIAAAAAAAAA8tIzcnJBwCGphA2BQAAAA==","encoding":"gzip","length":5,"content_type":"text/plain"}}}"#
+      ),
+      newEdits: false)
+    let stub = try #require(try docs.attachments(of: "z").first)
+    #expect(stub.encoding == "gzip")
+    #expect(stub.length == 5)
+    #expect(stub.encodedLength == 25)
+    let read = try #require(try docs.document("z", RevisionReadOptions(attachments: true)))
+    #expect(read["_attachments"]?["t"]?["data"] == "H4sIAAAAAAAAA8tIzcnJBwCGphA2BQAAAA==")
+    #expect(read["_attachments"]?["t"]?["encoded_length"] == 25)
+  }
+
+  @Test func attachmentsSinceGivesDataOnlyForWhatIsNewer() throws {
+    let first = try docs.putAttachment("old", to: "a", rev: nil, data: [1])
+    let second = try docs.putAttachment("new", to: "a", rev: first.rev, data: [2])
+    let read = try #require(
+      try docs.document("a", RevisionReadOptions(attachmentsSince: [first.rev])))
+    #expect(read["_attachments"]?["old"]?["stub"] == true)
+    #expect(read["_attachments"]?["new"]?["data"] == "Ag==")
+    let none = try #require(
+      try docs.document("a", RevisionReadOptions(attachmentsSince: [second.rev])))
+    #expect(none["_attachments"]?["new"]?["stub"] == true)
+    let open = try docs.openRevisions(
+      "a", [second.rev],
+      options: RevisionReadOptions(attachmentsSince: [RevisionID(parsing: "9-z")]))
+    #expect(open.first?.json["ok"]?["_attachments"]?["old"]?["data"] == "AQ==")
+  }
+
+  @Test func losingLeavesKeepTheirAttachments() throws {
+    try docs.put(
+      json(#"{"_id":"c","_rev":"1-a","_attachments":{"x":{"data":"AQ=="}}}"#), newEdits: false)
+    try docs.put(
+      json(
+        #"{"_id":"c","_rev":"2-b","_revisions":{"start":2,"ids":["b","a"]},"_attachments":{"x":{"data":"Ag=="}}}"#
+      ),
+      newEdits: false)
+    try docs.put(
+      json(
+        #"{"_id":"c","_rev":"2-c","_revisions":{"start":2,"ids":["c","a"]},"_attachments":{"x":{"data":"Aw=="}}}"#
+      ),
+      newEdits: false)
+    #expect(try docs.attachment("x", of: "c")?.data == [3])
+    #expect(try docs.attachment("x", of: "c", rev: RevisionID(parsing: "2-b"))?.data == [2])
+    #expect(try db.storedAttachmentBlobs() == 2, "1-a's went when it stopped being a leaf")
+    try docs.resolveConflicts(of: "c") { _ in .keep(try RevisionID(parsing: "2-b")) }
+    #expect(try docs.attachment("x", of: "c")?.data == [2])
+    #expect(try db.storedAttachmentBlobs() == 1)
+    #expect(try db.check().isHealthy)
+  }
+
+  @Test(arguments: [
+    ("UPDATE attachment_chunks SET data = x'00'", "is damaged"),
+    ("DELETE FROM attachment_blobs", "names no stored blob"),
+    ("DELETE FROM attachments", "held by no revision"),
+  ])
+  func damagedAttachmentsAreNamedByCheck(_ sql: String, _ named: String) throws {
+    let directory = TemporaryDirectory()
+    let file = try Database(path: directory.path("a.settee"))
+    try file.collection("docs").putAttachment("x", to: "a", rev: nil, data: [1, 2, 3])
+    #expect(try file.check().isHealthy)
+    try file.damage(sql)
+    let text = try file.check().problems.map(\.message).joined(separator: "\n")
+    #expect(text.contains(named), "\(sql): \(text)")
+  }
+
+  @Test(arguments: [
+    #"{"_id":"x","_attachments":[]}"#, #"{"_id":"x","_attachments":{"":{"data":""}}}"#,
+    #"{"_id":"x","_attachments":{"a":{"data":"***"}}}"#,
+    #"{"_id":"x","_attachments":{"a":{"content_type":"t"}}}"#,
+    #"{"_id":"x","_attachments":{"a":{"data":"AQ==","digest":"md5-wrong"}}}"#,
+    #"{"_id":"x","_attachments":{"a":{"stub":true}}}"#,
+  ])
+  func badAttachmentsAreRefused(_ text: String) throws {
+    expectError(.invalidDocument) { try docs.put(try json(text)) }
+    #expect(try docs.count() == 0)
+    #expect(try db.storedAttachmentBlobs() == 0)
+  }
+}
