@@ -34,6 +34,14 @@ public final class Database: Sendable {
   /// What each face keeps for the life of this value (its caches and registries), made by
   /// the face on first use: the database names no face.
   let faceStates = FaceStates()
+  /// This value's epoch token: the first write it makes to a collection records the
+  /// sequence number it starts at under this token, so that sequence strings given out
+  /// (``DocumentCollection/sequenceString(_:)-53hlp``) tell this file's history apart from a
+  /// restored copy's (see ``DocumentCollection/sequence(since:)-12uo7``).
+  let instanceToken: String = {
+    var random = SystemRandomNumberGenerator()
+    return String(random.next(), radix: 16) + String(random.next() & 0xFFFF, radix: 16)
+  }()
   /// Tells observers (live queries, the continuous changes feed) about commits.
   let changeMonitor: ChangeMonitor
 

@@ -53,6 +53,14 @@ struct ConflictCLITests {
     #expect(try json("conflicts") == ["count": 0, "ids": []])
     #expect(try json("get", "n")["text"] == "here")
     #expect(try json("check")["ok"] == true)
+    // Purged: gone for good, with no tombstone in the feed.
+    let winner = try #require(try json("get", "n")["_rev"]?.stringValue)
+    let loser = try #require(
+      try json("get", "n", "--deleted-conflicts")["_deleted_conflicts"]?[0]?.stringValue)
+    #expect(
+      try json("purge", #"{"n":["\#(winner)","\#(loser)"]}"#)
+        == ["purge_seq": 1, "purged": ["n": [.string(winner), .string(loser)]]])
+    #expect(try json("changes")["results"] == [])
   }
 
   @Test func badPeerRevisionsAndResolutionsAreTypedErrors() throws {
@@ -107,5 +115,33 @@ struct LocalCLITests {
     #expect(try json("local", "delete", "_local/cp", "--rev", "0-1")["ok"] == true)
     let gone = try SetteeBinary.run(["--db", db, "local", "get", "cp"])
     #expect(gone.status == 1 && gone.stderr.contains("not_found"))
+  }
+}
+
+/// `settee backup` through the built binary, from a read-only file too.
+@Suite("The settee command: backup")
+struct BackupCLITests {
+  let directory = TemporaryDirectory()
+
+  @Test func aBackupIsACompleteCopyAndNeverOverwrites() throws {
+    let db = directory.path("source.db")
+    let copy = directory.path("copy.db")
+    #expect(try SetteeBinary.run(["--db", db, "put", #"{"_id":"x","n":1}"#]).status == 0)
+    #expect(
+      try SetteeBinary.run(
+        [
+          "--db", db, "attachment", "put", "x", "a", "-", "--rev",
+          JSONParser.parse(SetteeBinary.run(["--db", db, "get", "x"]).stdout)["_rev"]!.stringValue!,
+        ],
+        stdin: [9]
+      ).status == 0)
+    try FileManager.default.setAttributes([.posixPermissions: 0o444], ofItemAtPath: db)
+    let run = try SetteeBinary.run(["--db", db, "backup", copy])
+    #expect(run.status == 0, "\(run.stderr)")
+    #expect(try SetteeBinary.run(["--db", copy, "get", "x"]).stdout.contains(#""n":1"#))
+    #expect(try SetteeBinary.run(["--db", copy, "attachment", "get", "x", "a"]).stdoutBytes == [9])
+    #expect(try SetteeBinary.run(["--db", copy, "check"]).status == 0)
+    let again = try SetteeBinary.run(["--db", db, "backup", copy])
+    #expect(again.status == 1 && again.stderr.contains("exists already"))
   }
 }

@@ -120,9 +120,7 @@ extension DocumentCollection {
   }
 
   private func writeEdit(_ db: SQLConnection, _ document: Document) throws -> WriteResult {
-    var writer = try DocumentWriter(
-      db: db, collection: name, limits: database.configuration.limits,
-      catalog: database.indexCatalog)
+    var writer = try DocumentWriter(db: db, collection: name, in: database)
     let result = try writer.write(document, mode: .edit)
     try writer.finish()
     return result

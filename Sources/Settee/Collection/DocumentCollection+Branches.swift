@@ -152,8 +152,7 @@ extension DocumentCollection {
     let live = try DocumentReader.leaves(db, cid: cid, id: id).filter { !$0.isDeleted }
     guard live.count > 1, let resolution = try resolver(live) else { return nil }
     let limits = database.configuration.limits
-    var writer = try DocumentWriter(
-      db: db, collection: name, limits: limits, catalog: database.indexCatalog)
+    var writer = try DocumentWriter(db: db, collection: name, in: database)
     let kept: RevisionID
     var merged: Document?
     switch resolution {
@@ -279,5 +278,64 @@ extension DocumentCollection {
     of id: String, _ resolver: @escaping @Sendable ([Document]) throws -> ConflictResolution?
   ) async throws -> WriteResult? {
     try await database.withConnection(.writing) { try self.resolveConflicts(of: id, resolver) }
+  }
+}
+
+// MARK: - Purge
+
+extension DocumentCollection {
+  /// Removes leaf revisions for good (CouchDB's `_purge`, an administrator's tool): each
+  /// with every ancestor no other leaf descends from, its body and attachments. A document
+  /// left without leaves goes entirely, with no tombstone: it leaves the changes feed and
+  /// every index, and no replication carries its removal (a peer that still holds it may
+  /// bring it back). Revisions that are not leaves, and unknown ids, are left alone. One
+  /// transaction; each document purged is recorded (``purgeSequence()-20k08``).
+  ///
+  /// - Returns: the revisions purged, by document id (CouchDB's `purged`).
+  @discardableResult
+  public func purge(_ revisions: [String: [RevisionID]]) throws -> [String: [RevisionID]] {
+    try database.write { db in
+      var writer = try DocumentWriter(db: db, collection: name, in: database)
+      var purged: [String: [RevisionID]] = [:]
+      var purgeSeq =
+        try Int64.fetchOne(
+          db.cachedStatement(sql: "SELECT max(purge_seq) FROM purges WHERE cid = ?"),
+          arguments: [writer.collectionID]) ?? 0
+      for id in revisions.keys.sorted() {
+        let removed = try writer.purge(id: id, revs: revisions[id] ?? [])
+        guard !removed.isEmpty else { continue }
+        purged[id] = removed
+        purgeSeq += 1
+        try db.cachedStatement(
+          sql: "INSERT INTO purges (cid, purge_seq, id, revs) VALUES (?, ?, ?, ?)"
+        ).execute(arguments: [
+          writer.collectionID, purgeSeq, id,
+          JSONWriter.string(.array(removed.map { .string($0.description) })),
+        ])
+      }
+      try writer.finish()
+      return purged
+    }
+  }
+
+  /// How many documents have been purged from the collection (CouchDB's `purge_seq`).
+  public func purgeSequence() throws -> Int64 {
+    try database.read(
+      inCollection(0) { db, cid in
+        try Int64.fetchOne(
+          db.cachedStatement(sql: "SELECT max(purge_seq) FROM purges WHERE cid = ?"),
+          arguments: [cid]) ?? 0
+      })
+  }
+
+  /// Removes leaf revisions for good, without blocking the caller's thread.
+  @discardableResult
+  public func purge(_ revisions: [String: [RevisionID]]) async throws -> [String: [RevisionID]] {
+    try await database.withConnection(.writing) { try self.purge(revisions) }
+  }
+
+  /// How many documents have been purged, without blocking the caller's thread.
+  public func purgeSequence() async throws -> Int64 {
+    try await database.withConnection(.reading) { try self.purgeSequence() }
   }
 }

@@ -125,11 +125,9 @@ public struct DocumentCollection: Sendable {
     _ items: [Item],
     _ write: @escaping @Sendable (inout DocumentWriter, Item) throws -> WriteResult
   ) -> @Sendable (SQLConnection) throws -> [WriteResult] {
-    let limits = database.configuration.limits
-    let catalog = database.indexCatalog
     let name = self.name
     return { db in
-      var writer = try DocumentWriter(db: db, collection: name, limits: limits, catalog: catalog)
+      var writer = try DocumentWriter(db: db, collection: name, in: database)
       var results: [WriteResult] = []
       results.reserveCapacity(items.count)
       for (index, item) in items.enumerated() {

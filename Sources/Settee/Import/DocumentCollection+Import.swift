@@ -51,7 +51,6 @@ extension DocumentCollection {
       throw SetteeError(.invalidArgument, "batch size must be at least 1, not \(batchSize)")
     }
     let limits = database.configuration.limits
-    let catalog = database.indexCatalog
     let name = self.name
     var summary = ImportSummary(documents: 0, batches: 0)
     var lastReport = 0
@@ -66,8 +65,7 @@ extension DocumentCollection {
           while !finished {
             var inBatch = 0
             try db.inTransaction {
-              var writer = try DocumentWriter(
-                db: db, collection: name, limits: limits, catalog: catalog)
+              var writer = try DocumentWriter(db: db, collection: name, in: database)
               while batchSize.map({ inBatch < $0 }) ?? true {
                 guard let record = try reader.next() else {
                   finished = true

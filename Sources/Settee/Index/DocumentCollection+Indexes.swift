@@ -35,11 +35,9 @@ extension DocumentCollection {
   /// Creates an index from a definition unless the same one exists.
   @discardableResult
   public func ensureIndexed(_ definition: IndexDefinition) throws -> String {
-    let limits = database.configuration.limits
-    let catalog = database.indexCatalog
     let name = self.name
     return try database.write { db in
-      let writer = try DocumentWriter(db: db, collection: name, limits: limits, catalog: catalog)
+      let writer = try DocumentWriter(db: db, collection: name, in: database)
       let cid = writer.collectionID
       if let existing = try StoredIndex.all(db, cid: cid).first(where: {
         $0.definition.name.utf8.elementsEqual(definition.name.utf8)

@@ -43,6 +43,11 @@ protocol SecondaryIndexKind: Sendable {
   /// lists it.
   static func describe(_ db: SQLConnection, cid: Int64) throws -> [SecondaryIndexInfo]
 
+  /// Forgets a document that is purged (removed for good, with no tombstone) from data
+  /// kept on read, which would otherwise never see it go; kinds kept in the write's
+  /// transaction or by trigger see the removal themselves.
+  static func forget(_ db: SQLConnection, cid: Int64, documentID: String) throws
+
   /// What checks the collection's data of this kind for ``Database/check()-854zx``.
   static func checkers(
     _ db: SQLConnection, _ database: Database, cid: Int64, collection: String,
@@ -58,6 +63,8 @@ extension SecondaryIndexKind {
   static func refusal(
     _ db: SQLConnection, cid: Int64, _ error: DatabaseError, body: [UInt8], documentID: String
   ) -> SetteeError? { nil }
+
+  static func forget(_ db: SQLConnection, cid: Int64, documentID: String) throws {}
 }
 
 /// One document written, as every index kept in the write's transaction sees it.
@@ -112,6 +119,11 @@ enum SecondaryIndexes {
   /// Rebuilds every kind's data of the collection from its documents.
   static func rebuild(_ db: SQLConnection, cid: Int64) throws {
     for kind in kinds { try kind.rebuild(db, cid: cid) }
+  }
+
+  /// Forgets a purged document in every kind that would not see it go.
+  static func forget(_ db: SQLConnection, cid: Int64, documentID: String) throws {
+    for kind in kinds { try kind.forget(db, cid: cid, documentID: documentID) }
   }
 
   /// The error naming the index that refused a document, if one of any kind did.

@@ -139,7 +139,7 @@ extension DocumentWriter {
   /// Brings the document's rows in `revisions` to `tree`: new revisions inserted (the
   /// document's only revision too, which had no row), grafted parents set, stemmed ones
   /// deleted, and a body kept exactly for the leaves that do not win.
-  private mutating func writeRows(
+  mutating func writeRows(
     _ tree: StoredTree, rid: Int64, written: RevisionID, body: [UInt8], winner old: StoredWinner
   ) throws {
     let leaves = tree.leaves
@@ -183,7 +183,7 @@ extension DocumentWriter {
   }
 
   /// The body a losing leaf's row keeps.
-  private func storedBody(rid: Int64, rev: RevisionID) throws -> [UInt8] {
+  func storedBody(rid: Int64, rev: RevisionID) throws -> [UInt8] {
     let text = try String.fetchOne(
       db.cachedStatement(sql: "SELECT body FROM revisions WHERE rid = ? AND rev = ?"),
       arguments: [rid, rev.description])

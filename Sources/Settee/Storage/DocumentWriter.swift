@@ -52,11 +52,10 @@ struct DocumentWriter {
   private var revisionStatement: RawStatement.Prepared?
   private var firstRevisionStatement: RawStatement.Prepared?
 
-  init(db: SQLConnection, collection name: String, limits: DocumentLimits, catalog: IndexCatalog)
-    throws
-  {
+  init(db: SQLConnection, collection name: String, in database: Database) throws {
     self.db = db
-    self.limits = limits
+    self.limits = database.configuration.limits
+    let catalog = database.indexCatalog
     try DocumentReader.validateCollectionName(name)
     // Through SQLite's C API, as document lookups are: every write starts here.
     let lookup = RawStatement(
@@ -81,6 +80,10 @@ struct DocumentWriter {
       revsLimit = DocumentCollection.defaultRevsLimit
     }
     startSeq = lastSeq
+    // The first write of this Database value to the collection starts its epoch here.
+    try db.cachedStatement(
+      sql: "INSERT OR IGNORE INTO epochs (cid, token, start_seq) VALUES (?, ?, ?)"
+    ).execute(arguments: [cid, database.instanceToken, lastSeq])
     mayHaveAttachments = try AttachmentStore.any(db)
     indexes = IndexMaintainer(db: db, collection: try catalog.state(db, cid: cid))
   }

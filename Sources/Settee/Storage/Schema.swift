@@ -264,6 +264,38 @@ enum Schema {
           CREATE INDEX attachments_by_blob ON attachments(aid);
           """)
     }
+    migrator.registerMigration("v15-epochs") { db in
+      // A collection's epochs: each Database value that writes to it records the
+      // sequence number its writes start after, under a random token. A sequence string
+      // `N-<token>` given to a peer can then be checked against this file's history: a
+      // restored older copy lacks the epochs written after it was taken, so a peer's
+      // position in them starts again from where the copy's history and the peer's last
+      // agree (see DocumentCollection.sequence(since:)).
+      try db.execute(
+        sql: """
+          CREATE TABLE epochs (
+            cid INTEGER NOT NULL,
+            token TEXT NOT NULL,
+            start_seq INTEGER NOT NULL,
+            PRIMARY KEY (cid, token)
+          ) WITHOUT ROWID;
+          """)
+    }
+    migrator.registerMigration("v16-purges") { db in
+      // Purges (CouchDB's `_purge`): revisions removed for good, with no tombstone, so
+      // that no replication carries them as deletions. Each purge request of a collection
+      // is recorded with its number, the document and the revisions it removed.
+      try db.execute(
+        sql: """
+          CREATE TABLE purges (
+            cid INTEGER NOT NULL,
+            purge_seq INTEGER NOT NULL,
+            id TEXT NOT NULL,
+            revs TEXT NOT NULL,
+            PRIMARY KEY (cid, purge_seq)
+          ) WITHOUT ROWID;
+          """)
+    }
     return migrator
   }
 

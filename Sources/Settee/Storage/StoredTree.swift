@@ -25,7 +25,7 @@ struct StoredTree {
   private(set) var unstored: Set<RevisionID> = []
   /// Stored revisions whose parent a graft set.
   private(set) var regrafted: Set<RevisionID> = []
-  /// Stored revisions that stemming removed.
+  /// Stored revisions that stemming (or a purge) removed.
   private(set) var stemmed: Set<RevisionID> = []
 
   /// Loads the tree of the document whose row is `rid` and whose winning revision (in
@@ -117,6 +117,21 @@ struct StoredTree {
         nodes[rev]!.parent = nil
         if !unstored.contains(rev) { regrafted.insert(rev) }
       }
+    }
+  }
+
+  /// Removes a leaf and every ancestor no other leaf descends from (CouchDB's purge of a
+  /// branch); the removed revisions that had rows are recorded in ``stemmed``.
+  mutating func purge(_ leaf: RevisionID) {
+    var children: [RevisionID: Int] = [:]
+    for node in nodes.values { if let parent = node.parent { children[parent, default: 0] += 1 } }
+    var next: RevisionID? = leaf
+    while let rev = next, let node = nodes[rev], children[rev, default: 0] == 0 {
+      nodes[rev] = nil
+      regrafted.remove(rev)
+      if unstored.remove(rev) == nil { stemmed.insert(rev) }
+      next = node.parent
+      if let parent = node.parent { children[parent, default: 0] -= 1 }
     }
   }
 

@@ -14,6 +14,28 @@ enum ViewRowsKind: SecondaryIndexKind {
     }
   }
 
+  /// Removes a purged document's rows (and recorded map error) from every view and value
+  /// index, with their counts: a catch-up would never see the document go.
+  static func forget(_ db: SQLConnection, cid: Int64, documentID: String) throws {
+    for kind in [ViewKind.view, .value] {
+      for view in try ViewStore.all(db, cid: cid, kind: kind) {
+        let removed = try Bool.fetchAll(
+          db,
+          sql: (SQLFragment("DELETE FROM ") + view.table
+            + SQLFragment(" WHERE doc_id = ? RETURNING ") + ViewStore.otherValue).text,
+          arguments: [documentID])
+        try db.execute(
+          sql: """
+            UPDATE views SET total_rows = total_rows - ?, other_values = other_values - ?
+            WHERE vid = ?
+            """, arguments: [removed.count, removed.filter { $0 }.count, view.vid])
+        try db.execute(
+          sql: "DELETE FROM view_errors WHERE vid = ? AND doc_id = ?",
+          arguments: [view.vid, documentID])
+      }
+    }
+  }
+
   static func describe(_ db: SQLConnection, cid: Int64) throws -> [SecondaryIndexInfo] {
     let lastSeq = try DocumentReader.lastSequence(db, cid: cid)
     var infos: [SecondaryIndexInfo] = []

@@ -75,8 +75,6 @@ extension DocumentCollection {
   @discardableResult
   public func remove(where whereString: String, args: [JSON] = []) throws -> Int {
     let name = self.name
-    let limits = database.configuration.limits
-    let catalog = database.indexCatalog
     let queryTimeLimit = database.configuration.queryTimeLimit
     return try database.write { db in
       guard
@@ -89,7 +87,7 @@ extension DocumentCollection {
       let ids = try QueryBudget.within(queryTimeLimit) {
         try String.fetchAll(db, sql: sql.text, arguments: sql.statementArguments)
       }
-      var writer = try DocumentWriter(db: db, collection: name, limits: limits, catalog: catalog)
+      var writer = try DocumentWriter(db: db, collection: name, in: database)
       for id in ids { _ = try writer.write(Document(id: id, isDeleted: true), mode: .overwrite) }
       try writer.finish()
       return ids.count

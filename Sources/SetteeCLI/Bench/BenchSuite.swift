@@ -56,7 +56,7 @@ struct BenchSuite {
   }
 
   /// The schema the baselines' SQL is written for (`Database.schemaVersion`).
-  static let schemaVersion = "v14-attachments"
+  static let schemaVersion = "v16-purges"
 
   var repetitions: Int { quick ? 1 : 5 }
 

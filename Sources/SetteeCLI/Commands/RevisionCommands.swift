@@ -189,3 +189,66 @@ struct LocalListCommand: ParsableCommand {
     ])
   }
 }
+
+struct BackupCommand: ParsableCommand {
+  static let configuration = CommandConfiguration(
+    commandName: "backup",
+    abstract: "Copy the database, as one consistent snapshot, into a new file.",
+    discussion:
+      "Other processes may read and write meanwhile. A restored copy is told apart from the original by replication (sequence tokens), so peers do not skip changes. Prints {\"ok\":true}."
+  )
+
+  @OptionGroup var local: GlobalOptions
+  @ParentCommand var root: SetteeCommand
+  @Argument(help: "The new file (it must not exist).") var target: String
+
+  func run() throws {
+    try local.merged(with: root.options).openDatabase(readOnly: true).backup(to: target)
+    Console.outJSON(["ok": true])
+  }
+}
+
+struct PurgeCommand: ParsableCommand {
+  static let configuration = CommandConfiguration(
+    commandName: "purge",
+    abstract: "Remove leaf revisions for good (CouchDB's _purge; no tombstone, not replicated).",
+    discussion:
+      #"Takes {"id":["rev",…],…} and prints {"purge_seq":N,"purged":{"id":["rev",…]}}. A document left without leaves disappears from the changes feed and every index."#
+  )
+
+  @OptionGroup var local: GlobalOptions
+  @ParentCommand var root: SetteeCommand
+  @Argument(help: "The revisions by document id as JSON, or - to read them from standard input.")
+  var json: String
+
+  func run() throws {
+    let limits = Database.Configuration().limits
+    guard case .object(let object) = try parseJSONArgument(json, maxDepth: limits.maxNestingDepth)
+    else {
+      throw SetteeError(.invalidArgument, "purge takes an object of revision lists by id")
+    }
+    var asked: [String: [RevisionID]] = [:]
+    for member in object {
+      guard case .array(let revs) = member.value else {
+        throw SetteeError(
+          .invalidArgument, "purge lists revisions in an array for \(JSON.string(member.key))")
+      }
+      asked[member.key] = try revs.map { rev in
+        guard case .string(let text) = rev else {
+          throw SetteeError(.invalidArgument, "purge lists revisions as strings")
+        }
+        return try RevisionID(parsing: text)
+      }
+    }
+    let collection = try local.merged(with: root.options).openCollection(readOnly: false)
+    let purged = try collection.purge(asked)
+    Console.outJSON([
+      "purge_seq": .int(try collection.purgeSequence()),
+      "purged": .object(
+        JSONObject(
+          purged.sorted { $0.key < $1.key }.map {
+            ($0.key, .array($0.value.map { .string($0.description) }))
+          })),
+    ])
+  }
+}

@@ -202,6 +202,9 @@ struct SwiftAPITests {
     let replaced = try await people.putAttachment(
       "a.txt", to: "att", rev: attached.rev, contentsOf: attachmentFile)
     try await people.deleteAttachment("a.txt", from: "att", rev: replaced.rev)
+    #expect(try await people.sequence(since: try await people.sequenceString(2)) == 2)
+    #expect(try await people.purge(["att": [replaced.rev]]).isEmpty, "no longer a leaf")
+    #expect(try await people.purgeSequence() == 0)
   }
 
   /// What the caller's own closure throws comes back as it was thrown, from the blocking

@@ -1,0 +1,100 @@
+import Foundation
+import GRDB
+import SetteeCore
+
+extension DocumentCollection {
+  /// A sequence number as the string a peer is given (`N-<token>`, `0` for 0): the
+  /// token names the epoch of this file's history that wrote `seq`, so that a later
+  /// ``sequence(since:)-12uo7`` can tell this file from a copy restored from an older backup, or
+  /// re-created, and not skip changes. CouchDB's sequences are opaque strings too.
+  public func sequenceString(_ seq: Int64) throws -> String {
+    guard seq > 0 else { return "0" }
+    return try database.read(
+      inCollection("\(seq)-0") { db, cid in
+        // The epoch that wrote seq: the latest that started before it.
+        let token = try String.fetchOne(
+          db.cachedStatement(
+            sql: """
+              SELECT token FROM epochs WHERE cid = ? AND start_seq < ?
+              ORDER BY start_seq DESC, token DESC LIMIT 1
+              """), arguments: [cid, seq])
+        return "\(seq)-\(token ?? "0")"
+      })
+  }
+
+  /// Where a peer's `since` continues in this file: `0`, `now` (the last sequence number),
+  /// a bare number, or a string from ``sequenceString(_:)-53hlp``. A position in an epoch this
+  /// file does not have (it was written after the copy this file was restored from) starts
+  /// again from 0; one in an epoch that ended sooner here than the peer saw (the copy was
+  /// taken during it) continues from that epoch's end, up to which both histories agree.
+  /// Never past the last sequence number.
+  ///
+  /// - Throws: ``SetteeError`` with code `invalidArgument` for anything else.
+  public func sequence(since text: String) throws -> Int64 {
+    let last = try lastSequence()
+    if text == "now" { return last }
+    if let plain = Int64(text), plain >= 0 { return min(plain, last) }
+    guard let dash = text.firstIndex(of: "-"), let number = Int64(text[..<dash]), number >= 0
+    else {
+      throw SetteeError(
+        .invalidArgument,
+        "since must be 0, now, a sequence number or N-<token>, not \(quoted(text))")
+    }
+    let token = String(text[text.index(after: dash)...])
+    let end: Int64? = try database.read(
+      inCollection(nil) { db, cid in
+        if token == "0" {
+          // Before any epoch was recorded: up to the first one's start.
+          return try Int64.fetchOne(
+            db.cachedStatement(sql: "SELECT min(start_seq) FROM epochs WHERE cid = ?"),
+            arguments: [cid]) ?? Int64.max
+        }
+        guard
+          let start = try Int64.fetchOne(
+            db.cachedStatement(sql: "SELECT start_seq FROM epochs WHERE cid = ? AND token = ?"),
+            arguments: [cid, token])
+        else { return nil }
+        return try Int64.fetchOne(
+          db.cachedStatement(
+            sql: "SELECT min(start_seq) FROM epochs WHERE cid = ? AND start_seq > ?"),
+          arguments: [cid, start]) ?? Int64.max
+      })
+    guard let end else { return 0 }
+    return min(number, end, last)
+  }
+
+  /// A sequence number as a peer's string, without blocking the caller's thread.
+  public func sequenceString(_ seq: Int64) async throws -> String {
+    try await database.withConnection(.reading) { try self.sequenceString(seq) }
+  }
+
+  /// Where a peer's `since` continues, without blocking the caller's thread.
+  public func sequence(since text: String) async throws -> Int64 {
+    try await database.withConnection(.reading) { try self.sequence(since: text) }
+  }
+}
+
+extension Database {
+  /// Copies the whole database, as one consistent snapshot, into a new file at `path`
+  /// (SQLite's online backup: other readers and writers go on meanwhile). Restoring such
+  /// a copy later is safe for replication: the copy's sequence strings are told apart
+  /// from those the original gave out after it (``DocumentCollection/sequence(since:)-12uo7``).
+  ///
+  /// - Throws: ``SetteeError`` with code `invalidArgument` when `path` exists already,
+  ///   `io` or `storage` when it cannot be written.
+  public func backup(to path: String) throws {
+    guard !FileManager.default.fileExists(atPath: path) else {
+      throw SetteeError(.invalidArgument, "backup target \(path) exists already")
+    }
+    do {
+      let target = try DatabaseQueue(path: path)
+      try writer.backup(to: target)
+      try target.close()
+    } catch let error as SetteeError {
+      throw error
+    } catch {
+      throw SetteeError.from(
+        error, "backup to \(path) failed", busyTimeout: configuration.busyTimeout)
+    }
+  }
+}
