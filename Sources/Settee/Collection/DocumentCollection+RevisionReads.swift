@@ -196,3 +196,54 @@ private struct LeafReader {
     return json
   }
 }
+
+extension DocumentCollection {
+  /// Writes every document's whole revision tree as NDJSON, from one snapshot: one record
+  /// per leaf (deleted ones too), the winner first, each with its `_revisions` ancestry
+  /// and its attachments' data inline, ordered by id. ``importDocuments(contentsOf:batchSize:)-84gzk``
+  /// grafts such records back (as ``putAll(_:newEdits:)-6e4pp`` does), so the output
+  /// recreates every branch, body and attachment in another file or on a peer. Sequence
+  /// numbers are the target's own. Attachments travel as base64 inside their record; for
+  /// very large ones, ``Database/backup(to:)`` copies the file instead.
+  ///
+  /// - Returns: the number of records (leaves) written.
+  /// - Throws: ``SetteeError`` with code `corruption` naming a damaged document; what
+  ///   `output` throws, as it threw it.
+  @discardableResult
+  public func exportRevisionTrees(_ output: ([UInt8]) throws -> Void) throws -> Int {
+    let name = self.name
+    return try CallerError.unmarking {
+      try database.read { db in
+        guard let cid = try DocumentReader.collectionID(db, name) else { return 0 }
+        let ids = try String.fetchCursor(
+          db.makeStatement(sql: "SELECT id FROM documents WHERE cid = ? ORDER BY id"),
+          arguments: [cid])
+        let options = RevisionReadOptions(revs: true, attachments: true)
+        var count = 0
+        var chunk: [UInt8] = []
+        while let id = try ids.next() {
+          guard let reader = try LeafReader(db, cid: cid, id: id) else { continue }
+          for leaf in reader.leaves {
+            chunk += JSONWriter.bytes(.object(try reader.json(db, leaf, options)))
+            chunk.append(UInt8(ascii: "\n"))
+            count += 1
+          }
+          if chunk.count >= 64 * 1024 {
+            try CallerError.marking { try output(chunk) }
+            chunk.removeAll(keepingCapacity: true)
+          }
+        }
+        if !chunk.isEmpty { try CallerError.marking { try output(chunk) } }
+        return count
+      }
+    }
+  }
+
+  /// Writes every document's whole revision tree, without blocking the caller's thread.
+  @discardableResult
+  public func exportRevisionTrees(_ output: @escaping @Sendable ([UInt8]) throws -> Void)
+    async throws -> Int
+  {
+    try await database.withConnection(.reading) { try self.exportRevisionTrees(output) }
+  }
+}

@@ -43,14 +43,24 @@ struct ImportCommand: ParsableCommand {
 struct ExportCommand: ParsableCommand {
   static let configuration = CommandConfiguration(
     commandName: "export",
-    abstract: "Print every document as NDJSON, ordered by id.")
+    abstract: "Print every document as NDJSON, ordered by id.",
+    discussion:
+      "With --all-revisions, every leaf of every document (deleted ones and losing branches too) with its \"_revisions\" and its attachments inline: import grafts such records back into the same trees."
+  )
 
   @OptionGroup var local: GlobalOptions
   @ParentCommand var root: SetteeCommand
   var options: GlobalOptions { local.merged(with: root.options) }
+  @Flag(help: "Export whole revision trees: every leaf, its ancestry and attachments.")
+  var allRevisions = false
 
   func run() throws {
-    try options.openCollection(readOnly: true).exportDocuments { chunk in Console.out(chunk) }
+    let collection = try options.openCollection(readOnly: true)
+    if allRevisions {
+      try collection.exportRevisionTrees { chunk in Console.out(chunk) }
+    } else {
+      try collection.exportDocuments { chunk in Console.out(chunk) }
+    }
   }
 }
 

@@ -205,6 +205,9 @@ struct SwiftAPITests {
     #expect(try await people.sequence(since: try await people.sequenceString(2)) == 2)
     #expect(try await people.purge(["att": [replaced.rev]]).isEmpty, "no longer a leaf")
     #expect(try await people.purgeSequence() == 0)
+    let exported = Guarded(0)
+    try await people.exportRevisionTrees { chunk in exported.mutate { $0 += chunk.count } }
+    #expect(exported.value > 0)
   }
 
   /// What the caller's own closure throws comes back as it was thrown, from the blocking
