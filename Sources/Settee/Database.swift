@@ -38,6 +38,8 @@ public final class Database: Sendable {
   /// sequence number it starts at under this token, so that sequence strings given out
   /// (``DocumentCollection/sequenceString(_:)-53hlp``) tell this file's history apart from a
   /// restored copy's (see ``DocumentCollection/sequence(since:)-12uo7``).
+  /// The collections whose epoch under ``instanceToken`` is committed.
+  let recordedEpochs = Locked<Set<Int64>>([])
   let instanceToken: String = {
     var random = SystemRandomNumberGenerator()
     return String(random.next(), radix: 16) + String(random.next() & 0xFFFF, radix: 16)

@@ -180,11 +180,20 @@ enum AttachmentStore {
     return bytes
   }
 
-  /// Whether the file holds any attachment (a write transaction asks once, so that
-  /// writes of collections without attachments look for none).
-  static func any(_ db: SQLConnection) throws -> Bool {
-    try Bool.fetchOne(
-      db.cachedStatement(sql: "SELECT EXISTS (SELECT 1 FROM attachments)")) ?? false
+  /// Sets the document's `attachments` flag (see ``Schema``, v14): to `holds`, or, when
+  /// not given, to whether any of its revisions holds one.
+  static func flag(_ db: SQLConnection, rid: Int64, _ holds: Bool? = nil) throws {
+    if let holds {
+      try db.cachedStatement(sql: "UPDATE documents SET attachments = ? WHERE rid = ?")
+        .execute(arguments: [holds, rid])
+    } else {
+      try db.cachedStatement(
+        sql: """
+          UPDATE documents SET attachments = EXISTS (SELECT 1 FROM attachments WHERE rid = ?)
+          WHERE rid = ?
+          """
+      ).execute(arguments: [rid, rid])
+    }
   }
 }
 

@@ -131,6 +131,22 @@ extension Database {
             "attachment \(quoted(try row.value(0))) of revision \(try row.value(1) as String) names no stored blob or no leaf"
         ))
     }
+    let flags = try Row.fetchAll(
+      db,
+      sql: """
+        SELECT d.id, c.name, d.attachments FROM documents d JOIN collections c ON c.cid = d.cid
+        WHERE d.attachments != EXISTS (SELECT 1 FROM attachments a WHERE a.rid = d.rid)
+        """)
+    for row in flags {
+      let flagged: Bool = try row.value(2)
+      report.add(
+        .init(
+          collection: try row.value(1), documentID: try row.value(0),
+          message: flagged
+            ? "the document is marked as holding attachments, but none of its revisions holds one"
+            : "the document holds attachments, but is not marked as holding any: edits would lose them"
+        ))
+    }
     let blobs = try Row.fetchAll(db, sql: "SELECT aid, digest, length FROM attachment_blobs")
     for blob in blobs {
       let (aid, digest, length): (Int64, String, Int64) = (

@@ -3,7 +3,8 @@ import SetteeCore
 
 extension DocumentWriter {
   /// The attachments a new revision of `document` gets, at generation `generation`, with
-  /// the blobs of inline ones stored: those of the `parent` revision when the document
+  /// the blobs of inline ones stored (`parent` is `nil` when it has none, or for a new
+  /// document): those of the `parent` revision when the document
   /// states none (an edit, not a deletion or a peer's revision), else exactly the listed
   /// ones, a stub keeping the parent's of its name (or, from a peer, the blob of its
   /// digest).
@@ -14,7 +15,7 @@ extension DocumentWriter {
     _ document: Document, parent: (rid: Int64, rev: RevisionID)?, keepsParents: Bool,
     generation: Int
   ) throws -> [StoredAttachment] {
-    guard document.attachments != nil || (mayHaveAttachments && keepsParents) else { return [] }
+    guard document.attachments != nil || (parent != nil && keepsParents) else { return [] }
     let inherited =
       try parent.map { try AttachmentStore.attachments(db, rid: $0.rid, rev: $0.rev) } ?? []
     guard let listed = document.attachments else {
@@ -24,7 +25,6 @@ extension DocumentWriter {
     for attachment in listed {
       if let data = attachment.data {
         let blob = try AttachmentStore.store(db, bytes: data)
-        mayHaveAttachments = true
         resolved.append(
           StoredAttachment(
             name: attachment.name, aid: blob.aid, contentType: attachment.contentType,

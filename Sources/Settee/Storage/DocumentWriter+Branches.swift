@@ -68,11 +68,10 @@ extension DocumentWriter {
       ? nil : winner == written ? body : try storedBody(rid: existing.rid, rev: winner)
     try writeRows(tree, rid: existing.rid, written: written, body: body, winner: existing)
     try AttachmentStore.insert(db, rid: existing.rid, rev: written, attachments)
-    if mayHaveAttachments {
-      // Leaves that a new revision extends keep no attachments, as they keep no body.
-      try AttachmentStore.remove(
-        db, rid: existing.rid, revs: leavesBefore.filter { !leaves.contains($0) })
-    }
+    // Leaves that a new revision extends keep no attachments, as they keep no body.
+    try AttachmentStore.remove(
+      db, rid: existing.rid, revs: leavesBefore.filter { !leaves.contains($0) })
+    try AttachmentStore.flag(db, rid: existing.rid)
     let live = leaves.dropFirst().filter { !tree.nodes[$0]!.deleted }.count
     let counts = (live: Int64(live), deleted: Int64(leaves.count - 1 - live))
     if let winnerBody {

@@ -53,6 +53,7 @@ extension DocumentWriter {
     let old = StoredWinner(rid: rid, rev: winner, deleted: deleted, seq: 0, body: nil)
     try writeRows(tree, rid: rid, written: winner, body: [], winner: old)
     try AttachmentStore.remove(db, rid: rid, revs: purged)
+    try AttachmentStore.flag(db, rid: rid)
     lastSeq += 1
     let live = Int64(leaves.dropFirst().filter { !tree.nodes[$0]!.deleted }.count)
     let deletedLeaves = Int64(leaves.count - 1) - live

@@ -42,9 +42,6 @@ struct DocumentWriter {
   /// The collection's `holds_nul` (see ``Schema``), set by the first body that needs it.
   private var holdsNUL: Bool
   var indexes: IndexMaintainer
-  /// Whether the file may hold attachments: without any, writes that state none need not
-  /// look for their parents' (see ``resolveAttachments(_:parent:keepsParents:generation:)``).
-  var mayHaveAttachments: Bool
   /// The statements every write runs, kept once prepared (the connection's statement cache
   /// hashes the SQL text at each lookup: a twenty-fifth of an import).
   private var lookupStatement: RawStatement.Prepared?
@@ -80,11 +77,15 @@ struct DocumentWriter {
       revsLimit = DocumentCollection.defaultRevsLimit
     }
     startSeq = lastSeq
-    // The first write of this Database value to the collection starts its epoch here.
-    try db.cachedStatement(
-      sql: "INSERT OR IGNORE INTO epochs (cid, token, start_seq) VALUES (?, ?, ?)"
-    ).execute(arguments: [cid, database.instanceToken, lastSeq])
-    mayHaveAttachments = try AttachmentStore.any(db)
+    // The first write of this Database value to the collection starts its epoch here
+    // (once committed, later transactions need not ask again).
+    let (recorded, collection) = (database.recordedEpochs, cid)
+    if !recorded.withLock({ $0.contains(collection) }) {
+      try db.cachedStatement(
+        sql: "INSERT OR IGNORE INTO epochs (cid, token, start_seq) VALUES (?, ?, ?)"
+      ).execute(arguments: [collection, database.instanceToken, lastSeq])
+      db.afterNextTransaction { _ in recorded.withLock { _ = $0.insert(collection) } }
+    }
     indexes = IndexMaintainer(db: db, collection: try catalog.state(db, cid: cid))
   }
 
@@ -154,15 +155,18 @@ struct DocumentWriter {
       return result
     }
     var found:
-      (rid: Int64, rev: String, deleted: Bool, seq: Int64, branched: Bool, body: JSONObject?)?
+      (
+        rid: Int64, rev: String, deleted: Bool, seq: Int64, branched: Bool, attached: Bool,
+        body: JSONObject?
+      )?
     let needsPrevious = indexes.needsPrevious
     let lookup = RawStatement(
       db,
       statement: try db.rawStatement(
         &lookupStatement,
         needsPrevious
-          ? "SELECT rid, rev, deleted, seq, conflicts + deleted_conflicts, body FROM documents WHERE cid = ? AND id = ?"
-          : "SELECT rid, rev, deleted, seq, conflicts + deleted_conflicts FROM documents WHERE cid = ? AND id = ?"
+          ? "SELECT rid, rev, deleted, seq, conflicts + deleted_conflicts, attachments, body FROM documents WHERE cid = ? AND id = ?"
+          : "SELECT rid, rev, deleted, seq, conflicts + deleted_conflicts, attachments FROM documents WHERE cid = ? AND id = ?"
       ))
     lookup.bind(1, cid)
     lookup.bind(2, text: document.id)
@@ -170,8 +174,9 @@ struct DocumentWriter {
       let deleted = row.int64(2) != 0
       found = (
         row.int64(0), row.string(1), deleted, row.int64(3), row.int64(4) != 0,
+        row.int64(5) != 0,
         needsPrevious && !deleted
-          ? try DocumentReader.parseBody(row.bytes(5), documentID: document.id) : nil
+          ? try DocumentReader.parseBody(row.bytes(6), documentID: document.id) : nil
       )
       return false
     }
@@ -225,7 +230,8 @@ struct DocumentWriter {
         .notFound, "document \(quoted(document.id)) is already deleted", documentID: document.id)
     }
     let attachments = try resolveAttachments(
-      document, parent: (rid, current), keepsParents: true, generation: current.generation + 1)
+      document, parent: found.attached ? (rid, current) : nil, keepsParents: true,
+      generation: current.generation + 1)
     let rev = RevisionID.next(
       after: current, deleted: document.isDeleted,
       body: DocumentWriter.revisionBytes(body, attachments))
@@ -257,8 +263,11 @@ struct DocumentWriter {
     firstRevision.bind(4, existing.seq)
     try firstRevision.execute()
     try insertRevision(rid: rid, rev: rev, parent: current, deleted: document.isDeleted, seq: seq)
-    try AttachmentStore.insert(db, rid: rid, rev: rev, attachments)
-    if mayHaveAttachments { try AttachmentStore.remove(db, rid: rid, revs: [current]) }
+    if found.attached || !attachments.isEmpty {
+      try AttachmentStore.insert(db, rid: rid, rev: rev, attachments)
+      try AttachmentStore.remove(db, rid: rid, revs: [current])
+      try AttachmentStore.flag(db, rid: rid, !attachments.isEmpty)
+    }
     // The version being replaced, whose index entries go.
     let previous = existing.body.map { Document(id: document.id, rev: current, body: $0) }
     try indexes.update(
@@ -333,7 +342,10 @@ struct DocumentWriter {
           deleted: position == 0 && document.isDeleted, seq: seq)
       }
     }
-    try AttachmentStore.insert(db, rid: rid, rev: rev, attachments)
+    if !attachments.isEmpty {
+      try AttachmentStore.insert(db, rid: rid, rev: rev, attachments)
+      try AttachmentStore.flag(db, rid: rid, true)
+    }
     try indexes.update(rid: rid, document: stored(document, rev), isNew: true, previous: nil)
     return WriteResult(id: document.id, rev: rev, seq: seq)
   }

@@ -237,8 +237,11 @@ enum Schema {
       // (`md5-<base64>` of the bytes as stored) in chunks, so that they are written and
       // read as streams; `attachments` names the blobs of each leaf revision (only leaves
       // keep attachments, as they keep bodies). A blob goes with its last reference.
+      // `documents.attachments` says whether a leaf of the document holds any, so that
+      // writes of documents without attachments never look for them.
       try db.execute(
         sql: """
+          ALTER TABLE documents ADD COLUMN attachments INTEGER NOT NULL DEFAULT 0;
           CREATE TABLE attachment_blobs (
             aid INTEGER PRIMARY KEY,
             digest TEXT NOT NULL UNIQUE,

@@ -189,6 +189,7 @@ struct AttachmentTests {
     ("UPDATE attachment_chunks SET data = x'00'", "is damaged"),
     ("DELETE FROM attachment_blobs", "names no stored blob"),
     ("DELETE FROM attachments", "held by no revision"),
+    ("UPDATE documents SET attachments = 0", "not marked"),
   ])
   func damagedAttachmentsAreNamedByCheck(_ sql: String, _ named: String) throws {
     let directory = TemporaryDirectory()
