@@ -145,3 +145,45 @@ struct BackupCLITests {
     #expect(again.status == 1 && again.stderr.contains("exists already"))
   }
 }
+
+/// Two processes writing conflicting branches at the same time through `new_edits: false`
+/// end with the same leaves and the same winner whichever commits first.
+@Suite("The settee command: concurrent peers")
+struct ConcurrentPeersCLITests {
+  let directory = TemporaryDirectory()
+
+  /// 200 documents, each edited on branch `side` from a common first revision.
+  private func records(_ side: String) -> [UInt8] {
+    Array(
+      (0..<200).map { n in
+        #"{"_id":"d\#(n)","v":"\#(side)","_revisions":{"start":2,"ids":["\#(side)\#(n)","root"]}}"#
+      }.joined(separator: "\n").utf8)
+  }
+
+  @Test func theWinnerDoesNotDependOnWhichWriterCommitsFirst() throws {
+    let (a, b) = (directory.path("a.ndjson"), directory.path("b.ndjson"))
+    try Data(records("a")).write(to: URL(fileURLWithPath: a))
+    try Data(records("b")).write(to: URL(fileURLWithPath: b))
+    var answers: [JSON] = []
+    for (index, order) in [[a, b], [b, a]].enumerated() {
+      let db = directory.path("peers\(index).db")
+      #expect(try SetteeBinary.run(["--db", db, "put", #"{"_id":"start"}"#]).status == 0)
+      let statuses = Guarded([Int32]())
+      DispatchQueue.concurrentPerform(iterations: 2) { writer in
+        let run = try? SetteeBinary.run(["--db", db, "import", order[writer]])
+        statuses.mutate { $0.append(run?.status ?? -1) }
+      }
+      #expect(statuses.value == [0, 0])
+      let conflicts = try JSONParser.parse(SetteeBinary.run(["--db", db, "conflicts"]).stdout)
+      #expect(conflicts["count"] == 200)
+      let doc = try JSONParser.parse(
+        SetteeBinary.run(["--db", db, "get", "d7", "--conflicts"]).stdout)
+      #expect(doc["_rev"] == "2-b7")
+      #expect(doc["v"] == "b")
+      #expect(doc["_conflicts"] == ["2-a7"])
+      answers.append(doc)
+      #expect(try SetteeBinary.run(["--db", db, "check"]).status == 0)
+    }
+    #expect(answers[0] == answers[1])
+  }
+}

@@ -124,6 +124,23 @@ enum LocalDocuments {
     return number
   }
 
+  /// Stores a local document exactly as an export wrote it (its `0-N` kept), in the
+  /// caller's write transaction.
+  static func restore(_ db: SQLConnection, cid: Int64, _ json: JSONObject, limits: DocumentLimits)
+    throws
+  {
+    var body = json
+    guard case .string(let id)? = body.removeValue(forKey: "_id") else { return }
+    let name = try name(id)
+    let rev = try body.removeValue(forKey: "_rev").map { try generation($0, id) } ?? 1
+    let document = try Document(validating: .object(body), limits: limits)
+    try db.execute(
+      sql: "INSERT OR REPLACE INTO local_documents (cid, name, rev, body) VALUES (?, ?, ?, ?)",
+      arguments: [
+        cid, name, rev, String(decoding: try document.encodedBody(limits: limits), as: UTF8.self),
+      ])
+  }
+
   static func read(_ db: SQLConnection, cid: Int64, name: String) throws -> LocalDocument? {
     guard
       let row = try Row.fetchOne(

@@ -200,13 +200,13 @@ private struct LeafReader {
 extension DocumentCollection {
   /// Writes every document's whole revision tree as NDJSON, from one snapshot: one record
   /// per leaf (deleted ones too), the winner first, each with its `_revisions` ancestry
-  /// and its attachments' data inline, ordered by id. ``importDocuments(contentsOf:batchSize:)-84gzk``
+  /// and its attachments' data inline, ordered by id, then the local documents. ``importDocuments(contentsOf:batchSize:)-84gzk``
   /// grafts such records back (as ``putAll(_:newEdits:)-6e4pp`` does), so the output
   /// recreates every branch, body and attachment in another file or on a peer. Sequence
   /// numbers are the target's own. Attachments travel as base64 inside their record; for
   /// very large ones, ``Database/backup(to:)`` copies the file instead.
   ///
-  /// - Returns: the number of records (leaves) written.
+  /// - Returns: the number of records (leaves and local documents) written.
   /// - Throws: ``SetteeError`` with code `corruption` naming a damaged document; what
   ///   `output` throws, as it threw it.
   @discardableResult
@@ -232,6 +232,16 @@ extension DocumentCollection {
             try CallerError.marking { try output(chunk) }
             chunk.removeAll(keepingCapacity: true)
           }
+        }
+        // Local documents last, so that a backup restores them too.
+        let locals = try Row.fetchCursor(
+          db.makeStatement(
+            sql: "SELECT name, rev, body FROM local_documents WHERE cid = ? ORDER BY name"),
+          arguments: [cid])
+        while let row = try locals.next() {
+          chunk += JSONWriter.bytes(.object(try LocalDocuments.document(row).json))
+          chunk.append(UInt8(ascii: "\n"))
+          count += 1
         }
         if !chunk.isEmpty { try CallerError.marking { try output(chunk) } }
         return count

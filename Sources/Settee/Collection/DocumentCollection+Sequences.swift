@@ -75,6 +75,19 @@ extension DocumentCollection {
 }
 
 extension Database {
+  /// The file's identity: 32 random hexadecimal digits made with the file, the same in
+  /// every process that opens it and kept by copies and backups (CouchDB's `uuid`).
+  public func uuid() throws -> String {
+    try read { db in
+      try String.fetchOne(db.cachedStatement(sql: "SELECT uuid FROM identity")) ?? ""
+    }
+  }
+
+  /// The file's identity, without blocking the caller's thread.
+  public func uuid() async throws -> String {
+    try await withConnection(.reading) { try self.uuid() }
+  }
+
   /// Copies the whole database, as one consistent snapshot, into a new file at `path`
   /// (SQLite's online backup: other readers and writers go on meanwhile). Restoring such
   /// a copy later is safe for replication: the copy's sequence strings are told apart

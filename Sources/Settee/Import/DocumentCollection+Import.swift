@@ -82,7 +82,13 @@ extension DocumentCollection {
                     _ = try writer.write(encoded, mode: .restore)
                   } else {
                     let json = try JSONParser.parse(record.bytes, maxDepth: limits.maxNestingDepth)
-                    if case .object(let object) = json, object["_revisions"] != nil {
+                    if case .object(let object) = json,
+                      object["_id"]?.stringValue?.hasPrefix(LocalDocument.idPrefix) == true
+                    {
+                      // A local document from an export of whole trees: kept as it was.
+                      try LocalDocuments.restore(
+                        db, cid: writer.collectionID, object, limits: limits)
+                    } else if case .object(let object) = json, object["_revisions"] != nil {
                       // A revision with its ancestry (an export of a tree, a peer's
                       // document): grafted as `new_edits: false` does.
                       let (document, history) = try Document.replicated(

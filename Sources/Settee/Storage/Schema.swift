@@ -283,6 +283,14 @@ enum Schema {
             PRIMARY KEY (cid, token)
           ) WITHOUT ROWID;
           """)
+      // The file's identity: random, made with the file (or by this migration for an older
+      // one) and kept by copies (CouchDB's server `uuid`, from which PouchDB builds its
+      // replication ids). Epochs, not this, tell a restored copy from the original.
+      try db.execute(
+        sql: """
+          CREATE TABLE identity (uuid TEXT NOT NULL);
+          INSERT INTO identity (uuid) VALUES (lower(hex(randomblob(16))));
+          """)
     }
     migrator.registerMigration("v16-purges") { db in
       // Purges (CouchDB's `_purge`): revisions removed for good, with no tombstone, so

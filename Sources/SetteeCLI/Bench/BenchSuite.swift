@@ -30,7 +30,7 @@ struct BenchSuite {
     "insert", "get", "json", "update", "build", "equality", "count", "range", "or", "in", "scan",
     "array",
     "text",
-    "sorted", "views", "value-index", "live", "where",
+    "sorted", "views", "value-index", "live", "where", "revisions",
   ]
 
   init(path: String, documents: Int, quick: Bool, log: @escaping (String) -> Void) throws {
@@ -110,6 +110,11 @@ struct BenchSuite {
     if wanted("value-index") { add(try valueIndex(main, cid)) }
     if wanted("live") { for result in try liveQueries() { add(result) } }
     if wanted("where") { for result in try whereQueries() { add(result) } }
+    if wanted("revisions") {
+      add(try graftedInsert())
+      add(try revsDiff(main, cid))
+      add(try attachmentRoundTrip())
+    }
     return results
   }
 

@@ -208,6 +208,7 @@ struct SwiftAPITests {
     let exported = Guarded(0)
     try await people.exportRevisionTrees { chunk in exported.mutate { $0 += chunk.count } }
     #expect(exported.value > 0)
+    #expect(try await db.uuid().count == 32)
   }
 
   /// What the caller's own closure throws comes back as it was thrown, from the blocking

@@ -38,6 +38,17 @@ struct SequenceTokenTests {
     #expect(try again.sequence(since: five) == 5)
   }
 
+  @Test func theFileHasAnIdentityThatCopiesKeep() throws {
+    let path = directory.path("id.db")
+    let db = try Database(path: path)
+    let uuid = try db.uuid()
+    #expect(uuid.count == 32 && uuid.allSatisfy(\.isHexDigit))
+    #expect(try Database(path: path).uuid() == uuid)
+    try db.backup(to: directory.path("id-copy.db"))
+    #expect(try Database(path: directory.path("id-copy.db")).uuid() == uuid)
+    #expect(try Database(path: directory.path("other.db")).uuid() != uuid)
+  }
+
   @Test func aRestoredCopyDoesNotSkipWhatItNeverHad() throws {
     let path = directory.path("live.db")
     let copy = directory.path("copy.db")

@@ -5,7 +5,8 @@ import SetteeTestSupport
 import Testing
 
 /// `exportRevisionTrees` and `import` carry whole trees: every leaf (losing and deleted
-/// ones too), its ancestry and its attachments arrive in another file as they were.
+/// ones too), its ancestry and its attachments, and the local documents, arrive in another
+/// file as they were.
 @Suite("Exporting and importing revision trees")
 struct TreeExportTests {
   @Test func treesSurviveAnExportAndImport() throws {
@@ -23,10 +24,12 @@ struct TreeExportTests {
       ], newEdits: false)
     let plain = try source.put(["_id": "p", "n": 1])
     try source.putAttachment("f.bin", to: "p", rev: plain.rev, data: [0, 1, 2, 255])
+    try source.putLocal(["_id": "_local/cp", "seq": 7])
+    try source.putLocal(["_id": "_local/cp", "_rev": "0-1", "seq": 8])
     let gone = try source.put(["_id": "z"])
     try source.delete("z", rev: gone.rev)
     var text: [UInt8] = []
-    #expect(try source.exportRevisionTrees { text += $0 } == 5)
+    #expect(try source.exportRevisionTrees { text += $0 } == 6)
     let url = FileManager.default.temporaryDirectory.appendingPathComponent(
       "trees-\(UUID()).ndjson")
     defer { try? FileManager.default.removeItem(at: url) }
@@ -43,6 +46,8 @@ struct TreeExportTests {
     }
     #expect(try target.attachment("f.bin", of: "p")?.data == [0, 1, 2, 255])
     #expect(try target.conflictedDocumentIDs() == ["c"])
+    #expect(try target.localDocuments() == source.localDocuments())
+    #expect(try target.localDocument("cp")?.rev == "0-2")
     // Imported again: every revision is held already, nothing changes.
     let seq = try target.lastSequence()
     try target.importDocuments(contentsOf: url)

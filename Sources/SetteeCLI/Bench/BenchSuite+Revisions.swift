@@ -1,0 +1,177 @@
+import Foundation
+import GRDB
+import Settee
+import SetteeCore
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+// The revision-tree workloads (issue 31): a peer's bulk write, an attachment of 50 MB,
+// revs_diff.
+extension BenchSuite {
+  /// `new_edits: false` of every document with a history of three revisions (as a
+  /// replicator writes them, in one batch) against the hand-written plain insert of the
+  /// same bodies: what grafting histories costs over inserting.
+  mutating func graftedInsert() throws -> BenchResult {
+    let ids = (0..<count).map { BenchData.id($0, prefix: "p") }
+    var grafts: [JSONObject] = []
+    grafts.reserveCapacity(count)
+    for (number, line) in people.enumerated() {
+      guard case .object(var object) = try JSONParser.parse(line) else { continue }
+      let suffixes = (1...3).reversed().map { String(format: "%08x%024x", number, $0) }
+      object["_rev"] = .string("3-" + suffixes[0])
+      object["_revisions"] = ["start": 3, "ids": .array(suffixes.map { .string($0) })]
+      grafts.append(object)
+    }
+    let runs = quick ? 1 : 3
+    let settee = try medianOfWrites(repetitions: runs, prepare: { "graft-s\($0)" }) { name in
+      try database.collection(name).putAll(grafts, newEdits: false)
+    }
+    let lines = people
+    let baseline = try medianOfWrites(repetitions: runs, prepare: { "graft-b\($0)" }) { name in
+      try handInsert(name, ids: ids) { lines[$0] }
+    }
+    // Both hold every document; Settee's with its three revisions.
+    let stored = database.collection("graft-s0")
+    try check("new_edits=false: documents", try stored.count(), count)
+    try check(
+      "new_edits=false: history of \(ids[0])", try stored.revisions(of: ids[0]).count, 3)
+    return BenchResult(
+      name: "new_edits=false bulk write, 3-revision histories", n: count, settee: settee,
+      baseline: baseline, target: 1.5)
+  }
+
+  /// An attachment of 50 MB written from a file and read back whole, streamed, against the
+  /// same chunks written and read by hand (256 KiB chunks, MD5 on the way in). The name
+  /// carries the peak memory of the `settee attachment put` and `get` processes for the
+  /// same file (target: under 64 MB).
+  mutating func attachmentRoundTrip() throws -> BenchResult {
+    let size = quick ? 4 << 20 : 50 << 20
+    let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+      "settee-bench-\(UUID().uuidString)")
+    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(at: directory) }
+    let file = directory.appendingPathComponent("blob.bin")
+    var bytes = [UInt8](repeating: 0, count: size)
+    for index in bytes.indices where index % 8 == 0 {
+      let word = data.next()
+      for offset in 0..<min(8, size - index) {
+        bytes[index + offset] = UInt8(truncatingIfNeeded: word >> (8 * offset))
+      }
+    }
+    try Data(bytes).write(to: file)
+    bytes = []
+    let collection = database.collection("attachments")
+    var round = 0
+    var read = 0
+    let settee = try Measure.median(repetitions: quick ? 1 : 3) {
+      round += 1
+      try collection.putAttachment(
+        "blob", to: "a\(round)", rev: nil, contentType: "application/octet-stream",
+        contentsOf: file)
+      read = 0
+      try collection.readAttachment("blob", of: "a\(round)") { read += $0.count }
+    }
+    try check("attachment: bytes read back", read, size)
+    var handRead = 0
+    let baseline = try Measure.median(repetitions: quick ? 1 : 3) {
+      handRead = 0
+      try pool.write { db in
+        try db.execute(
+          sql: "CREATE TABLE IF NOT EXISTS bench_blobs (n INTEGER PRIMARY KEY, data BLOB)")
+        try db.execute(sql: "DELETE FROM bench_blobs")
+        let handle = try FileHandle(forReadingFrom: file)
+        defer { try? handle.close() }
+        var md5 = MD5()
+        var n = 0
+        let insert = try db.makeStatement(sql: "INSERT INTO bench_blobs (n, data) VALUES (?, ?)")
+        while let chunk = try handle.read(upToCount: 256 * 1024), !chunk.isEmpty {
+          chunk.withUnsafeBytes { md5.update($0) }
+          try insert.execute(arguments: [n, chunk])
+          n += 1
+        }
+        _ = md5.finalize()
+      }
+      try pool.read { db in
+        let rows = try Data.fetchCursor(db, sql: "SELECT data FROM bench_blobs ORDER BY n")
+        while let chunk = try rows.next() { handRead += chunk.count }
+      }
+    }
+    try check("attachment: bytes read back by hand", handRead, size)
+    let peak = try Self.peakMemoryOfAttachmentCommands(file: file, directory: directory)
+    return BenchResult(
+      name: "attachment \(size >> 20) MB write + read (CLI peak \(peak) MB)", n: 1,
+      settee: settee, baseline: baseline, target: 1.5)
+  }
+
+  /// The larger peak resident memory, in MB, of `settee attachment put` and `get` of
+  /// `file` run as processes of this binary.
+  static func peakMemoryOfAttachmentCommands(file: URL, directory: URL) throws -> Int {
+    let executable = CompareSQLite3.runningExecutable()
+    let db = directory.appendingPathComponent("peak.db").path
+    for arguments in [
+      ["--db", db, "attachment", "put", "x", "blob", file.path],
+      ["--db", db, "attachment", "get", "x", "blob"],
+    ] {
+      let process = Process()
+      process.executableURL = URL(fileURLWithPath: executable)
+      process.arguments = arguments
+      process.standardOutput = FileHandle.nullDevice
+      process.standardError = FileHandle.nullDevice
+      try process.run()
+      process.waitUntilExit()
+      guard process.terminationStatus == 0 else {
+        throw SetteeError(
+          .storage, "bench: settee \(arguments[2...].joined(separator: " ")) failed")
+      }
+    }
+    var usage = rusage()
+    #if os(Linux)
+      getrusage(__rusage_who_t(RUSAGE_CHILDREN.rawValue), &usage)
+      return Int(usage.ru_maxrss) / 1024  // kilobytes on Linux
+    #else
+      getrusage(RUSAGE_CHILDREN, &usage)
+      return Int(usage.ru_maxrss) / (1024 * 1024)  // bytes on Darwin
+    #endif
+  }
+
+  /// `revsDiff` of 10,000 ids, each offering its held revision and one it lacks, against
+  /// the same answer computed by hand from the rows (the documents' revisions read by id).
+  mutating func revsDiff(_ collection: DocumentCollection, _ cid: Int64) throws -> BenchResult {
+    let ids = Array(Set(sampleIDs(quick ? 500 : 10_000))).sorted()
+    var offered: [String: [RevisionID]] = [:]
+    for document in try collection.get(ids) {
+      guard let document, let rev = document.rev else { continue }
+      offered[document.id] = [rev, RevisionID(generation: rev.generation + 1, digest: "peer")]
+    }
+    var answer: [String: RevisionDifference] = [:]
+    let settee = try Measure.median(repetitions: repetitions) {
+      answer = try collection.revsDiff(offered)
+    }
+    var handAnswer: [String: [String]] = [:]
+    let baseline = try Measure.median(repetitions: repetitions) {
+      handAnswer = try read { db in
+        let statement = try db.cachedStatement(
+          sql: """
+            SELECT d.rev FROM documents d WHERE d.cid = ? AND d.id = ?
+            UNION ALL SELECT r.rev FROM revisions r JOIN documents d ON d.rid = r.rid
+            WHERE d.cid = ? AND d.id = ?
+            """)
+        var missing: [String: [String]] = [:]
+        for (id, revs) in offered {
+          let held = Set(try String.fetchAll(statement, arguments: [cid, id, cid, id]))
+          let lacking = revs.map(\.description).filter { !held.contains($0) }
+          if !lacking.isEmpty { missing[id] = lacking }
+        }
+        return missing
+      }
+    }
+    try check(
+      "revs_diff: missing revisions", answer.mapValues { $0.missing.map(\.description) },
+      handAnswer)
+    return BenchResult(
+      name: "revs_diff, 2 revisions each", n: offered.count, settee: settee, baseline: baseline,
+      target: 2)
+  }
+}
