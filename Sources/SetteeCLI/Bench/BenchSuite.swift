@@ -111,7 +111,7 @@ struct BenchSuite {
     if wanted("live") { for result in try liveQueries() { add(result) } }
     if wanted("where") { for result in try whereQueries() { add(result) } }
     if wanted("revisions") {
-      add(try graftedInsert())
+      for result in try graftedInsert() { add(result) }
       add(try revsDiff(main, cid))
       add(try attachmentRoundTrip())
     }
