@@ -80,7 +80,9 @@ struct SetteeCommand: ParsableCommand {
     subcommands: [
       DemoCommand.self, ImportCommand.self, ExportCommand.self, GetCommand.self,
       PutCommand.self, DeleteCommand.self, ChangesCommand.self, ConflictsCommand.self,
-      ResolveCommand.self, RevsLimitCommand.self, LocalCommand.self, AttachmentCommand.self, PurgeCommand.self, IndexCommand.self, FindCommand.self,
+      ResolveCommand.self, RevsLimitCommand.self, LocalCommand.self, AttachmentCommand.self,
+      PurgeCommand.self,
+      RevsDiffCommand.self, IndexCommand.self, FindCommand.self,
       ExplainCommand.self, WhereCommand.self, WhereIndexCommand.self, QueryableCommand.self,
       DefaultsCommand.self, AliasCommand.self, ViewCommand.self, AllDocsCommand.self,
       MetadataCommand.self,

@@ -33,6 +33,11 @@ struct ConflictCLITests {
     #expect(try settee("import", file).status == 0)
     #expect(try json("conflicts") == ["count": 1, "ids": ["n"]])
     #expect(
+      try json("revs-diff", #"{"n":["2-b","3-z"],"m":["1-q"]}"#) == [
+        "m": ["missing": ["1-q"]],
+        "n": ["missing": ["3-z"], "possible_ancestors": ["2-b", "2-c"]],
+      ])
+    #expect(
       try json("get", "n", "--conflicts", "--revs") == [
         "_id": "n", "_rev": "2-c", "text": "there",
         "_revisions": ["start": 2, "ids": ["c", "a"]], "_conflicts": ["2-b"],

@@ -9,8 +9,8 @@ extension DocumentWriter {
   /// ones, a stub keeping the parent's of its name (or, from a peer, the blob of its
   /// digest).
   ///
-  /// - Throws: ``SetteeError`` with code `invalidDocument` for a stub that names nothing
-  ///   the parent or the file holds (CouchDB's `missing_stub`).
+  /// - Throws: ``SetteeError`` with code `missingStub` for a stub that names nothing the
+  ///   parent or the file holds.
   mutating func resolveAttachments(
     _ document: Document, parent: (rid: Int64, rev: RevisionID)?, keepsParents: Bool,
     generation: Int
@@ -48,8 +48,8 @@ extension DocumentWriter {
             encoding: attachment.encoding, digest: attachment.digest, storedLength: blob.length))
       } else {
         throw SetteeError(
-          .invalidDocument,
-          "missing_stub: attachment \(quoted(attachment.name)) is a stub, but \(parent.map { "revision \($0.rev)" } ?? "the document") has no such attachment\(attachment.digest.isEmpty ? "" : " and no attachment has digest \(attachment.digest)")",
+          .missingStub,
+          "attachment \(quoted(attachment.name)) is a stub, but \(parent.map { "revision \($0.rev)" } ?? "the document") has no such attachment\(attachment.digest.isEmpty ? "" : " and no attachment has digest \(attachment.digest)")",
           documentID: document.id)
       }
     }

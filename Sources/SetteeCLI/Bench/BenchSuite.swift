@@ -30,7 +30,7 @@ struct BenchSuite {
     "insert", "get", "json", "update", "build", "equality", "count", "range", "or", "in", "scan",
     "array",
     "text",
-    "sorted", "views", "value-index", "live", "where", "revisions",
+    "sorted", "views", "value-index", "live", "revisions", "where",
   ]
 
   init(path: String, documents: Int, quick: Bool, log: @escaping (String) -> Void) throws {
@@ -109,12 +109,14 @@ struct BenchSuite {
     if wanted("views") { for result in try views(main, cid) { add(result) } }
     if wanted("value-index") { add(try valueIndex(main, cid)) }
     if wanted("live") { for result in try liveQueries() { add(result) } }
-    if wanted("where") { for result in try whereQueries() { add(result) } }
+    // Before `where`: its triggers on `documents` call functions that only Settee's
+    // connections have, which the baselines' hand-written inserts would then meet.
     if wanted("revisions") {
       for result in try graftedInsert() { add(result) }
       add(try revsDiff(main, cid))
       add(try attachmentRoundTrip())
     }
+    if wanted("where") { for result in try whereQueries() { add(result) } }
     return results
   }
 

@@ -208,6 +208,28 @@ struct BackupCommand: ParsableCommand {
   }
 }
 
+struct RevsDiffCommand: ParsableCommand {
+  static let configuration = CommandConfiguration(
+    commandName: "revs-diff",
+    abstract: "Which of a peer's revisions the collection lacks (CouchDB's _revs_diff).",
+    discussion:
+      #"Takes {"id":["rev",…],…} and prints {"id":{"missing":[…],"possible_ancestors":[…]},…} for the documents with anything missing."#
+  )
+
+  @OptionGroup var local: GlobalOptions
+  @ParentCommand var root: SetteeCommand
+  @Argument(help: "The revisions by document id as JSON, or - to read them from standard input.")
+  var json: String
+
+  func run() throws {
+    let asked = try PurgeCommand.revisionsByID(json, "revs-diff")
+    let answer = try local.merged(with: root.options).openCollection(readOnly: true)
+      .revsDiff(asked)
+    Console.outJSON(
+      .object(JSONObject(answer.sorted { $0.key < $1.key }.map { ($0.key, $0.value.json) })))
+  }
+}
+
 struct PurgeCommand: ParsableCommand {
   static let configuration = CommandConfiguration(
     commandName: "purge",
@@ -221,25 +243,32 @@ struct PurgeCommand: ParsableCommand {
   @Argument(help: "The revisions by document id as JSON, or - to read them from standard input.")
   var json: String
 
-  func run() throws {
+  /// `{"id": ["rev", …], …}` read from an argument (or standard input).
+  static func revisionsByID(_ json: String, _ command: String) throws -> [String: [RevisionID]] {
     let limits = Database.Configuration().limits
     guard case .object(let object) = try parseJSONArgument(json, maxDepth: limits.maxNestingDepth)
     else {
-      throw SetteeError(.invalidArgument, "purge takes an object of revision lists by id")
+      throw SetteeError(.invalidArgument, "\(command) takes an object of revision lists by id")
     }
     var asked: [String: [RevisionID]] = [:]
     for member in object {
       guard case .array(let revs) = member.value else {
         throw SetteeError(
-          .invalidArgument, "purge lists revisions in an array for \(JSON.string(member.key))")
+          .invalidArgument,
+          "\(command) lists revisions in an array for \(JSON.string(member.key))")
       }
       asked[member.key] = try revs.map { rev in
         guard case .string(let text) = rev else {
-          throw SetteeError(.invalidArgument, "purge lists revisions as strings")
+          throw SetteeError(.invalidArgument, "\(command) lists revisions as strings")
         }
         return try RevisionID(parsing: text)
       }
     }
+    return asked
+  }
+
+  func run() throws {
+    let asked = try Self.revisionsByID(json, "purge")
     let collection = try local.merged(with: root.options).openCollection(readOnly: false)
     let purged = try collection.purge(asked)
     Console.outJSON([

@@ -17,7 +17,7 @@ public struct SetteeError: Error, Sendable, Hashable, CustomStringConvertible {
       case documentTooLarge, nestingTooDeep, conflict, notFound, invalidArgument
       case storage, io, invalidQuery, invalidIndex, noUsableIndex
       case busy, readOnly, notSetteeDatabase, corruption, limitExceeded, viewNotRegistered
-      case uniqueViolation
+      case uniqueViolation, missingStub
     }
     private let base: Base
     private init(_ base: Base) { self.base = base }
@@ -74,6 +74,9 @@ public struct SetteeError: Error, Sendable, Hashable, CustomStringConvertible {
     /// already do); the message names the index, the value and the documents. Nothing was
     /// written.
     public static let uniqueViolation = Code(.uniqueViolation)
+    /// A revision names an attachment by a stub (`"stub": true`) that neither the revision
+    /// it edits nor the file holds (CouchDB's `missing_stub`). Nothing was written.
+    public static let missingStub = Code(.missingStub)
     /// SQLite reported an error.
     public static let storage = Code(.storage)
     /// Reading or writing a file failed.
@@ -101,6 +104,7 @@ public struct SetteeError: Error, Sendable, Hashable, CustomStringConvertible {
       case .viewNotRegistered: "view_not_registered"
       case .limitExceeded: "limit_exceeded"
       case .uniqueViolation: "unique_violation"
+      case .missingStub: "missing_stub"
       }
     }
 
@@ -128,6 +132,7 @@ public struct SetteeError: Error, Sendable, Hashable, CustomStringConvertible {
       case .limitExceeded: "limitExceeded"
       case .viewNotRegistered: "viewNotRegistered"
       case .uniqueViolation: "uniqueViolation"
+      case .missingStub: "missingStub"
       }
     }
 

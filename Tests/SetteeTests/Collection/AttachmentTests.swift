@@ -124,14 +124,14 @@ struct AttachmentTests {
       newEdits: false)
     #expect(try docs.attachment("x", of: "a")?.data == Array("hello".utf8))
     #expect(try docs.attachment("x", of: "a")?.revpos == 1)
-    let missing = expectError(.invalidDocument) {
+    let missing = expectError(.missingStub) {
       try docs.put(
         json(
           #"{"_id":"m","_rev":"1-m","_attachments":{"x":{"stub":true,"digest":"md5-AAAAAAAAAAAAAAAAAAAAAA=="}}}"#
         ),
         newEdits: false)
     }
-    #expect(missing?.message.contains("missing_stub") == true)
+    #expect(missing?.message.contains("no attachment has digest") == true)
     // gzip bytes from a peer: kept and served as received, with both lengths.
     try docs.put(
       json(
@@ -206,10 +206,18 @@ struct AttachmentTests {
     #"{"_id":"x","_attachments":{"a":{"data":"***"}}}"#,
     #"{"_id":"x","_attachments":{"a":{"content_type":"t"}}}"#,
     #"{"_id":"x","_attachments":{"a":{"data":"AQ==","digest":"md5-wrong"}}}"#,
-    #"{"_id":"x","_attachments":{"a":{"stub":true}}}"#,
   ])
   func badAttachmentsAreRefused(_ text: String) throws {
     expectError(.invalidDocument) { try docs.put(try json(text)) }
+    #expect(try docs.count() == 0)
+    #expect(try db.storedAttachmentBlobs() == 0)
+  }
+
+  @Test func aStubThatNamesNothingIsMissingStub() throws {
+    let error = expectError(.missingStub) {
+      try docs.put(try json(#"{"_id":"x","_attachments":{"a":{"stub":true}}}"#))
+    }
+    #expect(error?.code.name == "missing_stub")
     #expect(try docs.count() == 0)
     #expect(try db.storedAttachmentBlobs() == 0)
   }

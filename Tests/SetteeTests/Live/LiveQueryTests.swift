@@ -36,6 +36,25 @@ struct LiveQueryTests {
 
   func ids(_ documents: [Document]?) -> [String] { documents?.map(\.id) ?? [] }
 
+  /// A peer's branch that wins changes the result; one that loses changes nothing the
+  /// query shows; resolving the conflict the other way changes it back.
+  @Test func followsTheWinnerOfABranchedDocument() async throws {
+    let live = Collector(people.observe(Self.adults))
+    #expect(await eventually { live.count == 1 })
+    let a = try #require(try await people.get("a")?.rev)
+    try await people.put(
+      ["_id": "a", "age": 5, "_rev": "9-z", "_revisions": ["start": 9, "ids": ["z"]]],
+      newEdits: false)
+    #expect(await eventually { live.count == 2 })
+    #expect(ids(live.last) == [], "9-z wins: a is 5 now")
+    try await people.put(["_id": "a", "age": 50, "_rev": "1-x"], newEdits: false)
+    try await Task.sleep(nanoseconds: 150_000_000)
+    #expect(live.count == 2, "a losing leaf changes no result")
+    try await people.resolveConflicts(of: "a") { _ in .keep(a) }
+    #expect(await eventually { live.count == 3 })
+    #expect(ids(live.last) == ["a"])
+  }
+
   @Test func yieldsWhenTheResultChangesAndOnlyThen() async throws {
     let live = Collector(people.observe(Self.adults))
     #expect(await eventually { live.count == 1 })
