@@ -153,6 +153,9 @@ struct CLITests {
     #expect(run.status == 0, "\(run.stderr)")
     #expect(run.stdout.contains("imported 24 documents"))
     #expect(run.stdout.contains("conflict"))
+    #expect(run.stdout.contains(#"conflicted ids -> ["note"]"#))
+    #expect(run.stdout.contains(#""conflicts":0"#))
+    #expect(run.stdout.contains("attachment list.txt"))
     let again = try SetteeBinary.run(["demo", "--db", directory.path("demo.db")])
     #expect(again.status == 2)
   }

@@ -94,6 +94,38 @@ struct DemoCommand: ParsableCommand {
       "   put Person(name: \"kiki\") as kiki9 at \(stored.rev); read back: \(back.name), \(back.age), \(back.pet?.species ?? "-")\n"
     )
 
+    section("Revisions from a peer: a conflict, listed and resolved (CouchDB's model)")
+    let first = try people.put(["_id": "note", "text": "buy milk"])
+    try people.put(["_id": "note", "_rev": .string(first.rev.description), "text": "buy oat milk"])
+    // Another replica edited the same first revision; replication brings its branch as it
+    // is (new_edits: false), and the same winner is picked on both sides.
+    try people.put(
+      [
+        "_id": "note", "text": "buy bread",
+        "_revisions": ["start": 2, "ids": ["f00d", .string(first.rev.digest)]],
+      ], newEdits: false)
+    show("conflicted ids ->", .array(try people.conflictedDocumentIDs().map { .string($0) }))
+    for leaf in try people.leaves(of: "note") {
+      Console.out("   leaf \(leaf.rev!): \(JSONWriter.string(leaf["text"] ?? .null))\n")
+    }
+    let merged = try people.resolveConflicts(of: "note") { leaves in
+      .merged([
+        "text": .string(leaves.compactMap { $0["text"]?.stringValue }.joined(separator: ", "))
+      ])
+    }
+    show(
+      "resolved by merging ->",
+      [
+        "rev": .string(merged?.rev.description ?? ""),
+        "conflicts": .int(Int64(try people.conflictCount())),
+      ])
+    let attached = try people.putAttachment(
+      "list.txt", to: "note", rev: merged?.rev, contentType: "text/plain",
+      data: Array("oat milk\nbread\n".utf8))
+    show(
+      "attachment list.txt ->",
+      .object(try people.attachments(of: "note", rev: attached.rev)[0].json))
+
     section("The changes feed, from sequence \(summary.documents) on")
     for change in try people.changes(since: Int64(summary.documents)) {
       Console.out(
