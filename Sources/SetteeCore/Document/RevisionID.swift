@@ -122,6 +122,17 @@ public struct RevisionID: Sendable, Hashable, Comparable, CustomStringConvertibl
       description: Hex.string(ofDigest: hasher.finalize(), prefix: "\(generation)-"))
   }
 
+  /// Equal when the bytes are: two suffixes that differ only in Unicode normalization are
+  /// two revisions (Swift's `String` equality would make them one).
+  public static func == (lhs: RevisionID, rhs: RevisionID) -> Bool {
+    lhs.description.utf8.elementsEqual(rhs.description.utf8)
+  }
+
+  /// Hashes the bytes, as ``==(_:_:)`` compares them.
+  public func hash(into hasher: inout Hasher) {
+    for byte in description.utf8 { hasher.combine(byte) }
+  }
+
   /// By generation, then suffix bytes (not Swift's `String` order, which compares by
   /// Unicode canonical equivalence).
   public static func < (lhs: RevisionID, rhs: RevisionID) -> Bool {

@@ -25,6 +25,17 @@ struct PeerRevisionTests {
   }
 
   /// The same order as the reference tree's, over random pairs.
+  /// Suffixes are kept and compared byte for byte: "é" precomposed and decomposed are two
+  /// revisions, as a CouchDB peer holds them.
+  @Test func equalityIsByBytes() throws {
+    let composed = try RevisionID(parsing: "3-caf\u{E9}")
+    let decomposed = try RevisionID(parsing: "3-cafe\u{301}")
+    #expect(composed != decomposed)
+    #expect(Set([composed, decomposed]).count == 2)
+    #expect(composed == (try RevisionID(parsing: "3-caf\u{E9}")))
+    #expect(decomposed < composed || composed < decomposed)
+  }
+
   @Test func orderIsTheReferenceTreesOrder() throws {
     let suffixes = ["a", "Z", "é", "ab", "b", "A", "0", "~", "aé"]
     for generation in 1...3 {
