@@ -210,16 +210,8 @@ extension DocumentReader {
       db, rid: rid, id: id, winner: rev, deleted: winner.isDeleted, seq: 0)
     var leaves = [winner]
     for leaf in tree.leaves.dropFirst() {
-      let text = try String.fetchOne(
-        db.cachedStatement(sql: "SELECT body FROM revisions WHERE rid = ? AND rev = ?"),
-        arguments: [rid, leaf.description])
-      guard let text else {
-        throw damaged(id, "its losing leaf \(leaf) has no body")
-      }
-      var bytes = Array(text.utf8)
-      let body = try bytes.withUnsafeMutableBufferPointer {
-        try parseBody(UnsafeBufferPointer($0), documentID: id)
-      }
+      let body = try parseBody(
+        text: StoredTree.losingLeafBody(db, rid: rid, rev: leaf, id: id), documentID: id)
       leaves.append(
         Document(id: id, rev: leaf, isDeleted: tree.nodes[leaf]!.deleted, body: body))
     }

@@ -155,10 +155,7 @@ enum LocalDocuments {
     let name: String = try row.value(0)
     let id = LocalDocument.idPrefix + name
     let text: String = try row.value(2)
-    var bytes = Array(text.utf8)
-    let body = try bytes.withUnsafeMutableBufferPointer {
-      try DocumentReader.parseBody(UnsafeBufferPointer($0), documentID: id)
-    }
+    let body = try DocumentReader.parseBody(text: Array(text.utf8), documentID: id)
     return LocalDocument(id: id, generation: try row.value(1), body: body)
   }
 }

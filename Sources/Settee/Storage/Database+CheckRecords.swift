@@ -70,10 +70,10 @@ extension Database {
       problems.append(
         "the document's winning revision is \(winner), but its greatest leaf is \(best)")
     }
-    let live = leaves.dropFirst().filter { !tree.nodes[$0]!.deleted }.count
-    if counts != (Int64(live), Int64(leaves.count - 1 - live)) {
+    let actual = tree.losingLeafCounts
+    if counts != actual {
       problems.append(
-        "the document records \(counts.0) live and \(counts.1) deleted losing leaves, but has \(live) and \(leaves.count - 1 - live)"
+        "the document records \(counts.0) live and \(counts.1) deleted losing leaves, but has \(actual.live) and \(actual.deleted)"
       )
     }
     let losers = Set(leaves.dropFirst())

@@ -133,6 +133,11 @@ enum DocumentReader {
     }
   }
 
+  /// Parses a stored body read as text (as ``parseBody(_:documentID:)``).
+  static func parseBody(text bytes: [UInt8], documentID: String) throws -> JSONObject {
+    try bytes.withUnsafeBufferPointer { try parseBody($0, documentID: documentID) }
+  }
+
   /// A stored revision id.
   ///
   /// - Throws: ``SetteeError`` with code `corruption` when the text is not a revision.

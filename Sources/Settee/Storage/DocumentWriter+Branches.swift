@@ -61,46 +61,57 @@ extension DocumentWriter {
     lastSeq += 1
     let seq = lastSeq
     let winner = leaves[0]
-    let winnerDeleted = tree.nodes[winner]!.deleted
     // The new winner's body, read before its row gives it up.
     let winnerBody: [UInt8]? =
       winner == existing.rev
-      ? nil : winner == written ? body : try storedBody(rid: existing.rid, rev: winner)
+      ? nil
+      : winner == written
+        ? body : try StoredTree.losingLeafBody(db, rid: existing.rid, rev: winner, id: document.id)
     try writeRows(tree, rid: existing.rid, written: written, body: body, winner: existing)
     try AttachmentStore.insert(db, rid: existing.rid, rev: written, attachments)
     // Leaves that a new revision extends keep no attachments, as they keep no body.
     try AttachmentStore.remove(
       db, rid: existing.rid, revs: leavesBefore.filter { !leaves.contains($0) })
     try AttachmentStore.flag(db, rid: existing.rid)
-    let live = leaves.dropFirst().filter { !tree.nodes[$0]!.deleted }.count
-    let counts = (live: Int64(live), deleted: Int64(leaves.count - 1 - live))
-    if let winnerBody {
-      let update = try db.cachedStatement(
-        sql:
-          "UPDATE documents SET rev = ?, deleted = ?, seq = ?, body = ?, conflicts = ?, deleted_conflicts = ? WHERE rid = ?"
-      )
-      try checkingFields(document.id, winnerBody) {
-        try update.execute(arguments: [
-          winner.description, winnerDeleted, seq, String(decoding: winnerBody, as: UTF8.self),
-          counts.live, counts.deleted, existing.rid,
-        ])
-      }
-      let newWinner = Document(
-        id: document.id, rev: winner, isDeleted: winnerDeleted,
-        body: winner == written
-          ? document.body
-          : try winnerBody.withUnsafeBufferPointer {
-            try DocumentReader.parseBody($0, documentID: document.id)
-          })
-      let previous = existing.body.map { Document(id: document.id, rev: existing.rev, body: $0) }
-      try indexes.update(
-        rid: existing.rid, document: newWinner, isNew: existing.deleted, previous: previous)
-    } else {
+    try storeWinner(
+      tree, id: document.id, seq: seq, replacing: existing, body: winnerBody,
+      parsed: winner == written ? document.body : nil)
+    return WriteResult(id: document.id, rev: written, seq: seq)
+  }
+
+  /// Records the tree's winner in the document's row at `seq`, with its losing leaves'
+  /// counts: its revision and `body` (its stored text, when the winner is not the one the
+  /// row holds) and the indexes' entries for it in place of `old`'s, or, with no `body`,
+  /// only the sequence number and counts. `parsed` is the new winner's body when the
+  /// caller has it parsed already.
+  mutating func storeWinner(
+    _ tree: StoredTree, id: String, seq: Int64, replacing old: StoredWinner, body: [UInt8]?,
+    parsed: JSONObject?
+  ) throws {
+    let counts = tree.losingLeafCounts
+    guard let body else {
       try db.cachedStatement(
         sql: "UPDATE documents SET seq = ?, conflicts = ?, deleted_conflicts = ? WHERE rid = ?"
-      ).execute(arguments: [seq, counts.live, counts.deleted, existing.rid])
+      ).execute(arguments: [seq, counts.live, counts.deleted, old.rid])
+      return
     }
-    return WriteResult(id: document.id, rev: written, seq: seq)
+    let winner = tree.leaves[0]
+    let deleted = tree.nodes[winner]!.deleted
+    let update = try db.cachedStatement(
+      sql:
+        "UPDATE documents SET rev = ?, deleted = ?, seq = ?, body = ?, conflicts = ?, deleted_conflicts = ? WHERE rid = ?"
+    )
+    try checkingFields(id, body) {
+      try update.execute(arguments: [
+        winner.description, deleted, seq, String(decoding: body, as: UTF8.self), counts.live,
+        counts.deleted, old.rid,
+      ])
+    }
+    let document = Document(
+      id: id, rev: winner, isDeleted: deleted,
+      body: try parsed ?? DocumentReader.parseBody(text: body, documentID: id))
+    let previous = old.body.map { Document(id: id, rev: old.rev, body: $0) }
+    try indexes.update(rid: old.rid, document: document, isNew: old.deleted, previous: previous)
   }
 
   /// The leaf an edit extends: the one it names (any leaf, a losing one too), or for a
@@ -181,17 +192,4 @@ extension DocumentWriter {
     }
   }
 
-  /// The body a losing leaf's row keeps.
-  func storedBody(rid: Int64, rev: RevisionID) throws -> [UInt8] {
-    let text = try String.fetchOne(
-      db.cachedStatement(sql: "SELECT body FROM revisions WHERE rid = ? AND rev = ?"),
-      arguments: [rid, rev.description])
-    guard let text else {
-      throw SetteeError(
-        .corruption,
-        "the database file is damaged: the losing revision \(rev) of a document has no body; run 'settee check'"
-      )
-    }
-    return Array(text.utf8)
-  }
 }

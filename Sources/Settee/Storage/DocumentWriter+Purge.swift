@@ -48,36 +48,15 @@ extension DocumentWriter {
       try SecondaryIndexes.forget(db, cid: cid, documentID: id)
       return purged
     }
-    let winnerDeleted = tree.nodes[newWinner]!.deleted
-    let winnerBody = newWinner == winner ? nil : try storedBody(rid: rid, rev: newWinner)
-    let old = StoredWinner(rid: rid, rev: winner, deleted: deleted, seq: 0, body: nil)
+    let winnerBody =
+      newWinner == winner
+      ? nil : try StoredTree.losingLeafBody(db, rid: rid, rev: newWinner, id: id)
+    let old = StoredWinner(rid: rid, rev: winner, deleted: deleted, seq: 0, body: previous?.body)
     try writeRows(tree, rid: rid, written: winner, body: [], winner: old)
     try AttachmentStore.remove(db, rid: rid, revs: purged)
     try AttachmentStore.flag(db, rid: rid)
     lastSeq += 1
-    let live = Int64(leaves.dropFirst().filter { !tree.nodes[$0]!.deleted }.count)
-    let deletedLeaves = Int64(leaves.count - 1) - live
-    if let winnerBody {
-      try db.cachedStatement(
-        sql: """
-          UPDATE documents SET rev = ?, deleted = ?, seq = ?, body = ?, conflicts = ?,
-            deleted_conflicts = ? WHERE rid = ?
-          """
-      ).execute(arguments: [
-        newWinner.description, winnerDeleted, lastSeq, String(decoding: winnerBody, as: UTF8.self),
-        live, deletedLeaves, rid,
-      ])
-      let body = try winnerBody.withUnsafeBufferPointer {
-        try DocumentReader.parseBody($0, documentID: id)
-      }
-      try indexes.update(
-        rid: rid, document: Document(id: id, rev: newWinner, isDeleted: winnerDeleted, body: body),
-        isNew: deleted, previous: previous)
-    } else {
-      try db.cachedStatement(
-        sql: "UPDATE documents SET seq = ?, conflicts = ?, deleted_conflicts = ? WHERE rid = ?"
-      ).execute(arguments: [lastSeq, live, deletedLeaves, rid])
-    }
+    try storeWinner(tree, id: id, seq: lastSeq, replacing: old, body: winnerBody, parsed: nil)
     return purged
   }
 }

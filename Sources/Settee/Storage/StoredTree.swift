@@ -68,6 +68,28 @@ struct StoredTree {
     }
   }
 
+  /// How many of the leaves that do not win are live and how many deleted: what
+  /// `documents.conflicts` and `deleted_conflicts` record.
+  var losingLeafCounts: (live: Int64, deleted: Int64) {
+    let losers = leaves.dropFirst()
+    let live = losers.filter { !nodes[$0]!.deleted }.count
+    return (Int64(live), Int64(losers.count - live))
+  }
+
+  /// The body a losing leaf's row keeps, as stored.
+  ///
+  /// - Throws: ``SetteeError`` with code `corruption`, naming the document, when it has none.
+  static func losingLeafBody(_ db: SQLConnection, rid: Int64, rev: RevisionID, id: String) throws
+    -> [UInt8]
+  {
+    guard
+      let text = try String.fetchOne(
+        db.cachedStatement(sql: "SELECT body FROM revisions WHERE rid = ? AND rev = ?"),
+        arguments: [rid, rev.description])
+    else { throw DocumentReader.damaged(id, "its losing leaf \(rev) has no body") }
+    return Array(text.utf8)
+  }
+
   /// `rev` and its stored ancestors, newest first.
   func ancestry(of rev: RevisionID) -> [RevisionID] {
     var path: [RevisionID] = []
