@@ -110,15 +110,16 @@ enum LocalDocuments {
     return name
   }
 
-  /// The `N` of a `0-N` revision (`0-0` is what a deletion answers).
+  /// The `N` of a `0-N` revision (`0-0` is what a deletion answers), below `Int64.max`, so
+  /// that the next write's `N + 1` cannot overflow.
   static func generation(_ json: JSON, _ id: String) throws -> Int64 {
     guard case .string(let text) = json, text.hasPrefix("0-"),
       let number = Int64(text.dropFirst(2)),
-      number >= 0
+      number >= 0, number < Int64.max
     else {
       throw SetteeError(
         .invalidRevision,
-        "a local document's _rev is 0-N, not \(JSONWriter.string(json))",
+        "a local document's _rev is 0-N with N below 2^63 - 1, not \(JSONWriter.string(json))",
         documentID: id)
     }
     return number

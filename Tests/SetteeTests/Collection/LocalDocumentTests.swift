@@ -40,6 +40,8 @@ struct LocalDocumentTests {
     (#"{"_id":"_local/"}"#, .invalidID),
     (#"{"_id":"_local/x","_rev":"1-a"}"#, .invalidRevision),
     (#"{"_id":"_local/x","_rev":"0-x"}"#, .invalidRevision),
+    (#"{"_id":"_local/x","_rev":"0-9223372036854775807"}"#, .invalidRevision),
+    (#"{"_id":"_local/x","_rev":"0-99999999999999999999"}"#, .invalidRevision),
     (#"{"_id":"_local/x","_bad":1}"#, .reservedField),
   ])
   func badLocalDocumentsAreTypedErrors(_ text: String, _ code: SetteeError.Code) throws {
