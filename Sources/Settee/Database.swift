@@ -123,7 +123,9 @@ public final class Database: Sendable {
 
   /// The names of the collections that have been written to, sorted.
   public func collectionNames() throws -> [String] {
-    try read { db in try String.fetchAll(db, sql: "SELECT name FROM collections ORDER BY name") }
+    try read { db in
+      try String.fetchAll(db, sql: "SELECT name FROM collections WHERE NOT dropped ORDER BY name")
+    }
   }
 
   private func migrate() throws {

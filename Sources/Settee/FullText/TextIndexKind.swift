@@ -16,6 +16,10 @@ enum TextIndexKind: SecondaryIndexKind {
     try StoredIndex.rebuild(db, cid: cid, kind: .text)
   }
 
+  static func dropAll(_ db: SQLConnection, cid: Int64) throws {
+    try StoredIndex.dropAll(db, cid: cid, kind: .text)
+  }
+
   static func describe(_ db: SQLConnection, cid: Int64) throws -> [SecondaryIndexInfo] {
     try StoredIndex.describe(db, cid: cid, kind: .text, as: .text, upkeep: upkeep)
   }

@@ -17,6 +17,10 @@ enum JSONIndexKind: SecondaryIndexKind {
     try StoredIndex.rebuild(db, cid: cid, kind: .json)
   }
 
+  static func dropAll(_ db: SQLConnection, cid: Int64) throws {
+    try StoredIndex.dropAll(db, cid: cid, kind: .json)
+  }
+
   static func describe(_ db: SQLConnection, cid: Int64) throws -> [SecondaryIndexInfo] {
     try StoredIndex.describe(db, cid: cid, kind: .json, as: .json, upkeep: upkeep)
   }

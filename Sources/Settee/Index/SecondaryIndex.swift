@@ -39,6 +39,10 @@ protocol SecondaryIndexKind: Sendable {
   /// on read are emptied and caught up when next queried.
   static func rebuild(_ db: SQLConnection, cid: Int64) throws
 
+  /// Removes the collection's indexes of this kind, definitions and data, in the caller's
+  /// write transaction: the collection is being deleted (``Database/deleteCollection(_:)-5xq2p``).
+  static func dropAll(_ db: SQLConnection, cid: Int64) throws
+
   /// The collection's data of this kind, as `DocumentCollection.secondaryIndexes()`
   /// lists it.
   static func describe(_ db: SQLConnection, cid: Int64) throws -> [SecondaryIndexInfo]

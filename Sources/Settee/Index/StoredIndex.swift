@@ -269,6 +269,11 @@ final class StoredIndex: Sendable {
     }
   }
 
+  /// Drops every index of `kind` of the collection.
+  static func dropAll(_ db: SQLConnection, cid: Int64, kind: IndexDefinition.Kind) throws {
+    for index in try all(db, cid: cid) where index.definition.kind == kind { try index.drop(db) }
+  }
+
   func drop(_ db: SQLConnection) throws {
     try db.execute(sql: (SQLFragment("DROP TABLE ") + entryTable).text)
     try db.execute(sql: "DELETE FROM indexes WHERE xid = ?", arguments: [xid])

@@ -154,6 +154,26 @@ enum AttachmentStore {
     }
   }
 
+  /// Removes every attachment of the collection's documents, and the blobs no other
+  /// collection's revision holds (the collection is being deleted).
+  static func removeAll(_ db: SQLConnection, cid: Int64) throws {
+    let aids = try Int64.fetchAll(
+      db,
+      sql:
+        "SELECT DISTINCT a.aid FROM attachments a JOIN documents d ON d.rid = a.rid WHERE d.cid = ?",
+      arguments: [cid])
+    try db.execute(
+      sql: "DELETE FROM attachments WHERE rid IN (SELECT rid FROM documents WHERE cid = ?)",
+      arguments: [cid])
+    for aid in aids
+    where try !Bool.fetchOne(
+      db.cachedStatement(sql: "SELECT EXISTS (SELECT 1 FROM attachments WHERE aid = ?)"),
+      arguments: [aid])!
+    {
+      try delete(db, aid: aid)
+    }
+  }
+
   private static func delete(_ db: SQLConnection, aid: Int64) throws {
     try db.cachedStatement(sql: "DELETE FROM attachment_chunks WHERE aid = ?")
       .execute(arguments: [aid])

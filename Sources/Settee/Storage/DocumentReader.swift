@@ -51,10 +51,18 @@ enum DocumentReader {
     return db.lastInsertedRowID
   }
 
-  /// The id of the collection named `name`, creating it when it has never been written to.
+  /// The id of the collection named `name`, creating it when it has never been written to
+  /// (or reviving it when it was deleted).
   static func ensureCollection(_ db: SQLConnection, _ name: String) throws -> Int64 {
-    if let cid = try collectionID(db, name) { return cid }
-    return try createCollection(db, name)
+    guard let cid = try collectionID(db, name) else { return try createCollection(db, name) }
+    try revive(db, cid: cid)
+    return cid
+  }
+
+  /// Makes a deleted collection (``Schema``'s `dropped`) exist again, keeping its id.
+  static func revive(_ db: SQLConnection, cid: Int64) throws {
+    try db.cachedStatement(sql: "UPDATE collections SET dropped = 0 WHERE cid = ? AND dropped")
+      .execute(arguments: [cid])
   }
 
   /// Checks a collection name before it reaches SQL (see ``Names``).

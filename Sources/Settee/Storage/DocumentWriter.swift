@@ -58,15 +58,17 @@ struct DocumentWriter {
     let lookup = RawStatement(
       db,
       statement: try db.rawStatement(
-        sql: "SELECT cid, last_seq, holds_nul, revs_limit FROM collections WHERE name = ?"))
+        sql:
+          "SELECT cid, last_seq, holds_nul, revs_limit, dropped FROM collections WHERE name = ?"))
     lookup.bind(1, text: name)
     if let found = try lookup.first({ row in
       (
         cid: row.int64(0), lastSeq: row.int64(1), holdsNUL: row.int64(2) != 0,
-        revsLimit: row.int64(3)
+        revsLimit: row.int64(3), dropped: row.int64(4) != 0
       )
     }) {
       cid = found.cid
+      if found.dropped { try DocumentReader.revive(db, cid: found.cid) }
       lastSeq = found.lastSeq
       holdsNUL = found.holdsNUL
       revsLimit = Int(clamping: max(1, found.revsLimit))

@@ -307,6 +307,14 @@ enum Schema {
           ) WITHOUT ROWID;
           """)
     }
+    migrator.registerMigration("v17-dropped-collections") { db in
+      // A deleted collection (CouchDB's `DELETE /{db}`) keeps its row and id, marked
+      // `dropped`, with all its data removed: processes keep collection ids by name for the
+      // life of the file, and one that kept the old id must still find the collection when
+      // it is made again. The next write or `createCollection` revives the row.
+      try db.execute(
+        sql: "ALTER TABLE collections ADD COLUMN dropped INTEGER NOT NULL DEFAULT 0")
+    }
     return migrator
   }
 

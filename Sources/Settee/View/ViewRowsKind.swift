@@ -14,6 +14,12 @@ enum ViewRowsKind: SecondaryIndexKind {
     }
   }
 
+  static func dropAll(_ db: SQLConnection, cid: Int64) throws {
+    for kind in [ViewKind.view, .value] {
+      for view in try ViewStore.all(db, cid: cid, kind: kind) { try ViewStore.drop(db, view) }
+    }
+  }
+
   /// Removes a purged document's rows (and recorded map error) from every view and value
   /// index, with their counts: a catch-up would never see the document go.
   static func forget(_ db: SQLConnection, cid: Int64, documentID: String) throws {

@@ -20,6 +20,12 @@ enum WhereFieldsKind: SecondaryIndexKind {
     try WhereFieldTable.rebuild(db, cid: cid)
   }
 
+  /// The settings go too, as a new, empty version (processes keep settings by version).
+  static func dropAll(_ db: SQLConnection, cid: Int64) throws {
+    let (settings, version) = try WhereFieldTable.load(db, cid: cid)
+    try WhereFieldTable.apply(db, cid: cid, WhereSettings(), replacing: settings, version: version)
+  }
+
   static func describe(_ db: SQLConnection, cid: Int64) throws -> [SecondaryIndexInfo] {
     let (settings, _) = try WhereFieldTable.load(db, cid: cid)
     guard !settings.columns.isEmpty else { return [] }

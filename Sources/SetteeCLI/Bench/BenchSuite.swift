@@ -56,7 +56,7 @@ struct BenchSuite {
   }
 
   /// The schema the baselines' SQL is written for (`Database.schemaVersion`).
-  static let schemaVersion = "v16-purges"
+  static let schemaVersion = "v17-dropped-collections"
 
   var repetitions: Int { quick ? 1 : 5 }
 

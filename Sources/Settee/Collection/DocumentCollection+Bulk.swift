@@ -1,0 +1,76 @@
+import GRDB
+import SetteeCore
+
+extension DocumentCollection {
+  /// Writes each document on its own, as CouchDB's `_bulk_docs` does: in one transaction,
+  /// but a document that is refused (a conflict, a bad `_id`, a missing attachment stub) is
+  /// reported in its place and the others are written. With `newEdits: false` each carries
+  /// its revision and ancestry, as a peer sends them (``putAll(_:newEdits:)-6e4pp``).
+  ///
+  /// ```swift
+  /// for outcome in try people.putEach([["_id": "a"], ["_id": "b", "_rev": "1-x"]]) {
+  ///   switch outcome {
+  ///   case .success(let written): print(written.id, written.rev)
+  ///   case .failure(let error): print(error.code.name, error.message)
+  ///   }
+  /// }
+  /// ```
+  ///
+  /// - Returns: one outcome per document, in order.
+  /// - Throws: ``SetteeError`` only for what stops the whole batch (storage failures);
+  ///   nothing is written then.
+  public func putEach(_ documents: [JSONObject], newEdits: Bool = true) throws
+    -> [Result<WriteResult, SetteeError>]
+  {
+    try database.write(putEachOperation(documents, newEdits: newEdits))
+  }
+
+  /// Writes each document on its own (``putEach(_:newEdits:)-7c5ea``), without blocking
+  /// the caller's thread.
+  public func putEach(_ documents: [JSONObject], newEdits: Bool = true) async throws
+    -> [Result<WriteResult, SetteeError>]
+  {
+    try await database.write(putEachOperation(documents, newEdits: newEdits))
+  }
+
+  private func putEachOperation(_ documents: [JSONObject], newEdits: Bool)
+    -> @Sendable (SQLConnection) throws -> [Result<WriteResult, SetteeError>]
+  {
+    let (name, database) = (self.name, self.database)
+    let limits = database.configuration.limits
+    return { db in
+      var writer = try DocumentWriter(db: db, collection: name, in: database)
+      var outcomes: [Result<WriteResult, SetteeError>] = []
+      outcomes.reserveCapacity(documents.count)
+      for json in documents {
+        do {
+          // The writer is a value: a copy taken before the document and the savepoint
+          // together undo whatever a refused document changed.
+          let saved = writer
+          var written: WriteResult?
+          do {
+            try db.inSavepoint {
+              if newEdits {
+                let document = try Document(validating: .object(json), limits: limits)
+                written = try writer.write(document, mode: .edit, validated: true)
+              } else {
+                let (document, history) = try Document.replicated(
+                  validating: .object(json), limits: limits)
+                written = try writer.graft(document, history: history, validated: true)
+              }
+              return .commit
+            }
+          } catch {
+            writer = saved
+            throw error
+          }
+          outcomes.append(.success(written!))
+        } catch let error as SetteeError {
+          outcomes.append(.failure(error))
+        }
+      }
+      try writer.finish()
+      return outcomes
+    }
+  }
+}
