@@ -7,11 +7,17 @@ let package = Package(
   products: [
     .library(name: "Settee", targets: ["Settee"]),
     .library(name: "SetteeCore", targets: ["SetteeCore"]),
+    .library(name: "SetteeServer", targets: ["SetteeServer"]),
     .executable(name: "settee", targets: ["settee"]),
   ],
   dependencies: [
     .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
     .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+    // CouchDB's HTTP API (`settee serve`), in SetteeServer only: `import Settee` stays free
+    // of SwiftNIO.
+    .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
+    // Hummingbird's header types (HTTPField.Name), already built with it.
+    .package(url: "https://github.com/apple/swift-http-types", from: "1.0.0"),
   ],
   targets: [
     // ICU's collator, for view keys in CouchDB's order (Unicode Collation Algorithm), as
@@ -41,9 +47,16 @@ let package = Package(
       ]
     ),
     .target(
+      name: "SetteeServer",
+      dependencies: [
+        "Settee", .product(name: "Hummingbird", package: "hummingbird"),
+        .product(name: "HTTPTypes", package: "swift-http-types"),
+      ]
+    ),
+    .target(
       name: "SetteeCLI",
       dependencies: [
-        "Settee",
+        "Settee", "SetteeServer",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
         // The benchmarks' hand-written baselines talk to SQLite through GRDB directly.
         .product(name: "GRDB", package: "GRDB.swift"),
@@ -61,6 +74,10 @@ let package = Package(
       name: "SetteeTests",
       // GRDB, to look at the query plans SQLite makes for Settee's SQL.
       dependencies: ["Settee", "SetteeTestSupport", .product(name: "GRDB", package: "GRDB.swift")]
+    ),
+    .testTarget(
+      name: "SetteeServerTests",
+      dependencies: ["Settee", "settee", "SetteeTestSupport"]
     ),
     .testTarget(
       name: "SetteeCLITests",

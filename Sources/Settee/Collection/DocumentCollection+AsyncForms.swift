@@ -51,6 +51,11 @@ extension DocumentCollection {
     try await database.withConnection(.reading) { try self.count() }
   }
 
+  /// The number of deleted documents (tombstones), without blocking the caller's thread.
+  public func deletedCount() async throws -> Int {
+    try await database.withConnection(.reading) { try self.deletedCount() }
+  }
+
   /// The highest sequence number written so far, without blocking.
   public func lastSequence() async throws -> Int64 {
     try await database.withConnection(.reading) { try self.lastSequence() }

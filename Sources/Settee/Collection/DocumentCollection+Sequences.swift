@@ -8,18 +8,28 @@ extension DocumentCollection {
   /// ``sequence(since:)-12uo7`` can tell this file from a copy restored from an older backup, or
   /// re-created, and not skip changes. CouchDB's sequences are opaque strings too.
   public func sequenceString(_ seq: Int64) throws -> String {
-    guard seq > 0 else { return "0" }
-    return try database.read(
-      inCollection("\(seq)-0") { db, cid in
-        // The epoch that wrote seq: the latest that started before it.
-        let token = try String.fetchOne(
+    try sequenceStrings([seq])[0]
+  }
+
+  /// Several sequence numbers as peers' strings (``sequenceString(_:)-53hlp``), reading
+  /// the collection's epochs once: what a changes feed gives with each change.
+  public func sequenceStrings(_ seqs: [Int64]) throws -> [String] {
+    guard seqs.contains(where: { $0 > 0 }) else { return seqs.map { _ in "0" } }
+    let epochs: [(start: Int64, token: String)] = try database.read(
+      inCollection([]) { db, cid in
+        try Row.fetchAll(
           db.cachedStatement(
-            sql: """
-              SELECT token FROM epochs WHERE cid = ? AND start_seq < ?
-              ORDER BY start_seq DESC, token DESC LIMIT 1
-              """), arguments: [cid, seq])
-        return "\(seq)-\(token ?? "0")"
+            sql: "SELECT start_seq, token FROM epochs WHERE cid = ? ORDER BY start_seq, token"),
+          arguments: [cid]
+        ).map { (start: $0[0], token: $0[1]) }
       })
+    return seqs.map { seq in
+      guard seq > 0 else { return "0" }
+      // The epoch that wrote seq: the latest that started before it (the greatest token
+      // among epochs that started at the same place).
+      let token = epochs.last(where: { $0.start < seq })?.token ?? "0"
+      return "\(seq)-\(token)"
+    }
   }
 
   /// Where a peer's `since` continues in this file: `0`, `now` (the last sequence number),
@@ -66,6 +76,11 @@ extension DocumentCollection {
   /// A sequence number as a peer's string, without blocking the caller's thread.
   public func sequenceString(_ seq: Int64) async throws -> String {
     try await database.withConnection(.reading) { try self.sequenceString(seq) }
+  }
+
+  /// Several sequence numbers as peers' strings, without blocking the caller's thread.
+  public func sequenceStrings(_ seqs: [Int64]) async throws -> [String] {
+    try await database.withConnection(.reading) { try self.sequenceStrings(seqs) }
   }
 
   /// Where a peer's `since` continues, without blocking the caller's thread.

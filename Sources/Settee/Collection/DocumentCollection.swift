@@ -182,6 +182,18 @@ public struct DocumentCollection: Sendable {
       inCollection(0) { db, cid in try DocumentReader.liveCount(db, cid: cid) })
   }
 
+  /// The number of deleted documents: the tombstones kept so that replication carries
+  /// deletions (CouchDB's `doc_del_count`).
+  public func deletedCount() throws -> Int {
+    try database.read(
+      inCollection(0) { db, cid in
+        try Int.fetchOne(
+          db.cachedStatement(
+            sql: "SELECT count(*) FROM documents WHERE cid = ? AND deleted"),
+          arguments: [cid]) ?? 0
+      })
+  }
+
   /// The highest sequence number written so far (0 for a new collection).
   public func lastSequence() throws -> Int64 {
     try database.read(inCollection(0) { db, cid in try DocumentReader.lastSequence(db, cid: cid) })

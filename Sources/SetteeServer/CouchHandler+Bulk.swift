@@ -1,0 +1,244 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import Settee
+import SetteeCore
+
+extension CouchHandler {
+  // MARK: - _all_docs
+
+  func allDocs(_ db: DocumentCollection, _ request: CouchRequest, designOnly: Bool = false)
+    async throws -> Response
+  {
+    try allow(request, "GET,HEAD,POST")
+    try await requireDatabase(db)
+    var options = try viewOptions(request)
+    if request.method == .post {
+      for member in try await request.jsonObjectBody() { options[member.key] = member.value }
+    }
+    if designOnly {
+      if options["startkey"] == nil && options["start_key"] == nil {
+        options["startkey"] = "_design/"
+      }
+      if options["endkey"] == nil && options["end_key"] == nil { options["endkey"] = "_design0" }
+    }
+    var query: ViewQuery
+    do { query = try ViewQuery(json: .object(options)) } catch let error as SetteeError {
+      throw CouchError(.badRequest, "query_parse_error", error.message)
+    }
+    if options["include_offset"] == nil { query.includeOffset = true }
+    return CouchResponse.json(try await db.allDocuments(query).json)
+  }
+
+  /// A view request's query parameters as the JSON object ``ViewQuery`` reads: values are
+  /// JSON, but for those CouchDB takes as plain strings.
+  func viewOptions(_ request: CouchRequest) throws -> JSONObject {
+    let plain: Set<String> = [
+      "startkey_docid", "start_key_doc_id", "endkey_docid", "end_key_doc_id", "stale", "update",
+    ]
+    var options = JSONObject()
+    for (name, text) in request.query.sorted(by: { $0.key < $1.key }) {
+      if plain.contains(name) {
+        options[name] = .string(text)
+        continue
+      }
+      do { options[name] = try JSONParser.parse(text) } catch {
+        throw CouchError(
+          .badRequest, "query_parse_error",
+          "Invalid JSON value for the parameter \(name): \(text)")
+      }
+    }
+    return options
+  }
+
+  // MARK: - _bulk_docs
+
+  func bulkDocs(_ db: DocumentCollection, _ request: CouchRequest) async throws -> Response {
+    try allow(request, "POST")
+    try await requireDatabase(db)
+    let body = try await request.jsonObjectBody()
+    guard let docs = body["docs"]?.arrayValue else {
+      throw CouchError(.badRequest, "bad_request", "POST body must include `docs` parameter.")
+    }
+    let newEdits: Bool
+    switch body["new_edits"] {
+    case nil: newEdits = true
+    case .bool(let flag)?: newEdits = flag
+    default: throw CouchError(.badRequest, "bad_request", "`new_edits` must be a boolean")
+    }
+    var objects: [JSONObject] = []
+    objects.reserveCapacity(docs.count)
+    for doc in docs {
+      guard case .object(var object) = doc else {
+        throw CouchError(.badRequest, "bad_request", "Document must be a JSON object")
+      }
+      if newEdits && object["_id"] == nil { object["_id"] = .string(Self.randomUUID()) }
+      objects.append(object)
+    }
+    let outcomes = try await db.putEach(objects, newEdits: newEdits)
+    var answers: [JSON] = []
+    for (object, outcome) in zip(objects, outcomes) {
+      switch outcome {
+      case .success(let written):
+        // With new_edits=false CouchDB lists only the documents it refused.
+        if newEdits {
+          answers.append([
+            "ok": true, "id": .string(written.id), "rev": .string(written.rev.description),
+          ])
+        }
+      case .failure(let error):
+        let couch = CouchError(error)
+        var answer: JSONObject = [
+          "id": object["_id"] ?? .null, "error": .string(couch.error),
+          "reason": .string(couch.reason),
+        ]
+        if let rev = object["_rev"] { answer["rev"] = rev }
+        answers.append(.object(answer))
+      }
+    }
+    return CouchResponse.json(.array(answers), status: .created)
+  }
+
+  // MARK: - _bulk_get
+
+  func bulkGet(_ db: DocumentCollection, _ request: CouchRequest) async throws -> Response {
+    // Cloudant Sync probes with GET: 405 (not 404) says the endpoint exists.
+    try allow(request, "POST")
+    try await requireDatabase(db)
+    let body = try await request.jsonObjectBody()
+    guard let docs = body["docs"]?.arrayValue else {
+      throw CouchError(.badRequest, "bad_request", "Missing JSON list of 'docs'.")
+    }
+    let revs = try request.bool("revs")
+    let attachments = try request.bool("attachments")
+    let latest = try request.bool("latest")
+    var results: [JSON] = []
+    for entry in docs {
+      guard case .object(let asked) = entry, let id = asked["id"]?.stringValue else {
+        results.append([
+          "id": .null,
+          "docs": [
+            [
+              "error": [
+                "id": .null, "rev": .null, "error": "illegal_docid",
+                "reason": "missing document id",
+              ]
+            ]
+          ],
+        ])
+        continue
+      }
+      let rev = asked["rev"]?.stringValue
+      let failure: (String, String) -> JSON = { error, reason in
+        [
+          "error": [
+            "id": .string(id), "rev": rev.map(JSON.string) ?? .null, "error": .string(error),
+            "reason": .string(reason),
+          ]
+        ]
+      }
+      do {
+        let since = try revisions(asked["atts_since"], "atts_since") ?? []
+        let options = RevisionReadOptions(
+          revs: revs, attachments: attachments, attachmentsSince: since)
+        var answers: [JSON] = []
+        if let rev {
+          let parsed = try RevisionID(parsing: rev)
+          for answer in try await db.openRevisions(
+            id, [parsed], latest: latest, options: options)
+          {
+            switch answer {
+            case .missing: answers.append(failure("not_found", "missing"))
+            default: answers.append(.object(answer.json))
+            }
+          }
+        } else if let document = try await db.document(id, options) {
+          answers.append(["ok": .object(document)])
+        } else {
+          answers.append(failure("not_found", "missing"))
+        }
+        results.append(["id": .string(id), "docs": .array(answers)])
+      } catch {
+        let couch = CouchError(error)
+        results.append(["id": .string(id), "docs": [failure(couch.error, couch.reason)]])
+      }
+    }
+    return CouchResponse.json(["results": .array(results)])
+  }
+
+  // MARK: - _revs_diff, _missing_revs
+
+  private func offered(_ request: CouchRequest) async throws -> [String: [RevisionID]] {
+    var offered: [String: [RevisionID]] = [:]
+    for member in try await request.jsonObjectBody() {
+      offered[member.key] = try revisions(member.value, member.key) ?? []
+    }
+    return offered
+  }
+
+  func revsDiff(_ db: DocumentCollection, _ request: CouchRequest) async throws -> Response {
+    try allow(request, "POST")
+    try await requireDatabase(db)
+    let differences = try await db.revsDiff(try await offered(request))
+    var answer = JSONObject()
+    for (id, difference) in differences.sorted(by: { $0.key < $1.key })
+    where !difference.missing.isEmpty {
+      answer[id] = difference.json
+    }
+    return CouchResponse.json(.object(answer))
+  }
+
+  func missingRevs(_ db: DocumentCollection, _ request: CouchRequest) async throws -> Response {
+    try allow(request, "POST")
+    try await requireDatabase(db)
+    let differences = try await db.revsDiff(try await offered(request))
+    var missing = JSONObject()
+    for (id, difference) in differences.sorted(by: { $0.key < $1.key })
+    where !difference.missing.isEmpty {
+      missing[id] = .array(difference.missing.map { .string($0.description) })
+    }
+    return CouchResponse.json(["missing_revs": .object(missing)])
+  }
+
+  // MARK: - _revs_limit, _purge, _security
+
+  func revsLimit(_ db: DocumentCollection, _ request: CouchRequest) async throws -> Response {
+    try allow(request, "GET,HEAD,PUT")
+    try await requireDatabase(db)
+    if request.method == .put {
+      guard case .int(let limit) = try await request.jsonBody(requiresJSONType: false),
+        limit > 0, limit <= Int64(Int32.max)
+      else {
+        throw CouchError(.badRequest, "bad_request", "The revs_limit must be a positive integer")
+      }
+      try await db.setRevsLimit(Int(limit))
+      return CouchResponse.ok()
+    }
+    return CouchResponse.json(.int(Int64(try await db.revsLimit())))
+  }
+
+  func purge(_ db: DocumentCollection, _ request: CouchRequest) async throws -> Response {
+    try allow(request, "POST")
+    try await requireDatabase(db)
+    let purged = try await db.purge(try await offered(request))
+    var answer = JSONObject()
+    for (id, revs) in purged.sorted(by: { $0.key < $1.key }) {
+      answer[id] = .array(revs.map { .string($0.description) })
+    }
+    return CouchResponse.json(
+      ["purge_seq": .null, "purged": .object(answer)], status: .created)
+  }
+
+  /// `_security` is kept as the database's metadata under `couchdb:security:{db}`.
+  func security(_ db: DocumentCollection, _ request: CouchRequest) async throws -> Response {
+    try allow(request, "GET,HEAD,PUT")
+    try await requireDatabase(db)
+    let key = "couchdb:security:\(db.name)"
+    if request.method == .put {
+      let body = try await request.jsonObjectBody(requiresJSONType: false)
+      try await database.setMetadata(.object(body), forKey: key)
+      return CouchResponse.ok()
+    }
+    return CouchResponse.json(try await database.metadata(forKey: key) ?? [:])
+  }
+}

@@ -1,0 +1,311 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import Settee
+import SetteeCore
+
+/// CouchDB's `_changes`: `normal`, `longpoll`, `continuous` and `eventsource` feeds.
+extension CouchHandler {
+  /// What a request asks of the feed.
+  struct ChangesRequest: Sendable {
+    var since: Int64
+    var limit: Int?
+    var descending: Bool
+    var allLeaves: Bool
+    var includeDocs: Bool
+    var filter: Filter
+    var heartbeat: Duration?
+    var timeout: Duration
+
+    enum Filter: Sendable {
+      case none
+      case documentIDs(Set<String>)
+      case selector(Selector)
+      case design
+    }
+
+    func keeps(_ change: Change, _ document: JSON?) throws -> Bool {
+      switch filter {
+      case .none: return true
+      case .documentIDs(let ids): return ids.contains(change.id)
+      case .design: return change.id.hasPrefix("_design/")
+      case .selector(let selector):
+        guard !change.isDeleted, let document else { return false }
+        return try Matcher.matches(selector, document)
+      }
+    }
+
+    var needsDocuments: Bool {
+      if includeDocs { return true }
+      if case .selector = filter { return true }
+      return false
+    }
+  }
+
+  func changes(_ db: DocumentCollection, _ request: CouchRequest) async throws -> Response {
+    try allow(request, "GET,HEAD,POST")
+    try await requireDatabase(db)
+    let body = request.method == .post ? try await request.jsonObjectBody() : [:]
+    var asked = ChangesRequest(
+      since: 0, limit: try request.integer("limit"), descending: try request.bool("descending"),
+      allLeaves: false, includeDocs: try request.bool("include_docs"), filter: .none,
+      heartbeat: nil, timeout: .seconds(60))
+    switch request.query["style"] ?? "main_only" {
+    case "main_only": break
+    case "all_docs": asked.allLeaves = true
+    case let style:
+      throw CouchError(.badRequest, "bad_request", "Invalid style parameter: \(style)")
+    }
+    if let since = request.query["since"] ?? request.headers[HTTPField.Name("Last-Event-ID")!] {
+      do { asked.since = try await db.sequence(since: since) } catch let error as SetteeError
+        where error.code == .invalidArgument
+      {
+        throw CouchError(.badRequest, "bad_request", error.message)
+      }
+    }
+    if let heartbeat = request.query["heartbeat"] {
+      let milliseconds = heartbeat == "true" ? 60_000 : Int(heartbeat)
+      guard let milliseconds, milliseconds > 0 else {
+        throw CouchError(.badRequest, "bad_request", "Invalid heartbeat value: \(heartbeat)")
+      }
+      asked.heartbeat = .milliseconds(max(milliseconds, 10))
+    }
+    if let timeout = try request.integer("timeout") {
+      asked.timeout = .milliseconds(timeout)
+    }
+    asked.filter = try changesFilter(request, body)
+
+    switch request.query["feed"] ?? "normal" {
+    case "normal":
+      let (entries, last) = try await changeEntries(db, asked)
+      return feedResponse(db, entries, last, asked)
+    case "longpoll":
+      var (entries, last) = try await changeEntries(db, asked)
+      if entries.isEmpty && !asked.descending {
+        let deadline = ContinuousClock.now + asked.timeout
+        while entries.isEmpty && ContinuousClock.now < deadline {
+          let wait = deadline - ContinuousClock.now
+          let seconds = Double(wait.components.seconds) + Double(wait.components.attoseconds) / 1e18
+          _ = try await db.waitForChanges(since: last, timeout: max(0, seconds), limit: 1)
+          asked.since = last
+          (entries, last) = try await changeEntries(db, asked)
+        }
+      }
+      return feedResponse(db, entries, last, asked)
+    case "continuous", "eventsource":
+      let eventSource = request.query["feed"] == "eventsource"
+      return continuousFeed(db, asked, eventSource: eventSource)
+    case let feed:
+      throw CouchError(.badRequest, "bad_request", "Invalid feed parameter: \(feed)")
+    }
+  }
+
+  private func changesFilter(_ request: CouchRequest, _ body: JSONObject) throws
+    -> ChangesRequest.Filter
+  {
+    guard let filter = request.query["filter"] else { return .none }
+    switch filter {
+    case "_doc_ids":
+      let list = try body["doc_ids"] ?? request.jsonParameter("doc_ids")
+      guard let ids = list?.arrayValue, ids.allSatisfy({ $0.stringValue != nil }) else {
+        throw CouchError(
+          .badRequest, "bad_request", "filter=_doc_ids takes doc_ids, a JSON array of ids")
+      }
+      return .documentIDs(Set(ids.compactMap(\.stringValue)))
+    case "_selector":
+      guard let selector = body["selector"] else {
+        throw CouchError(
+          .badRequest, "bad_request", "filter=_selector needs a \"selector\" in the body")
+      }
+      do {
+        return .selector(try FindQuery(json: ["selector": selector]).selector)
+      } catch let error as SetteeError {
+        throw CouchError(.badRequest, "bad_request", error.message)
+      }
+    case "_design": return .design
+    case "_view":
+      throw CouchError(
+        .badRequest, "bad_request",
+        "filter=_view runs a JavaScript map function, which Settee never runs")
+    default:
+      throw CouchError(
+        .badRequest, "bad_request",
+        "filter=\(filter) is a JavaScript filter function, which Settee stores but never runs: use _doc_ids, _selector or _design"
+      )
+    }
+  }
+
+  /// The changes after `asked.since` that pass the filter, as CouchDB's entries, and the
+  /// sequence number the feed reached.
+  func changeEntries(_ db: DocumentCollection, _ asked: ChangesRequest) async throws
+    -> ([JSON], Int64)
+  {
+    let batch = 500
+    var entries: [JSON] = []
+    var since = asked.since
+    if asked.descending {
+      // Newest first: the whole feed reversed (CouchDB ignores since for descending).
+      let all = try await db.changes(since: 0)
+      let kept = try await entriesFor(db, all.reversed(), asked)
+      let limited = asked.limit.map { Array(kept.prefix($0)) } ?? kept
+      return (limited, all.last?.seq ?? 0)
+    }
+    while true {
+      let changes = try await db.changes(since: since, limit: batch)
+      guard let last = changes.last else { break }
+      var kept = try await entriesFor(db, changes, asked)
+      if let limit = asked.limit, entries.count + kept.count >= limit {
+        // The feed ends at the last change it lists.
+        kept = Array(kept.prefix(limit - entries.count))
+        entries += kept
+        if let lastKept = kept.last?["seq"], case .int(let seq) = lastKept { since = seq }
+        return (entries, since)
+      }
+      entries += kept
+      since = last.seq
+      if changes.count < batch { break }
+    }
+    return (entries, since)
+  }
+
+  /// CouchDB's entries for these changes: `seq` is left as a number here and made a
+  /// string when written (``feedResponse``).
+  private func entriesFor(_ db: DocumentCollection, _ changes: [Change], _ asked: ChangesRequest)
+    async throws -> [JSON]
+  {
+    var documents: [String: JSONObject] = [:]
+    if asked.needsDocuments {
+      let live = changes.filter { !$0.isDeleted }.map(\.id)
+      for document in try await db.get(live) {
+        if let document { documents[document.id] = document.json }
+      }
+    }
+    var entries: [JSON] = []
+    for change in changes {
+      let document = documents[change.id].map(JSON.object)
+      guard try asked.keeps(change, document) else { continue }
+      let revs = asked.allLeaves ? change.leaves : [change.rev]
+      var entry: JSONObject = [
+        "seq": .int(change.seq), "id": .string(change.id),
+        "changes": .array(revs.map { ["rev": .string($0.description)] }),
+      ]
+      if change.isDeleted { entry["deleted"] = true }
+      if asked.includeDocs {
+        entry["doc"] =
+          change.isDeleted
+          ? ["_id": .string(change.id), "_rev": .string(change.rev.description), "_deleted": true]
+          : (document ?? .null)
+      }
+      entries.append(.object(entry))
+    }
+    return entries
+  }
+
+  /// Replaces each entry's numeric `seq` with the peer's string.
+  private func withSequenceStrings(_ db: DocumentCollection, _ entries: [JSON]) async throws
+    -> [JSON]
+  {
+    let seqs = entries.map { $0["seq"]?.int64Value ?? 0 }
+    let strings = try await db.sequenceStrings(seqs)
+    return zip(entries, strings).map { entry, string in
+      guard case .object(var object) = entry else { return entry }
+      object["seq"] = .string(string)
+      return .object(object)
+    }
+  }
+
+  private func feedResponse(
+    _ db: DocumentCollection, _ entries: [JSON], _ last: Int64, _ asked: ChangesRequest
+  ) -> Response {
+    let body = ResponseBody { writer in
+      let written = try await withSequenceStrings(db, entries)
+      let lastSeq = try await db.sequenceString(last)
+      let pending = try await asked.descending ? 0 : db.changes(since: last, limit: 10_000).count
+      var bytes = Array(#"{"results":["#.utf8)
+      for (index, entry) in written.enumerated() {
+        if index > 0 { bytes.append(UInt8(ascii: ",")) }
+        bytes.append(UInt8(ascii: "\n"))
+        JSONWriter.write(entry, into: &bytes)
+        if bytes.count > 64 * 1024 {
+          try await writer.write(ByteBuffer(bytes: bytes))
+          bytes.removeAll(keepingCapacity: true)
+        }
+      }
+      bytes += Array("\n],\n\"last_seq\":".utf8)
+      JSONWriter.write(.string(lastSeq), into: &bytes)
+      bytes += Array(",\"pending\":\(pending)}\n".utf8)
+      try await writer.write(ByteBuffer(bytes: bytes))
+      try await writer.finish(nil)
+    }
+    return Response(status: .ok, headers: CouchResponse.jsonHeaders(), body: body)
+  }
+
+  /// One line per change as it is committed; a newline every `heartbeat`; after `timeout`
+  /// without a change (when no heartbeat is asked), a last `{"last_seq": …}` line. A
+  /// client that goes away ends the loop at its next write.
+  private func continuousFeed(
+    _ db: DocumentCollection, _ asked: ChangesRequest, eventSource: Bool
+  ) -> Response {
+    let body = ResponseBody { writer in
+      var asked = asked
+      asked.descending = false
+      var sent = 0
+      var quietSince = ContinuousClock.now
+      var lastHeartbeat = ContinuousClock.now
+      while true {
+        var step = asked
+        if let limit = asked.limit { step.limit = limit - sent }
+        let (entries, last) = try await changeEntries(db, step)
+        if !entries.isEmpty {
+          var bytes: [UInt8] = []
+          for entry in try await withSequenceStrings(db, entries) {
+            if eventSource {
+              bytes += Array("data: ".utf8)
+              JSONWriter.write(entry, into: &bytes)
+              bytes += Array("\nid: \(entry["seq"]?.stringValue ?? "")\n\n".utf8)
+            } else {
+              JSONWriter.write(entry, into: &bytes)
+              bytes.append(UInt8(ascii: "\n"))
+            }
+          }
+          try await writer.write(ByteBuffer(bytes: bytes))
+          sent += entries.count
+          quietSince = ContinuousClock.now
+          lastHeartbeat = quietSince
+        }
+        asked.since = last
+        if let limit = asked.limit, sent >= limit { break }
+        // Wait for the next change, waking for heartbeats; the timeout ends the feed
+        // only when no heartbeat keeps it open (as CouchDB does).
+        let now = ContinuousClock.now
+        let timeoutEnd = quietSince + asked.timeout
+        if asked.heartbeat == nil && now >= timeoutEnd { break }
+        var wake = asked.heartbeat.map { lastHeartbeat + $0 } ?? timeoutEnd
+        if asked.heartbeat == nil { wake = min(wake, timeoutEnd) }
+        let wait = max(.zero, wake - now)
+        let seconds = Double(wait.components.seconds) + Double(wait.components.attoseconds) / 1e18
+        let arrived = try await db.waitForChanges(
+          since: asked.since, timeout: min(seconds, 86_400), limit: 1)
+        if arrived.isEmpty, let heartbeat = asked.heartbeat,
+          ContinuousClock.now >= lastHeartbeat + heartbeat
+        {
+          try await writer.write(ByteBuffer(bytes: eventSource ? Array(":\n".utf8) : [10]))
+          lastHeartbeat = ContinuousClock.now
+        }
+      }
+      let lastSeq = try await db.sequenceString(asked.since)
+      var bytes: [UInt8] = []
+      if eventSource {
+        bytes += Array("event: heartbeat\ndata: \n\n".utf8)
+      } else {
+        JSONWriter.write(["last_seq": .string(lastSeq), "pending": 0], into: &bytes)
+        bytes.append(UInt8(ascii: "\n"))
+      }
+      try await writer.write(ByteBuffer(bytes: bytes))
+      try await writer.finish(nil)
+    }
+    let type = eventSource ? "text/event-stream" : "application/json"
+    return Response(
+      status: .ok, headers: [.contentType: type, .cacheControl: "must-revalidate"], body: body)
+  }
+}

@@ -1,0 +1,249 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import Settee
+import SetteeCore
+
+extension CouchHandler {
+  // MARK: - Documents
+
+  func document(_ db: DocumentCollection, _ id: String, _ request: CouchRequest) async throws
+    -> Response
+  {
+    try allow(request, "GET,HEAD,PUT,DELETE")
+    try await requireDatabase(db)
+    switch request.method {
+    case .put:
+      if let type = request.headers[.contentType], type.lowercased().hasPrefix("multipart/") {
+        throw CouchError(
+          .unsupportedMediaType, "bad_content_type",
+          "Settee's server does not take multipart/related bodies yet: send attachments inline (base64) or one at a time"
+        )
+      }
+      var body = try await request.jsonObjectBody(requiresJSONType: false)
+      body["_id"] = .string(id)
+      if let rev = try request.revision(), body["_rev"] == nil {
+        body["_rev"] = .string(rev.description)
+      }
+      let location = "/\(Self.escape(db.name))/\(Self.escape(id))"
+      if try !request.bool("new_edits", default: true) {
+        return CouchResponse.written(try await db.put(body, newEdits: false), location: location)
+      }
+      let result = try await db.put(body)
+      if request.query["batch"] == "ok" {
+        return CouchResponse.json(["ok": true, "id": .string(id)], status: .accepted)
+      }
+      return CouchResponse.written(result, location: location)
+    case .delete:
+      guard let rev = try request.revision() else {
+        throw CouchError(.conflict, "conflict", "Document update conflict.")
+      }
+      return CouchResponse.written(try await db.delete(id, rev: rev), status: .ok)
+    default:
+      return try await readDocument(db, id, request)
+    }
+  }
+
+  private func readDocument(_ db: DocumentCollection, _ id: String, _ request: CouchRequest)
+    async throws -> Response
+  {
+    let meta = try request.bool("meta")
+    let rev: RevisionID?
+    do { rev = try request.query["rev"].map { try RevisionID(parsing: $0) } } catch {
+      throw CouchError(.badRequest, "bad_request", "Invalid rev format")
+    }
+    let options = RevisionReadOptions(
+      rev: rev, revs: try request.bool("revs"), revsInfo: try request.bool("revs_info") || meta,
+      conflicts: try request.bool("conflicts") || meta,
+      deletedConflicts: try request.bool("deleted_conflicts") || meta,
+      attachments: try request.bool("attachments"),
+      attachmentsSince: try revisions(request.jsonParameter("atts_since"), "atts_since") ?? [])
+    if let openRevs = request.query["open_revs"] {
+      let asked: [RevisionID]? =
+        openRevs == "all" ? nil : try revisions(request.jsonParameter("open_revs"), "open_revs")
+      let answers = try await db.openRevisions(
+        id, asked, latest: try request.bool("latest"), options: options)
+      if asked == nil && answers.isEmpty {
+        throw CouchError(.notFound, "not_found", "missing")
+      }
+      return CouchResponse.json(.array(answers.map { .object($0.json) }))
+    }
+    if let document = try await db.document(id, options) {
+      let etag = document["_rev"]?.stringValue.map { "\"\($0)\"" }
+      return CouchResponse.json(
+        .object(document), headers: etag.map { [.eTag: $0] } ?? [:])
+    }
+    if rev == nil, let winner = try await db.getRevision(id), winner.isDeleted {
+      throw CouchError(.notFound, "not_found", "deleted")
+    }
+    throw CouchError(.notFound, "not_found", "missing")
+  }
+
+  /// A JSON array of revisions given as a parameter or member.
+  func revisions(_ json: JSON?, _ name: String) throws -> [RevisionID]? {
+    guard let json else { return nil }
+    guard case .array(let items) = json else {
+      throw CouchError(.badRequest, "bad_request", "\(name) must be a JSON array of revisions")
+    }
+    return try items.map { item in
+      guard let text = item.stringValue, let rev = try? RevisionID(parsing: text) else {
+        throw CouchError(.badRequest, "bad_request", "Invalid rev format in \(name)")
+      }
+      return rev
+    }
+  }
+
+  // MARK: - Local documents
+
+  func localDocument(_ db: DocumentCollection, _ id: String, _ request: CouchRequest)
+    async throws -> Response
+  {
+    try allow(request, "GET,HEAD,PUT,DELETE")
+    try await requireDatabase(db)
+    switch request.method {
+    case .put:
+      var body = try await request.jsonObjectBody(requiresJSONType: false)
+      body["_id"] = .string(id)
+      if let rev = request.query["rev"], body["_rev"] == nil { body["_rev"] = .string(rev) }
+      let stored = try await db.putLocal(body)
+      return CouchResponse.json(
+        ["ok": true, "id": .string(stored.id), "rev": .string(stored.rev)], status: .created,
+        headers: [.eTag: "\"\(stored.rev)\""])
+    case .delete:
+      try await db.deleteLocal(id, rev: request.query["rev"])
+      return CouchResponse.json(["ok": true, "id": .string(id), "rev": "0-0"])
+    default:
+      guard let stored = try await db.localDocument(id) else {
+        throw CouchError(.notFound, "not_found", "missing")
+      }
+      return CouchResponse.json(.object(stored.json), headers: [.eTag: "\"\(stored.rev)\""])
+    }
+  }
+
+  func localDocs(_ db: DocumentCollection, _ request: CouchRequest) async throws -> Response {
+    try allow(request, "GET,HEAD,POST")
+    try await requireDatabase(db)
+    var documents = try await db.localDocuments()
+    if try request.bool("descending") { documents.reverse() }
+    documents = Array(documents.dropFirst(try request.integer("skip") ?? 0))
+    if let limit = try request.integer("limit") { documents = Array(documents.prefix(limit)) }
+    let includeDocs = try request.bool("include_docs")
+    let rows: [JSON] = documents.map { local in
+      var row: JSONObject = [
+        "id": .string(local.id), "key": .string(local.id), "value": ["rev": .string(local.rev)],
+      ]
+      if includeDocs { row["doc"] = .object(local.json) }
+      return .object(row)
+    }
+    return CouchResponse.json(["total_rows": .null, "offset": .null, "rows": .array(rows)])
+  }
+
+  // MARK: - Attachments
+
+  func attachment(
+    _ db: DocumentCollection, _ id: String, _ name: String, _ request: CouchRequest
+  ) async throws -> Response {
+    try allow(request, "GET,HEAD,PUT,DELETE")
+    try await requireDatabase(db)
+    switch request.method {
+    case .put:
+      let file = try await spool(request)
+      defer { try? FileManager.default.removeItem(at: file) }
+      let type = request.headers[.contentType] ?? "application/octet-stream"
+      let result = try await db.putAttachment(
+        name, to: id, rev: try request.revision(), contentType: type, contentsOf: file)
+      return CouchResponse.written(
+        result,
+        location: "/\(Self.escape(db.name))/\(Self.escape(id))/\(Self.escape(name))")
+    case .delete:
+      guard let rev = try request.revision() else {
+        throw CouchError(.conflict, "conflict", "Document update conflict.")
+      }
+      return CouchResponse.written(
+        try await db.deleteAttachment(name, from: id, rev: rev), status: .ok)
+    default:
+      let rev: RevisionID?
+      do { rev = try request.query["rev"].map { try RevisionID(parsing: $0) } } catch {
+        throw CouchError(.badRequest, "bad_request", "Invalid rev format")
+      }
+      let bytes = Collected()
+      guard
+        let stored = try await db.readAttachment(name, of: id, rev: rev, { bytes.append($0) })
+      else {
+        throw CouchError(
+          .notFound, "not_found", "Document is missing attachment")
+      }
+      var headers: HTTPFields = [
+        .contentType: stored.contentType, .eTag: "\"\(stored.digest)\"",
+        .cacheControl: "must-revalidate", .acceptRanges: "none",
+      ]
+      if stored.digest.hasPrefix("md5-") {
+        headers[HTTPField.Name("Content-MD5")!] = String(stored.digest.dropFirst(4))
+      }
+      let data = bytes.take()
+      headers[.contentLength] = String(data.count)
+      return Response(
+        status: .ok, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: data)))
+    }
+  }
+
+  /// Writes a request body to a temporary file as it arrives, so that an attachment of any
+  /// size never sits whole in memory and a slow client holds no transaction.
+  func spool(_ request: CouchRequest) async throws -> URL {
+    let url = FileManager.default.temporaryDirectory.appendingPathComponent(
+      "settee-upload-\(Self.randomUUID())")
+    guard FileManager.default.createFile(atPath: url.path, contents: nil) else {
+      throw SetteeError(.io, "cannot create a temporary file for an upload at \(url.path)")
+    }
+    do {
+      let handle = try FileHandle(forWritingTo: url)
+      defer { try? handle.close() }
+      for try await buffer in request.request.body {
+        try handle.write(contentsOf: Data(buffer.readableBytesView))
+      }
+    } catch {
+      try? FileManager.default.removeItem(at: url)
+      throw error
+    }
+    return url
+  }
+
+  // MARK: - Design documents
+
+  func designInfo(_ db: DocumentCollection, _ id: String, _ request: CouchRequest) async throws
+    -> Response
+  {
+    try allow(request, "GET,HEAD")
+    try await requireDatabase(db)
+    guard try await db.getRevision(id).map({ !$0.isDeleted }) == true else {
+      throw CouchError(.notFound, "not_found", "missing")
+    }
+    return CouchResponse.json([
+      "name": .string(String(id.dropFirst("_design/".count))),
+      "view_index": [
+        "updater_running": false, "compact_running": false, "waiting_clients": 0,
+        "waiting_commit": false, "language": "query", "signature": .string(id),
+        "sizes": ["active": 0, "external": 0, "file": 0], "update_seq": 0, "purge_seq": 0,
+      ],
+    ])
+  }
+}
+
+/// Bytes gathered by a callback that runs on a database connection's queue, read after
+/// the call returns.
+final class Collected: @unchecked Sendable {
+  private let lock = NSLock()
+  private var bytes: [UInt8] = []
+
+  func append(_ chunk: [UInt8]) {
+    lock.lock()
+    bytes.append(contentsOf: chunk)
+    lock.unlock()
+  }
+
+  func take() -> [UInt8] {
+    lock.lock()
+    defer { lock.unlock() }
+    return bytes
+  }
+}

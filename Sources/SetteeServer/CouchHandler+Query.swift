@@ -1,0 +1,125 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import Settee
+import SetteeCore
+
+extension CouchHandler {
+  // MARK: - _find, _explain
+
+  private func findQuery(_ request: CouchRequest) async throws -> (FindQuery, JSON) {
+    let body = try await request.jsonBody()
+    do { return (try FindQuery(json: body), body) } catch let error as SetteeError {
+      throw CouchError(.badRequest, error.code.name, error.message)
+    }
+  }
+
+  func find(_ db: DocumentCollection, _ request: CouchRequest) async throws -> Response {
+    try allow(request, "POST")
+    try await requireDatabase(db)
+    let (query, _) = try await findQuery(request)
+    let page = try await db.findPage(query)
+    return CouchResponse.json(page.json)
+  }
+
+  func explain(_ db: DocumentCollection, _ request: CouchRequest) async throws -> Response {
+    try allow(request, "POST")
+    try await requireDatabase(db)
+    let (query, body) = try await findQuery(request)
+    var plan = try await db.explain(query).json.objectValue ?? [:]
+    plan["dbname"] = .string(db.name)
+    plan["selector"] = body["selector"] ?? [:]
+    plan["skip"] = .int(Int64(query.skip))
+    plan["limit"] = .int(Int64(query.limit))
+    return CouchResponse.json(.object(plan))
+  }
+
+  // MARK: - _index
+
+  func index(_ db: DocumentCollection, _ request: CouchRequest, _ rest: [String]) async throws
+    -> Response
+  {
+    try await requireDatabase(db)
+    if rest == ["_bulk_delete"] {
+      try allow(request, "POST")
+      let body = try await request.jsonObjectBody()
+      guard let names = body["docids"]?.arrayValue else {
+        throw CouchError(
+          .badRequest, "bad_request", "`docids` must be an array of design document ids")
+      }
+      let indexes = try await db.indexes()
+      var success: [JSON] = []
+      var failures: [JSON] = []
+      for name in names.compactMap(\.stringValue) {
+        let ddoc = name.hasPrefix("_design/") ? name : "_design/" + name
+        let matching = indexes.filter { $0.designDocumentID == ddoc }
+        if matching.isEmpty {
+          failures.append(["id": .string(ddoc), "error": "not_found"])
+          continue
+        }
+        for index in matching { try await db.deleteIndex(named: index.name) }
+        success.append(["id": .string(ddoc), "ok": true])
+      }
+      return CouchResponse.json(["success": .array(success), "fail": .array(failures)])
+    }
+    if !rest.isEmpty {
+      // DELETE /{db}/_index/{ddoc}/json/{name} (the ddoc with or without `_design/`).
+      try allow(request, "DELETE")
+      var parts = rest
+      if parts.first == "_design" { parts.removeFirst() }
+      guard parts.count == 3, ["json", "text"].contains(parts[1]) else {
+        throw CouchError(
+          .badRequest, "bad_request", "an index is deleted at /{db}/_index/{ddoc}/json/{name}")
+      }
+      let ddoc = parts[0].hasPrefix("_design/") ? parts[0] : "_design/" + parts[0]
+      guard
+        let index = try await db.indexes().first(where: {
+          $0.name == parts[2] && $0.designDocumentID == ddoc
+        })
+      else {
+        throw CouchError(.notFound, "not_found", "Index not found")
+      }
+      try await db.deleteIndex(named: index.name)
+      return CouchResponse.ok()
+    }
+    try allow(request, "GET,HEAD,POST")
+    if request.method == .post {
+      let definition: IndexDefinition
+      do {
+        definition = try IndexDefinition(json: try await request.jsonBody())
+      } catch let error as SetteeError {
+        throw CouchError(.badRequest, error.code.name, error.message)
+      }
+      let existed = try await db.indexes().contains(definition)
+      _ = try await db.ensureIndexed(definition)
+      return CouchResponse.json([
+        "result": existed ? "exists" : "created", "id": .string(definition.designDocumentID),
+        "name": .string(definition.name),
+      ])
+    }
+    let listed = [IndexDefinition.allDocsListing] + (try await db.indexes()).map(\.couchDBListing)
+    return CouchResponse.json(["total_rows": .int(Int64(listed.count)), "indexes": .array(listed)])
+  }
+
+  // MARK: - Views
+
+  /// `_design/{d}/_view/{v}` queries Settee's declarative view named `v`.
+  func view(_ db: DocumentCollection, _ ddoc: String, _ name: String, _ request: CouchRequest)
+    async throws -> Response
+  {
+    try allow(request, "GET,HEAD,POST")
+    try await requireDatabase(db)
+    guard try await db.views().contains(where: { $0.name == name }) else {
+      throw CouchError(.notFound, "not_found", "missing_named_view")
+    }
+    var options = try viewOptions(request)
+    if request.method == .post {
+      for member in try await request.jsonObjectBody() { options[member.key] = member.value }
+    }
+    let query: ViewQuery
+    do { query = try ViewQuery(json: .object(options)) } catch let error as SetteeError {
+      throw CouchError(.badRequest, "query_parse_error", error.message)
+    }
+    return CouchResponse.json(try await db.view(named: name).query(query).json)
+  }
+}

@@ -1,0 +1,138 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import Settee
+import SetteeCore
+
+/// A request as the handlers see it: its path split into percent-decoded segments (so that
+/// `%2F` in a database or document name stays inside its segment), its query parameters
+/// decoded, and its body read on demand within the server's limit.
+struct CouchRequest: Sendable {
+  let request: Request
+  let segments: [String]
+  let query: [String: String]
+  let maxBodyBytes: Int
+
+  init(_ request: Request, maxBodyBytes: Int) throws {
+    self.request = request
+    self.maxBodyBytes = maxBodyBytes
+    let path = request.uri.path
+    var segments: [String] = []
+    for raw in path.split(separator: "/", omittingEmptySubsequences: true) {
+      guard let decoded = String(raw).removingPercentEncoding else {
+        throw CouchError(
+          .badRequest, "bad_request", "the path \(path) is not percent-encoded UTF-8")
+      }
+      segments.append(decoded)
+    }
+    self.segments = segments
+    var query: [String: String] = [:]
+    for pair in (request.uri.query ?? "").split(separator: "&", omittingEmptySubsequences: true) {
+      let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+      let key = Self.decodeQuery(parts[0])
+      let value = parts.count > 1 ? Self.decodeQuery(parts[1]) : ""
+      guard let key, let value else {
+        throw CouchError(
+          .badRequest, "bad_request", "the query string is not percent-encoded UTF-8")
+      }
+      query[key] = value
+    }
+    self.query = query
+  }
+
+  private static func decodeQuery(_ text: Substring) -> String? {
+    text.replacingOccurrences(of: "+", with: " ").removingPercentEncoding
+  }
+
+  var method: HTTPRequest.Method { request.method }
+  var headers: HTTPFields { request.headers }
+
+  // MARK: - Query parameters
+
+  /// A boolean parameter (`true`/`false`); absent: `default`.
+  func bool(_ name: String, default value: Bool = false) throws -> Bool {
+    guard let text = query[name] else { return value }
+    switch text {
+    case "true": return true
+    case "false": return false
+    default:
+      throw CouchError(
+        .badRequest, "query_parse_error", "Invalid boolean parameter: \(name)=\(text)")
+    }
+  }
+
+  /// A non-negative integer parameter.
+  func integer(_ name: String) throws -> Int? {
+    guard let text = query[name] else { return nil }
+    guard let number = Int(text), number >= 0 else {
+      throw CouchError(
+        .badRequest, "query_parse_error",
+        "Invalid value for integer parameter \(name): \(JSONWriter.string(.string(text)))")
+    }
+    return number
+  }
+
+  /// A parameter holding JSON (CouchDB's `key`, `open_revs`, `atts_since` …).
+  func jsonParameter(_ name: String) throws -> JSON? {
+    guard let text = query[name] else { return nil }
+    do { return try JSONParser.parse(text) } catch {
+      throw CouchError(
+        .badRequest, "bad_request", "Invalid JSON in parameter \(name): \(error)")
+    }
+  }
+
+  /// A revision parameter (`rev`), or the `If-Match` header's.
+  func revision() throws -> RevisionID? {
+    let text =
+      query["rev"]
+      ?? headers[.ifMatch].map { $0.trimmingCharacters(in: CharacterSet(charactersIn: "\" ")) }
+    guard let text else { return nil }
+    do { return try RevisionID(parsing: text) } catch {
+      throw CouchError(.badRequest, "bad_request", "Invalid rev format")
+    }
+  }
+
+  // MARK: - Body
+
+  /// The whole body, refused with `413` beyond the server's limit: by its
+  /// `Content-Length` before reading, or as soon as a streamed body passes it.
+  func bodyBytes() async throws -> [UInt8] {
+    if let length = headers[.contentLength].flatMap(Int.init), length > maxBodyBytes {
+      throw Self.tooLarge
+    }
+    var bytes: [UInt8] = []
+    for try await buffer in request.body {
+      guard bytes.count + buffer.readableBytes <= maxBodyBytes else { throw Self.tooLarge }
+      bytes.append(contentsOf: buffer.readableBytesView)
+    }
+    return bytes
+  }
+
+  static let tooLarge = CouchError(.contentTooLarge, "too_large", "the request entity is too large")
+
+  /// The body as JSON. `requiresJSONType`: CouchDB's POST endpoints refuse another
+  /// `Content-Type` (`415 bad_content_type`).
+  func jsonBody(requiresJSONType: Bool = true) async throws -> JSON {
+    if requiresJSONType {
+      let type = headers[.contentType] ?? ""
+      guard type.lowercased().hasPrefix("application/json") else {
+        throw CouchError(
+          .unsupportedMediaType, "bad_content_type", "Content-Type must be application/json")
+      }
+    }
+    let bytes = try await bodyBytes()
+    do {
+      return try JSONParser.parse(bytes)
+    } catch let error as SetteeError {
+      throw CouchError(.badRequest, "bad_request", "invalid UTF-8 JSON: \(error.message)")
+    }
+  }
+
+  /// The body as a JSON object.
+  func jsonObjectBody(requiresJSONType: Bool = true) async throws -> JSONObject {
+    guard case .object(let object) = try await jsonBody(requiresJSONType: requiresJSONType) else {
+      throw CouchError(.badRequest, "bad_request", "Request body must be a JSON object")
+    }
+    return object
+  }
+}

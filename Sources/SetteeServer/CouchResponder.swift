@@ -1,0 +1,119 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import Settee
+import SetteeCore
+
+/// Hummingbird's entry: every request goes to ``CouchHandler``, and its errors become
+/// CouchDB's error bodies here; one log line per request.
+struct CouchResponder: HTTPResponder {
+  typealias Context = BasicRequestContext
+  let handler: CouchHandler
+
+  func respond(to request: Request, context: Context) async throws -> Response {
+    let start = ContinuousClock.now
+    var response: Response
+    do {
+      response = try await handler.handle(request)
+    } catch {
+      response = CouchError(error).response
+    }
+    if request.method == .head { response.body = ResponseBody() }
+    log(request, response.status, start)
+    return response
+  }
+
+  private func log(
+    _ request: Request, _ status: HTTPResponse.Status, _ start: ContinuousClock.Instant
+  ) {
+    let level = handler.configuration.logLevel
+    guard level == .info || (level == .error && status.code >= 500) else { return }
+    let elapsed = ContinuousClock.now - start
+    let milliseconds =
+      Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15
+    let line =
+      "\(request.method.rawValue) \(request.uri.path) \(status.code) \(String(format: "%.1f", milliseconds))ms\n"
+    FileHandle.standardError.write(Data(line.utf8))
+  }
+}
+
+/// An error answered with CouchDB's `{"error", "reason"}` body and status.
+struct CouchError: Error {
+  var status: HTTPResponse.Status
+  var error: String
+  var reason: String
+
+  init(_ status: HTTPResponse.Status, _ error: String, _ reason: String) {
+    self.status = status
+    self.error = error
+    self.reason = reason
+  }
+
+  /// CouchDB's answer to an error Settee threw; anything unexpected is a 500 naming it.
+  init(_ thrown: any Error) {
+    if let couch = thrown as? CouchError {
+      self = couch
+      return
+    }
+    guard let error = thrown as? SetteeError else {
+      self.init(.internalServerError, "unknown_error", "\(thrown)")
+      return
+    }
+    let reason = error.message
+    switch error.code {
+    case .conflict: self.init(.conflict, "conflict", "Document update conflict.")
+    case .notFound: self.init(.notFound, "not_found", reason)
+    case .invalidJSON: self.init(.badRequest, "bad_request", reason)
+    case .documentTooLarge: self.init(.contentTooLarge, "document_too_large", reason)
+    case .missingStub: self.init(.preconditionFailed, "missing_stub", reason)
+    case .uniqueViolation: self.init(.conflict, "conflict", reason)
+    case .readOnly: self.init(.forbidden, "forbidden", reason)
+    case .busy: self.init(.serviceUnavailable, "service_unavailable", reason)
+    case .storage, .io, .corruption, .notSetteeDatabase:
+      self.init(.internalServerError, error.code.name, reason)
+    default: self.init(.badRequest, error.code.name, reason)
+    }
+  }
+
+  var json: JSON { ["error": .string(error), "reason": .string(reason)] }
+
+  var response: Response { CouchResponse.json(json, status: status) }
+}
+
+/// CouchDB's response shapes.
+enum CouchResponse {
+  /// A JSON body (ending with a newline, as CouchDB's do).
+  static func json(
+    _ value: JSON, status: HTTPResponse.Status = .ok, headers: HTTPFields = [:]
+  ) -> Response {
+    var bytes: [UInt8] = []
+    bytes.reserveCapacity(256)
+    JSONWriter.write(value, into: &bytes)
+    bytes.append(UInt8(ascii: "\n"))
+    return Response(
+      status: status, headers: jsonHeaders(headers),
+      body: ResponseBody(byteBuffer: ByteBuffer(bytes: bytes)))
+  }
+
+  static func jsonHeaders(_ extra: HTTPFields = [:]) -> HTTPFields {
+    var headers: HTTPFields = [.contentType: "application/json", .cacheControl: "must-revalidate"]
+    headers.append(contentsOf: extra)
+    return headers
+  }
+
+  /// `{"ok": true}`.
+  static func ok(status: HTTPResponse.Status = .ok) -> Response {
+    json(["ok": true], status: status)
+  }
+
+  /// A write's answer, `{"ok", "id", "rev"}`, with its `ETag` (and `Location` when made).
+  static func written(
+    _ result: WriteResult, status: HTTPResponse.Status = .created, location: String? = nil
+  ) -> Response {
+    var headers: HTTPFields = [.eTag: "\"\(result.rev)\""]
+    if let location { headers[.location] = location }
+    return json(
+      ["ok": true, "id": .string(result.id), "rev": .string(result.rev.description)],
+      status: status, headers: headers)
+  }
+}

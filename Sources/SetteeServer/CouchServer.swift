@@ -1,0 +1,85 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import Logging
+import Settee
+import SetteeCore
+
+/// How ``CouchServer`` listens and what it accepts.
+public struct ServerConfiguration: Sendable {
+  /// The address to listen on: loopback by default.
+  public var host: String
+  /// The port; 0 picks a free one (``CouchServer/run(onListening:)`` tells which).
+  public var port: Int
+  /// The largest request body read, in bytes (CouchDB's `max_http_request_size`); a
+  /// larger one is answered `413 too_large` before it is read whole. Attachments are
+  /// streamed to disk and have no such limit.
+  public var maxRequestBytes: Int
+  /// How much is logged to standard error: one line per request at `.info`.
+  public var logLevel: LogLevel
+
+  /// What the server logs.
+  public enum LogLevel: String, Sendable, CaseIterable {
+    /// Nothing.
+    case none
+    /// Requests answered with a server error (5xx).
+    case error
+    /// One line per request: method, path, status, milliseconds.
+    case info
+  }
+
+  /// A configuration; the defaults listen on 127.0.0.1:5984.
+  public init(
+    host: String = "127.0.0.1", port: Int = 5984, maxRequestBytes: Int = 64 << 20,
+    logLevel: LogLevel = .info
+  ) {
+    self.host = host
+    self.port = port
+    self.maxRequestBytes = maxRequestBytes
+    self.logLevel = logLevel
+  }
+}
+
+/// CouchDB's HTTP API over one Settee database: each collection is a CouchDB database.
+///
+/// ```swift
+/// let server = CouchServer(database: try Database(path: "app.db"))
+/// try await server.run()   // until SIGINT or SIGTERM
+/// ```
+public struct CouchServer: Sendable {
+  /// The database served.
+  public let database: Database
+  /// How the server listens.
+  public let configuration: ServerConfiguration
+
+  /// A server for `database`; it listens when ``run(onListening:)`` is called.
+  public init(database: Database, configuration: ServerConfiguration = ServerConfiguration()) {
+    self.database = database
+    self.configuration = configuration
+  }
+
+  /// Serves until the process gets SIGINT or SIGTERM: then it stops accepting
+  /// connections, finishes the requests in flight and returns.
+  ///
+  /// - Parameter onListening: called once with the port listened on.
+  /// - Throws: ``SetteeError`` with code `io` when the address cannot be listened on (a
+  ///   port in use, an address this machine does not have).
+  public func run(onListening: @escaping @Sendable (Int) async -> Void = { _ in }) async throws {
+    let handler = CouchHandler(database: database, configuration: configuration)
+    var logger = Logger(label: "settee.serve")
+    logger.logLevel = .critical
+    let app = Application(
+      responder: CouchResponder(handler: handler),
+      configuration: ApplicationConfiguration(
+        address: .hostname(configuration.host, port: configuration.port), serverName: "Settee"),
+      onServerRunning: { channel in await onListening(channel.localAddress?.port ?? 0) },
+      logger: logger)
+    do {
+      try await app.runService()
+    } catch {
+      throw SetteeError(
+        .io,
+        "cannot listen on \(configuration.host):\(configuration.port): \(error)")
+    }
+  }
+}
