@@ -1,0 +1,168 @@
+import Foundation
+import SetteeCore
+import SetteeTestSupport
+
+#if canImport(FoundationNetworking)
+  import FoundationNetworking
+#endif
+
+/// `settee serve` started as a process on a free loopback port, as users start it, and a
+/// small HTTP client for it.
+final class ServerProcess: @unchecked Sendable {
+  let process = Process()
+  /// The server's base URL, `http://127.0.0.1:PORT/`, as it printed it.
+  let url: String
+  private let errors = Pipe()
+  private let output = Pipe()
+
+  /// Starts the server on `path` and waits (at most 60 s) for its "listening" line.
+  init(db path: String, _ extra: [String] = ["--log-level", "none"]) throws {
+    process.executableURL = URL(fileURLWithPath: SetteeBinary.path)
+    process.arguments = ["--db", path, "serve", "--port", "0"] + extra
+    process.standardOutput = output
+    process.standardError = errors
+    try process.run()
+    let line = Self.readLine(output.fileHandleForReading, timeout: 60)
+    guard let line, case .object(let started) = try? JSONParser.parse(line),
+      let url = started["url"]?.stringValue
+    else {
+      process.terminate()
+      process.waitUntilExit()
+      let stderr = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+      throw ServerError.didNotStart(stdout: line ?? "", stderr: stderr)
+    }
+    self.url = url
+  }
+
+  enum ServerError: Error { case didNotStart(stdout: String, stderr: String) }
+
+  /// The port listened on.
+  var port: Int { Int(url.split(separator: ":").last!.dropLast()) ?? 0 }
+
+  private static func readLine(_ handle: FileHandle, timeout: Double) -> String? {
+    let result = Locked<[UInt8]>([])
+    let done = DispatchSemaphore(value: 0)
+    DispatchQueue.global().async {
+      while true {
+        let data = handle.availableData
+        if data.isEmpty { break }
+        let complete = result.withLock { bytes -> Bool in
+          bytes += data
+          return bytes.contains(10)
+        }
+        if complete { break }
+      }
+      done.signal()
+    }
+    guard done.wait(timeout: .now() + timeout) == .success else { return nil }
+    let bytes = result.withLock { $0 }
+    return String(decoding: bytes.prefix { $0 != 10 }, as: UTF8.self)
+  }
+
+  /// Stops the server with `signal` and returns its exit status and standard error.
+  @discardableResult
+  func stop(_ signal: Int32 = SIGTERM) -> (status: Int32, stderr: String) {
+    if process.isRunning { kill(process.processIdentifier, signal) }
+    let deadline = Date().addingTimeInterval(30)
+    while process.isRunning && Date() < deadline { usleep(10_000) }
+    if process.isRunning {
+      kill(process.processIdentifier, SIGKILL)
+      process.waitUntilExit()
+    }
+    let stderr = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+    return (process.terminationStatus, stderr)
+  }
+
+  deinit {
+    if process.isRunning {
+      kill(process.processIdentifier, SIGKILL)
+      process.waitUntilExit()
+    }
+  }
+
+  // MARK: - Requests
+
+  /// One answer: status, headers (names lowercased) and body.
+  struct Answer: Sendable {
+    var status: Int
+    var headers: [String: String]
+    var body: [UInt8]
+    var text: String { String(decoding: body, as: UTF8.self) }
+    var json: JSON { (try? JSONParser.parse(body)) ?? .null }
+    /// CouchDB's error name, for error answers.
+    var error: String? { json["error"]?.stringValue }
+  }
+
+  private static let session: URLSession = {
+    let configuration = URLSessionConfiguration.ephemeral
+    configuration.timeoutIntervalForRequest = 60
+    configuration.httpMaximumConnectionsPerHost = 64
+    return URLSession(configuration: configuration)
+  }()
+
+  /// Sends a request; `json` is sent with `Content-Type: application/json`.
+  @discardableResult
+  func request(
+    _ method: String, _ path: String, json: JSON? = nil, body: [UInt8]? = nil,
+    headers: [String: String] = [:]
+  ) async throws -> Answer {
+    var request = URLRequest(url: URL(string: url + path.drop(while: { $0 == "/" }))!)
+    request.httpMethod = method
+    if let json {
+      request.httpBody = Data(JSONWriter.bytes(json))
+      request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+    }
+    if let body { request.httpBody = Data(body) }
+    for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
+    let (data, response) = try await Self.session.data(for: request)
+    let http = response as! HTTPURLResponse
+    var fields: [String: String] = [:]
+    for (name, value) in http.allHeaderFields {
+      fields[String(describing: name).lowercased()] = String(describing: value)
+    }
+    return Answer(status: http.statusCode, headers: fields, body: Array(data))
+  }
+
+  func get(_ path: String) async throws -> Answer { try await request("GET", path) }
+  @discardableResult
+  func put(_ path: String, _ json: JSON) async throws -> Answer {
+    try await request("PUT", path, json: json)
+  }
+  @discardableResult
+  func post(_ path: String, _ json: JSON) async throws -> Answer {
+    try await request("POST", path, json: json)
+  }
+  func delete(_ path: String) async throws -> Answer { try await request("DELETE", path) }
+
+  /// Sends raw bytes on a new TCP connection and returns what comes back before the
+  /// server closes it or `timeout` passes (for requests no HTTP client would send).
+  func raw(_ bytes: [UInt8], closeAfterSending: Bool = false, timeout: Double = 5) throws
+    -> String
+  {
+    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    precondition(fd >= 0)
+    defer { close(fd) }
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_port = in_port_t(UInt16(port).bigEndian)
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    let connected = withUnsafePointer(to: &address) {
+      $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+        connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+      }
+    }
+    guard connected == 0 else { throw POSIXError(.ECONNREFUSED) }
+    var time = timeval(tv_sec: Int(timeout), tv_usec: 0)
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &time, socklen_t(MemoryLayout<timeval>.size))
+    _ = bytes.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+    if closeAfterSending { return "" }
+    var received: [UInt8] = []
+    var buffer = [UInt8](repeating: 0, count: 65536)
+    while true {
+      let count = recv(fd, &buffer, buffer.count, 0)
+      if count <= 0 { break }
+      received += buffer[0..<count]
+    }
+    return String(decoding: received, as: UTF8.self)
+  }
+}
