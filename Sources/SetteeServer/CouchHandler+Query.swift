@@ -26,11 +26,26 @@ extension CouchHandler {
     try allow(request, "POST")
     try await requireDatabase(db)
     let (query, body) = try await findQuery(request)
-    var plan = try await db.explain(query).json.objectValue ?? [:]
-    plan["dbname"] = .string(db.name)
-    plan["selector"] = body["selector"] ?? [:]
-    plan["skip"] = .int(Int64(query.skip))
-    plan["limit"] = .int(Int64(query.limit))
+    let settee = try await db.explain(query).json.objectValue ?? [:]
+    // CouchDB's shape, with the index used as `GET _index` lists it; Settee's own plan
+    // (the SQL, the candidates and why) under `settee`.
+    let used = settee["index"]?.stringValue
+    let index =
+      try await db.indexes().first(where: { $0.name == used })?.couchDBListing
+      ?? IndexDefinition.allDocsListing
+    let fields: JSON = body["fields"] ?? "all_fields"
+    let plan: JSONObject = [
+      "dbname": .string(db.name), "index": index, "partitioned": false,
+      "selector": body["selector"] ?? [:],
+      "opts": [
+        "use_index": body["use_index"] ?? [], "bookmark": body["bookmark"] ?? "nil",
+        "limit": .int(Int64(query.limit)), "skip": .int(Int64(query.skip)),
+        "sort": body["sort"] ?? [:], "fields": fields, "r": [49],
+        "conflicts": .bool(query.conflicts),
+      ],
+      "limit": .int(Int64(query.limit)), "skip": .int(Int64(query.skip)), "fields": fields,
+      "settee": .object(settee),
+    ]
     return CouchResponse.json(.object(plan))
   }
 

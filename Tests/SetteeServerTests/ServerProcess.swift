@@ -28,7 +28,8 @@ final class ServerProcess: @unchecked Sendable {
     else {
       process.terminate()
       process.waitUntilExit()
-      let stderr = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+      let stderr = String(
+        decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
       throw ServerError.didNotStart(stdout: line ?? "", stderr: stderr)
     }
     self.url = url
@@ -135,7 +136,7 @@ final class ServerProcess: @unchecked Sendable {
   func delete(_ path: String) async throws -> Answer { try await request("DELETE", path) }
 
   /// Sends raw bytes on a new TCP connection and returns what comes back before the
-  /// server closes it or `timeout` passes (for requests no HTTP client would send).
+  /// server closes it or `timeout` seconds pass (for requests no HTTP client would send).
   func raw(_ bytes: [UInt8], closeAfterSending: Bool = false, timeout: Double = 5) throws
     -> String
   {
@@ -152,16 +153,17 @@ final class ServerProcess: @unchecked Sendable {
       }
     }
     guard connected == 0 else { throw POSIXError(.ECONNREFUSED) }
-    var time = timeval(tv_sec: Int(timeout), tv_usec: 0)
+    var time = timeval(tv_sec: 0, tv_usec: 100_000)
     setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &time, socklen_t(MemoryLayout<timeval>.size))
+    let deadline = Date().addingTimeInterval(timeout)
     _ = bytes.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
     if closeAfterSending { return "" }
     var received: [UInt8] = []
     var buffer = [UInt8](repeating: 0, count: 65536)
-    while true {
+    while Date() < deadline {
       let count = recv(fd, &buffer, buffer.count, 0)
-      if count <= 0 { break }
-      received += buffer[0..<count]
+      if count == 0 || (count < 0 && errno != EAGAIN && errno != EWOULDBLOCK) { break }
+      if count > 0 { received += buffer[0..<count] }
     }
     return String(decoding: received, as: UTF8.self)
   }

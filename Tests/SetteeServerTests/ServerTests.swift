@@ -127,15 +127,20 @@ struct ServerTests {
     #expect(try await server.get("/db/_design/app/_info").json["name"] == "app")
     #expect(try await server.get("/db/_design/app/_show/x").status == 400)
 
-    let errors: [(method: String, path: String, body: [UInt8]?, type: String?, status: Int, error: String)] = [
-      ("PUT", "/db/_bad", Array("{}".utf8), nil, 400, "bad_request"),
-      ("PUT", "/db/x", Array("{not json".utf8), nil, 400, "bad_request"),
-      ("PUT", "/db/x", Array("[1]".utf8), nil, 400, "bad_request"),
-      ("POST", "/db", Array("{}".utf8), "text/plain", 415, "bad_content_type"),
-      ("POST", "/db/_bulk_docs", Array("{}".utf8), "application/json", 400, "bad_request"),
-      ("PATCH", "/db/x", nil, nil, 405, "method_not_allowed"),
-      ("PUT", "/db/x", Array(#"{"_attachments":{"a":{"stub":true}}}"#.utf8), nil, 412, "missing_stub"),
-    ]
+    let errors:
+      [(method: String, path: String, body: [UInt8]?, type: String?, status: Int, error: String)] =
+        [
+          ("PUT", "/db/_bad", Array("{}".utf8), nil, 400, "bad_request"),
+          ("PUT", "/db/x", Array("{not json".utf8), nil, 400, "bad_request"),
+          ("PUT", "/db/x", Array("[1]".utf8), nil, 400, "bad_request"),
+          ("POST", "/db", Array("{}".utf8), "text/plain", 415, "bad_content_type"),
+          ("POST", "/db/_bulk_docs", Array("{}".utf8), "application/json", 400, "bad_request"),
+          ("PATCH", "/db/x", nil, nil, 405, "method_not_allowed"),
+          (
+            "PUT", "/db/x", Array(#"{"_attachments":{"a":{"stub":true}}}"#.utf8), nil, 412,
+            "missing_stub"
+          ),
+        ]
     for row in errors {
       var headers: [String: String] = [:]
       if let type = row.type { headers["Content-Type"] = type }
@@ -162,13 +167,16 @@ struct ServerTests {
     let stub = try await server.get("/db/doc").json["_attachments"]?["photos/a.bin"]
     #expect(stub?["stub"] == true)
     #expect(stub?["length"] == 3000)
-    let inline = try await server.get("/db/doc?attachments=true").json["_attachments"]?["photos/a.bin"]
+    let inline = try await server.get("/db/doc?attachments=true").json["_attachments"]?[
+      "photos/a.bin"]
     #expect(inline?["data"]?.stringValue == Data(bytes).base64EncodedString())
     #expect(try await server.get("/db/doc/nothing.txt").status == 404)
     // Without the current revision the document is not changed.
     #expect(
-      try await server.request("PUT", "/db/doc/b.txt", body: [1], headers: ["Content-Type": "text/plain"])
-        .status == 409)
+      try await server.request(
+        "PUT", "/db/doc/b.txt", body: [1], headers: ["Content-Type": "text/plain"]
+      )
+      .status == 409)
     let removed = try await server.request("DELETE", "/db/doc/photos/a.bin?rev=\(rev)")
     #expect(removed.status == 200)
     #expect(try await server.get("/db/doc/photos/a.bin").status == 404)
@@ -180,11 +188,16 @@ struct ServerTests {
     let put = try await server.put("/db/_local/checkpoint", ["seq": 5])
     #expect(put.status == 201)
     #expect(put.json == ["ok": true, "id": "_local/checkpoint", "rev": "0-1"])
-    #expect(try await server.get("/db/_local/checkpoint").json == ["_id": "_local/checkpoint", "_rev": "0-1", "seq": 5])
+    #expect(
+      try await server.get("/db/_local/checkpoint").json == [
+        "_id": "_local/checkpoint", "_rev": "0-1", "seq": 5,
+      ])
     #expect(try await server.get("/db/_local%2Fcheckpoint").json["seq"] == 5)
-    #expect(try await server.put("/db/_local/checkpoint", ["seq": 6, "_rev": "0-1"]).json["rev"] == "0-2")
+    #expect(
+      try await server.put("/db/_local/checkpoint", ["seq": 6, "_rev": "0-1"]).json["rev"] == "0-2")
     let listed = try await server.get("/db/_local_docs").json["rows"]
-    #expect(listed == [["id": "_local/checkpoint", "key": "_local/checkpoint", "value": ["rev": "0-2"]]])
+    #expect(
+      listed == [["id": "_local/checkpoint", "key": "_local/checkpoint", "value": ["rev": "0-2"]]])
     // Local documents are not in the changes feed, all_docs or the count.
     #expect(try await server.get("/db/_changes").json["results"] == [])
     #expect(try await server.get("/db").json["doc_count"] == 0)

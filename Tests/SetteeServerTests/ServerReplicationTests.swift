@@ -1,0 +1,275 @@
+import Foundation
+import Settee
+import SetteeCore
+import SetteeTestSupport
+import Testing
+
+/// What replicators use: `_bulk_docs` with `new_edits`, `_revs_diff`, `_bulk_get`,
+/// `open_revs`, `_changes` in every feed, checkpoints in `_local`.
+@Suite("settee serve: the replication endpoints and the changes feed")
+struct ServerReplicationTests {
+  let directory = TemporaryDirectory()
+
+  func start() async throws -> ServerProcess {
+    let server = try ServerProcess(db: directory.path("served.db"))
+    try await server.request("PUT", "/db")
+    return server
+  }
+
+  @Test func bulkDocsAndConflicts() async throws {
+    let server = try await start()
+    let first = try await server.post(
+      "/db/_bulk_docs", ["docs": [["_id": "a", "n": 1], ["_id": "b"], ["_id": "a", "n": 2], "x"]])
+    #expect(first.status == 400, "a document that is not an object refuses the batch")
+    let written = try await server.post(
+      "/db/_bulk_docs",
+      ["docs": [["_id": "a", "n": 1], ["_id": "b"], ["_id": "a", "n": 2], ["n": 3]]])
+    #expect(written.status == 201)
+    let answers = try #require(written.json.arrayValue)
+    #expect(answers.count == 4)
+    #expect(answers[0]["ok"] == true && answers[1]["ok"] == true && answers[3]["ok"] == true)
+    #expect(answers[2] == ["id": "a", "error": "conflict", "reason": "Document update conflict."])
+
+    // Two branches from a peer: a conflict, listed by style=all_docs and ?conflicts.
+    let peer = try await server.post(
+      "/db/_bulk_docs",
+      [
+        "new_edits": false,
+        "docs": [
+          [
+            "_id": "c", "_rev": "2-bbb", "_revisions": ["start": 2, "ids": ["bbb", "aaa"]],
+            "v": "b",
+          ],
+          [
+            "_id": "c", "_rev": "2-ccc", "_revisions": ["start": 2, "ids": ["ccc", "aaa"]],
+            "v": "c",
+          ],
+          ["_id": "d", "v": "no rev"],
+        ],
+      ])
+    #expect(peer.status == 201)
+    #expect(
+      peer.json.arrayValue?.count == 1, "new_edits=false lists only refused documents: \(peer.text)"
+    )
+    #expect(peer.json[0]?["id"] == "d")
+    let document = try await server.get("/db/c?conflicts=true&meta=true").json
+    #expect(document["_rev"] == "2-ccc")
+    #expect(document["_conflicts"] == ["2-bbb"])
+    let changes = try await server.get("/db/_changes?style=all_docs").json["results"]?.arrayValue
+    let entry = try #require(changes?.first { $0["id"] == "c" })
+    #expect(entry["changes"] == [["rev": "2-ccc"], ["rev": "2-bbb"]])
+    let open = try await server.get("/db/c?open_revs=all&revs=true").json.arrayValue ?? []
+    #expect(Set(open.compactMap { $0["ok"]?["_rev"]?.stringValue }) == ["2-bbb", "2-ccc"])
+    let asked = try await server.get("/db/c?open_revs=%5B%222-bbb%22,%223-zzz%22%5D").json
+    #expect(asked[0]?["ok"]?["v"] == "b")
+    #expect(asked[1] == ["missing": "3-zzz"])
+  }
+
+  @Test func revsDiffBulkGetAndCheckpoints() async throws {
+    let server = try await start()
+    let rev = try #require(try await server.put("/db/a", ["n": 1]).json["rev"]?.stringValue)
+    let diff = try await server.post("/db/_revs_diff", ["a": [.string(rev), "2-x"], "z": ["1-y"]])
+    #expect(
+      diff.json == [
+        "a": ["missing": ["2-x"], "possible_ancestors": [.string(rev)]], "z": ["missing": ["1-y"]],
+      ])
+    let missing = try await server.post("/db/_missing_revs", ["a": [.string(rev), "2-x"]])
+    #expect(missing.json == ["missing_revs": ["a": ["2-x"]]])
+
+    let bulk = try await server.post(
+      "/db/_bulk_get?revs=true",
+      ["docs": [["id": "a", "rev": .string(rev)], ["id": "a"], ["id": "nope"]]])
+    let results = try #require(bulk.json["results"]?.arrayValue)
+    #expect(results.count == 3)
+    #expect(results[0]["docs"]?[0]?["ok"]?["_revisions"]?["start"] == 1)
+    #expect(results[1]["docs"]?[0]?["ok"]?["_id"] == "a")
+    #expect(results[2]["docs"]?[0]?["error"]?["error"] == "not_found")
+    let probe = try await server.get("/db/_bulk_get")
+    #expect(probe.status == 405 && probe.error == "method_not_allowed")
+
+    let commit = try await server.request("POST", "/db/_ensure_full_commit", json: [:])
+    #expect(commit.status == 201 && commit.json == ["ok": true, "instance_start_time": "0"])
+    #expect(try await server.get("/db/_revs_limit").json == 1000)
+    #expect(try await server.put("/db/_revs_limit", 20).json == ["ok": true])
+    #expect(try await server.get("/db/_revs_limit").json == 20)
+    #expect(try await server.put("/db/_revs_limit", "x").status == 400)
+    #expect(
+      try await server.put("/db/_security", ["members": ["names": ["bob"]]]).json == ["ok": true])
+    #expect(try await server.get("/db/_security").json["members"]?["names"] == ["bob"])
+
+    let purged = try await server.post("/db/_purge", ["a": [.string(rev)]])
+    #expect(purged.json["purged"] == ["a": [.string(rev)]])
+    #expect(try await server.get("/db/a").status == 404)
+    #expect(try await server.get("/db").json["purge_seq"] == "1")
+  }
+
+  @Test func changesFeeds() async throws {
+    let server = try await start()
+    for id in ["a", "b", "c"] {
+      try await server.put("/db/\(id)", ["id": .string(id), "even": .bool(id != "b")])
+    }
+    let all = try await server.get("/db/_changes").json
+    #expect(all["results"]?.arrayValue?.map { $0["id"] } == ["a", "b", "c"])
+    let lastSeq = try #require(all["last_seq"]?.stringValue)
+    let limited = try await server.get("/db/_changes?limit=1").json
+    #expect(limited["results"]?.arrayValue?.count == 1)
+    #expect(limited["pending"] == 2)
+    let since = try #require(limited["last_seq"]?.stringValue)
+    #expect(
+      try await server.get("/db/_changes?since=\(since)").json["results"]?.arrayValue?.map {
+        $0["id"]
+      } == ["b", "c"])
+    #expect(try await server.get("/db/_changes?since=now").json["results"] == [])
+    #expect(
+      try await server.get("/db/_changes?descending=true&limit=1").json["results"]?[0]?["id"] == "c"
+    )
+    #expect(try await server.get("/db/_changes?since=garbage").status == 400)
+    let byIDs = try await server.post("/db/_changes?filter=_doc_ids", ["doc_ids": ["c", "a"]]).json
+    #expect(byIDs["results"]?.arrayValue?.map { $0["id"] } == ["a", "c"])
+    let bySelector = try await server.post(
+      "/db/_changes?filter=_selector&include_docs=true", ["selector": ["even": false]]
+    ).json
+    #expect(bySelector["results"]?.arrayValue?.map { $0["doc"]?["id"] } == ["b"])
+    #expect(try await server.get("/db/_changes?filter=app/mine").status == 400)
+
+    // A long poll answers with the first change made while it waits.
+    async let waiting = server.get("/db/_changes?feed=longpoll&since=\(lastSeq)&timeout=20000")
+    try await Task.sleep(for: .milliseconds(300))
+    let deleted = try await server.delete(
+      "/db/a?rev=\(try await server.get("/db/a").json["_rev"]!.stringValue!)")
+    #expect(deleted.status == 200)
+    let woke = try await waiting.json
+    #expect(woke["results"]?[0]?["id"] == "a")
+    #expect(woke["results"]?[0]?["deleted"] == true)
+
+    // A continuous feed without changes ends with its last_seq line after the timeout.
+    let continuous = try await server.get(
+      "/db/_changes?feed=continuous&timeout=200&include_docs=true")
+    let lines = continuous.text.split(separator: "\n").map { try? JSONParser.parse(String($0)) }
+    #expect(lines.count == 4)
+    #expect(lines[2]?["doc"]?["_deleted"] == true)
+    #expect(lines.last??["last_seq"] != nil)
+    // Heartbeats are newlines, and keep the feed open past its timeout.
+    let raw = try server.raw(
+      Array(
+        "GET /db/_changes?feed=continuous&since=now&heartbeat=50&timeout=100 HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
+          .utf8),
+      timeout: 0.6)
+    #expect(!raw.contains("last_seq"))
+    #expect(raw.contains("200 OK"))
+    #expect(raw.components(separatedBy: "\r\n1\r\n\n\r\n").count > 2, "heartbeat chunks: \(raw)")
+    let eventSource = try await server.get("/db/_changes?feed=eventsource&timeout=100")
+    #expect(eventSource.headers["content-type"] == "text/event-stream")
+    #expect(eventSource.text.hasPrefix("data: {"))
+  }
+
+  @Test func findIndexesAndViews() async throws {
+    let server = try await start()
+    let docs: [JSON] = (0..<20).map { ["_id": .string("p\($0)"), "age": .int(Int64($0))] }
+    try await server.post("/db/_bulk_docs", ["docs": .array(docs)])
+    let made = try await server.post(
+      "/db/_index", ["index": ["fields": ["age"]], "name": "by-age", "ddoc": "ages"])
+    #expect(made.json == ["result": "created", "id": "_design/ages", "name": "by-age"])
+    #expect(
+      try await server.post(
+        "/db/_index", ["index": ["fields": ["age"]], "name": "by-age", "ddoc": "ages"]
+      ).json["result"] == "exists")
+    let listed = try await server.get("/db/_index").json
+    #expect(listed["total_rows"] == 2)
+    let found = try await server.post(
+      "/db/_find", ["selector": ["age": ["$gte": 18]], "fields": ["_id"], "sort": [["age": "asc"]]])
+    // Settee's documented choice: results always carry _id and _rev.
+    #expect(found.json["docs"]?.arrayValue?.map { $0["_id"] } == ["p18", "p19"])
+    let plan = try await server.post("/db/_explain", ["selector": ["age": ["$gte": 18]]]).json
+    #expect(plan["index"]?["name"] == "by-age")
+    #expect(plan["index"]?["ddoc"] == "_design/ages")
+    #expect(plan["dbname"] == "db")
+    #expect(try await server.post("/db/_find", ["selector": ["age": ["$bogus": 1]]]).status == 400)
+    #expect(try await server.delete("/db/_index/ages/json/by-age").json == ["ok": true])
+    #expect(try await server.get("/db/_index").json["total_rows"] == 1)
+    let page = try await server.get(
+      "/db/_all_docs?startkey=%22p1%22&endkey=%22p2%22&include_docs=true"
+    ).json
+    #expect(
+      page["rows"]?.arrayValue?.map { $0["id"] } == [
+        "p1", "p10", "p11", "p12", "p13", "p14", "p15", "p16", "p17", "p18", "p19", "p2",
+      ])
+    let keyed = try await server.post("/db/_all_docs", ["keys": ["p3", "nope"]]).json
+    #expect(keyed["rows"]?[0]?["id"] == "p3")
+    #expect(keyed["rows"]?[1]?["error"] == "not_found")
+    #expect(try await server.get("/db/_all_docs?limit=x").status == 400)
+  }
+
+  /// Settee to itself over the wire: documents with conflicts and attachments, read
+  /// through open_revs and _bulk_get and written to a second database with new_edits=false,
+  /// arrive whole: the same leaves, winner, ancestry and attachment bytes.
+  @Test func wireRoundTrip() async throws {
+    let server = try await start()
+    try await server.request("PUT", "/copy")
+    var docs: [JSON] = []
+    for number in 0..<10 {
+      let id = JSON.string("d\(number)")
+      docs.append([
+        "_id": id, "_rev": .string("2-a\(number)"),
+        "_revisions": ["start": 2, "ids": .array([.string("a\(number)"), "root"])], "side": "a",
+      ])
+      if number % 2 == 0 {
+        docs.append([
+          "_id": id, "_rev": .string("3-b\(number)"),
+          "_revisions": ["start": 3, "ids": .array([.string("b\(number)"), "mid", "root"])],
+          "side": "b",
+        ])
+      }
+    }
+    try await server.post("/db/_bulk_docs", ["new_edits": false, "docs": .array(docs)])
+    let bytes = (0..<5000).map { UInt8(truncatingIfNeeded: $0 &* 31) }
+    let winner = try await server.get("/db/d0").json["_rev"]!.stringValue!
+    try await server.request(
+      "PUT", "/db/d0/blob.bin?rev=\(winner)", body: bytes,
+      headers: ["Content-Type": "application/x-blob"])
+
+    // The replicator's loop, by hand: changes (all leaves), revs_diff, fetch, write.
+    let changes =
+      try await server.get("/db/_changes?style=all_docs").json["results"]?.arrayValue ?? []
+    var offered = JSONObject()
+    for change in changes {
+      let id: String = change["id"]?.stringValue ?? ""
+      let revs: [JSON] = (change["changes"]?.arrayValue ?? []).compactMap { $0["rev"] }
+      offered[id] = .array(revs)
+    }
+    let missing = try await server.post("/copy/_revs_diff", .object(offered)).json
+    var fetched: [JSON] = []
+    var viaBulkGet: [JSON] = []
+    for member in missing.objectValue ?? [:] {
+      let revs: JSON = member.value["missing"] ?? []
+      let path =
+        "/db/\(member.key)?revs=true&attachments=true&open_revs=" + JSONWriter.string(revs)
+        .addingPercentEncoding(withAllowedCharacters: .alphanumerics)!
+      for answer in try await server.get(path).json.arrayValue ?? [] {
+        fetched.append(answer["ok"]!)
+      }
+      let asked: [JSON] = revs.arrayValue!.map { ["id": .string(member.key), "rev": $0] }
+      let bulk = try await server.post(
+        "/db/_bulk_get?revs=true&attachments=true", ["docs": .array(asked)]
+      ).json
+      for result in bulk["results"]?.arrayValue ?? [] {
+        viaBulkGet.append(result["docs"]![0]!["ok"]!)
+      }
+    }
+    #expect(fetched.count == 15)
+    #expect(Set(fetched) == Set(viaBulkGet))
+    let written = try await server.post(
+      "/copy/_bulk_docs", ["new_edits": false, "docs": .array(fetched)])
+    #expect(written.json == [])
+    for number in 0..<10 {
+      let source = try await server.get("/db/d\(number)?open_revs=all&revs=true").json
+      let copy = try await server.get("/copy/d\(number)?open_revs=all&revs=true").json
+      #expect(Set(source.arrayValue ?? []) == Set(copy.arrayValue ?? []))
+      #expect(
+        try await server.get("/db/d\(number)?conflicts=true").json
+          == (try await server.get("/copy/d\(number)?conflicts=true").json))
+    }
+    #expect(try await server.get("/copy/d0/blob.bin").body == bytes)
+    #expect(try await server.post("/copy/_revs_diff", .object(offered)).json == [:])
+  }
+}
