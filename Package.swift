@@ -18,6 +18,10 @@ let package = Package(
     .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
     // Hummingbird's header types (HTTPField.Name), already built with it.
     .package(url: "https://github.com/apple/swift-http-types", from: "1.0.0"),
+    // NIOCore's TimeAmount, for Hummingbird's connection settings; built with it.
+    .package(url: "https://github.com/apple/swift-nio", from: "2.0.0"),
+    // Graceful shutdown (Hummingbird's services run in its ServiceGroup), built with it.
+    .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.0.0"),
   ],
   targets: [
     // ICU's collator, for view keys in CouchDB's order (Unicode Collation Algorithm), as
@@ -50,7 +54,10 @@ let package = Package(
       name: "SetteeServer",
       dependencies: [
         "Settee", .product(name: "Hummingbird", package: "hummingbird"),
+        .product(name: "HummingbirdCore", package: "hummingbird"),
+        .product(name: "NIOCore", package: "swift-nio"),
         .product(name: "HTTPTypes", package: "swift-http-types"),
+        .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
       ]
     ),
     .target(

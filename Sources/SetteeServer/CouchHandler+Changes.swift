@@ -1,6 +1,7 @@
 import Foundation
 import HTTPTypes
 import Hummingbird
+import ServiceLifecycle
 import Settee
 import SetteeCore
 
@@ -86,7 +87,15 @@ extension CouchHandler {
         while entries.isEmpty && ContinuousClock.now < deadline {
           let wait = deadline - ContinuousClock.now
           let seconds = Double(wait.components.seconds) + Double(wait.components.attoseconds) / 1e18
-          _ = try await db.waitForChanges(since: last, timeout: max(0, seconds), limit: 1)
+          if Task.isShuttingDownGracefully { break }
+          let since = last
+          do {
+            _ = try await cancelWhenGracefulShutdown {
+              try await db.waitForChanges(since: since, timeout: max(0, seconds), limit: 1)
+            }
+          } catch is CancellationError where Task.isShuttingDownGracefully {
+            break
+          }
           asked.since = last
           (entries, last) = try await changeEntries(db, asked)
         }
@@ -284,8 +293,18 @@ extension CouchHandler {
         if asked.heartbeat == nil { wake = min(wake, timeoutEnd) }
         let wait = max(.zero, wake - now)
         let seconds = Double(wait.components.seconds) + Double(wait.components.attoseconds) / 1e18
-        let arrived = try await db.waitForChanges(
-          since: asked.since, timeout: min(seconds, 86_400), limit: 1)
+        // A shutdown ends the feed as its timeout would (the server waits for requests in
+        // flight, and a feed kept open by heartbeats would never end).
+        if Task.isShuttingDownGracefully { break }
+        let since = asked.since
+        let arrived: [Change]
+        do {
+          arrived = try await cancelWhenGracefulShutdown {
+            try await db.waitForChanges(since: since, timeout: min(seconds, 86_400), limit: 1)
+          }
+        } catch is CancellationError where Task.isShuttingDownGracefully {
+          break
+        }
         if arrived.isEmpty, let heartbeat = asked.heartbeat,
           ContinuousClock.now >= lastHeartbeat + heartbeat
         {

@@ -1,7 +1,9 @@
 import Foundation
 import HTTPTypes
 import Hummingbird
+import HummingbirdCore
 import Logging
+import NIOCore
 import Settee
 import SetteeCore
 
@@ -17,6 +19,9 @@ public struct ServerConfiguration: Sendable {
   public var maxRequestBytes: Int
   /// How much is logged to standard error: one line per request at `.info`.
   public var logLevel: LogLevel
+  /// Seconds a connection may stay idle, or send a request this slowly, before it is
+  /// closed (a response being written, such as a continuous feed, is not idle).
+  public var idleTimeout: Double
 
   /// What the server logs.
   public enum LogLevel: String, Sendable, CaseIterable {
@@ -31,8 +36,9 @@ public struct ServerConfiguration: Sendable {
   /// A configuration; the defaults listen on 127.0.0.1:5984.
   public init(
     host: String = "127.0.0.1", port: Int = 5984, maxRequestBytes: Int = 64 << 20,
-    logLevel: LogLevel = .info
+    logLevel: LogLevel = .info, idleTimeout: Double = 60
   ) {
+    self.idleTimeout = idleTimeout
     self.host = host
     self.port = port
     self.maxRequestBytes = maxRequestBytes
@@ -70,6 +76,10 @@ public struct CouchServer: Sendable {
     logger.logLevel = .critical
     let app = Application(
       responder: CouchResponder(handler: handler),
+      server: .http1(
+        configuration: HTTP1Channel.Configuration(
+          idleTimeout: TimeAmount.milliseconds(Int64(max(0.001, configuration.idleTimeout) * 1000)))
+      ),
       configuration: ApplicationConfiguration(
         address: .hostname(configuration.host, port: configuration.port), serverName: "Settee"),
       onServerRunning: { channel in await onListening(channel.localAddress?.port ?? 0) },

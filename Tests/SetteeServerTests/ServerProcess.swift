@@ -140,9 +140,16 @@ final class ServerProcess: @unchecked Sendable {
   func raw(_ bytes: [UInt8], closeAfterSending: Bool = false, timeout: Double = 5) throws
     -> String
   {
+    let fd = try connectAndSend(bytes)
+    defer { close(fd) }
+    if closeAfterSending { return "" }
+    return receive(fd, timeout: timeout)
+  }
+
+  /// Opens a TCP connection to the server and sends `bytes`; the caller closes it.
+  func connectAndSend(_ bytes: [UInt8]) throws -> Int32 {
     let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
     precondition(fd >= 0)
-    defer { close(fd) }
     var address = sockaddr_in()
     address.sin_family = sa_family_t(AF_INET)
     address.sin_port = in_port_t(UInt16(port).bigEndian)
@@ -152,12 +159,19 @@ final class ServerProcess: @unchecked Sendable {
         connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
       }
     }
-    guard connected == 0 else { throw POSIXError(.ECONNREFUSED) }
+    guard connected == 0 else {
+      close(fd)
+      throw POSIXError(.ECONNREFUSED)
+    }
+    _ = bytes.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+    return fd
+  }
+
+  /// What comes back on `fd` until the server closes it or `timeout` seconds pass.
+  func receive(_ fd: Int32, timeout: Double) -> String {
     var time = timeval(tv_sec: 0, tv_usec: 100_000)
     setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &time, socklen_t(MemoryLayout<timeval>.size))
     let deadline = Date().addingTimeInterval(timeout)
-    _ = bytes.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
-    if closeAfterSending { return "" }
     var received: [UInt8] = []
     var buffer = [UInt8](repeating: 0, count: 65536)
     while Date() < deadline {

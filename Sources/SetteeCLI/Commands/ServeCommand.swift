@@ -20,6 +20,9 @@ struct ServeCommand: ParsableCommand {
   var logLevel: String = "info"
   @Option(help: "The largest request body read, in bytes (attachments are streamed, unlimited).")
   var maxRequestSize: Int = 64 << 20
+  @Option(
+    help: "Seconds before an idle connection, or one sending a request too slowly, is closed.")
+  var idleTimeout: Double = 60
 
   func validate() throws {
     guard (0...65535).contains(port) else { throw ValidationError("--port must be 0 to 65535") }
@@ -27,6 +30,9 @@ struct ServeCommand: ParsableCommand {
       throw ValidationError("--log-level must be none, error or info")
     }
     guard maxRequestSize > 0 else { throw ValidationError("--max-request-size must be positive") }
+    guard idleTimeout.isFinite, idleTimeout > 0, idleTimeout <= 86_400 else {
+      throw ValidationError("--idle-timeout must be a number of seconds from 0 to 86400")
+    }
   }
 
   func run() throws {
@@ -45,7 +51,8 @@ struct ServeCommand: ParsableCommand {
       database: database,
       configuration: ServerConfiguration(
         host: bind, port: port, maxRequestBytes: maxRequestSize,
-        logLevel: ServerConfiguration.LogLevel(rawValue: logLevel) ?? .info))
+        logLevel: ServerConfiguration.LogLevel(rawValue: logLevel) ?? .info,
+        idleTimeout: idleTimeout))
     let host = bind.contains(":") ? "[\(bind)]" : bind
     try runBlocking {
       try await server.run { port in

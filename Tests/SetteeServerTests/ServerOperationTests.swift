@@ -1,0 +1,136 @@
+import Foundation
+import Settee
+import SetteeCore
+import SetteeTestSupport
+import Testing
+
+/// Running the server: its log, stopping it, refusing to start; and clients that misbehave.
+@Suite("settee serve: operation and abuse")
+struct ServerOperationTests {
+  let directory = TemporaryDirectory()
+
+  @Test func logsStopsCleanlyAndRefusesToStart() async throws {
+    let path = directory.path("op.db")
+    let server = try ServerProcess(db: path, [])
+    try await server.request("PUT", "/db")
+    #expect(try await server.get("/_up").status == 200)
+    // A feed kept open by heartbeats and a long poll: a stop ends both, then exits.
+    async let feed = server.get("/db/_changes?feed=continuous&heartbeat=200")
+    async let poll = server.get("/db/_changes?feed=longpoll&since=now")
+    try await Task.sleep(for: .milliseconds(400))
+
+    // Another server cannot take the port; other addresses and bad files are refused
+    // before listening.
+    let taken = try SetteeBinary.run([
+      "--db", directory.path("other.db"), "serve", "--port", String(server.port),
+    ])
+    #expect(taken.status == 1 && taken.stderr.contains("cannot listen"), "\(taken.stderr)")
+    #expect(taken.stdout.isEmpty)
+    let exposed = try SetteeBinary.run([
+      "--db", directory.path("other.db"), "serve", "--bind", "0.0.0.0",
+    ])
+    #expect(exposed.status == 1 && exposed.stdout.isEmpty)
+    let unopenable = try SetteeBinary.run([
+      "--db", directory.path("no/such/dir.db"), "serve", "--port", "0",
+    ])
+    #expect(
+      unopenable.status == 1 && unopenable.stdout.isEmpty
+        && unopenable.stderr.contains("cannot open"))
+
+    let started = Date()
+    let (status, log) = server.stop(SIGTERM)
+    #expect(status == 0)
+    #expect(Date().timeIntervalSince(started) < 10)
+    #expect(try await feed.text.contains("last_seq"))
+    #expect(try await poll.json["results"] == [])
+    #expect(log.contains("PUT /db 201"), "\(log)")
+    #expect(log.contains("GET /_up 200"))
+    let check = try SetteeBinary.run(["--db", path, "check"])
+    #expect(check.status == 0, "\(check.stdout)\(check.stderr)")
+  }
+
+  @Test func oversizedAndMalformedRequests() async throws {
+    let server = try ServerProcess(
+      db: directory.path("abuse.db"), ["--log-level", "none", "--max-request-size", "10000"])
+    try await server.request("PUT", "/db")
+    // Announced too large: refused before a byte of the body is read.
+    let announced = try server.raw(
+      Array(
+        "POST /db/_bulk_docs HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000000000\r\n\r\n"
+          .utf8),
+      timeout: 5)
+    #expect(announced.hasPrefix("HTTP/1.1 413"), "\(announced)")
+    #expect(announced.contains(#""error":"too_large""#))
+    // Streamed past the limit.
+    let big =
+      Array(#"{"docs":["#.utf8) + Array(repeating: UInt8(ascii: " "), count: 20000)
+      + Array("]}".utf8)
+    let streamed = try await server.request(
+      "POST", "/db/_bulk_docs", body: big, headers: ["Content-Type": "application/json"])
+    #expect(streamed.status == 413 && streamed.error == "too_large")
+    // Not HTTP at all, and a request line with a bad path.
+    let garbage = try server.raw(Array("HELLO THERE\r\n\r\n".utf8), timeout: 5)
+    #expect(garbage.hasPrefix("HTTP/1.1 400") || garbage.isEmpty)
+    let badPath = try server.raw(
+      Array("GET /db/%ZZ HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n".utf8), timeout: 5)
+    #expect(badPath.hasPrefix("HTTP/1.1 400"), "\(badPath)")
+    // A body cut off: nothing written.
+    _ = try server.raw(
+      Array("PUT /db/cut HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{\"a\":".utf8),
+      closeAfterSending: true)
+    // Names that look like paths are names.
+    let traversal = try await server.request(
+      "PUT", "/db/doc/..%2F..%2Fpasswd", body: Array("x".utf8),
+      headers: ["Content-Type": "text/plain"])
+    #expect(traversal.status == 201, "\(traversal.text)")
+    #expect(try await server.get("/db/doc").json["_attachments"]?["../../passwd"]?["length"] == 1)
+    #expect(try await server.get("/..%2F..%2Fetc%2Fpasswd").error == "illegal_database_name")
+    #expect(try await server.get("/db/..%2F..%2Fetc").status == 404)
+    #expect(try await server.get("/db/cut").status == 404)
+    #expect(try await server.get("/db").json["doc_count"] == 1)
+    #expect(try await server.get("/_up").status == 200)
+  }
+
+  @Test func clientsThatGoAwayOrDawdle() async throws {
+    let server = try ServerProcess(
+      db: directory.path("slow.db"), ["--log-level", "none", "--idle-timeout", "1"])
+    try await server.request("PUT", "/db")
+    let docs: [JSON] = (0..<2000).map {
+      ["_id": .string("d\($0)"), "pad": .string(String(repeating: "x", count: 200))]
+    }
+    try await server.post("/db/_bulk_docs", ["docs": .array(docs)])
+    // Gone mid-response and mid-feed.
+    for _ in 0..<20 {
+      _ = try server.raw(
+        Array("GET /db/_all_docs?include_docs=true HTTP/1.1\r\nHost: x\r\n\r\n".utf8),
+        closeAfterSending: true)
+      _ = try server.raw(
+        Array("GET /db/_changes?feed=continuous&heartbeat=10 HTTP/1.1\r\nHost: x\r\n\r\n".utf8),
+        timeout: 0.05)
+    }
+    // A slowloris client: half a request line, then nothing. The idle timeout closes it.
+    let started = Date()
+    let slow = try server.raw(Array("GET /db HTTP/1.1\r\nHost:".utf8), timeout: 10)
+    #expect(slow.isEmpty)
+    #expect(Date().timeIntervalSince(started) < 5)
+    #expect(try await server.get("/db").json["doc_count"] == 2000)
+  }
+
+  @Test func aThousandConnectionsAtOnce() async throws {
+    let server = try ServerProcess(db: directory.path("many.db"), ["--log-level", "none"])
+    try await server.request("PUT", "/db")
+    try await server.put("/db/doc", ["n": 1])
+    // All connected and asking before any answer is read: the server holds 1,000 at once.
+    let request = Array("GET /db/doc HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n".utf8)
+    var sockets: [Int32] = []
+    for _ in 0..<1000 { sockets.append(try server.connectAndSend(request)) }
+    var answers = 0
+    for fd in sockets {
+      let text = server.receive(fd, timeout: 30)
+      close(fd)
+      if text.hasPrefix("HTTP/1.1 200") && text.contains(#""n":1"#) { answers += 1 }
+    }
+    #expect(answers == 1000)
+    #expect(try await server.get("/_up").status == 200)
+  }
+}
