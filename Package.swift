@@ -20,6 +20,9 @@ let package = Package(
     .package(url: "https://github.com/apple/swift-http-types", from: "1.0.0"),
     // NIOCore's TimeAmount, for Hummingbird's connection settings; built with it.
     .package(url: "https://github.com/apple/swift-nio", from: "2.0.0"),
+    // Request bodies sent gzip-compressed (Cloudant's SDKs do by default): zlib through
+    // NIO buffers, with a bound on the inflated size.
+    .package(url: "https://github.com/adam-fowler/compress-nio", from: "1.5.0"),
     // Graceful shutdown (Hummingbird's services run in its ServiceGroup), built with it.
     .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.0.0"),
   ],
@@ -56,6 +59,7 @@ let package = Package(
         "Settee", .product(name: "Hummingbird", package: "hummingbird"),
         .product(name: "HummingbirdCore", package: "hummingbird"),
         .product(name: "NIOCore", package: "swift-nio"),
+        .product(name: "CompressNIO", package: "compress-nio"),
         .product(name: "HTTPTypes", package: "swift-http-types"),
         .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
       ]

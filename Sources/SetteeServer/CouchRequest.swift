@@ -1,3 +1,4 @@
+import CompressNIO
 import Foundation
 import HTTPTypes
 import Hummingbird
@@ -105,7 +106,25 @@ struct CouchRequest: Sendable {
       guard bytes.count + buffer.readableBytes <= maxBodyBytes else { throw Self.tooLarge }
       bytes.append(contentsOf: buffer.readableBytesView)
     }
-    return bytes
+    switch headers[.contentEncoding]?.lowercased() {
+    case nil, "identity": return bytes
+    case "gzip", "x-gzip", "deflate":
+      // Inflated within the same limit: a small body cannot expand past it.
+      var compressed = ByteBuffer(bytes: bytes)
+      let algorithm: CompressionAlgorithm =
+        headers[.contentEncoding]?.lowercased() == "deflate" ? .zlib() : .gzip()
+      do {
+        let inflated = try compressed.decompress(with: algorithm, maxSize: maxBodyBytes)
+        return Array(inflated.readableBytesView)
+      } catch let error as CompressNIOError where error == .bufferOverflow {
+        throw Self.tooLarge
+      } catch {
+        throw CouchError(.badRequest, "bad_request", "the request body is not valid \(algorithm)")
+      }
+    case let encoding?:
+      throw CouchError(
+        .unsupportedMediaType, "bad_content_type", "unsupported Content-Encoding: \(encoding)")
+    }
   }
 
   static let tooLarge = CouchError(.contentTooLarge, "too_large", "the request entity is too large")

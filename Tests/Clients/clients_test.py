@@ -1,0 +1,290 @@
+"""Real CouchDB clients against `settee serve`: the Python packages `CouchDB` (1.2) and
+`ibmcloudant`, as a user's scripts call them. `.ci/run` installs both into a virtual
+environment and runs this file with the built binary:
+
+    python clients_test.py path/to/settee
+
+Each test class starts its own server on a free loopback port with a new file.
+"""
+
+import base64
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+import couchdb
+import requests
+from ibm_cloud_sdk_core import ApiException
+from ibm_cloud_sdk_core.authenticators import NoAuthAuthenticator
+from ibmcloudant.cloudant_v1 import BulkDocs, BulkGetQueryDocument, CloudantV1, IndexDefinition, IndexField
+
+SETTEE = os.path.abspath(sys.argv.pop(1)) if len(sys.argv) > 1 else "settee"
+
+
+class Served:
+    """`settee serve --port 0` on a new file; `url` once it listens."""
+
+    def __init__(self):
+        self.directory = tempfile.TemporaryDirectory()
+        self.path = os.path.join(self.directory.name, "clients.db")
+        self.process = subprocess.Popen(
+            [SETTEE, "--db", self.path, "serve", "--port", "0", "--log-level", "none"],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        line = self.process.stdout.readline()
+        self.url = json.loads(line)["url"].rstrip("/")
+
+    def stop(self):
+        self.process.terminate()
+        status = self.process.wait(timeout=30)
+        self.directory.cleanup()
+        return status
+
+
+class CouchDBPackageTests(unittest.TestCase):
+    """The `CouchDB` package (couchdb-python 1.2)."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.served = Served()
+        cls.server = couchdb.Server(cls.served.url + "/")
+
+    @classmethod
+    def tearDownClass(cls):
+        assert cls.served.stop() == 0
+
+    def test_server(self):
+        self.assertEqual(self.server.version(), "3.3.3")
+        self.assertEqual(len(self.server.uuids(5)), 5)
+        self.assertEqual(self.server.tasks(), [])
+
+    def test_databases(self):
+        db = self.server.create("pydbs")
+        self.assertIn("pydbs", self.server)
+        self.assertIn("pydbs", list(self.server))
+        with self.assertRaises(couchdb.PreconditionFailed):
+            self.server.create("pydbs")
+        self.assertEqual(db.info()["doc_count"], 0)
+        del self.server["pydbs"]
+        self.assertNotIn("pydbs", self.server)
+        with self.assertRaises(couchdb.ResourceNotFound):
+            self.server["pydbs"]
+
+    def test_documents(self):
+        db = self.server.create("pydocs")
+        doc_id, rev = db.save({"_id": "mike", "name": "Mike", "age": 12})
+        self.assertEqual(doc_id, "mike")
+        doc = db["mike"]
+        self.assertEqual(doc["age"], 12)
+        doc["age"] = 13
+        db.save(doc)
+        self.assertEqual(db["mike"]["age"], 13)
+        self.assertEqual(db["mike"].rev, doc["_rev"])
+        stale = dict(db["mike"])
+        stale["_rev"] = rev
+        with self.assertRaises(couchdb.ResourceConflict):
+            db.save(stale)
+        self.assertEqual(len(list(db.revisions("mike"))), 1)  # only leaves keep bodies
+        generated, _ = db.save({"kind": "no id"})
+        self.assertEqual(len(generated), 32)
+        self.assertEqual(len(db), 2)
+        db.delete(db["mike"])
+        self.assertIsNone(db.get("mike"))
+        self.assertEqual(db.info()["doc_del_count"], 1)
+        db["_design/app"] = {"views": {}}
+        self.assertIn("_design/app", db)
+
+    def test_bulk_views_and_changes(self):
+        db = self.server.create("pybulk")
+        results = db.update([{"_id": "a", "n": 1}, {"_id": "b", "n": 2}, {"n": 3}])
+        self.assertTrue(all(ok for ok, _, _ in results))
+        conflict = db.update([{"_id": "a", "n": 9}])
+        self.assertFalse(conflict[0][0])
+        self.assertIsInstance(conflict[0][2], couchdb.ResourceConflict)
+        rows = {row.id: row for row in db.view("_all_docs", include_docs=True)}
+        self.assertEqual(len(rows), 3)
+        self.assertEqual(rows["a"].doc["n"], 1)
+        keyed = list(db.view("_all_docs", keys=["b", "zz"]))
+        self.assertEqual(keyed[0].id, "b")
+        ranged = [row.id for row in db.view("_all_docs", startkey="a", endkey="b")]
+        self.assertEqual((ranged[0], ranged[-1]), ("a", "b"))
+        self.assertEqual([row.id for row in db.view("_all_docs", startkey="b", descending=True)][0], "b")
+        changes = db.changes()
+        self.assertEqual(len(changes["results"]), 3)
+        since = db.changes(limit=1)["last_seq"]
+        self.assertEqual(len(db.changes(since=since)["results"]), 2)
+        feed = list(db.changes(feed="continuous", timeout=100))
+        self.assertEqual(len([line for line in feed if "id" in line]), 3)
+        self.assertIn("last_seq", feed[-1])
+        self.assertTrue(db.commit())
+        self.assertTrue(db.compact())
+        purged = db.purge([db["b"]])
+        self.assertIn("b", purged["purged"])
+        self.assertNotIn("b", db)
+
+    def test_mango(self):
+        db = self.server.create("pymango")
+        db.update([{"_id": "p%d" % n, "age": n, "type": "user" if n % 2 else "admin"} for n in range(20)])
+        index = db.index()
+        index["people", "by-age"] = [{"age": "asc"}]
+        names = [entry["name"] for entry in index]
+        self.assertEqual(names, ["_all_docs", "by-age"])
+        found = list(db.find({"selector": {"age": {"$gte": 17}}, "sort": [{"age": "asc"}]}))
+        self.assertEqual([doc["_id"] for doc in found], ["p17", "p18", "p19"])
+        plan = db.explain({"selector": {"age": {"$gt": 1}}})
+        self.assertEqual(plan["index"]["name"], "by-age")
+        del index["_design/people", "by-age"]
+        self.assertEqual([entry["name"] for entry in index], ["_all_docs"])
+
+    def test_attachments_and_security(self):
+        db = self.server.create("pyatt")
+        doc = {"_id": "note"}
+        db.save(doc)
+        content = bytes(range(256)) * 40
+        db.put_attachment(doc, content, filename="blob.bin", content_type="application/x-blob")
+        self.assertEqual(db.get_attachment("note", "blob.bin").read(), content)
+        stored = db["note"]
+        self.assertEqual(stored["_attachments"]["blob.bin"]["length"], len(content))
+        db.delete_attachment(stored, "blob.bin")
+        self.assertIsNone(db.get_attachment("note", "blob.bin"))
+        db.security = {"members": {"names": ["mike"], "roles": []}}
+        self.assertEqual(db.security["members"]["names"], ["mike"])
+
+
+class CloudantPackageTests(unittest.TestCase):
+    """The `ibmcloudant` package (Cloudant's Python SDK), without authentication."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.served = Served()
+        cls.service = CloudantV1(authenticator=NoAuthAuthenticator())
+        cls.service.set_service_url(cls.served.url)
+
+    @classmethod
+    def tearDownClass(cls):
+        assert cls.served.stop() == 0
+
+    def test_server(self):
+        info = self.service.get_server_information().get_result()
+        self.assertEqual(info["vendor"]["name"], "Settee")
+        self.assertEqual(len(self.service.get_uuids(count=3).get_result()["uuids"]), 3)
+        self.assertEqual(self.service.get_up_information().get_result()["status"], "ok")
+        self.assertEqual(self.service.get_active_tasks().get_result(), [])
+        session = self.service.get_session_information().get_result()
+        self.assertTrue(session["ok"])
+
+    def test_databases_and_documents(self):
+        service = self.service
+        self.assertTrue(service.put_database(db="sdk").get_result()["ok"])
+        with self.assertRaises(ApiException) as refused:
+            service.put_database(db="sdk")
+        self.assertEqual(refused.exception.code, 412)
+        self.assertIn("sdk", service.get_all_dbs().get_result())
+        created = service.post_document(db="sdk", document={"_id": "a", "n": 1}).get_result()
+        self.assertTrue(created["ok"])
+        doc = service.get_document(db="sdk", doc_id="a").get_result()
+        self.assertEqual(doc["n"], 1)
+        doc["n"] = 2
+        updated = service.put_document(db="sdk", doc_id="a", document=doc).get_result()
+        self.assertTrue(updated["rev"].startswith("2-"))
+        self.assertEqual(service.head_document(db="sdk", doc_id="a").get_status_code(), 200)
+        with self.assertRaises(ApiException) as conflict:
+            service.put_document(db="sdk", doc_id="a", document={"n": 3})
+        self.assertEqual(conflict.exception.code, 409)
+        with self.assertRaises(ApiException) as missing:
+            service.get_document(db="sdk", doc_id="nope")
+        self.assertEqual(missing.exception.code, 404)
+        info = service.get_database_information(db="sdk").get_result()
+        self.assertEqual(info["doc_count"], 1)
+        deleted = service.delete_document(db="sdk", doc_id="a", rev=updated["rev"]).get_result()
+        self.assertTrue(deleted["ok"])
+        self.assertTrue(service.delete_database(db="sdk").get_result()["ok"])
+        with self.assertRaises(ApiException) as gone:
+            service.get_database_information(db="sdk")
+        self.assertEqual(gone.exception.code, 404)
+        self.assertTrue(gone.exception.message.endswith("Database does not exist."))
+
+    def test_bulk_and_replication_calls(self):
+        service = self.service
+        service.put_database(db="repl")
+        docs = [{"_id": "d%d" % n, "n": n} for n in range(10)]
+        written = service.post_bulk_docs(db="repl", bulk_docs=BulkDocs(docs=docs)).get_result()
+        self.assertEqual(len(written), 10)
+        peer = BulkDocs(new_edits=False, docs=[
+            {"_id": "d0", "_rev": "2-peer", "_revisions": {"start": 2, "ids": ["peer", written[0]["rev"].split("-")[1]]}, "n": 100}])
+        self.assertEqual(service.post_bulk_docs(db="repl", bulk_docs=peer).get_result(), [])
+        all_docs = service.post_all_docs(db="repl", include_docs=True, limit=3).get_result()
+        self.assertEqual([row["id"] for row in all_docs["rows"]], ["d0", "d1", "d2"])
+        self.assertEqual(all_docs["rows"][0]["doc"]["n"], 100)
+        changes = service.post_changes(db="repl", style="all_docs").get_result()
+        self.assertEqual(len(changes["results"]), 10)
+        filtered = service.post_changes(db="repl", filter="_doc_ids", doc_ids=["d3", "d4"]).get_result()
+        self.assertEqual([row["id"] for row in filtered["results"]], ["d3", "d4"])
+        selected = service.post_changes(db="repl", filter="_selector", selector={"n": {"$gt": 8}}).get_result()
+        self.assertEqual([row["id"] for row in selected["results"]], ["d9", "d0"])  # d0 changed last
+        diff = service.post_revs_diff(db="repl", document_revisions={"d1": [written[1]["rev"], "9-zz"]}).get_result()
+        self.assertEqual(diff["d1"]["missing"], ["9-zz"])
+        fetched = service.post_bulk_get(
+            db="repl", docs=[BulkGetQueryDocument(id="d0", rev="2-peer"), BulkGetQueryDocument(id="nope")], revs=True).get_result()
+        self.assertEqual(fetched["results"][0]["docs"][0]["ok"]["_revisions"]["start"], 2)
+        self.assertIn("error", fetched["results"][1]["docs"][0])
+        local = service.put_local_document(db="repl", doc_id="checkpoint", document={"seq": "5"}).get_result()
+        self.assertTrue(local["ok"])
+        self.assertEqual(service.get_local_document(db="repl", doc_id="checkpoint").get_result()["seq"], "5")
+
+    def test_query_and_attachments(self):
+        service = self.service
+        service.put_database(db="query")
+        service.post_bulk_docs(db="query", bulk_docs=BulkDocs(docs=[{"_id": "p%d" % n, "age": n} for n in range(30)]))
+        made = service.post_index(
+            db="query", index=IndexDefinition(fields=[IndexField(age="asc")]), name="by-age", ddoc="ages").get_result()
+        self.assertEqual(made["result"], "created")
+        indexes = service.get_indexes_information(db="query").get_result()
+        self.assertEqual(indexes["total_rows"], 2)
+        found = service.post_find(db="query", selector={"age": {"$lt": 2}}, sort=[{"age": "asc"}]).get_result()
+        self.assertEqual([doc["_id"] for doc in found["docs"]], ["p0", "p1"])
+        explained = service.post_explain(db="query", selector={"age": {"$lt": 2}}).get_result()
+        self.assertEqual(explained["index"]["name"], "by-age")
+        self.assertTrue(service.delete_index(db="query", ddoc="ages", type="json", index="by-age").get_result()["ok"])
+        rev = service.get_document(db="query", doc_id="p0").get_result()["_rev"]
+        put = service.put_attachment(
+            db="query", doc_id="p0", attachment_name="a.txt", attachment=b"hello", content_type="text/plain", rev=rev)
+        self.assertTrue(put.get_result()["ok"])
+        got = service.get_attachment(db="query", doc_id="p0", attachment_name="a.txt").get_result()
+        self.assertEqual(got.content, b"hello")
+        inline = service.get_document(db="query", doc_id="p0", attachments=True).get_result()
+        self.assertEqual(base64.b64decode(inline["_attachments"]["a.txt"]["data"]), b"hello")
+
+
+class CurlLikeTests(unittest.TestCase):
+    """Exact headers and bodies, as `curl` scripts see them."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.served = Served()
+
+    @classmethod
+    def tearDownClass(cls):
+        assert cls.served.stop() == 0
+
+    def test_headers(self):
+        url = self.served.url
+        made = requests.put(url + "/raw")
+        self.assertEqual(made.status_code, 201)
+        self.assertEqual(made.headers["Location"], "/raw")
+        written = requests.put(url + "/raw/doc", data=b'{"a":1}')
+        self.assertEqual(written.headers["ETag"], '"%s"' % written.json()["rev"])
+        self.assertEqual(written.headers["Content-Type"], "application/json")
+        self.assertTrue(written.text.endswith("\n"))
+        wrong = requests.post(url + "/raw", data=b"{}", headers={"Content-Type": "text/plain"})
+        self.assertEqual((wrong.status_code, wrong.json()["error"]), (415, "bad_content_type"))
+        probe = requests.get(url + "/raw/_bulk_get")
+        self.assertEqual(probe.status_code, 405)
+        commit = requests.post(url + "/raw/_ensure_full_commit", json={})
+        self.assertEqual((commit.status_code, commit.json()), (201, {"ok": True, "instance_start_time": "0"}))
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
