@@ -14,13 +14,17 @@ extension CouchHandler {
     try await requireDatabase(db)
     switch request.method {
     case .put:
-      if let type = request.headers[.contentType], type.lowercased().hasPrefix("multipart/") {
-        throw CouchError(
-          .unsupportedMediaType, "bad_content_type",
-          "Settee's server does not take multipart/related bodies yet: send attachments inline (base64) or one at a time"
-        )
+      var body: JSONObject
+      if let type = request.headers[.contentType], type.lowercased().hasPrefix("multipart/related")
+      {
+        guard let boundary = Multipart.boundary(ofContentType: type) else {
+          throw CouchError(.badRequest, "bad_request", "multipart/related without a boundary")
+        }
+        body = try Multipart.document(
+          fromRelated: try await request.bodyBytes(), boundary: boundary)
+      } else {
+        body = try await request.jsonObjectBody(requiresJSONType: false)
       }
-      var body = try await request.jsonObjectBody(requiresJSONType: false)
       body["_id"] = .string(id)
       if let rev = try request.revision(), body["_rev"] == nil {
         body["_rev"] = .string(rev.description)
@@ -66,10 +70,29 @@ extension CouchHandler {
       if asked == nil && answers.isEmpty {
         throw CouchError(.notFound, "not_found", "missing")
       }
+      if accepts(request, "multipart/mixed") {
+        let boundary = Multipart.boundary()
+        return Response(
+          status: .ok,
+          headers: [.contentType: "multipart/mixed; boundary=\"\(boundary)\""],
+          body: ResponseBody(
+            byteBuffer: ByteBuffer(bytes: Multipart.mixed(answers.map(\.json), boundary: boundary)))
+        )
+      }
       return CouchResponse.json(.array(answers.map { .object($0.json) }))
     }
     if let document = try await db.document(id, options) {
       let etag = document["_rev"]?.stringValue.map { "\"\($0)\"" }
+      if accepts(request, "multipart/related") {
+        let boundary = Multipart.boundary()
+        if let related = Multipart.related(document, boundary: boundary) {
+          var headers: HTTPFields = [.contentType: "multipart/related; boundary=\"\(boundary)\""]
+          if let etag { headers[.eTag] = etag }
+          return Response(
+            status: .ok, headers: headers,
+            body: ResponseBody(byteBuffer: ByteBuffer(bytes: related)))
+        }
+      }
       return CouchResponse.json(
         .object(document), headers: etag.map { [.eTag: $0] } ?? [:])
     }
@@ -77,6 +100,11 @@ extension CouchHandler {
       throw CouchError(.notFound, "not_found", "deleted")
     }
     throw CouchError(.notFound, "not_found", "missing")
+  }
+
+  /// Whether the request's `Accept` header names `type`.
+  func accepts(_ request: CouchRequest, _ type: String) -> Bool {
+    (request.headers[.accept] ?? "").lowercased().contains(type)
   }
 
   /// A JSON array of revisions given as a parameter or member.

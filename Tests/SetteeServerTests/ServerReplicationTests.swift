@@ -272,4 +272,98 @@ struct ServerReplicationTests {
     #expect(try await server.get("/copy/d0/blob.bin").body == bytes)
     #expect(try await server.post("/copy/_revs_diff", .object(offered)).json == [:])
   }
+
+  /// What CouchDB's replicator does: open_revs as multipart/mixed (each revision with
+  /// attachments a multipart/related part), written to the target as multipart/related
+  /// PUTs with new_edits=false; both sides then hold the same leaves and bytes.
+  @Test func multipartRoundTrip() async throws {
+    let server = try await start()
+    try await server.request("PUT", "/copy")
+    let docs: [JSON] = [
+      [
+        "_id": "m", "_rev": "2-left", "_revisions": ["start": 2, "ids": ["left", "root"]],
+        "side": "left",
+      ],
+      [
+        "_id": "m", "_rev": "2-right", "_revisions": ["start": 2, "ids": ["right", "root"]],
+        "side": "right",
+      ],
+    ]
+    try await server.post("/db/_bulk_docs", ["new_edits": false, "docs": .array(docs)])
+    let bytes = (0..<4000).map { UInt8(truncatingIfNeeded: $0 &* 13) } + Array("\r\n--".utf8)
+    let winner = try await server.get("/db/m").json["_rev"]!.stringValue!
+    try await server.request(
+      "PUT", "/db/m/file.bin?rev=\(winner)", body: bytes,
+      headers: ["Content-Type": "application/x-bin"])
+
+    let mixed = try await server.request(
+      "GET", "/db/m?open_revs=all&revs=true&attachments=true&latest=true",
+      headers: ["Accept": "multipart/mixed"])
+    let type = try #require(mixed.headers["content-type"])
+    #expect(type.hasPrefix("multipart/mixed"))
+    let parts = Self.parts(mixed.body, boundary: Self.boundary(type))
+    #expect(parts.count == 2)
+    for part in parts {
+      // Each part is a document: JSON, or multipart/related with its attachment.
+      let partType = part.headers["content-type"] ?? ""
+      let answer = try await server.request(
+        "PUT", "/copy/m?new_edits=false", body: part.body, headers: ["Content-Type": partType])
+      #expect(answer.status == 201, "\(answer.text)")
+    }
+    #expect(parts.contains { ($0.headers["content-type"] ?? "").hasPrefix("multipart/related") })
+    let source =
+      try await server.get("/db/m?open_revs=all&revs=true&attachments=true").json.arrayValue ?? []
+    let copy =
+      try await server.get("/copy/m?open_revs=all&revs=true&attachments=true").json.arrayValue ?? []
+    #expect(Set(source) == Set(copy))
+    #expect(try await server.get("/copy/m/file.bin").body == bytes)
+    // A missing revision is an error part.
+    let missing = try await server.request(
+      "GET", "/db/m?open_revs=%5B%229-nope%22%5D", headers: ["Accept": "multipart/mixed"])
+    #expect(missing.text.contains("error=\"true\""))
+    #expect(missing.text.contains(#"{"missing":"9-nope"}"#))
+    // One document with its attachments as multipart/related.
+    let related = try await server.request(
+      "GET", "/db/m?attachments=true", headers: ["Accept": "multipart/related"])
+    #expect(related.headers["content-type"]?.hasPrefix("multipart/related") == true)
+    #expect(related.text.contains(#""follows":true"#))
+  }
+
+  static func boundary(_ type: String) -> String {
+    let value = type.components(separatedBy: "boundary=").last ?? ""
+    return value.trimmingCharacters(in: CharacterSet(charactersIn: "\""))
+  }
+
+  /// The parts of a multipart body, split by hand (headers lowercased).
+  static func parts(_ body: [UInt8], boundary: String) -> [(
+    headers: [String: String], body: [UInt8]
+  )] {
+    let delimiter = Array("--\(boundary)".utf8)
+    var positions: [Int] = []
+    var index = 0
+    while index + delimiter.count <= body.count {
+      if Array(body[index..<(index + delimiter.count)]) == delimiter {
+        positions.append(index)
+        index += delimiter.count
+      } else {
+        index += 1
+      }
+    }
+    var parts: [(headers: [String: String], body: [UInt8])] = []
+    for (start, end) in zip(positions, positions.dropFirst()) {
+      var section = Array(body[(start + delimiter.count + 2)..<(end - 2)])
+      var headers: [String: String] = [:]
+      while let lineEnd = (0..<max(0, section.count - 1)).first(where: {
+        section[$0] == 13 && section[$0 + 1] == 10
+      }) {
+        let line = String(decoding: section[0..<lineEnd], as: UTF8.self)
+        section.removeFirst(lineEnd + 2)
+        if line.isEmpty { break }
+        let pair = line.split(separator: ":", maxSplits: 1)
+        headers[pair[0].lowercased()] = pair[1].trimmingCharacters(in: .whitespaces)
+      }
+      parts.append((headers, section))
+    }
+    return parts
+  }
 }

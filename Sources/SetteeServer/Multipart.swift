@@ -1,0 +1,183 @@
+import Foundation
+import SetteeCore
+
+/// CouchDB's multipart bodies: `multipart/mixed` answers to `open_revs` (one part per
+/// revision, itself `multipart/related` when it carries attachments), and
+/// `multipart/related` documents (the JSON, then each attachment marked `"follows": true`
+/// in order). Small and regular, so written and parsed here over whole buffers (both are
+/// bounded: answers by what is read, requests by the server's request limit).
+enum Multipart {
+  /// A new random boundary.
+  static func boundary() -> String { CouchHandler.randomUUID() }
+
+  /// A document as a `multipart/related` body when it carries attachment data: its JSON
+  /// with `"follows": true` in place of each `"data"`, then the bytes in the same order.
+  /// `nil` when it has no attachment data (the JSON alone says everything).
+  static func related(_ document: JSONObject, boundary: String) -> [UInt8]? {
+    guard case .object(let attachments)? = document["_attachments"],
+      attachments.contains(where: { $0.value["data"] != nil })
+    else { return nil }
+    var json = document
+    var stubs = JSONObject()
+    var bodies: [(String, String, [UInt8])] = []
+    for member in attachments {
+      guard case .object(var attachment) = member.value,
+        let data = attachment["data"]?.stringValue, let bytes = Data(base64Encoded: data)
+      else {
+        stubs[member.key] = member.value
+        continue
+      }
+      _ = attachment.removeValue(forKey: "data")
+      attachment["follows"] = true
+      stubs[member.key] = .object(attachment)
+      bodies.append(
+        (
+          member.key, attachment["content_type"]?.stringValue ?? "application/octet-stream",
+          Array(bytes)
+        ))
+    }
+    json["_attachments"] = .object(stubs)
+    var out = Array("--\(boundary)\r\nContent-Type: application/json\r\n\r\n".utf8)
+    JSONWriter.write(.object(json), into: &out)
+    for (name, type, bytes) in bodies {
+      let escaped = name.replacingOccurrences(of: "\"", with: "\\\"")
+      out += Array(
+        "\r\n--\(boundary)\r\nContent-Disposition: attachment; filename=\"\(escaped)\"\r\nContent-Type: \(type)\r\nContent-Length: \(bytes.count)\r\n\r\n"
+          .utf8)
+      out += bytes
+    }
+    out += Array("\r\n--\(boundary)--".utf8)
+    return out
+  }
+
+  /// `open_revs` answers as `multipart/mixed`: a document part per found revision (JSON,
+  /// or `multipart/related` with its attachments), `{"missing": rev}` parts marked
+  /// `error="true"`, as CouchDB's replicator reads them.
+  static func mixed(_ answers: [JSONObject], boundary: String) -> [UInt8] {
+    var out: [UInt8] = []
+    for answer in answers {
+      out += Array("--\(boundary)\r\n".utf8)
+      if case .object(let document)? = answer["ok"] {
+        let inner = Self.boundary()
+        if let related = related(document, boundary: inner) {
+          out += Array("Content-Type: multipart/related; boundary=\"\(inner)\"\r\n\r\n".utf8)
+          out += related
+        } else {
+          out += Array("Content-Type: application/json\r\n\r\n".utf8)
+          JSONWriter.write(.object(document), into: &out)
+        }
+      } else {
+        out += Array("Content-Type: application/json; error=\"true\"\r\n\r\n".utf8)
+        JSONWriter.write(.object(answer), into: &out)
+      }
+      out += Array("\r\n".utf8)
+    }
+    out += Array("--\(boundary)--".utf8)
+    return out
+  }
+
+  /// The boundary of a `multipart/*` content type.
+  static func boundary(ofContentType type: String) -> String? {
+    for parameter in type.split(separator: ";").dropFirst() {
+      let pair = parameter.split(separator: "=", maxSplits: 1).map {
+        $0.trimmingCharacters(in: .whitespaces)
+      }
+      guard pair.count == 2, pair[0].lowercased() == "boundary" else { continue }
+      return pair[1].trimmingCharacters(in: CharacterSet(charactersIn: "\""))
+    }
+    return nil
+  }
+
+  /// One part: its headers (names lowercased) and body.
+  struct Part {
+    var headers: [String: String]
+    var body: [UInt8]
+  }
+
+  /// Splits a multipart body into its parts.
+  static func parts(_ body: [UInt8], boundary: String) throws -> [Part] {
+    let delimiter = Array("--\(boundary)".utf8)
+    var starts: [Int] = []
+    var index = 0
+    while let found = find(delimiter, in: body, from: index) {
+      starts.append(found)
+      index = found + delimiter.count
+    }
+    guard starts.count >= 2 else { throw malformed("no parts delimited by the boundary") }
+    var parts: [Part] = []
+    for (start, end) in zip(starts, starts.dropFirst()) {
+      var from = start + delimiter.count
+      // The rest of the delimiter line.
+      guard let lineEnd = find(Array("\r\n".utf8), in: body, from: from), lineEnd < end else {
+        throw malformed("a boundary line does not end")
+      }
+      from = lineEnd + 2
+      guard let headersEnd = find(Array("\r\n\r\n".utf8), in: body, from: from - 2),
+        headersEnd <= end
+      else { throw malformed("a part has no blank line after its headers") }
+      var headers: [String: String] = [:]
+      let headerText = String(decoding: body[from..<max(from, headersEnd)], as: UTF8.self)
+      for line in headerText.split(separator: "\r\n") {
+        guard let colon = line.firstIndex(of: ":") else { continue }
+        headers[line[..<colon].lowercased()] = line[line.index(after: colon)...]
+          .trimmingCharacters(in: .whitespaces)
+      }
+      var bodyEnd = end
+      // The CRLF before the next delimiter belongs to it.
+      if bodyEnd >= 2 && body[bodyEnd - 2] == 13 && body[bodyEnd - 1] == 10 { bodyEnd -= 2 }
+      parts.append(
+        Part(headers: headers, body: Array(body[(headersEnd + 4)..<max(headersEnd + 4, bodyEnd)])))
+    }
+    return parts
+  }
+
+  /// A `multipart/related` document as JSON: each attachment marked `"follows": true`
+  /// gets the data of the next part (or the part naming it in `Content-Disposition`).
+  static func document(fromRelated body: [UInt8], boundary: String) throws -> JSONObject {
+    let parts = try parts(body, boundary: boundary)
+    guard let first = parts.first, case .object(var document) = try JSONParser.parse(first.body)
+    else { throw malformed("the first part must be the document as a JSON object") }
+    var rest = Array(parts.dropFirst())
+    guard case .object(let attachments)? = document["_attachments"] else { return document }
+    var filled = JSONObject()
+    for member in attachments {
+      guard case .object(var attachment) = member.value, attachment["follows"] == true else {
+        filled[member.key] = member.value
+        continue
+      }
+      let named = rest.firstIndex {
+        ($0.headers["content-disposition"] ?? "").contains("filename=\"\(member.key)\"")
+      }
+      guard let position = named ?? (rest.isEmpty ? nil : 0) else {
+        throw malformed(
+          "attachment \(JSONWriter.string(.string(member.key))) follows but no part holds it")
+      }
+      let part = rest.remove(at: position)
+      _ = attachment.removeValue(forKey: "follows")
+      attachment["data"] = .string(Data(part.body).base64EncodedString())
+      filled[member.key] = .object(attachment)
+    }
+    document["_attachments"] = .object(filled)
+    return document
+  }
+
+  private static func malformed(_ reason: String) -> CouchError {
+    CouchError(.badRequest, "bad_request", "malformed multipart body: \(reason)")
+  }
+
+  private static func find(_ needle: [UInt8], in haystack: [UInt8], from start: Int) -> Int? {
+    guard !needle.isEmpty, haystack.count >= needle.count, start <= haystack.count - needle.count
+    else { return nil }
+    let first = needle[0]
+    var index = start
+    let last = haystack.count - needle.count
+    while index <= last {
+      if haystack[index] == first && haystack[index..<(index + needle.count)].elementsEqual(needle)
+      {
+        return index
+      }
+      index += 1
+    }
+    return nil
+  }
+}
