@@ -88,7 +88,7 @@ let package = Package(
     ),
     .testTarget(
       name: "SetteeServerTests",
-      dependencies: ["Settee", "settee", "SetteeTestSupport"]
+      dependencies: ["Settee", "SetteeServer", "settee", "SetteeTestSupport"]
     ),
     .testTarget(
       name: "SetteeCLITests",

@@ -9,6 +9,7 @@ import SetteeCore
 struct CouchHandler: Sendable {
   let database: Database
   let configuration: ServerConfiguration
+  let authenticator: Authenticator
 
   /// The API level Settee answers as, in `GET /`.
   static let couchDBVersion = "3.3.3"
@@ -16,6 +17,25 @@ struct CouchHandler: Sendable {
 
   func handle(_ raw: Request) async throws -> Response {
     let request = try CouchRequest(raw, maxBodyBytes: configuration.maxRequestBytes)
+    var identity: Authenticator.Identity?
+    if authenticator.isEnabled {
+      identity = authenticator.identify(request.headers)
+      // Open to anyone: /_up, and /_session (to log in, out, or ask who one is).
+      let open = request.segments == ["_up"] || request.segments == ["_session"]
+      // No WWW-Authenticate challenge (CouchDB sends one only with require_valid_user):
+      // Foundation's URLSession on Linux waits forever on a challenge it has no delegate
+      // for, and browsers would show their own login dialog over the app's.
+      if identity == nil && !open {
+        throw CouchError(.unauthorized, "unauthorized", "Authentication required.")
+      }
+    }
+    if request.segments == ["_session"] { return try await session(request, identity) }
+    var response = try await route(request)
+    if let cookie = identity?.renewedCookie { response.headers[.setCookie] = cookie }
+    return response
+  }
+
+  private func route(_ request: CouchRequest) async throws -> Response {
     let segments = request.segments
     guard let first = segments.first else {
       try allow(request, "GET,HEAD")
@@ -195,8 +215,6 @@ struct CouchHandler: Sendable {
       }
       return CouchResponse.json(
         ["uuids": .array((0..<count).map { _ in .string(Self.randomUUID()) })])
-    case ("_session", 0):
-      return try await session(request)
     case ("_active_tasks", 0):
       try allow(request, "GET,HEAD")
       return CouchResponse.json([])
@@ -250,21 +268,72 @@ struct CouchHandler: Sendable {
     }.joined()
   }
 
-  private func session(_ request: CouchRequest) async throws -> Response {
+  /// `/_session`: who is asking (GET), a login setting an `AuthSession` cookie (POST, JSON
+  /// or form-encoded `name` and `password`), a logout clearing it (DELETE).
+  private func session(_ request: CouchRequest, _ identity: Authenticator.Identity?) async throws
+    -> Response
+  {
     try allow(request, "GET,HEAD,POST,DELETE")
+    let handlers: JSON = ["cookie", "default"]
     switch request.method {
     case .delete:
-      return CouchResponse.json(["ok": true])
+      return CouchResponse.json(
+        ["ok": true],
+        headers: [.setCookie: "AuthSession=; Version=1; Path=/; HttpOnly; Max-Age=0"])
     case .post:
-      throw CouchError(.unauthorized, "unauthorized", "Name or password is incorrect.")
+      let (name, password) = try await credentials(request)
+      guard authenticator.isEnabled, authenticator.verify(name, password) else {
+        throw CouchError(.unauthorized, "unauthorized", "Name or password is incorrect.")
+      }
+      let token = authenticator.makeToken(name, now: Int64(Date().timeIntervalSince1970))
+      return CouchResponse.json(
+        ["ok": true, "name": .string(name), "roles": ["_admin"]],
+        headers: [.setCookie: Authenticator.setCookie(token)])
     default:
-      // No admin is configured: every client on loopback is the administrator (CouchDB's
-      // "admin party").
-      return CouchResponse.json([
-        "ok": true, "userCtx": ["name": .null, "roles": ["_admin"]],
-        "info": ["authentication_handlers": ["cookie", "default"], "authenticated": "default"],
+      guard authenticator.isEnabled else {
+        // No administrator: every client on loopback is one (CouchDB's "admin party").
+        return CouchResponse.json([
+          "ok": true, "userCtx": ["name": .null, "roles": ["_admin"]],
+          "info": ["authentication_handlers": handlers, "authenticated": "default"],
+        ])
+      }
+      guard let identity else {
+        return CouchResponse.json([
+          "ok": true, "userCtx": ["name": .null, "roles": []],
+          "info": ["authentication_handlers": handlers],
+        ])
+      }
+      var response = CouchResponse.json([
+        "ok": true, "userCtx": ["name": .string(identity.name), "roles": ["_admin"]],
+        "info": ["authentication_handlers": handlers, "authenticated": .string(identity.method)],
       ])
+      if let cookie = identity.renewedCookie { response.headers[.setCookie] = cookie }
+      return response
     }
+  }
+
+  /// `name` (or `username`) and `password` from a JSON or form-encoded body.
+  private func credentials(_ request: CouchRequest) async throws -> (String, String) {
+    let type = (request.headers[.contentType] ?? "").lowercased()
+    var fields: [String: String] = [:]
+    if type.hasPrefix("application/x-www-form-urlencoded") {
+      let text = String(decoding: try await request.bodyBytes(), as: UTF8.self)
+      for pair in text.split(separator: "&") {
+        let parts = pair.split(separator: "=", maxSplits: 1).map {
+          $0.replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? ""
+        }
+        if parts.count == 2 { fields[parts[0]] = parts[1] }
+      }
+    } else {
+      for member in try await request.jsonObjectBody() {
+        if let value = member.value.stringValue { fields[member.key] = value }
+      }
+    }
+    // CouchDB takes `username` as well (Cloudant's session authenticator sends it).
+    guard let name = fields["username"] ?? fields["name"], let password = fields["password"] else {
+      throw CouchError(.badRequest, "bad_request", "a login needs name and password")
+    }
+    return (name, password)
   }
 
   // MARK: - Databases

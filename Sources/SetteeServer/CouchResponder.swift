@@ -12,15 +12,49 @@ struct CouchResponder: HTTPResponder {
 
   func respond(to request: Request, context: Context) async throws -> Response {
     let start = ContinuousClock.now
+    let origin = allowedOrigin(request)
     var response: Response
-    do {
-      response = try await handler.handle(request)
-    } catch {
-      response = CouchError(error).response
+    if let origin, request.method == .options,
+      request.headers[.accessControlRequestMethod] != nil
+    {
+      response = preflight(request, origin)
+    } else {
+      do {
+        response = try await handler.handle(request)
+      } catch {
+        response = CouchError(error).response
+      }
+      if let origin {
+        response.headers[.accessControlAllowOrigin] = origin
+        response.headers[.accessControlAllowCredentials] = "true"
+        response.headers[.accessControlExposeHeaders] =
+          "content-type, cache-control, accept-ranges, etag, server, location"
+      }
     }
     if request.method == .head { response.body = ResponseBody() }
     log(request, response.status, start)
     return response
+  }
+
+  /// The request's `Origin` when CORS is on and allows it.
+  private func allowedOrigin(_ request: Request) -> String? {
+    let allowed = handler.configuration.corsOrigins
+    guard !allowed.isEmpty, let origin = request.headers[.origin] else { return nil }
+    return allowed.contains("*") || allowed.contains(origin) ? origin : nil
+  }
+
+  /// A browser's preflight: what it may send (no credentials needed, as CouchDB).
+  private func preflight(_ request: Request, _ origin: String) -> Response {
+    var headers: HTTPFields = [
+      .accessControlAllowOrigin: origin, .accessControlAllowCredentials: "true",
+      .accessControlAllowMethods: "GET, PUT, POST, HEAD, DELETE",
+      .accessControlAllowHeaders:
+        request.headers[.accessControlRequestHeaders]
+        ?? "accept, authorization, content-type, origin, referer",
+      .accessControlMaxAge: "600",
+    ]
+    headers[.contentLength] = "0"
+    return Response(status: .noContent, headers: headers)
   }
 
   private func log(

@@ -19,6 +19,8 @@ public struct ServerConfiguration: Sendable {
   public var maxRequestBytes: Int
   /// How much is logged to standard error: one line per request at `.info`.
   public var logLevel: LogLevel
+  /// The origins browsers may call from (CORS): `["*"]` for any; empty: CORS is off.
+  public var corsOrigins: [String]
   /// Seconds a connection may stay idle, or send a request this slowly, before it is
   /// closed (a response being written, such as a continuous feed, is not idle).
   public var idleTimeout: Double
@@ -36,8 +38,9 @@ public struct ServerConfiguration: Sendable {
   /// A configuration; the defaults listen on 127.0.0.1:5984.
   public init(
     host: String = "127.0.0.1", port: Int = 5984, maxRequestBytes: Int = 64 << 20,
-    logLevel: LogLevel = .info, idleTimeout: Double = 60
+    logLevel: LogLevel = .info, idleTimeout: Double = 60, corsOrigins: [String] = []
   ) {
+    self.corsOrigins = corsOrigins
     self.idleTimeout = idleTimeout
     self.host = host
     self.port = port
@@ -64,14 +67,40 @@ public struct CouchServer: Sendable {
     self.configuration = configuration
   }
 
+  /// Stores an administrator in the database file: its name and a PBKDF2-SHA-256 hash of
+  /// its password (never the password). Once a file has one, the server asks every
+  /// request but `/_up` for credentials (Basic, or a cookie from `POST /_session`).
+  ///
+  /// - Throws: ``SetteeError`` with code `invalidArgument` for an empty name or password,
+  ///   or a name holding `:`.
+  public static func setAdmin(_ name: String, password: String, in database: Database)
+    async throws
+  {
+    try await Authenticator.storeAdmin(name, password: password, in: database)
+  }
+
+  /// Whether `host` names a loopback address.
+  public static func isLoopback(_ host: String) -> Bool {
+    ["127.0.0.1", "::1", "localhost"].contains(host) || host.hasPrefix("127.")
+  }
+
   /// Serves until the process gets SIGINT or SIGTERM: then it stops accepting
   /// connections, finishes the requests in flight and returns.
   ///
   /// - Parameter onListening: called once with the port listened on.
   /// - Throws: ``SetteeError`` with code `io` when the address cannot be listened on (a
-  ///   port in use, an address this machine does not have).
+  ///   port in use, an address this machine does not have), `invalidArgument` for an
+  ///   address other than loopback when the file has no administrator.
   public func run(onListening: @escaping @Sendable (Int) async -> Void = { _ in }) async throws {
-    let handler = CouchHandler(database: database, configuration: configuration)
+    let authenticator = try await Authenticator.load(database)
+    guard authenticator.isEnabled || Self.isLoopback(configuration.host) else {
+      throw SetteeError(
+        .invalidArgument,
+        "serving \(configuration.host) needs an administrator (settee serve --admin NAME): only loopback addresses are served without authentication"
+      )
+    }
+    let handler = CouchHandler(
+      database: database, configuration: configuration, authenticator: authenticator)
     var logger = Logger(label: "settee.serve")
     logger.logLevel = .critical
     let app = Application(

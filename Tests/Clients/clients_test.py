@@ -18,7 +18,8 @@ import unittest
 import couchdb
 import requests
 from ibm_cloud_sdk_core import ApiException
-from ibm_cloud_sdk_core.authenticators import NoAuthAuthenticator
+from ibm_cloud_sdk_core.authenticators import BasicAuthenticator, NoAuthAuthenticator
+from ibmcloudant import CouchDbSessionAuthenticator
 from ibmcloudant.cloudant_v1 import BulkDocs, BulkGetQueryDocument, CloudantV1, IndexDefinition, IndexField
 
 SETTEE = os.path.abspath(sys.argv.pop(1)) if len(sys.argv) > 1 else "settee"
@@ -27,18 +28,19 @@ SETTEE = os.path.abspath(sys.argv.pop(1)) if len(sys.argv) > 1 else "settee"
 class Served:
     """`settee serve --port 0` on a new file; `url` once it listens."""
 
-    def __init__(self):
+    def __init__(self, extra=(), env=None):
         self.directory = tempfile.TemporaryDirectory()
         self.path = os.path.join(self.directory.name, "clients.db")
         self.process = subprocess.Popen(
-            [SETTEE, "--db", self.path, "serve", "--port", "0", "--log-level", "none"],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+            [SETTEE, "--db", self.path, "serve", "--port", "0", "--log-level", "none", *extra],
+            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env={**os.environ, **(env or {})})
         line = self.process.stdout.readline()
         self.url = json.loads(line)["url"].rstrip("/")
 
     def stop(self):
         self.process.terminate()
         status = self.process.wait(timeout=30)
+        self.process.stdout.close()
         self.directory.cleanup()
         return status
 
@@ -256,6 +258,49 @@ class CloudantPackageTests(unittest.TestCase):
         self.assertEqual(got.content, b"hello")
         inline = service.get_document(db="query", doc_id="p0", attachments=True).get_result()
         self.assertEqual(base64.b64decode(inline["_attachments"]["a.txt"]["data"]), b"hello")
+
+
+class AuthenticatedClientsTests(unittest.TestCase):
+    """An administrator configured: both packages log in (Basic, and Cloudant's cookie
+    session authenticator), and nothing is served without credentials."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.served = Served(extra=["--admin", "boss"], env={"SETTEE_ADMIN_PASSWORD": "pa55 word"})
+
+    @classmethod
+    def tearDownClass(cls):
+        assert cls.served.stop() == 0
+
+    def test_refused_without_credentials(self):
+        answer = requests.get(self.served.url + "/_all_dbs")
+        self.assertEqual(answer.status_code, 401)
+        self.assertEqual(answer.json(), {"error": "unauthorized", "reason": "Authentication required."})
+        self.assertEqual(requests.get(self.served.url + "/_up").status_code, 200)
+        anonymous = couchdb.Server(self.served.url + "/")
+        with self.assertRaises(couchdb.Unauthorized):
+            anonymous.create("nope")
+
+    def test_couchdb_package_with_credentials(self):
+        host = self.served.url.replace("http://", "")
+        server = couchdb.Server("http://boss:pa55%%20word@%s/" % host)
+        db = server.create("authed")
+        db.save({"_id": "a"})
+        self.assertIn("a", db)
+        wrong = couchdb.Server("http://boss:wrong@%s/" % host)
+        with self.assertRaises(couchdb.Unauthorized):
+            list(wrong)
+
+    def test_cloudant_basic_and_session(self):
+        basic = CloudantV1(authenticator=BasicAuthenticator("boss", "pa55 word"))
+        basic.set_service_url(self.served.url)
+        self.assertTrue(basic.put_database(db="viabasic").get_result()["ok"])
+        session = CloudantV1(authenticator=CouchDbSessionAuthenticator("boss", "pa55 word"))
+        session.set_service_url(self.served.url)
+        self.assertIn("viabasic", session.get_all_dbs().get_result())
+        info = session.get_session_information().get_result()
+        self.assertEqual(info["userCtx"]["name"], "boss")
+        self.assertEqual(info["info"]["authenticated"], "cookie")
 
 
 class CurlLikeTests(unittest.TestCase):

@@ -16,8 +16,14 @@ final class ServerProcess: @unchecked Sendable {
   private let output = Pipe()
 
   /// Starts the server on `path` and waits (at most 60 s) for its "listening" line.
-  init(db path: String, _ extra: [String] = ["--log-level", "none"]) throws {
+  init(
+    db path: String, _ extra: [String] = ["--log-level", "none"],
+    environment: [String: String] = [:]
+  ) throws {
     process.executableURL = URL(fileURLWithPath: SetteeBinary.path)
+    if !environment.isEmpty {
+      process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+    }
     process.arguments = ["--db", path, "serve", "--port", "0"] + extra
     process.standardOutput = output
     process.standardError = errors
@@ -98,6 +104,9 @@ final class ServerProcess: @unchecked Sendable {
     let configuration = URLSessionConfiguration.ephemeral
     configuration.timeoutIntervalForRequest = 60
     configuration.httpMaximumConnectionsPerHost = 64
+    // Cookies are the tests' to send.
+    configuration.httpShouldSetCookies = false
+    configuration.httpCookieAcceptPolicy = .never
     return URLSession(configuration: configuration)
   }()
 

@@ -9,7 +9,7 @@ struct ServeCommand: ParsableCommand {
     commandName: "serve",
     abstract: "Serve the database with CouchDB's HTTP API.",
     discussion:
-      #"Each collection is a CouchDB database (the default collection is /_default). Listens on 127.0.0.1 only; --port 0 picks a free port. Prints {"ok":true,"url":…} on standard output once listening, one log line per request on standard error, and stops cleanly on Ctrl-C or SIGTERM (requests in flight finish first)."#
+      #"Each collection is a CouchDB database (the default collection is /_default). Listens on 127.0.0.1 unless --bind says otherwise, which needs an administrator (--admin); --port 0 picks a free port. Prints {"ok":true,"url":…} on standard output once listening, one log line per request on standard error, and stops cleanly on Ctrl-C or SIGTERM (requests in flight finish first)."#
   )
 
   @OptionGroup var local: GlobalOptions
@@ -23,6 +23,12 @@ struct ServeCommand: ParsableCommand {
   @Option(
     help: "Seconds before an idle connection, or one sending a request too slowly, is closed.")
   var idleTimeout: Double = 60
+  @Option(
+    help:
+      "Store this administrator (its password from SETTEE_ADMIN_PASSWORD, or asked) in the file; from then on every request but /_up needs its credentials."
+  )
+  var admin: String?
+  @Option(help: "Browser origins allowed to call (CORS), comma-separated, or *.") var cors: String?
 
   func validate() throws {
     guard (0...65535).contains(port) else { throw ValidationError("--port must be 0 to 65535") }
@@ -36,23 +42,22 @@ struct ServeCommand: ParsableCommand {
   }
 
   func run() throws {
-    guard ["127.0.0.1", "::1", "localhost"].contains(bind) else {
-      // SPEC section 9: any other address needs an administrator, whose configuration
-      // (--admin) is not built yet; until then the server is loopback-only.
-      throw SetteeError(
-        .invalidArgument,
-        "settee serve listens on loopback only (127.0.0.1, ::1): serving \(bind) needs authentication, which is not built yet"
-      )
-    }
     let options = local.merged(with: root.options)
     let database = try options.openDatabase(readOnly: false)
+    if let admin {
+      let password = try Self.adminPassword(for: admin)
+      try runBlocking { try await CouchServer.setAdmin(admin, password: password, in: database) }
+    }
     let path = options.databasePath
+    let origins =
+      cors.map { $0.split(separator: ",").map { String($0).trimmingCharacters(in: .whitespaces) } }
+      ?? []
     let server = CouchServer(
       database: database,
       configuration: ServerConfiguration(
         host: bind, port: port, maxRequestBytes: maxRequestSize,
         logLevel: ServerConfiguration.LogLevel(rawValue: logLevel) ?? .info,
-        idleTimeout: idleTimeout))
+        idleTimeout: idleTimeout, corsOrigins: origins))
     let host = bind.contains(":") ? "[\(bind)]" : bind
     try runBlocking {
       try await server.run { port in
@@ -61,5 +66,18 @@ struct ServeCommand: ParsableCommand {
         ])
       }
     }
+  }
+
+  /// The admin's password: `SETTEE_ADMIN_PASSWORD`, or asked on the terminal.
+  static func adminPassword(for name: String) throws -> String {
+    if let password = ProcessInfo.processInfo.environment["SETTEE_ADMIN_PASSWORD"] {
+      return password
+    }
+    guard isatty(STDIN_FILENO) != 0, let entered = getpass("Password for \(name): ") else {
+      throw SetteeError(
+        .invalidArgument,
+        "--admin needs a password: set SETTEE_ADMIN_PASSWORD or run on a terminal to be asked")
+    }
+    return String(cString: entered)
   }
 }

@@ -1,0 +1,199 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import Settee
+import SetteeCore
+
+/// The server's administrators and sessions, as CouchDB keeps them: names with PBKDF2
+/// password hashes (stored in the file's metadata under `couchdb:admins`, never the
+/// password), Basic authentication, and `AuthSession` cookies signed with HMAC-SHA-256
+/// under the file's `couchdb:secret` and the admin's salt, valid for ``sessionTimeout``
+/// seconds and renewed as CouchDB renews them.
+struct Authenticator: Sendable {
+  /// One administrator's stored hash.
+  struct Admin: Sendable, Hashable {
+    var salt: [UInt8]
+    var derivedKey: [UInt8]
+    var iterations: Int
+
+    var json: JSON {
+      [
+        "password_scheme": "pbkdf2", "pbkdf2_prf": "sha256", "derived_key": .string(derivedKey.hex),
+        "salt": .string(salt.hex), "iterations": .int(Int64(iterations)),
+      ]
+    }
+
+    init(salt: [UInt8], derivedKey: [UInt8], iterations: Int) {
+      self.salt = salt
+      self.derivedKey = derivedKey
+      self.iterations = iterations
+    }
+
+    init?(json: JSON) {
+      guard let salt = json["salt"]?.stringValue.flatMap({ [UInt8](hex: $0) }),
+        let key = json["derived_key"]?.stringValue.flatMap({ [UInt8](hex: $0) }),
+        let iterations = json["iterations"]?.intValue, iterations > 0
+      else { return nil }
+      self.init(salt: salt, derivedKey: key, iterations: iterations)
+    }
+
+    func matches(_ password: String) -> Bool {
+      SHA256.constantTimeEqual(
+        SHA256.pbkdf2(password: Array(password.utf8), salt: salt, iterations: iterations),
+        derivedKey)
+    }
+  }
+
+  static let adminsKey = "couchdb:admins"
+  static let secretKey = "couchdb:secret"
+  /// PBKDF2 iterations for a new password hash.
+  static let iterations = 100_000
+  /// How long a session cookie is valid, in seconds (CouchDB's default).
+  static let sessionTimeout: Int64 = 600
+
+  let admins: [String: Admin]
+  let secret: [UInt8]
+  /// Basic credentials already verified (keyed by a digest of them): PBKDF2 runs once per
+  /// credential, not once per request.
+  private let verified = Locked<Set<[UInt8]>>([])
+
+  var isEnabled: Bool { !admins.isEmpty }
+
+  /// The administrators stored in the file.
+  static func load(_ database: Database) async throws -> Authenticator {
+    var admins: [String: Admin] = [:]
+    if case .object(let stored)? = try await database.metadata(forKey: adminsKey) {
+      for member in stored { admins[member.key] = Admin(json: member.value) }
+    }
+    let secret =
+      try await database.metadata(forKey: secretKey)?.stringValue
+      .flatMap { [UInt8](hex: $0) } ?? []
+    return Authenticator(admins: admins, secret: secret)
+  }
+
+  /// Stores (or replaces) an administrator's password hash, and makes the cookie secret
+  /// when there is none.
+  static func storeAdmin(_ name: String, password: String, in database: Database) async throws {
+    guard !name.isEmpty, !name.contains(":") else {
+      throw SetteeError(.invalidArgument, "an admin name must be non-empty and hold no ':'")
+    }
+    guard !password.isEmpty else {
+      throw SetteeError(.invalidArgument, "the admin password must not be empty")
+    }
+    var stored = try await database.metadata(forKey: adminsKey)?.objectValue ?? [:]
+    let salt = randomBytes(16)
+    let admin = Admin(
+      salt: salt,
+      derivedKey: SHA256.pbkdf2(password: Array(password.utf8), salt: salt, iterations: iterations),
+      iterations: iterations)
+    stored[name] = admin.json
+    try await database.setMetadata(.object(stored), forKey: adminsKey)
+    if try await database.metadata(forKey: secretKey) == nil {
+      try await database.setMetadata(.string(randomBytes(32).hex), forKey: secretKey)
+    }
+  }
+
+  static func randomBytes(_ count: Int) -> [UInt8] {
+    var generator = SystemRandomNumberGenerator()
+    return (0..<count).map { _ in UInt8.random(in: 0...255, using: &generator) }
+  }
+
+  // MARK: - Requests
+
+  /// Who made a request, and how.
+  struct Identity: Sendable {
+    var name: String
+    var method: String
+    /// A renewed cookie to send back.
+    var renewedCookie: String?
+  }
+
+  /// The identity of a request's credentials: Basic, or an `AuthSession` cookie; `nil`
+  /// when it has none that hold.
+  func identify(_ headers: HTTPFields, now: Int64 = Int64(Date().timeIntervalSince1970))
+    -> Identity?
+  {
+    if let authorization = headers[.authorization], authorization.lowercased().hasPrefix("basic ") {
+      guard let (name, password) = Self.basic(authorization), verify(name, password) else {
+        return nil
+      }
+      return Identity(name: name, method: "default")
+    }
+    guard let token = Self.cookie(headers, named: "AuthSession"),
+      let (name, issued) = session(token, now: now)
+    else { return nil }
+    // CouchDB renews a cookie once a tenth of its life has passed.
+    let renewed = now - issued > Self.sessionTimeout / 10 ? makeToken(name, now: now) : nil
+    return Identity(name: name, method: "cookie", renewedCookie: renewed.map(Self.setCookie))
+  }
+
+  /// Checks a name and password (once per distinct pair; later calls hit the cache).
+  func verify(_ name: String, _ password: String) -> Bool {
+    guard let admin = admins[name] else { return false }
+    let key = SHA256.hash(Array("\(name):\(password)".utf8) + admin.salt)
+    if verified.withLock({ $0.contains(key) }) { return true }
+    guard admin.matches(password) else { return false }
+    verified.withLock { _ = $0.insert(key) }
+    return true
+  }
+
+  private static func basic(_ header: String) -> (String, String)? {
+    let encoded = header.dropFirst("basic ".count).trimmingCharacters(in: .whitespaces)
+    guard let data = Data(base64Encoded: encoded), let text = String(data: data, encoding: .utf8),
+      let colon = text.firstIndex(of: ":")
+    else { return nil }
+    return (String(text[..<colon]), String(text[text.index(after: colon)...]))
+  }
+
+  static func cookie(_ headers: HTTPFields, named name: String) -> String? {
+    for field in headers[values: .cookie] {
+      for pair in field.split(separator: ";") {
+        let parts = pair.split(separator: "=", maxSplits: 1).map {
+          $0.trimmingCharacters(in: .whitespaces)
+        }
+        if parts.count == 2 && parts[0] == name { return parts[1] }
+      }
+    }
+    return nil
+  }
+
+  /// A session token: base64url of `name:issued-hex:` and the HMAC of `name:issued-hex`.
+  func makeToken(_ name: String, now: Int64) -> String {
+    let payload = "\(name):\(String(now, radix: 16, uppercase: true))"
+    let signature = SHA256.hmac(key: secret + (admins[name]?.salt ?? []), Array(payload.utf8))
+    return Self.base64url(Array((payload + ":").utf8) + signature)
+  }
+
+  /// The name and issue time of a valid, unexpired token.
+  func session(_ token: String, now: Int64) -> (String, Int64)? {
+    guard let bytes = Self.unbase64url(token), admins.isEmpty == false else { return nil }
+    guard let first = bytes.firstIndex(of: UInt8(ascii: ":")),
+      let second = bytes[(first + 1)...].firstIndex(of: UInt8(ascii: ":"))
+    else { return nil }
+    let name = String(decoding: bytes[..<first], as: UTF8.self)
+    let time = String(decoding: bytes[(first + 1)..<second], as: UTF8.self)
+    guard let admin = admins[name], let issued = Int64(time, radix: 16) else { return nil }
+    let signature = Array(bytes[(second + 1)...])
+    let expected = SHA256.hmac(key: secret + admin.salt, Array(bytes[..<second]))
+    guard SHA256.constantTimeEqual(signature, expected), now - issued < Self.sessionTimeout,
+      issued <= now + 60
+    else { return nil }
+    return (name, issued)
+  }
+
+  static func setCookie(_ token: String) -> String {
+    "AuthSession=\(token); Version=1; Path=/; HttpOnly"
+  }
+
+  static func base64url(_ bytes: [UInt8]) -> String {
+    Data(bytes).base64EncodedString().replacingOccurrences(of: "+", with: "-")
+      .replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+  }
+
+  static func unbase64url(_ text: String) -> [UInt8]? {
+    var base64 = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(
+      of: "_", with: "/")
+    while base64.count % 4 != 0 { base64 += "=" }
+    return Data(base64Encoded: base64).map(Array.init)
+  }
+}

@@ -1,0 +1,103 @@
+import Foundation
+import Settee
+import SetteeCore
+import SetteeTestSupport
+import Testing
+
+/// An administrator configured: Basic and cookie authentication, every request but `/_up`
+/// refused without them; and CORS for browsers.
+@Suite("settee serve: authentication and CORS")
+struct ServerAuthTests {
+  let directory = TemporaryDirectory()
+
+  static func basic(_ name: String, _ password: String) -> [String: String] {
+    ["Authorization": "Basic " + Data("\(name):\(password)".utf8).base64EncodedString()]
+  }
+
+  @Test func adminRequiresCredentials() async throws {
+    let path = directory.path("auth.db")
+    let server = try ServerProcess(
+      db: path, ["--log-level", "none", "--admin", "boss"],
+      environment: ["SETTEE_ADMIN_PASSWORD": "s3cret pass"])
+    let good = Self.basic("boss", "s3cret pass")
+
+    // Without credentials: 401 with CouchDB's body for everything but /_up and /_session.
+    for (method, path) in [
+      ("GET", "/"), ("GET", "/_all_dbs"), ("PUT", "/db"), ("GET", "/db/doc"), ("POST", "/db/_find"),
+    ] {
+      let answer = try await server.request(method, path, json: method == "GET" ? nil : [:])
+      #expect(answer.status == 401, "\(method) \(path)")
+      #expect(answer.json == ["error": "unauthorized", "reason": "Authentication required."])
+      #expect(answer.headers["www-authenticate"] == nil)
+    }
+    #expect(try await server.get("/_up").status == 200)
+    #expect(try await server.get("/_session").json["userCtx"] == ["name": .null, "roles": []])
+    #expect(
+      try await server.request("GET", "/", headers: Self.basic("boss", "wrong")).status == 401)
+    #expect(
+      try await server.request("GET", "/", headers: Self.basic("nobody", "s3cret pass")).status
+        == 401)
+
+    // Basic authentication.
+    #expect(try await server.request("PUT", "/db", headers: good).status == 201)
+    #expect(try await server.request("GET", "/_all_dbs", headers: good).json == ["db"])
+    let who = try await server.request("GET", "/_session", headers: good).json
+    #expect(who["userCtx"] == ["name": "boss", "roles": ["_admin"]])
+    #expect(who["info"]?["authenticated"] == "default")
+
+    // Cookie authentication: JSON and form logins.
+    let refused = try await server.post("/_session", ["name": "boss", "password": "nope"])
+    #expect(refused.status == 401 && refused.json["reason"] == "Name or password is incorrect.")
+    let login = try await server.post("/_session", ["name": "boss", "password": "s3cret pass"])
+    #expect(login.json == ["ok": true, "name": "boss", "roles": ["_admin"]])
+    let setCookie = try #require(login.headers["set-cookie"])
+    #expect(setCookie.hasPrefix("AuthSession=") && setCookie.contains("HttpOnly"))
+    let cookie = String(setCookie.split(separator: ";")[0])
+    #expect(try await server.request("GET", "/db", headers: ["Cookie": cookie]).status == 200)
+    let viaCookie = try await server.request("GET", "/_session", headers: ["Cookie": cookie]).json
+    #expect(viaCookie["info"]?["authenticated"] == "cookie")
+    let form = try await server.request(
+      "POST", "/_session", body: Array("name=boss&password=s3cret+pass".utf8),
+      headers: ["Content-Type": "application/x-www-form-urlencoded"])
+    #expect(form.status == 200 && form.headers["set-cookie"] != nil)
+    // A cookie changed by a byte is refused.
+    var tampered = Array(cookie.utf8)
+    tampered[tampered.count - 3] =
+      tampered[tampered.count - 3] == UInt8(ascii: "A") ? UInt8(ascii: "B") : UInt8(ascii: "A")
+    #expect(
+      try await server.request(
+        "GET", "/db", headers: ["Cookie": String(decoding: tampered, as: UTF8.self)]
+      ).status == 401)
+    let logout = try await server.request("DELETE", "/_session", headers: ["Cookie": cookie])
+    #expect(logout.headers["set-cookie"]?.contains("Max-Age=0") == true)
+
+    // The file keeps the administrator (a hash, never the password): a restart without
+    // --admin still asks.
+    server.stop()
+    let metadata = try SetteeBinary.run(["--db", path, "metadata", "get", "couchdb:admins"])
+    #expect(metadata.stdout.contains("pbkdf2") && !metadata.stdout.contains("s3cret"))
+    let again = try ServerProcess(db: path)
+    #expect(try await again.get("/db").status == 401)
+    #expect(try await again.request("GET", "/db", headers: good).status == 200)
+  }
+
+  @Test func corsForAllowedOrigins() async throws {
+    let server = try ServerProcess(
+      db: directory.path("cors.db"), ["--log-level", "none", "--cors", "http://app.example"])
+    let preflight = try await server.request(
+      "OPTIONS", "/db/doc",
+      headers: [
+        "Origin": "http://app.example", "Access-Control-Request-Method": "PUT",
+        "Access-Control-Request-Headers": "content-type",
+      ])
+    #expect(preflight.status == 204)
+    #expect(preflight.headers["access-control-allow-origin"] == "http://app.example")
+    #expect(preflight.headers["access-control-allow-methods"]?.contains("PUT") == true)
+    #expect(preflight.headers["access-control-allow-headers"] == "content-type")
+    let allowed = try await server.request("GET", "/", headers: ["Origin": "http://app.example"])
+    #expect(allowed.headers["access-control-allow-origin"] == "http://app.example")
+    #expect(allowed.headers["access-control-allow-credentials"] == "true")
+    let other = try await server.request("GET", "/", headers: ["Origin": "http://evil.example"])
+    #expect(other.headers["access-control-allow-origin"] == nil)
+  }
+}
