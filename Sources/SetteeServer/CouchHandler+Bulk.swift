@@ -76,6 +76,8 @@ extension CouchHandler {
       objects.append(object)
     }
     let outcomes = try await db.putEach(objects, newEdits: newEdits)
+    try await syncDesignDocuments(
+      db, objects.compactMap { $0["_id"]?.stringValue }.filter { $0.hasPrefix("_design/") })
     var answers: [JSON] = []
     for (object, outcome) in zip(objects, outcomes) {
       switch outcome {

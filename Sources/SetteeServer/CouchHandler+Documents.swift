@@ -31,9 +31,12 @@ extension CouchHandler {
       }
       let location = "/\(Self.escape(db.name))/\(Self.escape(id))"
       if try !request.bool("new_edits", default: true) {
-        return CouchResponse.written(try await db.put(body, newEdits: false), location: location)
+        let result = try await db.put(body, newEdits: false)
+        try await syncDesignDocuments(db, [id])
+        return CouchResponse.written(result, location: location)
       }
       let result = try await db.put(body)
+      try await syncDesignDocuments(db, [id])
       if request.query["batch"] == "ok" {
         return CouchResponse.json(["ok": true, "id": .string(id)], status: .accepted)
       }
@@ -42,7 +45,9 @@ extension CouchHandler {
       guard let rev = try request.revision() else {
         throw CouchError(.conflict, "conflict", "Document update conflict.")
       }
-      return CouchResponse.written(try await db.delete(id, rev: rev), status: .ok)
+      let result = try await db.delete(id, rev: rev)
+      try await syncDesignDocuments(db, [id])
+      return CouchResponse.written(result, status: .ok)
     default:
       return try await readDocument(db, id, request)
     }

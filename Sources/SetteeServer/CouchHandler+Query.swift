@@ -72,7 +72,10 @@ extension CouchHandler {
           failures.append(["id": .string(ddoc), "error": "not_found"])
           continue
         }
-        for index in matching { try await db.deleteIndex(named: index.name) }
+        for index in matching {
+          try await db.deleteIndex(named: index.name)
+          try await updateDesignDocument(db, ddoc, removing: index.name)
+        }
         success.append(["id": .string(ddoc), "ok": true])
       }
       return CouchResponse.json(["success": .array(success), "fail": .array(failures)])
@@ -95,6 +98,7 @@ extension CouchHandler {
         throw CouchError(.notFound, "not_found", "Index not found")
       }
       try await db.deleteIndex(named: index.name)
+      try await updateDesignDocument(db, ddoc, removing: index.name)
       return CouchResponse.ok()
     }
     try allow(request, "GET,HEAD,POST")
@@ -107,6 +111,10 @@ extension CouchHandler {
       }
       let existed = try await db.indexes().contains(definition)
       _ = try await db.ensureIndexed(definition)
+      if definition.kind == .json {
+        // As CouchDB: the index is kept as a design document too, so it replicates.
+        try await updateDesignDocument(db, definition.designDocumentID, adding: definition)
+      }
       return CouchResponse.json([
         "result": existed ? "exists" : "created", "id": .string(definition.designDocumentID),
         "name": .string(definition.name),
@@ -118,13 +126,22 @@ extension CouchHandler {
 
   // MARK: - Views
 
-  /// `_design/{d}/_view/{v}` queries Settee's declarative view named `v`.
+  /// `_design/{d}/_view/{v}` queries Settee's view named `v` (declarative, or a Swift view
+  /// registered in this process); a JavaScript view of that design document is a 400.
   func view(_ db: DocumentCollection, _ ddoc: String, _ name: String, _ request: CouchRequest)
     async throws -> Response
   {
     try allow(request, "GET,HEAD,POST")
     try await requireDatabase(db)
     guard try await db.views().contains(where: { $0.name == name }) else {
+      if let design = try await db.get(ddoc),
+        design.json["views"]?[name]?["map"]?.stringValue != nil
+      {
+        throw CouchError(
+          .badRequest, "bad_request",
+          "\(ddoc)/_view/\(name) is a JavaScript map function: Settee stores it but never runs JavaScript (define a declarative view named \(JSONWriter.string(.string(name))) instead)"
+        )
+      }
       throw CouchError(.notFound, "not_found", "missing_named_view")
     }
     var options = try viewOptions(request)

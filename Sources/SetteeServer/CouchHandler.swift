@@ -369,6 +369,7 @@ struct CouchHandler: Sendable {
       var body = try await request.jsonObjectBody()
       if body["_id"] == nil { body["_id"] = .string(Self.randomUUID()) }
       let result = try await db.put(body)
+      try await syncDesignDocuments(db, [result.id])
       return CouchResponse.written(
         result, location: "/\(Self.escape(db.name))/\(Self.escape(result.id))")
     default:

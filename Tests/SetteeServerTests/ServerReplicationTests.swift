@@ -198,6 +198,17 @@ struct ServerReplicationTests {
     #expect(keyed["rows"]?[0]?["id"] == "p3")
     #expect(keyed["rows"]?[1]?["error"] == "not_found")
     #expect(try await server.get("/db/_all_docs?limit=x").status == 400)
+    // A declarative view (made here by the CLI, another process) answers as CouchDB's views.
+    let made2 = try SetteeBinary.run([
+      "--db", directory.path("served.db"), "--collection", "db", "view", "create",
+      #"{"name":"by-age","key":"age","reduce":"_count"}"#,
+    ])
+    #expect(made2.status == 0, "\(made2.stderr)")
+    let rows = try await server.get(
+      "/db/_design/app/_view/by-age?startkey=17&endkey=18&reduce=false"
+    ).json
+    #expect(rows["rows"]?.arrayValue?.map { $0["id"] } == ["p17", "p18"])
+    #expect(try await server.get("/db/_design/app/_view/by-age").json["rows"]?[0]?["value"] == 20)
   }
 
   /// Settee to itself over the wire: documents with conflicts and attachments, read
@@ -365,5 +376,59 @@ struct ServerReplicationTests {
       parts.append((headers, section))
     }
     return parts
+  }
+
+  /// Indexes travel as Mango design documents: _index writes one, a replicated one
+  /// defines its index on the target, deleting it drops the index; JavaScript is stored,
+  /// never run; Settee's views answer under _design/{d}/_view/{v}.
+  @Test func designDocuments() async throws {
+    let server = try await start()
+    try await server.request("PUT", "/copy")
+    try await server.post(
+      "/db/_bulk_docs", ["docs": [["_id": "a", "age": 30], ["_id": "b", "age": 40]]])
+    try await server.post(
+      "/db/_index", ["index": ["fields": ["age"]], "ddoc": "ages", "name": "by-age"])
+    let design = try await server.get("/db/_design/ages").json
+    #expect(design["language"] == "query")
+    #expect(design["views"]?["by-age"]?["options"]?["def"]?["fields"] == [["age": "asc"]])
+    #expect(design["views"]?["by-age"]?["map"]?["fields"] == ["age": "asc"])
+
+    // Replicated by hand: the copy gets the index with the document.
+    let revisions = try await server.get("/db/_design/ages?revs=true").json
+    try await server.post("/copy/_bulk_docs", ["new_edits": false, "docs": [revisions]])
+    let indexes = try await server.get("/copy/_index").json["indexes"]?.arrayValue ?? []
+    #expect(indexes.contains { $0["name"] == "by-age" && $0["ddoc"] == "_design/ages" })
+    try await server.post("/copy/_bulk_docs", ["docs": [["_id": "c", "age": 50]]])
+    let plan = try await server.post("/copy/_explain", ["selector": ["age": ["$gt": 1]]]).json
+    #expect(plan["index"]?["name"] == "by-age")
+
+    // Written by hand as CouchDB's clients write them.
+    let written = try await server.put(
+      "/copy/_design/names",
+      [
+        "language": "query",
+        "views": [
+          "by-name": [
+            "map": ["fields": ["name": "asc"]], "reduce": "_count",
+            "options": ["def": ["fields": ["name"]]],
+          ]
+        ],
+      ])
+    #expect(written.status == 201)
+    #expect(try await server.get("/copy/_index").json["total_rows"] == 3)
+    let rev = try #require(written.json["rev"]?.stringValue)
+    #expect(try await server.delete("/copy/_design/names?rev=\(rev)").status == 200)
+    #expect(try await server.get("/copy/_index").json["total_rows"] == 2)
+    // Deleting through _index edits the design document.
+    #expect(try await server.delete("/copy/_index/ages/json/by-age").json == ["ok": true])
+    #expect(try await server.get("/copy/_design/ages").json["reason"] == "deleted")
+
+    // JavaScript is data.
+    try await server.put(
+      "/db/_design/js", ["views": ["v": ["map": "function (doc) { emit(doc._id, 1) }"]]])
+    let refused = try await server.get("/db/_design/js/_view/v")
+    #expect(
+      refused.status == 400 && refused.json["reason"]?.stringValue?.contains("JavaScript") == true)
+    #expect(try await server.get("/db/_design/js/_view/nothing").status == 404)
   }
 }

@@ -1,0 +1,104 @@
+import Foundation
+import Settee
+import SetteeCore
+
+/// Mango index design documents (`"language": "query"`), CouchDB's way of keeping JSON
+/// indexes as documents, so that they replicate: writing one (by any write endpoint, from a
+/// client or a replicator) defines its indexes, deleting it drops them, and `_index`
+/// writes and edits the design document as CouchDB does.
+extension CouchHandler {
+  /// Brings the collection's JSON indexes of the design documents among `ids` in line with
+  /// their winning revisions.
+  func syncDesignDocuments(_ db: DocumentCollection, _ ids: [String]) async throws {
+    for id in Set(ids) where id.hasPrefix("_design/") {
+      try await syncDesignDocument(db, id)
+    }
+  }
+
+  private func syncDesignDocument(_ db: DocumentCollection, _ id: String) async throws {
+    let existing = try await db.indexes().filter { $0.designDocumentID == id && $0.kind == .json }
+    var wanted: [IndexDefinition] = []
+    if let document = try await db.get(id), document.json["language"] == "query",
+      case .object(let views)? = document.json["views"]
+    {
+      for view in views {
+        // A view that does not read as an index is left as data, as CouchDB leaves it.
+        if let definition = Self.indexDefinition(designDocument: id, view: view.key, view.value) {
+          wanted.append(definition)
+        }
+      }
+    }
+    for index in existing where !wanted.contains(index) {
+      try await db.deleteIndex(named: index.name)
+    }
+    for definition in wanted where !existing.contains(definition) {
+      _ = try await db.ensureIndexed(definition)
+    }
+  }
+
+  /// The index a Mango design document's view stands for: `options.def` as `_index`
+  /// took it, or else the fields of `map.fields`.
+  static func indexDefinition(designDocument: String, view name: String, _ view: JSON)
+    -> IndexDefinition?
+  {
+    var index: JSONObject = [:]
+    if case .object(let def)? = view["options"]?["def"], let fields = def["fields"] {
+      index["fields"] = fields
+      if let filter = def["partial_filter_selector"] { index["partial_filter_selector"] = filter }
+    } else if case .object(let fields)? = view["map"]?["fields"] {
+      index["fields"] = .array(fields.map { .object(JSONObject([($0.key, $0.value)])) })
+    } else {
+      return nil
+    }
+    if index["partial_filter_selector"] == nil,
+      let filter = view["map"]?["partial_filter_selector"]
+    {
+      index["partial_filter_selector"] = filter
+    }
+    return try? IndexDefinition(
+      json: [
+        "index": .object(index), "ddoc": .string(designDocument), "name": .string(name),
+        "type": "json",
+      ])
+  }
+
+  /// A Mango design document's view for an index, as CouchDB's `_index` writes it.
+  static func designView(_ definition: IndexDefinition) -> JSON {
+    let def = definition.couchDBListing["def"] ?? [:]
+    var fields = JSONObject()
+    for field in def["fields"]?.arrayValue ?? [] {
+      for member in field.objectValue ?? [:] { fields[member.key] = member.value }
+    }
+    var map: JSONObject = ["fields": .object(fields)]
+    map["partial_filter_selector"] = def["partial_filter_selector"] ?? [:]
+    return ["map": .object(map), "reduce": "_count", "options": ["def": def]]
+  }
+
+  /// Adds (`definition`) or removes (`removing`) an index's view in its design document,
+  /// making or deleting the document as needed.
+  func updateDesignDocument(
+    _ db: DocumentCollection, _ id: String, adding definition: IndexDefinition? = nil,
+    removing name: String? = nil
+  ) async throws {
+    // Another writer may change the document in between: try again on a conflict.
+    for _ in 0..<5 {
+      let current = try await db.get(id)
+      var document = current?.json ?? ["_id": .string(id)]
+      var views = document["views"]?.objectValue ?? [:]
+      if let definition { views[definition.name] = Self.designView(definition) }
+      if let name { _ = views.removeValue(forKey: name) }
+      do {
+        if views.isEmpty, let current, let rev = current.rev {
+          try await db.delete(id, rev: rev)
+        } else if !views.isEmpty {
+          document["language"] = "query"
+          document["views"] = .object(views)
+          try await db.put(document)
+        }
+        return
+      } catch let error as SetteeError where error.code == .conflict {
+        continue
+      }
+    }
+  }
+}
