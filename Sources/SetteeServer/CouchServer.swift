@@ -122,3 +122,30 @@ public struct CouchServer: Sendable {
     }
   }
 }
+
+extension CouchServer {
+  /// The benchmark's floor (`settee bench --server`): a Hummingbird server like the real
+  /// one, answering `GET /?bytes=N` with N bytes and nothing else, so that a request's
+  /// cost can be compared with what the HTTP layer alone costs for the same answer.
+  package static func runFloor(
+    maxBytes: Int, onListening: @escaping @Sendable (Int) async -> Void
+  ) async throws {
+    let body = [UInt8](repeating: UInt8(ascii: "x"), count: maxBytes)
+    var logger = Logger(label: "settee.floor")
+    logger.logLevel = .critical
+    let app = Application(
+      responder: CallbackResponder<BasicRequestContext> { request, _ in
+        let count = min(maxBytes, request.uri.queryParameters["bytes"].flatMap { Int($0) } ?? 0)
+        // The body is drained as the real server reads it.
+        for try await _ in request.body {}
+        return Response(
+          status: .ok, headers: [.contentType: "application/json"],
+          body: ResponseBody(byteBuffer: ByteBuffer(bytes: body[0..<count])))
+      },
+      configuration: ApplicationConfiguration(
+        address: .hostname("127.0.0.1", port: 0), serverName: "Settee"),
+      onServerRunning: { channel in await onListening(channel.localAddress?.port ?? 0) },
+      logger: logger)
+    try await app.runService(gracefulShutdownSignals: [])
+  }
+}

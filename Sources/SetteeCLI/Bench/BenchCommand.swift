@@ -32,6 +32,12 @@ struct BenchCommand: ParsableCommand {
       "Instead: whole processes of this binary (import, index create, find) against the sqlite3 shell doing the same work by hand, best of 3 (issue 16's table)."
   )
   var compareSQLite3 = false
+  @Flag(
+    name: .customLong("server"),
+    help:
+      "Instead: settee serve's requests per second over loopback against a Hummingbird server answering a constant body of the same size, and _bulk_docs against import (issue 32's figures)."
+  )
+  var server = false
 
   /// `--db` given before or after `bench`.
   var keptPath: String? { db ?? root.options.db }
@@ -65,6 +71,17 @@ struct BenchCommand: ParsableCommand {
         Console.err(message + "\n")
       }.run()
       Console.out(CompareSQLite3.table(rows))
+      return
+    }
+    if server {
+      let results = try ServerBench(count: count, quick: quick, directory: directory) { message in
+        if !json { Console.err(message + "\n") }
+      }.run()
+      if json {
+        Console.outJSON(["machine": BenchSuite.machine, "benchmarks": .array(results.map(\.json))])
+      } else {
+        Console.out(BenchSuite.table(results))
+      }
       return
     }
     let path = keptPath ?? directory.appendingPathComponent("bench.db").path

@@ -1,0 +1,250 @@
+import Foundation
+import Settee
+import SetteeCore
+import SetteeServer
+
+/// `settee bench --server`: requests per second over loopback with keep-alive, against a
+/// Hummingbird server in the same process answering a constant body of the same size
+/// (the HTTP layer's floor); `_bulk_docs` against `importDocuments` of the same documents
+/// (the engine's write limit). Issue 32's figures.
+struct ServerBench {
+  let count: Int
+  let quick: Bool
+  let directory: URL
+  let log: (String) -> Void
+
+  func run() throws -> [BenchResult] {
+    var data = BenchData()
+    let people = data.people(count)
+    let database = try Settee.Database(path: directory.appendingPathComponent("server.db").path)
+    let main = database.collection("people")
+    log("preparing \(count) documents…")
+    var iterator = people.makeIterator()
+    var reader = JSONRecordReader(maxRecordBytes: 1 << 20) { iterator.next() }
+    try main.importDocuments(from: &reader)
+    try main.ensureIndexed(["docNumber"], name: "num")
+
+    let servedPort = Locked<Int?>(nil)
+    let floorPort = Locked<Int?>(nil)
+    let server = CouchServer(
+      database: database, configuration: ServerConfiguration(port: 0, logLevel: .none))
+    let serving = Task { try await server.run { port in servedPort.withLock { $0 = port } } }
+    let floor = Task {
+      try await CouchServer.runFloor(maxBytes: 8 << 20) { port in floorPort.withLock { $0 = port } }
+    }
+    defer {
+      serving.cancel()
+      floor.cancel()
+    }
+    let deadline = Date().addingTimeInterval(30)
+    while servedPort.withLock({ $0 }) == nil || floorPort.withLock({ $0 }) == nil {
+      guard Date() < deadline else {
+        throw SetteeError(.io, "the benchmark's servers did not start within 30 s")
+      }
+      usleep(10_000)
+    }
+    var settee = try BenchClient(port: servedPort.withLock { $0! })
+    var baseline = try BenchClient(port: floorPort.withLock { $0! })
+
+    var results: [BenchResult] = []
+    let requests = quick ? 200 : 5_000
+    let ids = (0..<count).map { BenchData.id($0, prefix: "p") }
+
+    // GET /{db}/{id}, each a different document.
+    var bytes = 0
+    let getTime = try Measure.median(repetitions: quick ? 1 : 3) {
+      for number in 0..<requests {
+        let answer = try settee.send("GET", "/people/\(ids[(number * 7919) % ids.count])")
+        guard answer.status == 200 else { throw Self.failed("GET", answer) }
+        bytes = answer.body.count
+      }
+    }
+    let getFloor = try Measure.median(repetitions: quick ? 1 : 3) {
+      for _ in 0..<requests { _ = try baseline.send("GET", "/?bytes=\(bytes)") }
+    }
+    results.append(
+      BenchResult(
+        name: "GET /{db}/{id}, keep-alive, vs a constant body", n: requests, settee: getTime,
+        baseline: getFloor, target: 2))
+
+    // An indexed _find for one document.
+    let findRequests = requests / 2
+    let findTime = try Measure.median(repetitions: quick ? 1 : 3) {
+      for number in 0..<findRequests {
+        let body = Array(#"{"selector":{"docNumber":\#((number * 7919) % count)}}"#.utf8)
+        let answer = try settee.send("POST", "/people/_find", body: body)
+        guard answer.status == 200, answer.body.count > 20 else { throw Self.failed("_find", answer) }
+        bytes = answer.body.count
+      }
+    }
+    let findFloor = try Measure.median(repetitions: quick ? 1 : 3) {
+      for _ in 0..<findRequests {
+        _ = try baseline.send("POST", "/?bytes=\(bytes)", body: Array(#"{"selector":{"docNumber":1}}"#.utf8))
+      }
+    }
+    results.append(
+      BenchResult(
+        name: "indexed _find of one document, vs a constant body", n: findRequests,
+        settee: findTime, baseline: findFloor))
+
+    // A _changes read of 10,000 rows.
+    let rows = min(10_000, count)
+    let reads = quick ? 3 : 20
+    let changesTime = try Measure.median(repetitions: quick ? 1 : 3) {
+      for _ in 0..<reads {
+        let answer = try settee.send("GET", "/people/_changes?limit=\(rows)")
+        guard answer.status == 200 else { throw Self.failed("_changes", answer) }
+        bytes = answer.body.count
+      }
+    }
+    let changesFloor = try Measure.median(repetitions: quick ? 1 : 3) {
+      for _ in 0..<reads { _ = try baseline.send("GET", "/?bytes=\(bytes)") }
+    }
+    results.append(
+      BenchResult(
+        name: "_changes read of \(rows) rows, vs a constant body", n: reads, settee: changesTime,
+        baseline: changesFloor))
+
+    // _bulk_docs of 1,000 documents at a time, against the engine's import of the same.
+    var run = 0
+    let bulkTime = try Measure.median(repetitions: quick ? 1 : 3) {
+      run += 1
+      let name = "bulk\(run)"
+      guard try settee.send("PUT", "/\(name)").status == 201 else {
+        throw SetteeError(.io, "cannot create \(name)")
+      }
+      var start = 0
+      while start < people.count {
+        let batch = people[start..<min(start + 1000, people.count)]
+        var body = Array(#"{"docs":["#.utf8)
+        for (index, line) in batch.enumerated() {
+          if index > 0 { body.append(UInt8(ascii: ",")) }
+          body += line
+        }
+        body += Array("]}".utf8)
+        let answer = try settee.send("POST", "/\(name)/_bulk_docs", body: body)
+        guard answer.status == 201 else { throw Self.failed("_bulk_docs", answer) }
+        start += 1000
+      }
+    }
+    var importRun = 0
+    let importTime = try Measure.median(repetitions: quick ? 1 : 3) {
+      importRun += 1
+      var lines = people.makeIterator()
+      var records = JSONRecordReader(maxRecordBytes: 1 << 20) { lines.next() }
+      try database.collection("import\(importRun)").importDocuments(from: &records)
+    }
+    guard try database.collection("bulk1").count() == count,
+      try database.collection("import1").count() == count
+    else {
+      throw SetteeError(.storage, "_bulk_docs and import did not store the same documents")
+    }
+    results.append(
+      BenchResult(
+        name: "_bulk_docs of 1,000 documents, vs import of the same", n: count, settee: bulkTime,
+        baseline: importTime, target: 2))
+    return results
+  }
+
+  static func failed(_ what: String, _ answer: BenchClient.Answer) -> SetteeError {
+    SetteeError(
+      .io,
+      "\(what) answered \(answer.status): \(String(decoding: answer.body.prefix(300), as: UTF8.self))")
+  }
+}
+
+/// A minimal HTTP/1.1 client on one kept-alive loopback connection: it sends a request and
+/// reads the answer by its `Content-Length` or chunks, and no more (the benchmark's client
+/// must cost little next to what it measures).
+struct BenchClient {
+  struct Answer {
+    var status: Int
+    var body: [UInt8]
+  }
+
+  private let fd: Int32
+  private var buffer: [UInt8] = []
+
+  init(port: Int) throws {
+    fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_port = in_port_t(UInt16(port).bigEndian)
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    let connected = withUnsafePointer(to: &address) {
+      $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+        connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+      }
+    }
+    guard connected == 0 else { throw SetteeError(.io, "cannot connect to 127.0.0.1:\(port)") }
+    var one: Int32 = 1
+    setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
+  }
+
+  mutating func send(_ method: String, _ path: String, body: [UInt8] = []) throws -> Answer {
+    var request = Array("\(method) \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\n".utf8)
+    if !body.isEmpty || method == "POST" || method == "PUT" {
+      request += Array("Content-Type: application/json\r\nContent-Length: \(body.count)\r\n".utf8)
+    }
+    request += Array("\r\n".utf8) + body
+    var sent = 0
+    while sent < request.count {
+      let written = request[sent...].withUnsafeBytes {
+        Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL))
+      }
+      guard written > 0 else { throw SetteeError(.io, "the connection closed while sending") }
+      sent += written
+    }
+    let headerEnd = try readUntil(Array("\r\n\r\n".utf8))
+    let head = String(decoding: buffer[0..<headerEnd], as: UTF8.self).lowercased()
+    buffer.removeFirst(headerEnd + 4)
+    let status = Int(head.split(separator: " ").dropFirst().first ?? "") ?? 0
+    var bodyBytes: [UInt8] = []
+    if let line = head.split(separator: "\r\n").first(where: { $0.hasPrefix("content-length:") }),
+      let length = Int(line.dropFirst("content-length:".count).trimmingCharacters(in: .whitespaces))
+    {
+      try fill(length)
+      bodyBytes = Array(buffer[0..<length])
+      buffer.removeFirst(length)
+    } else if head.contains("transfer-encoding: chunked") {
+      while true {
+        let lineEnd = try readUntil(Array("\r\n".utf8))
+        let size = Int(String(decoding: buffer[0..<lineEnd], as: UTF8.self), radix: 16) ?? 0
+        buffer.removeFirst(lineEnd + 2)
+        try fill(size + 2)
+        bodyBytes += buffer[0..<size]
+        buffer.removeFirst(size + 2)
+        if size == 0 { break }
+      }
+    }
+    return Answer(status: status, body: bodyBytes)
+  }
+
+  private mutating func readUntil(_ delimiter: [UInt8]) throws -> Int {
+    var searched = 0
+    while true {
+      if buffer.count >= delimiter.count {
+        var index = max(0, searched - delimiter.count)
+        while index + delimiter.count <= buffer.count {
+          if buffer[index] == delimiter[0] && Array(buffer[index..<(index + delimiter.count)]) == delimiter {
+            return index
+          }
+          index += 1
+        }
+        searched = buffer.count
+      }
+      try receive()
+    }
+  }
+
+  private mutating func fill(_ count: Int) throws {
+    while buffer.count < count { try receive() }
+  }
+
+  private mutating func receive() throws {
+    var chunk = [UInt8](repeating: 0, count: 1 << 16)
+    let received = recv(fd, &chunk, chunk.count, 0)
+    guard received > 0 else { throw SetteeError(.io, "the connection closed while reading") }
+    buffer += chunk[0..<received]
+  }
+}
