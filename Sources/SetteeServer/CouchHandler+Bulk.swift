@@ -11,7 +11,6 @@ extension CouchHandler {
     async throws -> Response
   {
     try allow(request, "GET,HEAD,POST")
-    try await requireDatabase(db)
     var options = try viewOptions(request)
     if request.method == .post {
       for member in try await request.jsonObjectBody() { options[member.key] = member.value }
@@ -27,7 +26,9 @@ extension CouchHandler {
       throw CouchError(.badRequest, "query_parse_error", error.message)
     }
     if options["include_offset"] == nil { query.includeOffset = true }
-    return CouchResponse.json(try await db.allDocuments(query).json)
+    let result = try await db.allDocuments(query)
+    if result.rows.isEmpty { try await requireDatabase(db) }
+    return CouchResponse.json(result.json)
   }
 
   /// A view request's query parameters as the JSON object ``ViewQuery`` reads: values are
@@ -75,7 +76,14 @@ extension CouchHandler {
       if newEdits && object["_id"] == nil { object["_id"] = .string(Self.randomUUID()) }
       objects.append(object)
     }
-    let outcomes = try await db.putEach(objects, newEdits: newEdits)
+    // Most batches are written whole: one transaction without a savepoint per document.
+    // Only a batch with a refused document is written again one by one (putEach).
+    let outcomes: [Result<WriteResult, SetteeError>]
+    do {
+      outcomes = try await db.putAll(objects, newEdits: newEdits).map { .success($0) }
+    } catch let error as SetteeError where error.location?.record != nil || objects.count == 1 {
+      outcomes = try await db.putEach(objects, newEdits: newEdits)
+    }
     try await syncDesignDocuments(
       db, objects.compactMap { $0["_id"]?.stringValue }.filter { $0.hasPrefix("_design/") })
     var answers: [JSON] = []

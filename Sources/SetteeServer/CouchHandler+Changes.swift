@@ -149,7 +149,12 @@ extension CouchHandler {
   func changeEntries(_ db: DocumentCollection, _ asked: ChangesRequest) async throws
     -> ([JSON], Int64)
   {
-    let batch = 500
+    // Without a filter every change read is sent: one read for the whole limit (up to
+    // 10,000 at a time); a filter reads in pages until enough pass it.
+    let batch: Int
+    if case .none = asked.filter, let limit = asked.limit { batch = max(1, min(limit, 10_000)) }
+    else if case .none = asked.filter { batch = 10_000 }
+    else { batch = 500 }
     var entries: [JSON] = []
     var since = asked.since
     if asked.descending {
@@ -229,7 +234,7 @@ extension CouchHandler {
     let body = ResponseBody { writer in
       let written = try await withSequenceStrings(db, entries)
       let lastSeq = try await db.sequenceString(last)
-      let pending = try await asked.descending ? 0 : db.changes(since: last, limit: 10_000).count
+      let pending = try await asked.descending ? 0 : db.changeCount(since: last)
       var bytes = Array(#"{"results":["#.utf8)
       for (index, entry) in written.enumerated() {
         if index > 0 { bytes.append(UInt8(ascii: ",")) }

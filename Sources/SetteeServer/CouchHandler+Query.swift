@@ -16,9 +16,9 @@ extension CouchHandler {
 
   func find(_ db: DocumentCollection, _ request: CouchRequest) async throws -> Response {
     try allow(request, "POST")
-    try await requireDatabase(db)
     let (query, _) = try await findQuery(request)
     let page = try await db.findPage(query)
+    if page.documents.isEmpty { try await requireDatabase(db) }
     return CouchResponse.json(page.json)
   }
 

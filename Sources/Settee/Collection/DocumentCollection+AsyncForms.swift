@@ -51,6 +51,11 @@ extension DocumentCollection {
     try await database.withConnection(.reading) { try self.count() }
   }
 
+  /// How many documents changed after `since`, without blocking the caller's thread.
+  public func changeCount(since: Int64 = 0) async throws -> Int {
+    try await database.withConnection(.reading) { try self.changeCount(since: since) }
+  }
+
   /// The number of deleted documents (tombstones), without blocking the caller's thread.
   public func deletedCount() async throws -> Int {
     try await database.withConnection(.reading) { try self.deletedCount() }

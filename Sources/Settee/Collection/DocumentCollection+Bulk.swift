@@ -17,8 +17,8 @@ extension DocumentCollection {
   /// ```
   ///
   /// - Returns: one outcome per document, in order.
-  /// - Throws: ``SetteeError`` only for what stops the whole batch (storage failures);
-  ///   nothing is written then.
+  /// - Throws: ``SetteeError`` only for what stops the whole batch (codes `storage`, `io`,
+  ///   `busy`, `corruption`, `readOnly`); nothing is written then.
   public func putEach(_ documents: [JSONObject], newEdits: Bool = true) throws
     -> [Result<WriteResult, SetteeError>]
   {
@@ -65,7 +65,9 @@ extension DocumentCollection {
             throw error
           }
           outcomes.append(.success(written!))
-        } catch let error as SetteeError {
+        } catch let error as SetteeError
+          where ![.storage, .io, .busy, .corruption, .readOnly].contains(error.code)
+        {
           outcomes.append(.failure(error))
         }
       }

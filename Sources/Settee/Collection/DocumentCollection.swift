@@ -182,6 +182,17 @@ public struct DocumentCollection: Sendable {
       inCollection(0) { db, cid in try DocumentReader.liveCount(db, cid: cid) })
   }
 
+  /// How many documents changed after `since`: the length of the changes feed from there
+  /// (CouchDB's `pending`), counted without reading the changes.
+  public func changeCount(since: Int64 = 0) throws -> Int {
+    try database.read(
+      inCollection(0) { db, cid in
+        try Int.fetchOne(
+          db.cachedStatement(sql: "SELECT count(*) FROM documents WHERE cid = ? AND seq > ?"),
+          arguments: [cid, since]) ?? 0
+      })
+  }
+
   /// The number of deleted documents: the tombstones kept so that replication carries
   /// deletions (CouchDB's `doc_del_count`).
   public func deletedCount() throws -> Int {
