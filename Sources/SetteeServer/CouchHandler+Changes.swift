@@ -144,18 +144,28 @@ extension CouchHandler {
     }
   }
 
-  /// The changes after `asked.since` that pass the filter, as CouchDB's entries, and the
-  /// sequence number the feed reached.
+  /// One change the feed sends, with its document when the request includes them.
+  struct FeedEntry: Sendable {
+    var change: Change
+    var document: JSONObject?
+  }
+
+  /// The changes after `asked.since` that pass the filter, and the sequence number the
+  /// feed reached.
   func changeEntries(_ db: DocumentCollection, _ asked: ChangesRequest) async throws
-    -> ([JSON], Int64)
+    -> ([FeedEntry], Int64)
   {
     // Without a filter every change read is sent: one read for the whole limit (up to
     // 10,000 at a time); a filter reads in pages until enough pass it.
     let batch: Int
-    if case .none = asked.filter, let limit = asked.limit { batch = max(1, min(limit, 10_000)) }
-    else if case .none = asked.filter { batch = 10_000 }
-    else { batch = 500 }
-    var entries: [JSON] = []
+    if case .none = asked.filter, let limit = asked.limit {
+      batch = max(1, min(limit, 10_000))
+    } else if case .none = asked.filter {
+      batch = 10_000
+    } else {
+      batch = 500
+    }
+    var entries: [FeedEntry] = []
     var since = asked.since
     if asked.descending {
       // Newest first: the whole feed reversed (CouchDB ignores since for descending).
@@ -172,7 +182,7 @@ extension CouchHandler {
         // The feed ends at the last change it lists.
         kept = Array(kept.prefix(limit - entries.count))
         entries += kept
-        if let lastKept = kept.last?["seq"], case .int(let seq) = lastKept { since = seq }
+        if let lastKept = kept.last { since = lastKept.change.seq }
         return (entries, since)
       }
       entries += kept
@@ -182,10 +192,9 @@ extension CouchHandler {
     return (entries, since)
   }
 
-  /// CouchDB's entries for these changes: `seq` is left as a number here and made a
-  /// string when written (``feedResponse``).
+  /// The changes that pass the filter, with their documents when asked.
   private func entriesFor(_ db: DocumentCollection, _ changes: [Change], _ asked: ChangesRequest)
-    async throws -> [JSON]
+    async throws -> [FeedEntry]
   {
     var documents: [String: JSONObject] = [:]
     if asked.needsDocuments {
@@ -194,59 +203,69 @@ extension CouchHandler {
         if let document { documents[document.id] = document.json }
       }
     }
-    var entries: [JSON] = []
+    var entries: [FeedEntry] = []
+    entries.reserveCapacity(changes.count)
     for change in changes {
-      let document = documents[change.id].map(JSON.object)
-      guard try asked.keeps(change, document) else { continue }
-      let revs = asked.allLeaves ? change.leaves : [change.rev]
-      var entry: JSONObject = [
-        "seq": .int(change.seq), "id": .string(change.id),
-        "changes": .array(revs.map { ["rev": .string($0.description)] }),
-      ]
-      if change.isDeleted { entry["deleted"] = true }
-      if asked.includeDocs {
-        entry["doc"] =
-          change.isDeleted
-          ? ["_id": .string(change.id), "_rev": .string(change.rev.description), "_deleted": true]
-          : (document ?? .null)
-      }
-      entries.append(.object(entry))
+      let document = documents[change.id]
+      guard try asked.keeps(change, document.map(JSON.object)) else { continue }
+      entries.append(FeedEntry(change: change, document: asked.includeDocs ? document : nil))
     }
     return entries
   }
 
-  /// Replaces each entry's numeric `seq` with the peer's string.
-  private func withSequenceStrings(_ db: DocumentCollection, _ entries: [JSON]) async throws
-    -> [JSON]
-  {
-    let seqs = entries.map { $0["seq"]?.int64Value ?? 0 }
-    let strings = try await db.sequenceStrings(seqs)
-    return zip(entries, strings).map { entry, string in
-      guard case .object(var object) = entry else { return entry }
-      object["seq"] = .string(string)
-      return .object(object)
+  /// Writes one entry in CouchDB's shape, `{"seq", "id", "changes": [{"rev"}], "deleted",
+  /// "doc"}`, straight to bytes.
+  private func write(
+    _ entry: FeedEntry, seq: String, _ asked: ChangesRequest, into bytes: inout [UInt8]
+  ) {
+    let change = entry.change
+    bytes += Array(#"{"seq":"#.utf8)
+    JSONWriter.writeString(seq, into: &bytes)
+    bytes += Array(#","id":"#.utf8)
+    JSONWriter.writeString(change.id, into: &bytes)
+    bytes += Array(#","changes":["#.utf8)
+    for (index, rev) in (asked.allLeaves ? change.leaves : [change.rev]).enumerated() {
+      bytes += Array((index == 0 ? #"{"rev":""# : #",{"rev":""#).utf8)
+      bytes += Array(rev.description.utf8)
+      bytes += Array(#""}"#.utf8)
     }
+    bytes.append(UInt8(ascii: "]"))
+    if change.isDeleted { bytes += Array(#","deleted":true"#.utf8) }
+    if asked.includeDocs {
+      bytes += Array(#","doc":"#.utf8)
+      if change.isDeleted {
+        JSONWriter.write(
+          ["_id": .string(change.id), "_rev": .string(change.rev.description), "_deleted": true],
+          into: &bytes)
+      } else if let document = entry.document {
+        JSONWriter.write(document, into: &bytes)
+      } else {
+        bytes += Array("null".utf8)
+      }
+    }
+    bytes.append(UInt8(ascii: "}"))
   }
 
   private func feedResponse(
-    _ db: DocumentCollection, _ entries: [JSON], _ last: Int64, _ asked: ChangesRequest
+    _ db: DocumentCollection, _ entries: [FeedEntry], _ last: Int64, _ asked: ChangesRequest
   ) -> Response {
     let body = ResponseBody { writer in
-      let written = try await withSequenceStrings(db, entries)
-      let lastSeq = try await db.sequenceString(last)
+      // The entries' sequence strings and the last one, read at once.
+      var strings = try await db.sequenceStrings(entries.map(\.change.seq) + [last])
+      let lastSeq = strings.removeLast()
       let pending = try await asked.descending ? 0 : db.changeCount(since: last)
       var bytes = Array(#"{"results":["#.utf8)
-      for (index, entry) in written.enumerated() {
-        if index > 0 { bytes.append(UInt8(ascii: ",")) }
-        bytes.append(UInt8(ascii: "\n"))
-        JSONWriter.write(entry, into: &bytes)
-        if bytes.count > 64 * 1024 {
+      bytes.reserveCapacity(min(1 << 20, entries.count * 128 + 64))
+      for (index, entry) in entries.enumerated() {
+        bytes += Array((index == 0 ? "\n" : ",\n").utf8)
+        write(entry, seq: strings[index], asked, into: &bytes)
+        if bytes.count > 256 * 1024 {
           try await writer.write(ByteBuffer(bytes: bytes))
           bytes.removeAll(keepingCapacity: true)
         }
       }
       bytes += Array("\n],\n\"last_seq\":".utf8)
-      JSONWriter.write(.string(lastSeq), into: &bytes)
+      JSONWriter.writeString(lastSeq, into: &bytes)
       bytes += Array(",\"pending\":\(pending)}\n".utf8)
       try await writer.write(ByteBuffer(bytes: bytes))
       try await writer.finish(nil)
@@ -272,13 +291,14 @@ extension CouchHandler {
         let (entries, last) = try await changeEntries(db, step)
         if !entries.isEmpty {
           var bytes: [UInt8] = []
-          for entry in try await withSequenceStrings(db, entries) {
+          let strings = try await db.sequenceStrings(entries.map(\.change.seq))
+          for (entry, seq) in zip(entries, strings) {
             if eventSource {
               bytes += Array("data: ".utf8)
-              JSONWriter.write(entry, into: &bytes)
-              bytes += Array("\nid: \(entry["seq"]?.stringValue ?? "")\n\n".utf8)
+              write(entry, seq: seq, asked, into: &bytes)
+              bytes += Array("\nid: \(seq)\n\n".utf8)
             } else {
-              JSONWriter.write(entry, into: &bytes)
+              write(entry, seq: seq, asked, into: &bytes)
               bytes.append(UInt8(ascii: "\n"))
             }
           }
