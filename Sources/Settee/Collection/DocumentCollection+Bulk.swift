@@ -25,7 +25,7 @@ extension DocumentCollection {
     try database.write(putEachOperation(documents, newEdits: newEdits))
   }
 
-  /// Writes each document on its own (``putEach(_:newEdits:)-7c5ea``), without blocking
+  /// Writes each document on its own (``putEach(_:newEdits:)-6h9fk``), without blocking
   /// the caller's thread.
   public func putEach(_ documents: [JSONObject], newEdits: Bool = true) async throws
     -> [Result<WriteResult, SetteeError>]

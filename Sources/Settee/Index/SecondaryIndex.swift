@@ -40,7 +40,7 @@ protocol SecondaryIndexKind: Sendable {
   static func rebuild(_ db: SQLConnection, cid: Int64) throws
 
   /// Removes the collection's indexes of this kind, definitions and data, in the caller's
-  /// write transaction: the collection is being deleted (``Database/deleteCollection(_:)-5xq2p``).
+  /// write transaction: the collection is being deleted (`Database.deleteCollection(_:)`).
   static func dropAll(_ db: SQLConnection, cid: Int64) throws
 
   /// The collection's data of this kind, as `DocumentCollection.secondaryIndexes()`

@@ -5,7 +5,7 @@ import SetteeCore
 // (a collection is otherwise made by its first write and never goes away).
 extension Database {
   /// Whether the collection exists: it was written to, or made by
-  /// ``createCollection(_:)-9ffcx``, and not deleted since.
+  /// ``createCollection(_:)-1mxck``, and not deleted since.
   public func collectionExists(_ name: String) throws -> Bool {
     try read { db in try Self.exists(db, name) }
   }
