@@ -239,11 +239,14 @@ extension CouchHandler {
       ["purge_seq": .null, "purged": .object(answer)], status: .created)
   }
 
+  /// The metadata key of a database's `_security` object.
+  static func securityKey(_ name: String) -> String { "couchdb:security:\(name)" }
+
   /// `_security` is kept as the database's metadata under `couchdb:security:{db}`.
   func security(_ db: DocumentCollection, _ request: CouchRequest) async throws -> Response {
     try allow(request, "GET,HEAD,PUT")
     try await requireDatabase(db)
-    let key = "couchdb:security:\(db.name)"
+    let key = Self.securityKey(db.name)
     if request.method == .put {
       let body = try await request.jsonObjectBody(requiresJSONType: false)
       try await database.setMetadata(.object(body), forKey: key)

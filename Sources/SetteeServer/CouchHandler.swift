@@ -363,6 +363,8 @@ struct CouchHandler: Sendable {
       {
         throw CouchError(.notFound, "not_found", "Database does not exist.")
       }
+      // Its _security object goes with it.
+      try await database.setMetadata(nil, forKey: Self.securityKey(db.name))
       return CouchResponse.json(["ok": true])
     case .post:
       try await requireDatabase(db)

@@ -96,6 +96,12 @@ struct ServerReplicationTests {
     #expect(
       try await server.put("/db/_security", ["members": ["names": ["bob"]]]).json == ["ok": true])
     #expect(try await server.get("/db/_security").json["members"]?["names"] == ["bob"])
+    // It goes with its database.
+    try await server.request("PUT", "/gone")
+    try await server.put("/gone/_security", ["admins": ["names": ["x"]]])
+    try await server.request("DELETE", "/gone")
+    try await server.request("PUT", "/gone")
+    #expect(try await server.get("/gone/_security").json == [:])
 
     let purged = try await server.post("/db/_purge", ["a": [.string(rev)]])
     #expect(purged.json["purged"] == ["a": [.string(rev)]])
