@@ -133,4 +133,31 @@ struct ServerOperationTests {
     #expect(answers == 1000)
     #expect(try await server.get("/_up").status == 200)
   }
+
+  /// A client that asks for a large answer and does not read it holds no transaction:
+  /// writes and other reads go on meanwhile.
+  @Test func aSlowReaderHoldsNothing() async throws {
+    let server = try ServerProcess(db: directory.path("stall.db"), ["--log-level", "none"])
+    try await server.request("PUT", "/db")
+    let padding = JSON.string(String(repeating: "y", count: 2000))
+    let docs: [JSON] = (0..<3000).map { ["_id": .string("d\($0)"), "pad": padding] }
+    try await server.post("/db/_bulk_docs", ["docs": .array(docs)])
+    // Six megabytes asked for, none of it read.
+    let stalled = try server.connectAndSend(
+      Array("GET /db/_all_docs?include_docs=true HTTP/1.1\r\nHost: x\r\n\r\n".utf8))
+    let feed = try server.connectAndSend(
+      Array("GET /db/_changes?include_docs=true HTTP/1.1\r\nHost: x\r\n\r\n".utf8))
+    defer {
+      close(stalled)
+      close(feed)
+    }
+    try await Task.sleep(for: .milliseconds(300))
+    let started = Date()
+    for number in 0..<20 {
+      #expect(try await server.put("/db/new\(number)", ["n": .int(Int64(number))]).status == 201)
+    }
+    #expect(try await server.get("/db/new19").json["n"] == 19)
+    #expect(Date().timeIntervalSince(started) < 10)
+    #expect(try await server.get("/db").json["doc_count"] == 3020)
+  }
 }
