@@ -203,13 +203,13 @@ extension CouchHandler {
       do { rev = try request.query["rev"].map { try RevisionID(parsing: $0) } } catch {
         throw CouchError(.badRequest, "bad_request", "Invalid rev format")
       }
-      let bytes = Collected()
-      guard
-        let stored = try await db.readAttachment(name, of: id, rev: rev, { bytes.append($0) })
-      else {
-        throw CouchError(
-          .notFound, "not_found", "Document is missing attachment")
+      // Streamed a chunk at a time, each read on its own: a slow client holds no read
+      // transaction, and a large attachment never sits whole in memory.
+      guard let stream = try await db.attachmentStream(name, of: id, rev: rev) else {
+        try await requireDatabase(db)
+        throw CouchError(.notFound, "not_found", "Document is missing attachment")
       }
+      let stored = stream.attachment
       var headers: HTTPFields = [
         .contentType: stored.contentType, .eTag: "\"\(stored.digest)\"",
         .cacheControl: "must-revalidate", .acceptRanges: "none",
@@ -217,10 +217,14 @@ extension CouchHandler {
       if stored.digest.hasPrefix("md5-") {
         headers[HTTPField.Name("Content-MD5")!] = String(stored.digest.dropFirst(4))
       }
-      let data = bytes.take()
-      headers[.contentLength] = String(data.count)
+      if let encoding = stored.encoding { headers[.contentEncoding] = encoding }
+      let length = Int(stored.encodedLength ?? stored.length)
       return Response(
-        status: .ok, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: data)))
+        status: .ok, headers: headers,
+        body: ResponseBody(contentLength: length) { writer in
+          for try await chunk in stream { try await writer.write(ByteBuffer(bytes: chunk)) }
+          try await writer.finish(nil)
+        })
     }
   }
 
@@ -269,24 +273,5 @@ extension CouchHandler {
         "sizes": ["active": 0, "external": 0, "file": 0], "update_seq": 0, "purge_seq": 0,
       ],
     ])
-  }
-}
-
-/// Bytes gathered by a callback that runs on a database connection's queue, read after
-/// the call returns.
-final class Collected: @unchecked Sendable {
-  private let lock = NSLock()
-  private var bytes: [UInt8] = []
-
-  func append(_ chunk: [UInt8]) {
-    lock.lock()
-    bytes.append(contentsOf: chunk)
-    lock.unlock()
-  }
-
-  func take() -> [UInt8] {
-    lock.lock()
-    defer { lock.unlock() }
-    return bytes
   }
 }

@@ -154,7 +154,7 @@ struct ServerTests {
   @Test func attachments() async throws {
     let server = try start()
     try await server.request("PUT", "/db")
-    let bytes = (0..<3000).map { UInt8(truncatingIfNeeded: $0 * 7) }
+    let bytes = (0..<600_000).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ $0 >> 11) }  // three chunks
     let put = try await server.request(
       "PUT", "/db/doc/photos/a.bin", body: bytes, headers: ["Content-Type": "image/x-test"])
     #expect(put.status == 201, "\(put.text)")
@@ -166,7 +166,7 @@ struct ServerTests {
     #expect(read.headers["content-md5"] != nil)
     let stub = try await server.get("/db/doc").json["_attachments"]?["photos/a.bin"]
     #expect(stub?["stub"] == true)
-    #expect(stub?["length"] == 3000)
+    #expect(stub?["length"] == 600_000)
     let inline = try await server.get("/db/doc?attachments=true").json["_attachments"]?[
       "photos/a.bin"]
     #expect(inline?["data"]?.stringValue == Data(bytes).base64EncodedString())

@@ -180,7 +180,7 @@ extension DocumentCollection {
   }
 
   /// The row id and revision of the winner (when live) or of the leaf `rev`.
-  private static func leaf(_ db: SQLConnection, cid: Int64, id: String, rev: RevisionID?) throws
+  static func leaf(_ db: SQLConnection, cid: Int64, id: String, rev: RevisionID?) throws
     -> (Int64, RevisionID)?
   {
     guard let rid = try DocumentReader.rid(db, cid: cid, id: id) else { return nil }

@@ -121,3 +121,37 @@ struct CollectionLifecycleTests {
     return nil
   }
 }
+
+/// An attachment read as an async sequence of chunks, each in a read of its own.
+@Suite("Attachment streams")
+struct AttachmentStreamTests {
+  let directory = TemporaryDirectory()
+
+  @Test func chunksInOrderAndRemovalMidway() async throws {
+    let notes = try Database(path: directory.path("s.db")).collection("notes")
+    let bytes = (0..<700_000).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ $0 >> 9) }
+    let first = try await notes.put(["_id": "n"])
+    let written = try await notes.putAttachment(
+      "big.bin", to: "n", rev: first.rev, contentType: "application/x-big", data: bytes)
+    let stream = try #require(try await notes.attachmentStream("big.bin", of: "n"))
+    #expect(stream.attachment.length == 700_000)
+    #expect(stream.attachment.contentType == "application/x-big")
+    var read: [UInt8] = []
+    var chunks = 0
+    for try await chunk in stream {
+      read += chunk
+      chunks += 1
+    }
+    #expect(read == bytes)
+    #expect(chunks == 3)
+    #expect(try await notes.attachmentStream("none", of: "n") == nil)
+    #expect(try await notes.attachmentStream("big.bin", of: "nobody") == nil)
+
+    // Removed after the first chunk: the next one says so rather than end early.
+    let again = try #require(try await notes.attachmentStream("big.bin", of: "n"))
+    var iterator = again.makeAsyncIterator()
+    #expect(try await iterator.next()?.count == 256 * 1024)
+    try await notes.deleteAttachment("big.bin", from: "n", rev: written.rev)
+    await #expect(throws: SetteeError.self) { _ = try await iterator.next() }
+  }
+}
