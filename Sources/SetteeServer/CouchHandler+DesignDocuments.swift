@@ -16,9 +16,11 @@ extension CouchHandler {
   }
 
   private func syncDesignDocument(_ db: DocumentCollection, _ id: String) async throws {
+    let document = try await db.get(id)
+    try await syncViews(db, id, document)
     let existing = try await db.indexes().filter { $0.designDocumentID == id && $0.kind == .json }
     var wanted: [IndexDefinition] = []
-    if let document = try await db.get(id), document.json["language"] == "query",
+    if let document, document.json["language"] == "query",
       case .object(let views)? = document.json["views"]
     {
       for view in views {
@@ -34,6 +36,31 @@ extension CouchHandler {
     for definition in wanted where !existing.contains(definition) {
       _ = try await db.ensureIndexed(definition)
     }
+  }
+
+  /// Settee's declarative views kept in a design document with `"language": "settee"`:
+  /// each view (a ``ViewDefinition`` without its name) is the collection's view named
+  /// `{d}/{v}`, so that views travel with their design document as indexes do.
+  private func syncViews(_ db: DocumentCollection, _ id: String, _ document: Document?)
+    async throws
+  {
+    let prefix = String(id.dropFirst("_design/".count)) + "/"
+    var wanted: [ViewDefinition] = []
+    if let document, document.json["language"] == "settee",
+      case .object(let views)? = document.json["views"]
+    {
+      for view in views {
+        guard case .object(var definition) = view.value else { continue }
+        definition["name"] = .string(prefix + view.key)
+        // A view that does not read as Settee's is left as data.
+        if let parsed = try? ViewDefinition(json: .object(definition)) { wanted.append(parsed) }
+      }
+    }
+    let existing = try await db.views().filter { $0.name.hasPrefix(prefix) }
+    for view in existing where !wanted.contains(where: { $0.name == view.name }) {
+      try await db.deleteView(named: view.name)
+    }
+    for definition in wanted { _ = try await db.defineView(definition) }
   }
 
   /// The index a Mango design document's view stands for: `options.def` as `_index`

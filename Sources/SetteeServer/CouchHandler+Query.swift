@@ -126,14 +126,19 @@ extension CouchHandler {
 
   // MARK: - Views
 
-  /// `_design/{d}/_view/{v}` queries Settee's view named `v` (declarative, or a Swift view
-  /// registered in this process); a JavaScript view of that design document is a 400.
+  /// `_design/{d}/_view/{v}` queries the view `{d}/{v}` that a `"language": "settee"`
+  /// design document defines, else the collection's view named `v` (declarative, or a Swift
+  /// view registered in this process); a JavaScript view of that design document is a 400.
   func view(_ db: DocumentCollection, _ ddoc: String, _ name: String, _ request: CouchRequest)
     async throws -> Response
   {
     try allow(request, "GET,HEAD,POST")
     try await requireDatabase(db)
-    guard try await db.views().contains(where: { $0.name == name }) else {
+    // A view of a "language": "settee" design document first, then the collection's own.
+    let views = try await db.views()
+    let qualified = String(ddoc.dropFirst("_design/".count)) + "/" + name
+    let name = views.contains(where: { $0.name == qualified }) ? qualified : name
+    guard views.contains(where: { $0.name == name }) else {
       if let design = try await db.get(ddoc),
         design.json["views"]?[name]?["map"]?.stringValue != nil
       {

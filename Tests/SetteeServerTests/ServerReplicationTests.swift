@@ -429,6 +429,22 @@ struct ServerReplicationTests {
     #expect(try await server.delete("/copy/_index/ages/json/by-age").json == ["ok": true])
     #expect(try await server.get("/copy/_design/ages").json["reason"] == "deleted")
 
+    // Settee's declarative views travel in "language": "settee" design documents.
+    let viewDoc: JSON = [
+      "language": "settee",
+      "views": ["by-age": ["key": "age", "reduce": "_count"], "odd": "not a view"],
+    ]
+    #expect(try await server.put("/db/_design/people", viewDoc).status == 201)
+    let rows = try await server.get("/db/_design/people/_view/by-age?reduce=false").json["rows"]
+    #expect(rows?.arrayValue?.map { $0["id"] } == ["a", "b"])
+    let viewRevisions = try await server.get("/db/_design/people?revs=true").json
+    try await server.post("/copy/_bulk_docs", ["new_edits": false, "docs": [viewRevisions]])
+    #expect(
+      try await server.get("/copy/_design/people/_view/by-age").json["rows"]?[0]?["value"] == 1)
+    let viewRev = try #require(viewRevisions["_rev"]?.stringValue)
+    #expect(try await server.delete("/db/_design/people?rev=\(viewRev)").status == 200)
+    #expect(try await server.get("/db/_design/people/_view/by-age").status == 404)
+
     // JavaScript is data.
     try await server.put(
       "/db/_design/js", ["views": ["v": ["map": "function (doc) { emit(doc._id, 1) }"]]])
