@@ -69,10 +69,11 @@ extension CouchHandler {
       guard let milliseconds, milliseconds > 0 else {
         throw CouchError(.badRequest, "bad_request", "Invalid heartbeat value: \(heartbeat)")
       }
-      asked.heartbeat = .milliseconds(max(milliseconds, 10))
+      asked.heartbeat = .milliseconds(min(max(milliseconds, 10), 86_400_000))
     }
     if let timeout = try request.integer("timeout") {
-      asked.timeout = .milliseconds(timeout)
+      // At most a day, as the engine's long poll takes.
+      asked.timeout = .milliseconds(min(timeout, 86_400_000))
     }
     asked.filter = try changesFilter(request, body)
 
@@ -91,7 +92,8 @@ extension CouchHandler {
           let since = last
           do {
             _ = try await cancelWhenGracefulShutdown {
-              try await db.waitForChanges(since: since, timeout: max(0, seconds), limit: 1)
+              try await db.waitForChanges(
+                since: since, timeout: min(max(0, seconds), 86_400), limit: 1)
             }
           } catch is CancellationError where Task.isShuttingDownGracefully {
             break
