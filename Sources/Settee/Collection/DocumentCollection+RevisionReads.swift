@@ -95,7 +95,7 @@ extension DocumentCollection {
         var answers: [OpenRevision] = []
         var seen: Set<RevisionID> = []
         for rev in revs {
-          let found = latest ? reader.latest(rev) : reader.leaf(rev).map { [$0] } ?? []
+          let found = latest ? try reader.latest(rev) : reader.leaf(rev).map { [$0] } ?? []
           if found.isEmpty { answers.append(.missing(rev)) }
           for leaf in found where seen.insert(leaf.rev!).inserted {
             answers.append(.found(try reader.json(db, leaf, options)))
@@ -122,20 +122,33 @@ extension DocumentCollection {
 }
 
 /// A document's leaves (with bodies) and revision tree, read once for the reads above.
-private struct LeafReader {
+private final class LeafReader {
   let leaves: [Document]
-  let tree: StoredTree
   let rid: Int64
+  private let db: SQLConnection
+  private let id: String
+  private var loadedTree: StoredTree?
 
   init?(_ db: SQLConnection, cid: Int64, id: String) throws {
     leaves = try DocumentReader.leaves(db, cid: cid, id: id)
-    guard let winner = leaves.first, let rev = winner.rev else { return nil }
+    guard leaves.first?.rev != nil else { return nil }
     let rid = try Int64.fetchOne(
       db.cachedStatement(sql: "SELECT rid FROM documents WHERE cid = ? AND id = ?"),
       arguments: [cid, id])
     self.rid = rid ?? 0
-    tree = try StoredTree.load(
-      db, rid: self.rid, id: id, winner: rev, deleted: winner.isDeleted, seq: 0)
+    self.db = db
+    self.id = id
+  }
+
+  /// The document's revision tree, read at its first use: a plain read (no `revs`,
+  /// `revs_info`, `atts_since` or `latest`) never reads it, however long the history.
+  func tree() throws -> StoredTree {
+    if let loadedTree { return loadedTree }
+    let winner = leaves[0]
+    let tree = try StoredTree.load(
+      db, rid: rid, id: id, winner: winner.rev!, deleted: winner.isDeleted, seq: 0)
+    loadedTree = tree
+    return tree
   }
 
   /// The leaf `rev` (the winner for `nil`).
@@ -145,8 +158,9 @@ private struct LeafReader {
   }
 
   /// The leaves `rev` is, or is an ancestor of.
-  func latest(_ rev: RevisionID) -> [Document] {
-    leaves.filter { tree.ancestry(of: $0.rev!).contains(rev) }
+  func latest(_ rev: RevisionID) throws -> [Document] {
+    let tree = try tree()
+    return leaves.filter { tree.ancestry(of: $0.rev!).contains(rev) }
   }
 
   /// `leaf` in CouchDB's member order: `_id`, `_rev`, `_deleted`, the body, then
@@ -156,7 +170,8 @@ private struct LeafReader {
   {
     var document = leaf
     let rev = leaf.rev!
-    let ancestry = tree.ancestry(of: rev)
+    let needsAncestry = options.revs || options.revsInfo || !options.attachmentsSince.isEmpty
+    let ancestry = needsAncestry ? try tree().ancestry(of: rev) : []
     let stored = try AttachmentStore.attachments(db, rid: rid, rev: rev)
     if !stored.isEmpty {
       // With atts_since, data goes only with what was written after the newest of those
@@ -180,6 +195,7 @@ private struct LeafReader {
       ]
     }
     if options.revsInfo {
+      let tree = try tree()
       json["_revs_info"] = .array(
         ancestry.map { revision in
           let status =
