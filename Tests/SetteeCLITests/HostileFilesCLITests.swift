@@ -82,8 +82,10 @@ struct HostileFilesCLITests {
         ["index", "create", #"{"index": {"fields": ["x"]}, "name": "x"}"#],
         ["index", "delete", "age"], ["where-index", "add", "[x]"], ["queryable", "add", "[x]"],
         ["defaults", "set", "{}"], ["alias", "set", "y", "[x]"], ["metadata", "set", "k", "1"],
+        // The server writes (it serves writes): refused before it listens.
+        ["serve", "--port", "0"],
       ] {
-        let run = try SetteeBinary.run(["--db", db] + arguments, unprivileged: true)
+        let run = try SetteeBinary.run(["--db", db] + arguments, unprivileged: true, timeout: 60)
         #expect(run.status == 1 && errorName(run) == "read_only", "\(arguments): \(run.stderr)")
       }
       #expect(try bytes(db) == before)
