@@ -28,7 +28,21 @@ extension CouchHandler {
     if options["include_offset"] == nil { query.includeOffset = true }
     let result = try await db.allDocuments(query)
     if result.rows.isEmpty { try await requireDatabase(db) }
-    return CouchResponse.json(result.json)
+    guard query.includeDocs, options["conflicts"] == true,
+      case .object(var json) = result.json, case .array(var rows)? = json["rows"]
+    else { return CouchResponse.json(result.json) }
+    // conflicts=true: the conflicted documents (found by their index) get _conflicts.
+    let conflicted = Set(try await db.conflictedDocumentIDs())
+    for (index, row) in rows.enumerated() {
+      guard case .object(var object) = row, let id = object["id"]?.stringValue,
+        conflicted.contains(id), object["doc"]?.objectValue != nil,
+        let document = try await db.document(id, RevisionReadOptions(conflicts: true))
+      else { continue }
+      object["doc"] = .object(document)
+      rows[index] = .object(object)
+    }
+    json["rows"] = .array(rows)
+    return CouchResponse.json(.object(json))
   }
 
   /// A view request's query parameters as the JSON object ``ViewQuery`` reads: values are

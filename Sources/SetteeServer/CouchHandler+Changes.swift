@@ -14,6 +14,8 @@ extension CouchHandler {
     var descending: Bool
     var allLeaves: Bool
     var includeDocs: Bool
+    /// With `includeDocs`: add `_conflicts` to conflicted documents.
+    var conflicts = false
     var filter: Filter
     var heartbeat: Duration?
     var timeout: Duration
@@ -76,6 +78,7 @@ extension CouchHandler {
       asked.timeout = .milliseconds(min(timeout, 86_400_000))
     }
     asked.filter = try changesFilter(request, body)
+    asked.conflicts = try request.bool("conflicts")
 
     switch request.query["feed"] ?? "normal" {
     case "normal":
@@ -203,6 +206,14 @@ extension CouchHandler {
       let live = changes.filter { !$0.isDeleted }.map(\.id)
       for document in try await db.get(live) {
         if let document { documents[document.id] = document.json }
+      }
+    }
+    if asked.includeDocs && asked.conflicts {
+      // Conflicted documents (more than one leaf, rare) are read again with their
+      // _conflicts.
+      for change in changes where change.leaves.count > 1 && !change.isDeleted {
+        documents[change.id] = try await db.document(
+          change.id, RevisionReadOptions(conflicts: true))
       }
     }
     var entries: [FeedEntry] = []

@@ -58,6 +58,13 @@ struct ServerReplicationTests {
     let changes = try await server.get("/db/_changes?style=all_docs").json["results"]?.arrayValue
     let entry = try #require(changes?.first { $0["id"] == "c" })
     #expect(entry["changes"] == [["rev": "2-ccc"], ["rev": "2-bbb"]])
+    let withConflicts = try await server.get("/db/_changes?include_docs=true&conflicts=true").json
+    let changed = withConflicts["results"]?.arrayValue?.first { $0["id"] == "c" }
+    #expect(changed?["doc"]?["_conflicts"] == ["2-bbb"])
+    let listed = try await server.get("/db/_all_docs?include_docs=true&conflicts=true").json
+    let row = listed["rows"]?.arrayValue?.first { $0["id"] == "c" }
+    #expect(row?["doc"]?["_conflicts"] == ["2-bbb"])
+    #expect(listed["rows"]?[0]?["doc"]?["_conflicts"] == nil)
     let open = try await server.get("/db/c?open_revs=all&revs=true").json.arrayValue ?? []
     #expect(Set(open.compactMap { $0["ok"]?["_rev"]?.stringValue }) == ["2-bbb", "2-ccc"])
     let asked = try await server.get("/db/c?open_revs=%5B%222-bbb%22,%223-zzz%22%5D").json
