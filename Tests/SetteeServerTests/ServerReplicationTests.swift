@@ -167,7 +167,7 @@ struct ServerReplicationTests {
       Array(
         "GET /db/_changes?feed=continuous&since=now&heartbeat=50&timeout=100 HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
           .utf8),
-      timeout: 0.6)
+      timeout: 1.5)
     #expect(!raw.contains("last_seq"))
     #expect(raw.contains("200 OK"))
     #expect(raw.components(separatedBy: "\r\n1\r\n\n\r\n").count > 2, "heartbeat chunks: \(raw)")
