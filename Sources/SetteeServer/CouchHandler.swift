@@ -382,10 +382,10 @@ struct CouchHandler: Sendable {
 
   func databaseInfo(_ db: DocumentCollection) async throws -> JSON {
     let lastSeq = try await db.lastSequence()
-    let size =
-      database.path.flatMap {
-        try? FileManager.default.attributesOfItem(atPath: $0)[.size] as? Int
-      } ?? 0
+    // The file and its write-ahead log, which all collections share.
+    let size = [database.path, database.path.map { $0 + "-wal" }].compactMap { $0 }.reduce(0) {
+      $0 + ((try? FileManager.default.attributesOfItem(atPath: $1)[.size] as? Int) ?? 0)
+    }
     return [
       "db_name": .string(db.name),
       "purge_seq": .string(String(try await db.purgeSequence())),
