@@ -73,11 +73,7 @@ extension DocumentCollection {
   {
     let stored: StoredAttachment? = try await database.read(
       inCollection(nil) { db, cid in
-        guard let (rid, leaf) = try DocumentCollection.leaf(db, cid: cid, id: id, rev: rev)
-        else { return nil }
-        return try AttachmentStore.attachments(db, rid: rid, rev: leaf).first {
-          $0.name == name
-        }
+        try DocumentCollection.stored(db, cid: cid, name, of: id, rev: rev)
       })
     guard let stored else { return nil }
     return AttachmentStream(attachment: stored.attachment, database: database, aid: stored.aid)

@@ -167,9 +167,7 @@ extension DocumentCollection {
     try CallerError.unmarking {
       try database.read { db in
         guard let cid = try database.collectionID(db, self.name),
-          let (rid, leaf) = try DocumentCollection.leaf(db, cid: cid, id: id, rev: rev),
-          let stored = try AttachmentStore.attachments(db, rid: rid, rev: leaf)
-            .first(where: { $0.name == name })
+          let stored = try DocumentCollection.stored(db, cid: cid, name, of: id, rev: rev)
         else { return nil }
         try AttachmentStore.read(db, aid: stored.aid) { chunk in
           try CallerError.marking { try body(chunk) }
@@ -179,8 +177,16 @@ extension DocumentCollection {
     }
   }
 
+  /// The attachment `name` of the winner (when live) or of the leaf `rev`.
+  static func stored(
+    _ db: SQLConnection, cid: Int64, _ name: String, of id: String, rev: RevisionID?
+  ) throws -> StoredAttachment? {
+    guard let (rid, leaf) = try leaf(db, cid: cid, id: id, rev: rev) else { return nil }
+    return try AttachmentStore.attachments(db, rid: rid, rev: leaf).first { $0.name == name }
+  }
+
   /// The row id and revision of the winner (when live) or of the leaf `rev`.
-  static func leaf(_ db: SQLConnection, cid: Int64, id: String, rev: RevisionID?) throws
+  private static func leaf(_ db: SQLConnection, cid: Int64, id: String, rev: RevisionID?) throws
     -> (Int64, RevisionID)?
   {
     guard let rid = try DocumentReader.rid(db, cid: cid, id: id) else { return nil }
