@@ -200,27 +200,26 @@ extension CouchHandler {
     return offered
   }
 
-  func revsDiff(_ db: DocumentCollection, _ request: CouchRequest) async throws -> Response {
+  /// The offered documents with revisions the database lacks, by id.
+  private func missing(_ db: DocumentCollection, _ request: CouchRequest) async throws
+    -> [(id: String, difference: RevisionDifference)]
+  {
     try allow(request, "POST")
     try await requireDatabase(db)
-    let differences = try await db.revsDiff(try await offered(request))
-    var answer = JSONObject()
-    for (id, difference) in differences.sorted(by: { $0.key < $1.key })
-    where !difference.missing.isEmpty {
-      answer[id] = difference.json
-    }
+    return try await db.revsDiff(try await offered(request)).sorted { $0.key < $1.key }
+      .filter { !$0.value.missing.isEmpty }.map { ($0.key, $0.value) }
+  }
+
+  func revsDiff(_ db: DocumentCollection, _ request: CouchRequest) async throws -> Response {
+    let answer = JSONObject(try await missing(db, request).map { ($0.id, $0.difference.json) })
     return CouchResponse.json(.object(answer))
   }
 
   func missingRevs(_ db: DocumentCollection, _ request: CouchRequest) async throws -> Response {
-    try allow(request, "POST")
-    try await requireDatabase(db)
-    let differences = try await db.revsDiff(try await offered(request))
-    var missing = JSONObject()
-    for (id, difference) in differences.sorted(by: { $0.key < $1.key })
-    where !difference.missing.isEmpty {
-      missing[id] = .array(difference.missing.map { .string($0.description) })
-    }
+    let missing = JSONObject(
+      try await missing(db, request).map { entry -> (String, JSON) in
+        (entry.id, .array(entry.difference.missing.map { .string($0.description) }))
+      })
     return CouchResponse.json(["missing_revs": .object(missing)])
   }
 

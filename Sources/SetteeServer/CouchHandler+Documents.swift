@@ -59,10 +59,7 @@ extension CouchHandler {
     async throws -> Response
   {
     let meta = try request.bool("meta")
-    let rev: RevisionID?
-    do { rev = try request.query["rev"].map { try RevisionID(parsing: $0) } } catch {
-      throw CouchError(.badRequest, "bad_request", "Invalid rev format")
-    }
+    let rev = try request.revision(ifMatch: false)
     let options = RevisionReadOptions(
       rev: rev, revs: try request.bool("revs"), revsInfo: try request.bool("revs_info") || meta,
       conflicts: try request.bool("conflicts") || meta,
@@ -199,10 +196,7 @@ extension CouchHandler {
       return CouchResponse.written(
         try await db.deleteAttachment(name, from: id, rev: rev), status: .ok)
     default:
-      let rev: RevisionID?
-      do { rev = try request.query["rev"].map { try RevisionID(parsing: $0) } } catch {
-        throw CouchError(.badRequest, "bad_request", "Invalid rev format")
-      }
+      let rev = try request.revision(ifMatch: false)
       // Streamed a chunk at a time, each read on its own: a slow client holds no read
       // transaction, and a large attachment never sits whole in memory.
       guard let stream = try await db.attachmentStream(name, of: id, rev: rev) else {

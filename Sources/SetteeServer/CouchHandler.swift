@@ -128,10 +128,7 @@ struct CouchHandler: Sendable {
   /// `_default`, as CouchDB's system databases are named with `_`.
   func collection(named name: String) throws -> DocumentCollection {
     guard name == Database.defaultCollectionName || Self.isValidDatabaseName(name) else {
-      throw CouchError(
-        .badRequest, "illegal_database_name",
-        "Name: '\(name)'. Only lowercase characters (a-z), digits (0-9), and any of the characters _, $, (, ), +, -, and / are allowed. Must begin with a letter."
-      )
+      throw CouchError.illegalDatabaseName(name)
     }
     return database.collection(name)
   }
@@ -231,10 +228,7 @@ struct CouchHandler: Sendable {
         "Settee's server does not run replications yet: use the CouchDB replicator or PouchDB against it"
       )
     default:
-      throw CouchError(
-        .badRequest, "illegal_database_name",
-        "Name: '\(name)'. Only lowercase characters (a-z), digits (0-9), and any of the characters _, $, (, ), +, -, and / are allowed. Must begin with a letter."
-      )
+      throw CouchError.illegalDatabaseName(name)
     }
   }
 

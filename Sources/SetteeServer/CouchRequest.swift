@@ -82,11 +82,11 @@ struct CouchRequest: Sendable {
     }
   }
 
-  /// A revision parameter (`rev`), or the `If-Match` header's.
-  func revision() throws -> RevisionID? {
+  /// A revision parameter (`rev`), or (for writes, `ifMatch`) the `If-Match` header's.
+  func revision(ifMatch: Bool = true) throws -> RevisionID? {
+    let header = ifMatch ? headers[.ifMatch] : nil
     let text =
-      query["rev"]
-      ?? headers[.ifMatch].map { $0.trimmingCharacters(in: CharacterSet(charactersIn: "\" ")) }
+      query["rev"] ?? header.map { $0.trimmingCharacters(in: CharacterSet(charactersIn: "\" ")) }
     guard let text else { return nil }
     do { return try RevisionID(parsing: text) } catch {
       throw CouchError(.badRequest, "bad_request", "Invalid rev format")

@@ -109,6 +109,14 @@ struct CouchError: Error {
     }
   }
 
+  /// CouchDB's refusal of a database name.
+  static func illegalDatabaseName(_ name: String) -> CouchError {
+    CouchError(
+      .badRequest, "illegal_database_name",
+      "Name: '\(name)'. Only lowercase characters (a-z), digits (0-9), and any of the characters _, $, (, ), +, -, and / are allowed. Must begin with a letter."
+    )
+  }
+
   var json: JSON { ["error": .string(error), "reason": .string(reason)] }
 
   var response: Response { CouchResponse.json(json, status: status) }
