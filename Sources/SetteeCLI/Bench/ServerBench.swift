@@ -50,60 +50,44 @@ struct ServerBench {
     let requests = quick ? 200 : 5_000
     let ids = (0..<count).map { BenchData.id($0, prefix: "p") }
 
+    // Each workload against the floor answering as many bytes as its last answer had.
+    func versusFloor(
+      _ name: String, _ what: String, n: Int, target: Double? = nil,
+      _ request: (Int) -> (method: String, path: String, body: [UInt8])
+    ) throws {
+      var bytes = 0
+      let time = try Measure.median(repetitions: quick ? 1 : 3) {
+        for number in 0..<n {
+          let (method, path, body) = request(number)
+          let answer = try settee.send(method, path, body: body)
+          guard answer.status == 200, answer.body.count > 20 else {
+            throw Self.failed(what, answer)
+          }
+          bytes = answer.body.count
+        }
+      }
+      let (method, _, body) = request(0)
+      let floorTime = try Measure.median(repetitions: quick ? 1 : 3) {
+        for _ in 0..<n { _ = try baseline.send(method, "/?bytes=\(bytes)", body: body) }
+      }
+      results.append(
+        BenchResult(name: name, n: n, settee: time, baseline: floorTime, target: target))
+    }
+
     // GET /{db}/{id}, each a different document.
-    var bytes = 0
-    let getTime = try Measure.median(repetitions: quick ? 1 : 3) {
-      for number in 0..<requests {
-        let answer = try settee.send("GET", "/people/\(ids[(number * 7919) % ids.count])")
-        guard answer.status == 200 else { throw Self.failed("GET", answer) }
-        bytes = answer.body.count
-      }
+    try versusFloor("GET /{db}/{id}, keep-alive, vs a constant body", "GET", n: requests, target: 2)
+    {
+      ("GET", "/people/\(ids[($0 * 7919) % ids.count])", [])
     }
-    let getFloor = try Measure.median(repetitions: quick ? 1 : 3) {
-      for _ in 0..<requests { _ = try baseline.send("GET", "/?bytes=\(bytes)") }
-    }
-    results.append(
-      BenchResult(
-        name: "GET /{db}/{id}, keep-alive, vs a constant body", n: requests, settee: getTime,
-        baseline: getFloor, target: 2))
-
     // An indexed _find for one document.
-    let findRequests = requests / 2
-    let findTime = try Measure.median(repetitions: quick ? 1 : 3) {
-      for number in 0..<findRequests {
-        let body = Array(#"{"selector":{"docNumber":\#((number * 7919) % count)}}"#.utf8)
-        let answer = try settee.send("POST", "/people/_find", body: body)
-        guard answer.status == 200, answer.body.count > 20 else { throw Self.failed("_find", answer) }
-        bytes = answer.body.count
-      }
+    try versusFloor("indexed _find of one document, vs a constant body", "_find", n: requests / 2) {
+      ("POST", "/people/_find", Array(#"{"selector":{"docNumber":\#(($0 * 7919) % count)}}"#.utf8))
     }
-    let findFloor = try Measure.median(repetitions: quick ? 1 : 3) {
-      for _ in 0..<findRequests {
-        _ = try baseline.send("POST", "/?bytes=\(bytes)", body: Array(#"{"selector":{"docNumber":1}}"#.utf8))
-      }
-    }
-    results.append(
-      BenchResult(
-        name: "indexed _find of one document, vs a constant body", n: findRequests,
-        settee: findTime, baseline: findFloor))
-
     // A _changes read of 10,000 rows.
     let rows = min(10_000, count)
-    let reads = quick ? 3 : 20
-    let changesTime = try Measure.median(repetitions: quick ? 1 : 3) {
-      for _ in 0..<reads {
-        let answer = try settee.send("GET", "/people/_changes?limit=\(rows)")
-        guard answer.status == 200 else { throw Self.failed("_changes", answer) }
-        bytes = answer.body.count
-      }
-    }
-    let changesFloor = try Measure.median(repetitions: quick ? 1 : 3) {
-      for _ in 0..<reads { _ = try baseline.send("GET", "/?bytes=\(bytes)") }
-    }
-    results.append(
-      BenchResult(
-        name: "_changes read of \(rows) rows, vs a constant body", n: reads, settee: changesTime,
-        baseline: changesFloor))
+    try versusFloor(
+      "_changes read of \(rows) rows, vs a constant body", "_changes", n: quick ? 3 : 20
+    ) { _ in ("GET", "/people/_changes?limit=\(rows)", []) }
 
     // _bulk_docs of 1,000 documents at a time, against the engine's import of the same.
     var run = 0
@@ -149,7 +133,8 @@ struct ServerBench {
   static func failed(_ what: String, _ answer: BenchClient.Answer) -> SetteeError {
     SetteeError(
       .io,
-      "\(what) answered \(answer.status): \(String(decoding: answer.body.prefix(300), as: UTF8.self))")
+      "\(what) answered \(answer.status): \(String(decoding: answer.body.prefix(300), as: UTF8.self))"
+    )
   }
 }
 
@@ -226,7 +211,9 @@ struct BenchClient {
       if buffer.count >= delimiter.count {
         var index = max(0, searched - delimiter.count)
         while index + delimiter.count <= buffer.count {
-          if buffer[index] == delimiter[0] && Array(buffer[index..<(index + delimiter.count)]) == delimiter {
+          if buffer[index] == delimiter[0]
+            && Array(buffer[index..<(index + delimiter.count)]) == delimiter
+          {
             return index
           }
           index += 1
