@@ -99,7 +99,7 @@ extension CouchHandler {
       outcomes = try await db.putEach(objects, newEdits: newEdits)
     }
     try await syncDesignDocuments(
-      db, objects.compactMap { $0["_id"]?.stringValue }.filter { $0.hasPrefix("_design/") })
+      db, objects.compactMap { $0["_id"]?.stringValue }.filter(Document.isDesignID))
     var answers: [JSON] = []
     for (object, outcome) in zip(objects, outcomes) {
       switch outcome {

@@ -31,7 +31,7 @@ extension CouchHandler {
       switch filter {
       case .none: return true
       case .documentIDs(let ids): return ids.contains(change.id)
-      case .design: return change.id.hasPrefix("_design/")
+      case .design: return Document.isDesignID(change.id)
       case .selector(let selector):
         guard !change.isDeleted, let document else { return false }
         return try Matcher.matches(selector, document)

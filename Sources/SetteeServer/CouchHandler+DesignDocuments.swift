@@ -10,7 +10,7 @@ extension CouchHandler {
   /// Brings the collection's JSON indexes of the design documents among `ids` in line with
   /// their winning revisions.
   func syncDesignDocuments(_ db: DocumentCollection, _ ids: [String]) async throws {
-    for id in Set(ids) where id.hasPrefix("_design/") {
+    for id in Set(ids) where Document.isDesignID(id) {
       try await syncDesignDocument(db, id)
     }
   }

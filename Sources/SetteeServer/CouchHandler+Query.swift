@@ -66,7 +66,7 @@ extension CouchHandler {
       var success: [JSON] = []
       var failures: [JSON] = []
       for name in names.compactMap(\.stringValue) {
-        let ddoc = name.hasPrefix("_design/") ? name : "_design/" + name
+        let ddoc = IndexDefinition.designDocumentID(name)
         let matching = indexes.filter { $0.designDocumentID == ddoc }
         if matching.isEmpty {
           failures.append(["id": .string(ddoc), "error": "not_found"])
@@ -89,7 +89,7 @@ extension CouchHandler {
         throw CouchError(
           .badRequest, "bad_request", "an index is deleted at /{db}/_index/{ddoc}/json/{name}")
       }
-      let ddoc = parts[0].hasPrefix("_design/") ? parts[0] : "_design/" + parts[0]
+      let ddoc = IndexDefinition.designDocumentID(parts[0])
       guard
         let index = try await db.indexes().first(where: {
           $0.name == parts[2] && $0.designDocumentID == ddoc

@@ -89,7 +89,7 @@ struct CouchHandler: Sendable {
         }
         return try await localDocument(db, second, request)
       }
-      if second.hasPrefix("_design/") {
+      if Document.isDesignID(second) {
         return try await designEndpoint(db, second, rest, request)
       }
       if second.hasPrefix("_") {
