@@ -87,7 +87,7 @@ extension CouchHandler {
       guard case .object(var object) = doc else {
         throw CouchError(.badRequest, "bad_request", "Document must be a JSON object")
       }
-      if newEdits && object["_id"] == nil { object["_id"] = .string(Self.randomUUID()) }
+      if newEdits && object["_id"] == nil { object["_id"] = .string(Document.generateID()) }
       objects.append(object)
     }
     // Most batches are written whole: one transaction without a savepoint per document.

@@ -226,7 +226,7 @@ extension CouchHandler {
   /// size never sits whole in memory and a slow client holds no transaction.
   func spool(_ request: CouchRequest) async throws -> URL {
     let url = FileManager.default.temporaryDirectory.appendingPathComponent(
-      "settee-upload-\(Self.randomUUID())")
+      "settee-upload-\(Document.generateID())")
     guard FileManager.default.createFile(atPath: url.path, contents: nil) else {
       throw SetteeError(.io, "cannot create a temporary file for an upload at \(url.path)")
     }

@@ -211,7 +211,7 @@ struct CouchHandler: Sendable {
         throw CouchError(.badRequest, "bad_request", "count parameter too large")
       }
       return CouchResponse.json(
-        ["uuids": .array((0..<count).map { _ in .string(Self.randomUUID()) })])
+        ["uuids": .array((0..<count).map { _ in .string(Document.generateID()) })])
     case ("_active_tasks", 0):
       try allow(request, "GET,HEAD")
       return CouchResponse.json([])
@@ -251,15 +251,6 @@ struct CouchHandler: Sendable {
     names = Array(names.dropFirst(try request.integer("skip") ?? 0))
     if let limit = try request.integer("limit") { names = Array(names.prefix(limit)) }
     return names
-  }
-
-  static func randomUUID() -> String {
-    var generator = SystemRandomNumberGenerator()
-    return (0..<2).map { _ in
-      let value = generator.next() as UInt64
-      let text = String(value, radix: 16)
-      return String(repeating: "0", count: 16 - text.count) + text
-    }.joined()
   }
 
   /// `/_session`: who is asking (GET), a login setting an `AuthSession` cookie (POST, JSON
@@ -363,7 +354,7 @@ struct CouchHandler: Sendable {
     case .post:
       try await requireDatabase(db)
       var body = try await request.jsonObjectBody()
-      if body["_id"] == nil { body["_id"] = .string(Self.randomUUID()) }
+      if body["_id"] == nil { body["_id"] = .string(Document.generateID()) }
       let result = try await db.put(body)
       try await syncDesignDocuments(db, [result.id])
       return CouchResponse.written(

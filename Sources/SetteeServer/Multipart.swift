@@ -8,7 +8,7 @@ import SetteeCore
 /// bounded: answers by what is read, requests by the server's request limit).
 enum Multipart {
   /// A new random boundary.
-  static func boundary() -> String { CouchHandler.randomUUID() }
+  static func boundary() -> String { Document.generateID() }
 
   /// A document as a `multipart/related` body when it carries attachment data: its JSON
   /// with `"follows": true` in place of each `"data"`, then the bytes in the same order.
