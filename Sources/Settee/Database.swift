@@ -21,6 +21,8 @@ public final class Database: Sendable {
   /// `writer` when it is a pool (a file), whose readers are opened read-only: reads run
   /// there in transactions of Settee's own (see ``read(_:)``).
   let pool: DatabasePool?
+  /// The threads the async forms read on, taking readers from `pool`.
+  let readerLanes: ReaderLanes
   /// The settings the database was opened with.
   public let configuration: Configuration
   /// Collection ids by name (its UTF-8 bytes: Swift's `String` equality would make two
@@ -72,6 +74,7 @@ public final class Database: Sendable {
     }
     self.path = path
     self.configuration = configuration
+    readerLanes = ReaderLanes(count: configuration.maximumReaderCount)
     changeMonitor = ChangeMonitor(
       interval: configuration.observationInterval, pollsOtherWriters: true)
     if configuration.readOnly {
@@ -105,6 +108,7 @@ public final class Database: Sendable {
     try configuration.validate()
     self.path = nil
     self.configuration = configuration
+    readerLanes = ReaderLanes(count: 1)
     // Nothing else can write an in-memory database: no polling.
     changeMonitor = ChangeMonitor(
       interval: configuration.observationInterval, pollsOtherWriters: false)

@@ -1,4 +1,5 @@
 import GRDB
+import GRDBSQLite
 import SetteeCore
 
 /// How an async form's operation uses the database (``Database/withConnection(_:_:)``).
@@ -10,19 +11,20 @@ enum ConnectionUse: Sendable {
   case writing
 }
 
-// One async story for every face: an async form awaits a connection from GRDB's async
-// accesses (which park the task, not a thread, while every connection is busy), runs the
-// same synchronous operation as its blocking twin on that connection's own queue, and is
-// cancelled with its task. The operation's reads and writes use the lent connection
-// (ThreadAccess.lent), so no thread waits on SQLite but the connections' own.
+// One async story for every face: an async form awaits a connection without holding a
+// thread (a write waits in GRDB's async access; a read waits for a reader lane, which takes
+// a reader from GRDB's pool), runs the same synchronous operation as its blocking twin there,
+// and is cancelled with its task. The operation's reads and writes use the lent connection
+// (ThreadAccess.lent), so no thread waits on SQLite but the connections' and lanes' own.
 extension Database {
   /// Runs a synchronous operation (one that reaches the database through ``read(_:)``,
   /// ``write(_:)`` and ``writeWithoutTransaction(_:)``) as an async call.
   ///
-  /// The task waits for a reader connection (`.reading` on a file) or the writer (`.writing`,
-  /// and every use of an in-memory database, which has one connection) without holding a
-  /// thread; the operation then runs on that connection's queue. Threads are bounded by
-  /// the connections, however many tasks wait.
+  /// A read on a file (`.reading`) moves the task onto one of ``ReaderLanes`` (as many as
+  /// reader connections), which takes a reader and runs the operation there; a write (and
+  /// every use of an in-memory database, which has one connection) waits for the writer
+  /// without holding a thread and runs on its queue. Threads are bounded by the connections,
+  /// however many tasks wait.
   ///
   /// Cancelling the task before the operation starts throws `CancellationError` without
   /// running it; cancelling it while it runs stops its SQLite statements (GRDB interrupts
@@ -36,10 +38,23 @@ extension Database {
     let outcome: Result<T, any Error>
     do {
       if use == .reading, let pool {
-        outcome = try await pool.unsafeRead { db in
-          ThreadAccess.lending(db, isWriter: false) {
-            Result { try QueryBudget.cancellable(operation) }
+        // The connection in use, interrupted when the task is cancelled (as GRDB's async
+        // access does): the progress handler alone would see it only a thousand steps on.
+        let connection = Locked<OpaquePointer?>(nil)
+        outcome = try await withTaskCancellationHandler {
+          try await readerLanes.run {
+            try pool.unsafeRead { db in
+              connection.withLock { $0 = db.sqliteConnection }
+              defer { connection.withLock { $0 = nil } }
+              return ThreadAccess.lending(db, isWriter: false) {
+                Result { try QueryBudget.cancellable(operation) }
+              }
+            }
           }
+        } onCancel: {
+          // SQLite clears an interrupt when the connection's next statement starts with no
+          // other running: one that comes after the operation reaches no other user.
+          connection.withLock { if let db = $0 { sqlite3_interrupt(db) } }
         }
       } else {
         outcome = try await writer.writeWithoutTransaction { db in

@@ -87,9 +87,14 @@ struct AsyncAccessTests {
 
   /// Cancelling the task of a running streaming `find` stops its query: it throws
   /// `CancellationError` long before it would have finished, and the database is usable
-  /// after.
-  @Test func cancellingATaskStopsItsQuery() async throws {
-    let db = try Database(inMemoryWith: .init())
+  /// after. In memory the read runs on the one connection's queue; on a file, on a reader
+  /// lane.
+  @Test(arguments: [false, true]) func cancellingATaskStopsItsQuery(onFile: Bool) async throws {
+    let directory = TemporaryDirectory()
+    let db =
+      onFile
+      ? try Database(path: directory.path("cancel.db"), configuration: .init(fullSync: false))
+      : try Database(inMemoryWith: .init())
     let items = db.collection("items")
     try await items.putAll((0..<1000).map { ["_id": .string(String(format: "i%04d", $0))] })
     let all = try FindQuery(json: ["selector": [:]])
