@@ -70,25 +70,83 @@ extension CouchHandler {
 
   func bulkDocs(_ db: DocumentCollection, _ request: CouchRequest) async throws -> Response {
     try allow(request, "POST")
+    try request.requireJSONType()
     try await requireDatabase(db)
-    let body = try await request.jsonObjectBody()
-    guard let docs = body["docs"]?.arrayValue else {
+    // The body is read as it arrives and checked whole before anything is written (a
+    // broken body writes nothing, as CouchDB's does): the first megabytes of documents are
+    // kept parsed, the rest spooled to a temporary file as their JSON text and written in
+    // batches after, so that no body is held whole in memory, parsed or not.
+    var scanner = BulkDocsScanner()
+    var newEdits: Bool?
+    var sawDocs = false
+    var held: [JSONObject] = []
+    var heldBytes = 0
+    var spool: DocumentSpool?
+    defer { spool?.remove() }
+    try await request.forEachBodyChunk { chunk in
+      try scanner.feed(chunk) { event in
+        switch event {
+        case .docsBegin: sawDocs = true
+        case .member("new_edits", let value):
+          guard case .bool(let flag) = value else {
+            throw CouchError(.badRequest, "bad_request", "`new_edits` must be a boolean")
+          }
+          newEdits = flag
+        case .member: break
+        case .document(let text):
+          let object = try Self.bulkDocument(text)
+          if spool == nil && heldBytes + text.count <= Self.heldBulkBytes {
+            held.append(object)
+            heldBytes += text.count
+          } else {
+            if spool == nil { spool = try DocumentSpool() }
+            try spool!.append(text)
+          }
+        }
+      }
+    }
+    try scanner.finish()
+    guard sawDocs else {
       throw CouchError(.badRequest, "bad_request", "POST body must include `docs` parameter.")
     }
-    let newEdits: Bool
-    switch body["new_edits"] {
-    case nil: newEdits = true
-    case .bool(let flag)?: newEdits = flag
-    default: throw CouchError(.badRequest, "bad_request", "`new_edits` must be a boolean")
-    }
-    var objects: [JSONObject] = []
-    objects.reserveCapacity(docs.count)
-    for doc in docs {
-      guard case .object(var object) = doc else {
-        throw CouchError(.badRequest, "bad_request", "Document must be a JSON object")
+    let writesNew = newEdits ?? true
+    var answers = try await writeBulk(db, held, newEdits: writesNew)
+    if var spool {
+      try spool.rewind()
+      while let batch = try spool.next(Self.spooledBatch) {
+        answers += try await writeBulk(
+          db, try batch.map { try Self.bulkDocument($0[...]) }, newEdits: writesNew)
       }
+    }
+    return CouchResponse.json(.array(answers), status: .created)
+  }
+
+  /// How many bytes of documents a `_bulk_docs` request keeps parsed in memory (written in
+  /// one transaction); beyond, documents are spooled and written `spooledBatch` at a time.
+  static let heldBulkBytes = 4 << 20
+  static let spooledBatch = 1_000
+
+  /// One element of `docs`, which must be a JSON object.
+  static func bulkDocument(_ text: ArraySlice<UInt8>) throws -> JSONObject {
+    let json: JSON
+    do { json = try BulkDocsScanner.parse(text) } catch let error as SetteeError {
+      throw BulkDocsScanner.invalid(error.message)
+    }
+    guard case .object(let object) = json else {
+      throw CouchError(.badRequest, "bad_request", "Document must be a JSON object")
+    }
+    return object
+  }
+
+  /// Writes one batch of `_bulk_docs`; CouchDB's answer for each document.
+  private func writeBulk(_ db: DocumentCollection, _ documents: [JSONObject], newEdits: Bool)
+    async throws -> [JSON]
+  {
+    guard !documents.isEmpty else { return [] }
+    let objects = documents.map { document in
+      var object = document
       if newEdits && object["_id"] == nil { object["_id"] = .string(Document.generateID()) }
-      objects.append(object)
+      return object
     }
     // Most batches are written whole: one transaction without a savepoint per document.
     // Only a batch with a refused document is written again one by one (putEach).
@@ -120,7 +178,7 @@ extension CouchHandler {
         answers.append(.object(answer))
       }
     }
-    return CouchResponse.json(.array(answers), status: .created)
+    return answers
   }
 
   // MARK: - _bulk_get

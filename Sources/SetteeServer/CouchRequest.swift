@@ -2,6 +2,7 @@ import CompressNIO
 import Foundation
 import HTTPTypes
 import Hummingbird
+import NIOCore
 import Settee
 import SetteeCore
 
@@ -98,14 +99,8 @@ struct CouchRequest: Sendable {
   /// The whole body, refused with `413` beyond the server's limit: by its
   /// `Content-Length` before reading, or as soon as a streamed body passes it.
   func bodyBytes() async throws -> [UInt8] {
-    if let length = headers[.contentLength].flatMap(Int.init), length > maxBodyBytes {
-      throw Self.tooLarge
-    }
     var bytes: [UInt8] = []
-    for try await buffer in request.body {
-      guard bytes.count + buffer.readableBytes <= maxBodyBytes else { throw Self.tooLarge }
-      bytes.append(contentsOf: buffer.readableBytesView)
-    }
+    try await forEachRawChunk { bytes.append(contentsOf: $0) }
     switch headers[.contentEncoding]?.lowercased() {
     case nil, "identity": return bytes
     case "gzip", "x-gzip", "deflate":
@@ -127,23 +122,51 @@ struct CouchRequest: Sendable {
     }
   }
 
+  /// The body a chunk at a time as it arrives, within the same limit as ``bodyBytes()``.
+  /// A compressed body is inflated whole (within the limit) and given as one chunk.
+  func forEachBodyChunk(_ body: (ByteBufferView) throws -> Void) async throws {
+    if let encoding = headers[.contentEncoding]?.lowercased(), encoding != "identity" {
+      let inflated = ByteBuffer(bytes: try await bodyBytes())
+      try body(inflated.readableBytesView)
+      return
+    }
+    try await forEachRawChunk(body)
+  }
+
+  /// The body's bytes as they arrive, refused with `413` beyond the limit: by its
+  /// `Content-Length` before reading, or as soon as a streamed body passes it.
+  private func forEachRawChunk(_ body: (ByteBufferView) throws -> Void) async throws {
+    if let length = headers[.contentLength].flatMap(Int.init), length > maxBodyBytes {
+      throw Self.tooLarge
+    }
+    var total = 0
+    for try await buffer in request.body {
+      total += buffer.readableBytes
+      guard total <= maxBodyBytes else { throw Self.tooLarge }
+      try body(buffer.readableBytesView)
+    }
+  }
+
   static let tooLarge = CouchError(.contentTooLarge, "too_large", "the request entity is too large")
 
   /// The body as JSON. `requiresJSONType`: CouchDB's POST endpoints refuse another
   /// `Content-Type` (`415 bad_content_type`).
   func jsonBody(requiresJSONType: Bool = true) async throws -> JSON {
-    if requiresJSONType {
-      let type = headers[.contentType] ?? ""
-      guard type.lowercased().hasPrefix("application/json") else {
-        throw CouchError(
-          .unsupportedMediaType, "bad_content_type", "Content-Type must be application/json")
-      }
-    }
+    if requiresJSONType { try requireJSONType() }
     let bytes = try await bodyBytes()
     do {
       return try JSONParser.parse(bytes)
     } catch let error as SetteeError {
       throw CouchError(.badRequest, "bad_request", "invalid UTF-8 JSON: \(error.message)")
+    }
+  }
+
+  /// CouchDB's POST endpoints refuse a `Content-Type` other than JSON's
+  /// (`415 bad_content_type`).
+  func requireJSONType() throws {
+    guard (headers[.contentType] ?? "").lowercased().hasPrefix("application/json") else {
+      throw CouchError(
+        .unsupportedMediaType, "bad_content_type", "Content-Type must be application/json")
     }
   }
 

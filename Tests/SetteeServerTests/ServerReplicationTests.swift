@@ -16,6 +16,40 @@ struct ServerReplicationTests {
     return server
   }
 
+  /// A body past what `_bulk_docs` keeps in memory (4 MB of documents) is spooled and
+  /// written in batches after it is read whole: answers in the documents' order, refusals
+  /// in place, `new_edits` after `docs` (as PouchDB sends it) obeyed, and a body broken at
+  /// its very end writes nothing.
+  @Test func largeBulkDocsAreSpooled() async throws {
+    let server = try await start()
+    let padding = JSON.string(String(repeating: "p", count: 700))
+    var docs: [JSON] = (0..<10_000).map { ["_id": .string("d\($0)"), "pad": padding] }
+    docs[9_500] = ["_id": "d9499", "pad": "again"]
+    let written = try await server.post("/db/_bulk_docs", ["docs": .array(docs)])
+    #expect(written.status == 201)
+    let answers = try #require(written.json.arrayValue)
+    #expect(answers.count == 10_000)
+    #expect(answers[9_999]["id"] == "d9999" && answers[9_999]["ok"] == true)
+    #expect(answers[9_500]["error"] == "conflict")
+    #expect(answers.filter { $0["ok"] == true }.count == 9_999)
+
+    let peer: [JSON] = (0..<8_000).map {
+      ["_id": .string("r\($0)"), "_rev": "1-abc", "pad": padding]
+    }
+    let replicated = try await server.post(
+      "/db/_bulk_docs", ["docs": .array(peer), "new_edits": false])
+    #expect(replicated.status == 201 && replicated.json == [])
+    #expect(try await server.get("/db/r7999").json["_rev"] == "1-abc")
+    #expect(try await server.get("/db").json["doc_count"] == 17_999)
+
+    var broken = JSONWriter.bytes(["docs": .array(peer.map { _ in ["pad": padding] })])
+    broken.removeLast()
+    let refused = try await server.request(
+      "POST", "/db/_bulk_docs", body: broken, headers: ["Content-Type": "application/json"])
+    #expect(refused.status == 400 && refused.error == "bad_request")
+    #expect(try await server.get("/db").json["doc_count"] == 17_999)
+  }
+
   @Test func bulkDocsAndConflicts() async throws {
     let server = try await start()
     let first = try await server.post(

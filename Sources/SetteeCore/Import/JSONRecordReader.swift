@@ -131,45 +131,18 @@ public struct JSONRecordReader {
     }
     let startLine = line
     let column = offset - lineStart + 1
-    // Find the element's end: the first ',' or ']' outside strings at nesting depth 0.
+    // Find the element's end: the delimiter after it (`,` or `]`), outside strings.
     var scan = offset
-    var depth = 0
-    var inString = false
-    var escaped = false
-    while true {
-      if scan == buffer.count {
-        let consumed = scan - offset
-        guard try fill() else {
-          throw error("unexpected end of input: the JSON array is not closed")
-        }
-        scan = offset + consumed
-        continue
-      }
-      let byte = buffer[scan]
-      if inString {
-        if escaped {
-          escaped = false
-        } else if byte == UInt8(ascii: "\\") {
-          escaped = true
-        } else if byte == UInt8(ascii: "\"") {
-          inString = false
-        }
-      } else {
-        switch byte {
-        case UInt8(ascii: "\""): inString = true
-        case UInt8(ascii: "{"), UInt8(ascii: "["): depth += 1
-        case UInt8(ascii: "}"), UInt8(ascii: "]"):
-          if depth == 0 { break }
-          depth -= 1
-        case UInt8(ascii: ","):
-          if depth == 0 { break }
-        default: break
-        }
-        if depth == 0 && (byte == UInt8(ascii: ",") || byte == UInt8(ascii: "]")) { break }
-      }
-      scan += 1
+    var valueEnd = JSONValueEnd(colonEnds: false)
+    while !valueEnd.advance(buffer, &scan) {
       if scan - offset > maxRecordBytes { throw tooLarge(startLine) }
+      let consumed = scan - offset
+      guard try fill() else {
+        throw error("unexpected end of input: the JSON array is not closed")
+      }
+      scan = offset + consumed
     }
+    if scan - offset > maxRecordBytes { throw tooLarge(startLine) }
     var end = scan
     while end > offset, isWhitespace(buffer[end - 1]) { end -= 1 }
     let record = Array(buffer[offset..<end])
