@@ -3,7 +3,7 @@ import Settee
 import SetteeCore
 
 /// Mango index design documents (`"language": "query"`), CouchDB's way of keeping JSON
-/// indexes as documents, so that they replicate: writing one (by any write endpoint, from a
+/// indexes (and Cloudant's of keeping text indexes) as documents, so that they replicate: writing one (by any write endpoint, from a
 /// client or a replicator) defines its indexes, deleting it drops them, and `_index`
 /// writes and edits the design document as CouchDB does.
 extension CouchHandler {
@@ -18,14 +18,20 @@ extension CouchHandler {
   private func syncDesignDocument(_ db: DocumentCollection, _ id: String) async throws {
     let document = try await db.get(id)
     try await syncViews(db, id, document)
-    let existing = try await db.indexes().filter { $0.designDocumentID == id && $0.kind == .json }
+    let existing = try await db.indexes().filter { $0.designDocumentID == id }
     var wanted: [IndexDefinition] = []
-    if let document, document.json["language"] == "query",
-      case .object(let views)? = document.json["views"]
-    {
-      for view in views {
-        // A view that does not read as an index is left as data, as CouchDB leaves it.
+    if let document, document.json["language"] == "query" {
+      // A view or index that does not read as one of Settee's is left as data, as CouchDB
+      // leaves what it cannot use.
+      for view in document.json["views"]?.objectValue ?? [:] {
         if let definition = Self.indexDefinition(designDocument: id, view: view.key, view.value) {
+          wanted.append(definition)
+        }
+      }
+      for index in document.json["indexes"]?.objectValue ?? [:] {
+        if let definition = Self.textIndexDefinition(
+          designDocument: id, index: index.key, index.value)
+        {
           wanted.append(definition)
         }
       }
@@ -101,8 +107,47 @@ extension CouchHandler {
     return ["map": .object(map), "reduce": "_count", "options": ["def": def]]
   }
 
-  /// Adds (`definition`) or removes (`removing`) an index's view in its design document,
-  /// making or deleting the document as needed.
+  /// The text index a Mango design document's `indexes` member stands for, in Cloudant's
+  /// shape (`{"index": {"fields": [{"name": "string"}, …]}, "analyzer": …}`) with Settee's
+  /// tokenizer under `settings`. Cloudant's `"fields": "all_fields"` is not one.
+  static func textIndexDefinition(designDocument: String, index name: String, _ index: JSON)
+    -> IndexDefinition?
+  {
+    guard case .array(let listed)? = index["index"]?["fields"], !listed.isEmpty else {
+      return nil
+    }
+    var fields: [JSON] = []
+    for field in listed {
+      switch field {
+      case .string: fields.append(field)
+      case .object(let named) where named.count == 1: fields.append(.string(named[0].key))
+      default: return nil
+      }
+    }
+    var definition: JSONObject = [
+      "index": ["fields": .array(fields)], "ddoc": .string(designDocument),
+      "name": .string(name), "type": "text",
+    ]
+    if let settings = index["settings"] { definition["settings"] = settings }
+    return try? IndexDefinition(json: .object(definition))
+  }
+
+  /// A Mango design document's `indexes` entry for a text index, in Cloudant's shape.
+  static func designTextIndex(_ definition: IndexDefinition) -> JSON {
+    [
+      "index": [
+        "fields": .array(
+          definition.fields.map { .object(JSONObject([($0.description, JSON.string("string"))])) }),
+        "default_field": [:], "selector": [:],
+      ],
+      "analyzer": "standard",
+      "settings": definition.couchDBListing["settings"] ?? [:],
+    ]
+  }
+
+  /// Adds (`definition`) or removes (`removing`) an index in its design document (a view
+  /// for a JSON index, an `indexes` entry for a text index), making or deleting the
+  /// document as needed.
   func updateDesignDocument(
     _ db: DocumentCollection, _ id: String, adding definition: IndexDefinition? = nil,
     removing name: String? = nil
@@ -112,14 +157,25 @@ extension CouchHandler {
       let current = try await db.get(id)
       var document = current?.json ?? ["_id": .string(id)]
       var views = document["views"]?.objectValue ?? [:]
-      if let definition { views[definition.name] = Self.designView(definition) }
-      if let name { _ = views.removeValue(forKey: name) }
+      var indexes = document["indexes"]?.objectValue ?? [:]
+      if let definition {
+        if definition.kind == .text {
+          indexes[definition.name] = Self.designTextIndex(definition)
+        } else {
+          views[definition.name] = Self.designView(definition)
+        }
+      }
+      if let name {
+        _ = views.removeValue(forKey: name)
+        _ = indexes.removeValue(forKey: name)
+      }
       do {
-        if views.isEmpty, let current, let rev = current.rev {
+        if views.isEmpty && indexes.isEmpty, let current, let rev = current.rev {
           try await db.delete(id, rev: rev)
-        } else if !views.isEmpty {
+        } else if !views.isEmpty || !indexes.isEmpty {
           document["language"] = "query"
-          document["views"] = .object(views)
+          document["views"] = views.isEmpty ? nil : .object(views)
+          document["indexes"] = indexes.isEmpty ? nil : .object(indexes)
           try await db.put(document)
         }
         return

@@ -111,10 +111,9 @@ extension CouchHandler {
       }
       let existed = try await db.indexes().contains(definition)
       _ = try await db.ensureIndexed(definition)
-      if definition.kind == .json {
-        // As CouchDB: the index is kept as a design document too, so it replicates.
-        try await updateDesignDocument(db, definition.designDocumentID, adding: definition)
-      }
+      // As CouchDB (and Cloudant, for text): the index is kept as a design document too,
+      // so it replicates.
+      try await updateDesignDocument(db, definition.designDocumentID, adding: definition)
       return CouchResponse.json([
         "result": existed ? "exists" : "created", "id": .string(definition.designDocumentID),
         "name": .string(definition.name),

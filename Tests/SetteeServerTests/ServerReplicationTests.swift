@@ -486,6 +486,29 @@ struct ServerReplicationTests {
     #expect(try await server.delete("/db/_design/people?rev=\(viewRev)").status == 200)
     #expect(try await server.get("/db/_design/people/_view/by-age").status == 404)
 
+    // Text indexes are kept as Cloudant keeps them, under the design document's "indexes",
+    // and travel with it.
+    try await server.post(
+      "/db/_bulk_docs",
+      ["docs": [["_id": "t1", "bio": "quick brown fox"], ["_id": "t2", "bio": "lazy dog"]]])
+    let created = try await server.post(
+      "/db/_index", ["index": ["fields": ["bio"]], "ddoc": "texts", "name": "bios", "type": "text"])
+    #expect(created.json["result"] == "created")
+    let textDesign = try await server.get("/db/_design/texts").json
+    #expect(textDesign["language"] == "query" && textDesign["views"] == nil)
+    #expect(textDesign["indexes"]?["bios"]?["index"]?["fields"] == [["bio": "string"]])
+    let textRevisions = try await server.get("/db/_design/texts?revs=true").json
+    try await server.post("/copy/_bulk_docs", ["new_edits": false, "docs": [textRevisions]])
+    try await server.post("/copy/_bulk_docs", ["docs": [["_id": "t3", "bio": "brown bear"]]])
+    let found = try await server.post("/copy/_find", ["selector": ["$text": ["$search": "brown"]]])
+      .json
+    #expect(found["docs"]?.arrayValue?.map { $0["_id"] } == ["t3"], "\(found)")
+    #expect(try await server.delete("/copy/_index/texts/text/bios").json == ["ok": true])
+    #expect(try await server.get("/copy/_design/texts").status == 404)
+    #expect(
+      try await server.post("/copy/_find", ["selector": ["$text": ["$search": "brown"]]]).status
+        == 400)
+
     // JavaScript is data.
     try await server.put(
       "/db/_design/js", ["views": ["v": ["map": "function (doc) { emit(doc._id, 1) }"]]])
