@@ -8,6 +8,7 @@ let package = Package(
     .library(name: "Settee", targets: ["Settee"]),
     .library(name: "SetteeCore", targets: ["SetteeCore"]),
     .library(name: "SetteeServer", targets: ["SetteeServer"]),
+    .library(name: "SetteeReplication", targets: ["SetteeReplication"]),
     .executable(name: "settee", targets: ["settee"]),
   ],
   dependencies: [
@@ -25,6 +26,9 @@ let package = Package(
     .package(url: "https://github.com/adam-fowler/compress-nio", from: "1.5.0"),
     // Graceful shutdown (Hummingbird's services run in its ServiceGroup), built with it.
     .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.0.0"),
+    // The replicator's HTTP client (SetteeReplication only): connection pooling, timeouts,
+    // streaming and TLS for https peers, which CouchDB servers in production are.
+    .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
   ],
   targets: [
     // ICU's collator, for view keys in CouchDB's order (Unicode Collation Algorithm), as
@@ -65,9 +69,17 @@ let package = Package(
       ]
     ),
     .target(
+      name: "SetteeReplication",
+      dependencies: [
+        "Settee", .product(name: "AsyncHTTPClient", package: "async-http-client"),
+        .product(name: "NIOCore", package: "swift-nio"),
+        .product(name: "NIOHTTP1", package: "swift-nio"),
+      ]
+    ),
+    .target(
       name: "SetteeCLI",
       dependencies: [
-        "Settee", "SetteeServer",
+        "Settee", "SetteeServer", "SetteeReplication",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
         // The benchmarks' hand-written baselines talk to SQLite through GRDB directly.
         .product(name: "GRDB", package: "GRDB.swift"),
@@ -88,7 +100,7 @@ let package = Package(
     ),
     .testTarget(
       name: "SetteeServerTests",
-      dependencies: ["Settee", "SetteeServer", "settee", "SetteeTestSupport"]
+      dependencies: ["Settee", "SetteeServer", "SetteeReplication", "settee", "SetteeTestSupport"]
     ),
     .testTarget(
       name: "SetteeCLITests",

@@ -39,7 +39,7 @@ struct DocumentIDGenerator {
 }
 
 /// Lowercase hexadecimal text.
-enum Hex {
+package enum Hex {
   private static let digits = Array("0123456789abcdef".utf8)
 
   /// The low `digits` hex digits of `value`, zero-padded.
@@ -55,7 +55,9 @@ enum Hex {
 
   /// `prefix` followed by two hex digits per byte of a digest, read in place (iterating a
   /// digest as a sequence was a fortieth of an import), in one string.
-  static func string(ofDigest digest: some ContiguousBytes, prefix: String = "") -> String {
+  package static func string(ofDigest digest: some ContiguousBytes, prefix: String = "")
+    -> String
+  {
     var prefix = prefix
     return prefix.withUTF8 { head in
       digest.withUnsafeBytes { bytes in

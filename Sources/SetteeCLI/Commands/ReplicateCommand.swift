@@ -1,0 +1,107 @@
+import ArgumentParser
+import Foundation
+import Settee
+import SetteeCore
+import SetteeReplication
+
+struct ReplicateCommand: ParsableCommand {
+  static let configuration = CommandConfiguration(
+    commandName: "replicate",
+    abstract: "Replicate by CouchDB's protocol between two databases, local or remote.",
+    discussion:
+      #"Each side is a URL of a CouchDB-protocol database (http://name:password@host:5984/db: CouchDB, settee serve), or a collection of a local file written FILE#COLLECTION (FILE alone: its default collection). A replication resumes from the checkpoints both sides keep. Shows progress on standard error when it is a terminal, and prints CouchDB's _replicate answer as JSON at the end. --continuous runs until Ctrl-C or SIGTERM."#
+  )
+
+  @Argument(help: "Where documents come from: a URL or FILE[#COLLECTION].") var source: String
+  @Argument(help: "Where they go: a URL or FILE[#COLLECTION].") var target: String
+  @Flag(help: "Follow the source's changes until stopped.") var continuous = false
+  @Flag(help: "Create the target database if it does not exist.") var createTarget = false
+  @Option(help: "Replicate only these document ids (comma-separated).") var docIds: String?
+  @Option(help: "Replicate only documents this Mango selector (JSON) matches.") var selector:
+    String?
+  @Option(help: "Start after this source sequence instead of at the checkpoint.") var since: String?
+  @Option(help: "Changes read at a time.") var batchSize = 500
+
+  func validate() throws {
+    guard docIds == nil || selector == nil else {
+      throw ValidationError("give --doc-ids or --selector, not both")
+    }
+    guard batchSize >= 1 else { throw ValidationError("--batch-size must be at least 1") }
+  }
+
+  func run() throws {
+    var databases: [String: Database] = [:]
+    func endpoint(_ text: String) throws -> ReplicationEndpoint {
+      let lowered = text.lowercased()
+      if lowered.hasPrefix("http://") || lowered.hasPrefix("https://") {
+        guard let url = URL(string: text) else {
+          throw SetteeError(.invalidArgument, "not a URL: \(Self.withoutCredentials(text))")
+        }
+        return .url(url)
+      }
+      let parts = text.split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false)
+      let path = String(parts[0])
+      let name = parts.count > 1 ? String(parts[1]) : Database.defaultCollectionName
+      guard !path.isEmpty, !name.isEmpty else {
+        throw SetteeError(.invalidArgument, "a local side is FILE or FILE#COLLECTION, not \(text)")
+      }
+      let key = URL(fileURLWithPath: path).standardizedFileURL.path
+      if databases[key] == nil { databases[key] = try Database(path: path) }
+      return .collection(databases[key]!.collection(name))
+    }
+    var filter = ReplicationFilter.none
+    if let docIds {
+      filter = .documentIDs(
+        docIds.split(separator: ",").map { String($0).trimmingCharacters(in: .whitespaces) })
+    } else if let selector {
+      guard case .object(let object)? = try? JSONParser.parse(selector) else {
+        throw SetteeError(.invalidArgument, "--selector must be a JSON object")
+      }
+      filter = .selector(object)
+    }
+    let replicator = try Replicator(
+      ReplicationConfiguration(
+        source: try endpoint(source), target: try endpoint(target), continuous: continuous,
+        createTarget: createTarget, filter: filter, sinceSequence: since, batchSize: batchSize))
+    let stopping = [SIGINT, SIGTERM].map { signal in
+      Foundation.signal(signal, SIG_IGN)
+      let source = DispatchSource.makeSignalSource(signal: signal)
+      source.setEventHandler { replicator.stop() }
+      source.resume()
+      return source
+    }
+    defer { stopping.forEach { $0.cancel() } }
+    let showsProgress = Console.stderrIsTerminal
+    let last = try runBlocking {
+      var last = ReplicationProgress()
+      for await progress in replicator.start() {
+        last = progress
+        if showsProgress { Console.err("\r\u{1B}[K" + Self.line(progress)) }
+      }
+      return last
+    }
+    if showsProgress { Console.err("\n") }
+    Console.outJSON(last.json)
+    if last.state == .failed {
+      Console.error(name: "replication_failed", reason: last.lastError ?? "failed")
+      throw ExitCode(1)
+    }
+  }
+
+  /// The progress line drawn on a terminal.
+  static func line(_ progress: ReplicationProgress) -> String {
+    var text = "\(progress.state.rawValue): \(progress.docsWritten) written"
+    if progress.docWriteFailures > 0 { text += ", \(progress.docWriteFailures) refused" }
+    if let pending = progress.pending, pending > 0 { text += ", \(pending) pending" }
+    if progress.state == .retrying, let error = progress.lastError { text += " (\(error))" }
+    return text
+  }
+
+  /// A URL as messages may show it: without its user name and password.
+  static func withoutCredentials(_ text: String) -> String {
+    guard var parts = URLComponents(string: text) else { return "(a URL)" }
+    parts.user = nil
+    parts.password = nil
+    return parts.string ?? "(a URL)"
+  }
+}

@@ -1,0 +1,361 @@
+import AsyncHTTPClient
+import Foundation
+import NIOCore
+import NIOHTTP1
+import Settee
+import SetteeCore
+
+/// A database at a URL as a replication peer (CouchDB 3.x, another `settee serve`), spoken
+/// to with CouchDB's HTTP API through AsyncHTTPClient.
+///
+/// Credentials in the URL (`http://name:password@host/db`) become a Basic `Authorization`
+/// header and are removed from the URL: they never appear in a label, a replication id, a
+/// checkpoint or an error.
+struct HTTPPeer: ReplicationPeer {
+  /// The database's URL without credentials, ending without `/`.
+  let base: String
+  private let authorization: String?
+  /// How long an ordinary request may take; a long poll gets its wait on top.
+  let requestTimeout: Duration
+  /// The longest answer read (a `_bulk_get` of a batch with attachments).
+  static let maxAnswerBytes = 1 << 30
+
+  init(url: URL, requestTimeout: Duration = .seconds(60)) throws {
+    guard var parts = URLComponents(url: url, resolvingAgainstBaseURL: false),
+      let scheme = parts.scheme?.lowercased(), ["http", "https"].contains(scheme),
+      parts.host != nil
+    else {
+      throw SetteeError(.invalidArgument, "a replication peer is an http(s) URL of a database")
+    }
+    if let user = parts.user {
+      let password = parts.password ?? ""
+      let decoded =
+        (user.removingPercentEncoding ?? user) + ":"
+        + (password.removingPercentEncoding ?? password)
+      authorization = "Basic " + Data(decoded.utf8).base64EncodedString()
+    } else {
+      authorization = nil
+    }
+    parts.user = nil
+    parts.password = nil
+    parts.query = nil
+    parts.fragment = nil
+    var text = parts.string ?? url.absoluteString
+    while text.hasSuffix("/") { text.removeLast() }
+    guard parts.path.split(separator: "/").count >= 1 else {
+      throw SetteeError(
+        .invalidArgument, "\(text) names a server, not a database: add the database's name")
+    }
+    base = text
+    self.requestTimeout = requestTimeout
+  }
+
+  var label: String { base }
+
+  func identity() async throws -> String { base }
+
+  func exists() async throws -> Bool {
+    let answer = try await send(.GET, "")
+    if answer.status == 404 { return false }
+    try check(answer)
+    return true
+  }
+
+  func create() async throws {
+    let answer = try await send(.PUT, "")
+    if answer.status == 412 { return }  // file_exists: made meanwhile
+    try check(answer)
+  }
+
+  func localDocument(_ id: String) async throws -> JSONObject? {
+    let answer = try await send(.GET, "/" + Self.escapeID(id))
+    if answer.status == 404 { return nil }
+    try check(answer)
+    return try answer.object()
+  }
+
+  func putLocalDocument(_ document: JSONObject) async throws {
+    let id = document["_id"]?.stringValue ?? ""
+    try check(try await send(.PUT, "/" + Self.escapeID(id), body: .object(document)))
+  }
+
+  func changes(since: JSON, limit: Int, filter: ReplicationFilter, wait: Duration?)
+    async throws -> ChangesPage
+  {
+    var query = [
+      ("style", "all_docs"), ("since", Self.sequenceParameter(since)), ("limit", String(limit)),
+    ]
+    if let wait {
+      query += [("feed", "longpoll"), ("timeout", String(wait.components.seconds * 1000))]
+    }
+    var body: JSON?
+    switch filter {
+    case .none: break
+    case .documentIDs(let ids):
+      query.append(("filter", "_doc_ids"))
+      body = ["doc_ids": .array(ids.map(JSON.string))]
+    case .selector(let selector):
+      query.append(("filter", "_selector"))
+      body = ["selector": .object(selector)]
+    }
+    let answer = try await send(
+      body == nil ? .GET : .POST, "/_changes", query: query, body: body,
+      timeout: requestTimeout + (wait ?? .zero))
+    try check(answer)
+    let object = try answer.object()
+    guard case .array(let results)? = object["results"], let lastSeq = object["last_seq"] else {
+      throw malformed("_changes answered without results and last_seq")
+    }
+    var rows: [ChangeRow] = []
+    for result in results {
+      guard let id = result["id"]?.stringValue, let seq = result["seq"],
+        case .array(let changes)? = result["changes"]
+      else { throw malformed("a _changes row without id, seq or changes") }
+      let revs = try changes.map { change in
+        guard let text = change["rev"]?.stringValue, let rev = try? RevisionID(parsing: text)
+        else { throw malformed("a _changes row with a malformed rev") }
+        return rev
+      }
+      rows.append(ChangeRow(id: id, seq: seq, revs: revs, deleted: result["deleted"] == true))
+    }
+    return ChangesPage(rows: rows, lastSeq: lastSeq, pending: object["pending"]?.intValue)
+  }
+
+  func revsDiff(_ offered: [String: [RevisionID]]) async throws -> [String: RevisionDifference] {
+    var body = JSONObject()
+    for (id, revs) in offered { body[id] = .array(revs.map { .string($0.description) }) }
+    let answer = try await send(.POST, "/_revs_diff", body: .object(body))
+    try check(answer)
+    var differences: [String: RevisionDifference] = [:]
+    for member in try answer.object() {
+      differences[member.key] = RevisionDifference(
+        missing: try revisions(member.value["missing"]),
+        possibleAncestors: try revisions(member.value["possible_ancestors"]))
+    }
+    return differences
+  }
+
+  func documents(_ wanted: [WantedRevisions]) async throws -> [JSONObject] {
+    var asked: [JSON] = []
+    for item in wanted {
+      for rev in item.revs {
+        var entry: JSONObject = ["id": .string(item.id), "rev": .string(rev.description)]
+        if !item.attachmentsSince.isEmpty {
+          entry["atts_since"] = .array(item.attachmentsSince.map { .string($0.description) })
+        }
+        asked.append(.object(entry))
+      }
+    }
+    let answer = try await send(
+      .POST, "/_bulk_get",
+      query: [("revs", "true"), ("attachments", "true"), ("latest", "true")],
+      body: ["docs": .array(asked)])
+    // A peer without _bulk_get: each document by open_revs.
+    if [400, 404, 405, 501].contains(answer.status) { return try await openRevisions(wanted) }
+    try check(answer)
+    guard case .array(let results)? = try answer.object()["results"] else {
+      throw malformed("_bulk_get answered without results")
+    }
+    var documents: [JSONObject] = []
+    for result in results {
+      for entry in result["docs"]?.arrayValue ?? [] {
+        if case .object(let document)? = entry["ok"] {
+          documents.append(document)
+        } else if let error = entry["error"] {
+          throw ReplicationError(
+            peer: label, status: nil, error: error["error"]?.stringValue ?? "bad_response",
+            reason:
+              "\(error["id"]?.stringValue ?? "?") \(error["rev"]?.stringValue ?? ""): \(error["reason"]?.stringValue ?? "")"
+          )
+        }
+      }
+    }
+    return documents
+  }
+
+  /// The fallback of ``documents(_:)``: `GET /{db}/{id}?open_revs=[…]`, the revision list
+  /// split so that each URL stays under 7,000 bytes.
+  private func openRevisions(_ wanted: [WantedRevisions]) async throws -> [JSONObject] {
+    var documents: [JSONObject] = []
+    for item in wanted {
+      var groups: [[RevisionID]] = [[]]
+      var length = 0
+      for rev in item.revs {
+        let size = rev.description.utf8.count + 8
+        if length + size > 6_000 && !groups[groups.count - 1].isEmpty {
+          groups.append([])
+          length = 0
+        }
+        groups[groups.count - 1].append(rev)
+        length += size
+      }
+      for group in groups {
+        var query = [
+          ("revs", "true"), ("latest", "true"), ("attachments", "true"),
+          ("open_revs", JSONWriter.string(.array(group.map { .string($0.description) }))),
+        ]
+        if !item.attachmentsSince.isEmpty {
+          query.append(
+            (
+              "atts_since",
+              JSONWriter.string(.array(item.attachmentsSince.map { .string($0.description) }))
+            ))
+        }
+        let answer = try await send(
+          .GET, "/" + Self.escapeID(item.id), query: query,
+          headers: [("Accept", "application/json")])
+        try check(answer)
+        guard case .array(let entries) = try answer.json() else {
+          throw malformed("open_revs answered without a JSON array")
+        }
+        for entry in entries {
+          if case .object(let document)? = entry["ok"] { documents.append(document) }
+        }
+      }
+    }
+    return documents
+  }
+
+  func write(_ documents: [JSONObject]) async throws -> [WriteFailure] {
+    guard !documents.isEmpty else { return [] }
+    let answer = try await send(
+      .POST, "/_bulk_docs",
+      body: ["new_edits": false, "docs": .array(documents.map(JSON.object))])
+    if answer.status == 413 && documents.count > 1 {
+      // Too large for the peer: CouchDB's replicator halves the batch.
+      let half = documents.count / 2
+      return try await write(Array(documents[..<half])) + write(Array(documents[half...]))
+    }
+    try check(answer)
+    guard case .array(let results) = try answer.json() else {
+      throw malformed("_bulk_docs answered without a JSON array")
+    }
+    return results.compactMap { result in
+      guard let error = result["error"]?.stringValue else { return nil }
+      return WriteFailure(
+        id: result["id"]?.stringValue ?? "", error: error,
+        reason: result["reason"]?.stringValue ?? "")
+    }
+  }
+
+  func ensureFullCommit() async throws {
+    try check(try await send(.POST, "/_ensure_full_commit", body: [:]))
+  }
+
+  // MARK: - HTTP
+
+  struct Answer {
+    var status: Int
+    var body: ByteBuffer
+    let peer: String
+
+    func json() throws -> JSON {
+      do {
+        return try body.withUnsafeReadableBytes {
+          try JSONParser.parse($0.bindMemory(to: UInt8.self))
+        }
+      } catch {
+        throw ReplicationError(
+          peer: peer, status: status, error: "bad_response",
+          reason: "the answer is not JSON (\(body.readableBytes) bytes)")
+      }
+    }
+
+    func object() throws -> JSONObject {
+      guard case .object(let object) = try json() else {
+        throw ReplicationError(
+          peer: peer, status: status, error: "bad_response", reason: "the answer is not an object")
+      }
+      return object
+    }
+  }
+
+  /// Sends one request; transport failures and timeouts become ``ReplicationError``s
+  /// (`unreachable`, `timeout`) naming the peer without credentials.
+  func send(
+    _ method: HTTPMethod, _ path: String, query: [(String, String)] = [], body: JSON? = nil,
+    headers: [(String, String)] = [], timeout: Duration? = nil
+  ) async throws -> Answer {
+    var url = base + path
+    if !query.isEmpty {
+      url +=
+        "?"
+        + query.map { Self.escapeQuery($0.0) + "=" + Self.escapeQuery($0.1) }
+        .joined(separator: "&")
+    }
+    var request = HTTPClientRequest(url: url)
+    request.method = method
+    request.headers.add(name: "Accept", value: "application/json")
+    for (name, value) in headers { request.headers.replaceOrAdd(name: name, value: value) }
+    if let authorization { request.headers.add(name: "Authorization", value: authorization) }
+    if let body {
+      request.headers.add(name: "Content-Type", value: "application/json")
+      request.body = .bytes(ByteBuffer(bytes: JSONWriter.bytes(body)))
+    }
+    let limit = timeout ?? requestTimeout
+    let seconds = limit.components.seconds
+    do {
+      let response = try await HTTPClient.shared.execute(request, timeout: .seconds(seconds))
+      let bytes = try await response.body.collect(upTo: Self.maxAnswerBytes)
+      return Answer(status: Int(response.status.code), body: bytes, peer: label)
+    } catch let error as HTTPClientError where error == .deadlineExceeded || error == .readTimeout {
+      throw ReplicationError(
+        peer: label, status: nil, error: "timeout",
+        reason: "\(method) \(path) took more than \(seconds) s")
+    } catch let error as ReplicationError {
+      throw error
+    } catch is CancellationError {
+      throw CancellationError()
+    } catch {
+      throw ReplicationError(
+        peer: label, status: nil, error: "unreachable", reason: "\(method) \(path): \(error)")
+    }
+  }
+
+  /// Throws CouchDB's error for an answer that is not a success.
+  func check(_ answer: Answer) throws {
+    guard !(200..<300).contains(answer.status) else { return }
+    let object = (try? answer.object()) ?? [:]
+    throw ReplicationError(
+      peer: label, status: answer.status,
+      error: object["error"]?.stringValue ?? "http_\(answer.status)",
+      reason: object["reason"]?.stringValue ?? "")
+  }
+
+  private func malformed(_ reason: String) -> ReplicationError {
+    ReplicationError(peer: label, status: nil, error: "bad_response", reason: reason)
+  }
+
+  private func revisions(_ json: JSON?) throws -> [RevisionID] {
+    try (json?.arrayValue ?? []).map { item in
+      guard let text = item.stringValue, let rev = try? RevisionID(parsing: text) else {
+        throw malformed("a malformed revision in _revs_diff")
+      }
+      return rev
+    }
+  }
+
+  /// A document id in a path: `_design/` and `_local/` keep their slash, as CouchDB
+  /// routes them; everything else is percent-encoded.
+  static func escapeID(_ id: String) -> String {
+    for prefix in ["_design/", "_local/"] where id.hasPrefix(prefix) {
+      return prefix + escapeQuery(String(id.dropFirst(prefix.count)))
+    }
+    return escapeQuery(id)
+  }
+
+  static func escapeQuery(_ text: String) -> String {
+    text.addingPercentEncoding(withAllowedCharacters: unreserved) ?? text
+  }
+
+  /// RFC 3986's unreserved characters, ASCII only (`CharacterSet.alphanumerics` holds every
+  /// Unicode letter).
+  private static let unreserved = CharacterSet(
+    charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
+
+  /// A sequence as `since` takes it: a string as it is, anything else as its JSON.
+  static func sequenceParameter(_ seq: JSON) -> String {
+    if case .string(let text) = seq { return text }
+    return JSONWriter.string(seq)
+  }
+}

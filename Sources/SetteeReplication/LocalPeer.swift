@@ -1,0 +1,118 @@
+import Settee
+import SetteeCore
+
+/// A collection of a Settee file as a replication peer: the engine's own calls (its async
+/// forms), no HTTP.
+struct LocalPeer: ReplicationPeer {
+  let collection: DocumentCollection
+
+  var label: String { "\(collection.database.path ?? "memory")#\(collection.name)" }
+
+  func identity() async throws -> String {
+    "settee:\(try await collection.database.uuid())/\(collection.name)"
+  }
+
+  func exists() async throws -> Bool {
+    try await collection.database.collectionExists(collection.name)
+  }
+
+  func create() async throws {
+    if try await !exists() { try await collection.database.createCollection(collection.name) }
+  }
+
+  func localDocument(_ id: String) async throws -> JSONObject? {
+    try await collection.localDocument(id)?.json
+  }
+
+  func putLocalDocument(_ document: JSONObject) async throws {
+    _ = try await collection.putLocal(document)
+  }
+
+  func changes(since: JSON, limit: Int, filter: ReplicationFilter, wait: Duration?)
+    async throws -> ChangesPage
+  {
+    var after = try await sequence(since)
+    var rows: [ChangeRow] = []
+    var kept: [Change] = []
+    // Filtered: read on until `limit` changes pass, or the feed ends.
+    while kept.count < limit {
+      var page = try await collection.changes(since: after, limit: limit)
+      if page.isEmpty, let wait, rows.isEmpty, kept.isEmpty {
+        page = try await collection.waitForChanges(
+          since: after, timeout: Double(wait.components.seconds), limit: limit)
+      }
+      guard let last = page.last else { break }
+      kept += try await passing(page, filter)
+      after = last.seq
+      if page.count < limit { break }
+    }
+    let strings = try await collection.sequenceStrings(kept.map(\.seq) + [after])
+    for (change, seq) in zip(kept, strings) {
+      rows.append(
+        ChangeRow(
+          id: change.id, seq: .string(seq), revs: change.leaves, deleted: change.isDeleted))
+    }
+    let pending = try await collection.changeCount(since: after)
+    return ChangesPage(rows: rows, lastSeq: .string(strings.last!), pending: pending)
+  }
+
+  /// Where a peer's sequence (a string, a number or `0`) continues in this collection.
+  private func sequence(_ since: JSON) async throws -> Int64 {
+    switch since {
+    case .string(let text): return try await collection.sequence(since: text)
+    case .int(let number): return try await collection.sequence(since: String(number))
+    default: return 0
+    }
+  }
+
+  private func passing(_ changes: [Change], _ filter: ReplicationFilter) async throws -> [Change] {
+    switch filter {
+    case .none: return changes
+    case .documentIDs(let ids):
+      let wanted = Set(ids)
+      return changes.filter { wanted.contains($0.id) }
+    case .selector(let json):
+      let selector = try FindQuery(json: ["selector": .object(json)]).selector
+      let live = changes.filter { !$0.isDeleted }
+      var documents: [String: JSON] = [:]
+      for document in try await collection.get(live.map(\.id)) {
+        if let document { documents[document.id] = .object(document.json) }
+      }
+      return try live.filter { change in
+        try documents[change.id].map { try Matcher.matches(selector, $0) } ?? false
+      }
+    }
+  }
+
+  func revsDiff(_ offered: [String: [RevisionID]]) async throws -> [String: RevisionDifference] {
+    try await collection.revsDiff(offered)
+  }
+
+  func documents(_ wanted: [WantedRevisions]) async throws -> [JSONObject] {
+    var documents: [JSONObject] = []
+    for item in wanted {
+      let answers = try await collection.openRevisions(
+        item.id, item.revs, latest: true,
+        options: RevisionReadOptions(
+          revs: true, attachments: true, attachmentsSince: item.attachmentsSince))
+      for case .found(let document) in answers { documents.append(document) }
+    }
+    return documents
+  }
+
+  func write(_ documents: [JSONObject]) async throws -> [WriteFailure] {
+    var failures: [WriteFailure] = []
+    for (document, outcome) in zip(
+      documents, try await collection.putEach(documents, newEdits: false))
+    {
+      if case .failure(let error) = outcome {
+        failures.append(
+          WriteFailure(
+            id: document["_id"]?.stringValue ?? "", error: error.code.name, reason: error.message))
+      }
+    }
+    return failures
+  }
+
+  func ensureFullCommit() async throws {}
+}

@@ -1,0 +1,106 @@
+import Settee
+import SetteeCore
+
+/// One side of a replication, as CouchDB's replication protocol uses it: a collection of a
+/// local file (``LocalPeer``) or a database at a URL (``HTTPPeer``).
+protocol ReplicationPeer: Sendable {
+  /// What names the peer in a replication id: the URL without credentials, or the file's
+  /// uuid and the collection's name.
+  func identity() async throws -> String
+  /// How messages and logs name the peer (never with credentials).
+  var label: String { get }
+  /// Whether the database exists.
+  func exists() async throws -> Bool
+  /// Creates the database (`create_target`); one that exists is left as it is.
+  func create() async throws
+  /// A local document (`_local/…`) in CouchDB's shape, or `nil`.
+  func localDocument(_ id: String) async throws -> JSONObject?
+  /// Writes a local document (its `_rev`, when given, is the one read).
+  func putLocalDocument(_ document: JSONObject) async throws
+  /// Up to `limit` changes after `since` that pass `filter`, every leaf listed
+  /// (`style=all_docs`); with `wait`, a long poll that waits that long for a first change.
+  func changes(since: JSON, limit: Int, filter: ReplicationFilter, wait: Duration?)
+    async throws -> ChangesPage
+  /// CouchDB's `_revs_diff`.
+  func revsDiff(_ offered: [String: [RevisionID]]) async throws -> [String: RevisionDifference]
+  /// The asked revisions (or the leaves that follow them) with `_revisions` and their
+  /// attachments' data, except attachments the target has from `attsSince`.
+  func documents(_ wanted: [WantedRevisions]) async throws -> [JSONObject]
+  /// Writes documents as the source has them (`new_edits: false`); the refused ones.
+  func write(_ documents: [JSONObject]) async throws -> [WriteFailure]
+  /// Makes what was written durable (`_ensure_full_commit`).
+  func ensureFullCommit() async throws
+}
+
+/// What a replication copies: every document, the listed ids, or what a Mango selector
+/// matches (CouchDB's `_doc_ids` and `_selector` filters).
+public enum ReplicationFilter: Sendable, Hashable {
+  case none
+  case documentIDs([String])
+  case selector(JSONObject)
+
+  /// The filter as it enters the replication id.
+  var json: JSON {
+    switch self {
+    case .none: return .null
+    case .documentIDs(let ids): return ["doc_ids": .array(ids.sorted().map(JSON.string))]
+    case .selector(let selector): return ["selector": .object(selector)]
+    }
+  }
+}
+
+/// One document's changes in a page of the feed.
+struct ChangeRow: Sendable {
+  var id: String
+  var seq: JSON
+  /// Every leaf, the winner first.
+  var revs: [RevisionID]
+  var deleted: Bool
+}
+
+/// A page of the changes feed: its rows, and the sequence to continue from.
+struct ChangesPage: Sendable {
+  var rows: [ChangeRow]
+  var lastSeq: JSON
+  /// How many changes remain after this page, when the peer says.
+  var pending: Int?
+}
+
+/// Revisions of one document to fetch, and the revisions whose attachments the target
+/// already holds.
+struct WantedRevisions: Sendable {
+  var id: String
+  var revs: [RevisionID]
+  var attachmentsSince: [RevisionID]
+}
+
+/// A document the target refused.
+struct WriteFailure: Sendable {
+  var id: String
+  var error: String
+  var reason: String
+}
+
+/// Why a replication stopped or retries: the peer (never with credentials), and what it
+/// answered or what went wrong on the way.
+public struct ReplicationError: Error, Sendable, CustomStringConvertible {
+  /// The peer, as ``ReplicationPeer/label`` names it.
+  public var peer: String
+  /// The HTTP status, when the peer answered.
+  public var status: Int?
+  /// CouchDB's error name (`not_found`, `unauthorized` …), or Settee's for what is not an
+  /// answer (`unreachable`, `timeout`, `bad_response`).
+  public var error: String
+  public var reason: String
+
+  /// Whether trying again later may succeed: the peer was unreachable, timed out, answered
+  /// 5xx or 429, or sent something that is not CouchDB's answer.
+  public var isTransient: Bool {
+    if let status { return status >= 500 || status == 429 || status == 408 }
+    return ["unreachable", "timeout", "bad_response"].contains(error)
+  }
+
+  public var description: String {
+    "\(peer): \(status.map { "\($0) " } ?? "")\(error): \(reason)"
+  }
+}

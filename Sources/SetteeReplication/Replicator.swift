@@ -1,0 +1,390 @@
+import Foundation
+import Settee
+import SetteeCore
+
+/// One side of a replication: a collection of a Settee file, or a CouchDB-protocol database
+/// at a URL (CouchDB 3.x, `settee serve`, PouchDB Server …), credentials allowed in the URL.
+public enum ReplicationEndpoint: Sendable {
+  case collection(DocumentCollection)
+  case url(URL)
+}
+
+/// What to replicate, and how.
+public struct ReplicationConfiguration: Sendable {
+  public var source: ReplicationEndpoint
+  public var target: ReplicationEndpoint
+  /// Follow the source's changes until stopped, instead of ending once caught up.
+  public var continuous: Bool
+  /// Create the target database when it does not exist.
+  public var createTarget: Bool
+  /// Replicate only these documents (CouchDB's `doc_ids`, `selector`).
+  public var filter: ReplicationFilter
+  /// Start after this source sequence instead of at the checkpoint (CouchDB's `since_seq`).
+  public var sinceSequence: String?
+  /// How many changes are read at a time (CouchDB's default, 500).
+  public var batchSize: Int
+  /// How often progress is checkpointed on both peers, at most.
+  public var checkpointInterval: Duration
+  /// How long one request may take before the connection counts as stalled.
+  public var requestTimeout: Duration
+  /// How long a continuous replication's long poll waits for a change before asking again.
+  public var pollTimeout: Duration
+  /// The longest wait between two attempts after a failure (they double from one second).
+  public var maxRetryDelay: Duration
+  /// How many times a one-shot replication tries again after a transient failure before it
+  /// fails (a continuous one tries for as long as it runs).
+  public var retries: Int
+
+  public init(
+    source: ReplicationEndpoint, target: ReplicationEndpoint, continuous: Bool = false,
+    createTarget: Bool = false, filter: ReplicationFilter = .none, sinceSequence: String? = nil,
+    batchSize: Int = 500, checkpointInterval: Duration = .seconds(5),
+    requestTimeout: Duration = .seconds(60), pollTimeout: Duration = .seconds(30),
+    maxRetryDelay: Duration = .seconds(60), retries: Int = 5
+  ) {
+    self.source = source
+    self.target = target
+    self.continuous = continuous
+    self.createTarget = createTarget
+    self.filter = filter
+    self.sinceSequence = sinceSequence
+    self.batchSize = batchSize
+    self.checkpointInterval = checkpointInterval
+    self.requestTimeout = requestTimeout
+    self.pollTimeout = pollTimeout
+    self.maxRetryDelay = maxRetryDelay
+    self.retries = retries
+  }
+}
+
+/// Where a replication is, as ``Replicator/start()`` reports it.
+public struct ReplicationProgress: Sendable, Hashable {
+  public enum State: String, Sendable, Hashable {
+    /// Checking the peers and reading the checkpoints.
+    case starting
+    /// Copying changes.
+    case running
+    /// Continuous and caught up: waiting for the source's next change.
+    case idle
+    /// A request failed; it tries again after a delay (``lastError`` says why).
+    case retrying
+    /// One-shot and done.
+    case completed
+    /// Stopped by a failure it does not retry (``lastError``).
+    case failed
+    /// Stopped by ``Replicator/stop()``.
+    case stopped
+  }
+
+  public var state: State = .starting
+  /// The replication id: the checkpoint documents are `_local/<id>` on both peers.
+  public var replicationID = ""
+  /// This run's session (a new one each time it starts or restarts from its checkpoint).
+  public var sessionID = ""
+  /// Changes read from the source's feed.
+  public var changesRead = 0
+  /// Revisions checked against the target (`_revs_diff`) and found missing there.
+  public var missingChecked = 0
+  public var missingFound = 0
+  /// Documents read from the source and written to the target, and those it refused.
+  public var docsRead = 0
+  public var docsWritten = 0
+  public var docWriteFailures = 0
+  /// Changes the source has after the last one read, when it says.
+  public var pending: Int?
+  /// The source sequence the replication started from and has reached.
+  public var startSequence: JSON = 0
+  public var lastSequence: JSON = 0
+  /// The last error, retried or not (never with credentials).
+  public var lastError: String?
+
+  /// Progress before anything happened.
+  public init() {}
+
+  init(
+    state: State, replicationID: String, sessionID: String, startSequence: JSON,
+    lastSequence: JSON
+  ) {
+    self.state = state
+    self.replicationID = replicationID
+    self.sessionID = sessionID
+    self.startSequence = startSequence
+    self.lastSequence = lastSequence
+  }
+
+  /// CouchDB's answer to `POST /_replicate`: `ok`, `session_id`, `source_last_seq` and this
+  /// session's `history` entry (with `no_changes` when there was nothing to do).
+  public var json: JSON {
+    var answer: JSONObject = [
+      "ok": .bool(state != .failed), "session_id": .string(sessionID),
+      "source_last_seq": lastSequence, "replication_id_version": 4,
+      "history": [
+        [
+          "session_id": .string(sessionID), "start_last_seq": startSequence,
+          "end_last_seq": lastSequence, "recorded_seq": lastSequence,
+          "missing_checked": .int(Int64(missingChecked)),
+          "missing_found": .int(Int64(missingFound)), "docs_read": .int(Int64(docsRead)),
+          "docs_written": .int(Int64(docsWritten)),
+          "doc_write_failures": .int(Int64(docWriteFailures)),
+        ]
+      ],
+    ]
+    if changesRead == 0 && state == .completed { answer["no_changes"] = true }
+    if let lastError { answer["error"] = .string(lastError) }
+    return .object(answer)
+  }
+}
+
+/// Replicates by CouchDB's replication protocol between two peers, each a local collection
+/// or a URL: one-shot or continuous, filtered by ids or a selector, resuming from the
+/// checkpoints both peers keep.
+///
+/// ```swift
+/// let replicator = try Replicator(ReplicationConfiguration(
+///   source: .url(URL(string: "http://admin:secret@127.0.0.1:5984/notes")!),
+///   target: .collection(db.collection("notes"))))
+/// for await progress in replicator.start() {
+///   print(progress.state, progress.docsWritten)
+/// }
+/// ```
+public final class Replicator: Sendable {
+  public let configuration: ReplicationConfiguration
+  private let source: any ReplicationPeer
+  private let target: any ReplicationPeer
+  private let running = Locked<Task<ReplicationProgress, Never>?>(nil)
+  /// The error a failed replication ended with, for ``run()`` to throw.
+  private let failureBox = Locked<(any Error)?>(nil)
+
+  /// - Throws: ``SetteeError`` with code `invalidArgument` for a URL that is not an
+  ///   http(s) URL of a database, or a batch size below 1.
+  public init(_ configuration: ReplicationConfiguration) throws {
+    guard configuration.batchSize >= 1 else {
+      throw SetteeError(.invalidArgument, "a replication's batch size must be at least 1")
+    }
+    self.configuration = configuration
+    source = try Self.peer(configuration.source, configuration)
+    target = try Self.peer(configuration.target, configuration)
+  }
+
+  private static func peer(
+    _ endpoint: ReplicationEndpoint, _ configuration: ReplicationConfiguration
+  )
+    throws -> any ReplicationPeer
+  {
+    switch endpoint {
+    case .collection(let collection): return LocalPeer(collection: collection)
+    case .url(let url): return try HTTPPeer(url: url, requestTimeout: configuration.requestTimeout)
+    }
+  }
+
+  /// Starts the replication (once; later calls follow the same one) and reports its
+  /// progress: after each batch, at each change of state, and at the end (``completed``,
+  /// ``failed`` or ``stopped``), where the sequence ends.
+  public func start() -> AsyncStream<ReplicationProgress> {
+    let (stream, continuation) = AsyncStream.makeStream(
+      of: ReplicationProgress.self, bufferingPolicy: .bufferingNewest(64))
+    let task = running.withLock { task in
+      if let task { return task }
+      let started = Task { await self.replicate { continuation.yield($0) } }
+      task = started
+      return started
+    }
+    Task {
+      let final = await task.value
+      continuation.yield(final)
+      continuation.finish()
+    }
+    return stream
+  }
+
+  /// Stops a started replication: a batch being written is finished or rolled back by the
+  /// target as a whole, and the next run resumes from the last checkpoint.
+  public func stop() {
+    running.withLock { $0?.cancel() }
+  }
+
+  /// Runs the replication to its end (a continuous one until its task is cancelled or
+  /// ``stop()`` is called) and returns the final progress.
+  ///
+  /// - Throws: ``ReplicationError`` (or the local peer's ``SetteeError``) when it fails.
+  @discardableResult
+  public func run() async throws -> ReplicationProgress {
+    let stream = start()
+    var last = ReplicationProgress()
+    for await progress in stream { last = progress }
+    if last.state == .failed, let failure = failureBox.withLock({ $0 }) { throw failure }
+    return last
+  }
+
+  // MARK: - The algorithm
+
+  /// Sessions until done: a transient failure (or, continuous, any failure) waits and
+  /// starts again from the checkpoints.
+  private func replicate(_ report: @escaping @Sendable (ReplicationProgress) -> Void) async
+    -> ReplicationProgress
+  {
+    var progress = ReplicationProgress()
+    var failures = 0
+    while true {
+      do {
+        try await session(&progress, report)
+        progress.state = .completed
+        return progress
+      } catch is CancellationError {
+        progress.state = .stopped
+        return progress
+      } catch {
+        progress.lastError = "\(error)"
+        let transient = (error as? ReplicationError)?.isTransient ?? false
+        if Task.isCancelled {
+          progress.state = .stopped
+          return progress
+        }
+        // A session that made progress starts the count again.
+        failures = progress.state == .running || progress.state == .idle ? 1 : failures + 1
+        guard configuration.continuous || (transient && failures <= configuration.retries) else {
+          progress.state = .failed
+          failureBox.withLock { $0 = error }
+          return progress
+        }
+        progress.state = .retrying
+        report(progress)
+        let delay = min(configuration.maxRetryDelay, .seconds(1) * (1 << min(failures - 1, 16)))
+        do { try await Task.sleep(for: delay) } catch {
+          progress.state = .stopped
+          return progress
+        }
+      }
+    }
+  }
+
+  /// One session: peers checked, checkpoints compared, then batches of changes until the
+  /// source has no more (one-shot) or until cancelled (continuous).
+  private func session(
+    _ progress: inout ReplicationProgress, _ report: @Sendable (ReplicationProgress) -> Void
+  ) async throws {
+    progress.state = .starting
+    report(progress)
+    guard try await source.exists() else {
+      throw ReplicationError(
+        peer: source.label, status: 404, error: "not_found",
+        reason: "the source database does not exist")
+    }
+    if try await !target.exists() {
+      guard configuration.createTarget else {
+        throw ReplicationError(
+          peer: target.label, status: 404, error: "not_found",
+          reason: "the target database does not exist (create it, or replicate with create_target)")
+      }
+      try await target.create()
+    }
+    let replicationID = try await self.replicationID()
+    let checkpointID = "_local/" + replicationID
+    let sourceLog = try await source.localDocument(checkpointID)
+    let targetLog = try await target.localDocument(checkpointID)
+    var (since, history) = Checkpoint.start(source: sourceLog, target: targetLog)
+    if let given = configuration.sinceSequence { (since, history) = (.string(given), []) }
+    let sessionID = Hex.string(ofDigest: (0..<16).map { _ in UInt8.random(in: 0...255) })
+    let started = Date()
+    progress = ReplicationProgress(
+      state: .running, replicationID: replicationID, sessionID: sessionID,
+      startSequence: since, lastSequence: since)
+    report(progress)
+
+    var checkpointed = since
+    var lastCheckpoint = ContinuousClock.now
+    var revs = (source: sourceLog?["_rev"], target: targetLog?["_rev"])
+    func checkpoint(_ progress: ReplicationProgress) async throws {
+      guard progress.lastSequence != checkpointed || revs.source == nil || revs.target == nil
+      else { return }
+      try await target.ensureFullCommit()
+      var log = Checkpoint.log(
+        id: checkpointID, session: sessionID, seq: progress.lastSequence, started: started,
+        startSeq: progress.startSequence, stats: progress, history: history)
+      log["_rev"] = revs.source
+      try await source.putLocalDocument(log)
+      revs.source = try await source.localDocument(checkpointID)?["_rev"]
+      log["_rev"] = revs.target
+      try await target.putLocalDocument(log)
+      revs.target = try await target.localDocument(checkpointID)?["_rev"]
+      checkpointed = progress.lastSequence
+      lastCheckpoint = .now
+    }
+
+    var caughtUp = false
+    while true {
+      try Task.checkCancellation()
+      let wait = caughtUp && configuration.continuous ? configuration.pollTimeout : nil
+      let page = try await source.changes(
+        since: progress.lastSequence, limit: configuration.batchSize,
+        filter: configuration.filter, wait: wait)
+      progress.pending = page.pending
+      if page.rows.isEmpty {
+        progress.lastSequence = page.lastSeq
+        guard configuration.continuous else { break }
+        if !caughtUp {
+          caughtUp = true
+          progress.state = .idle
+          try await checkpoint(progress)
+          report(progress)
+        }
+        continue
+      }
+      caughtUp = false
+      progress.state = .running
+      try await copy(page.rows, &progress)
+      progress.lastSequence = page.lastSeq
+      report(progress)
+      if ContinuousClock.now - lastCheckpoint >= configuration.checkpointInterval {
+        try await checkpoint(progress)
+      }
+    }
+    try await checkpoint(progress)
+  }
+
+  /// One page of changes: what the target lacks (`_revs_diff`), read from the source with
+  /// the attachments the target lacks, written as the source has it.
+  private func copy(_ rows: [ChangeRow], _ progress: inout ReplicationProgress) async throws {
+    progress.changesRead += rows.count
+    var offered: [String: [RevisionID]] = [:]
+    for row in rows { offered[row.id, default: []] += row.revs }
+    progress.missingChecked += offered.values.reduce(0) { $0 + $1.count }
+    let differences = try await target.revsDiff(offered)
+    var wanted: [WantedRevisions] = []
+    // In the feed's order, so that a batch is written as the source wrote it.
+    var seen: Set<String> = []
+    for row in rows where seen.insert(row.id).inserted {
+      guard let difference = differences[row.id], !difference.missing.isEmpty else { continue }
+      progress.missingFound += difference.missing.count
+      wanted.append(
+        WantedRevisions(
+          id: row.id, revs: difference.missing,
+          attachmentsSince: difference.possibleAncestors))
+    }
+    // Read and written a hundred documents at a time, so that attachments never make one
+    // request too large.
+    var start = 0
+    while start < wanted.count {
+      let group = Array(wanted[start..<min(wanted.count, start + 100)])
+      start += group.count
+      let documents = try await source.documents(group)
+      progress.docsRead += documents.count
+      let failures = try await target.write(documents)
+      progress.docWriteFailures += failures.count
+      progress.docsWritten += documents.count - failures.count
+      if let failure = failures.first {
+        progress.lastError = "\(target.label): \(failure.id): \(failure.error): \(failure.reason)"
+      }
+    }
+  }
+
+  /// The replication id: an MD5 of the peers' identities (the URL without credentials, or
+  /// the file's uuid and the collection), the direction, the filter and a given start.
+  private func replicationID() async throws -> String {
+    let key: JSON = [
+      4, .string(try await source.identity()), .string(try await target.identity()),
+      configuration.filter.json, configuration.sinceSequence.map(JSON.string) ?? .null,
+    ]
+    return Hex.string(ofDigest: MD5.hash(JSONWriter.bytes(key)))
+  }
+}
