@@ -58,6 +58,7 @@ extension DocumentWriter {
     }
     tree.stem(limit: revsLimit)
     let leaves = tree.leaves
+    let leafSet = Set(leaves)
     lastSeq += 1
     let seq = lastSeq
     let winner = leaves[0]
@@ -71,7 +72,7 @@ extension DocumentWriter {
     try AttachmentStore.insert(db, rid: existing.rid, rev: written, attachments)
     // Leaves that a new revision extends keep no attachments, as they keep no body.
     try AttachmentStore.remove(
-      db, rid: existing.rid, revs: leavesBefore.filter { !leaves.contains($0) })
+      db, rid: existing.rid, revs: leavesBefore.filter { !leafSet.contains($0) })
     try AttachmentStore.flag(db, rid: existing.rid)
     try storeWinner(
       tree, id: document.id, seq: seq, replacing: existing, body: winnerBody,

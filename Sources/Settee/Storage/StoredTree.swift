@@ -59,13 +59,17 @@ struct StoredTree {
   /// The leaves, the winner first: live before deleted, then the greater revision (the
   /// rule of SPEC section 7, which every replica applies alike).
   var leaves: [RevisionID] {
-    var inner: Set<RevisionID> = []
+    var inner = Set<RevisionID>(minimumCapacity: nodes.count)
     for node in nodes.values { if let parent = node.parent { inner.insert(parent) } }
-    return nodes.keys.filter { !inner.contains($0) }.sorted { lhs, rhs in
-      let (left, right) = (nodes[lhs]!.deleted, nodes[rhs]!.deleted)
-      if left != right { return !left }
-      return rhs < lhs
+    // Sorted with each leaf's deletion at hand: looking it up in `nodes` at every
+    // comparison made a document of 200 leaves take seconds to replicate.
+    var found: [(rev: RevisionID, deleted: Bool)] = []
+    for (rev, node) in nodes where !inner.contains(rev) { found.append((rev, node.deleted)) }
+    found.sort { lhs, rhs in
+      if lhs.deleted != rhs.deleted { return !lhs.deleted }
+      return rhs.rev < lhs.rev
     }
+    return found.map(\.rev)
   }
 
   /// How many of the leaves that do not win are live and how many deleted: what

@@ -125,18 +125,23 @@ public struct RevisionID: Sendable, Hashable, Comparable, CustomStringConvertibl
   /// Equal when the bytes are: two suffixes that differ only in Unicode normalization are
   /// two revisions (Swift's `String` equality would make them one).
   public static func == (lhs: RevisionID, rhs: RevisionID) -> Bool {
-    lhs.description.utf8.elementsEqual(rhs.description.utf8)
+    // The generation first: most revisions compared (a tree's) differ there.
+    lhs.generation == rhs.generation && lhs.description.utf8.count == rhs.description.utf8.count
+      && lhs.description.utf8.elementsEqual(rhs.description.utf8)
   }
 
   /// Hashes the bytes, as ``==(_:_:)`` compares them.
   public func hash(into hasher: inout Hasher) {
-    for byte in description.utf8 { hasher.combine(byte) }
+    var text = description
+    text.withUTF8 { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
   }
 
   /// By generation, then suffix bytes (not Swift's `String` order, which compares by
   /// Unicode canonical equivalence).
   public static func < (lhs: RevisionID, rhs: RevisionID) -> Bool {
     if lhs.generation != rhs.generation { return lhs.generation < rhs.generation }
-    return lhs.digest.utf8.lexicographicallyPrecedes(rhs.digest.utf8)
+    // The same generation writes the same `N-` before the suffix: the whole texts compare
+    // as the suffixes do, without making the suffixes first.
+    return lhs.description.utf8.lexicographicallyPrecedes(rhs.description.utf8)
   }
 }

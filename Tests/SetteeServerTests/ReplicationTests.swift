@@ -1,0 +1,245 @@
+import Foundation
+import Settee
+import SetteeCore
+import SetteeReplication
+import SetteeTestSupport
+import Testing
+
+/// CouchDB's replication protocol between collections of local files, `settee serve`
+/// processes and the CLI: what arrives is what the source holds (every leaf, every
+/// attachment), checkpoints make the next run start where the last ended, and conflicts
+/// converge.
+@Suite("Replication")
+struct ReplicationTests {
+  let directory = TemporaryDirectory()
+
+  private func collection(_ file: String, _ name: String = "notes") throws -> DocumentCollection {
+    try Database(path: directory.path(file), configuration: .init(fullSync: false))
+      .collection(name)
+  }
+
+  @discardableResult
+  private func replicate(
+    _ source: ReplicationEndpoint, _ target: ReplicationEndpoint,
+    filter: ReplicationFilter = .none, createTarget: Bool = true
+  ) async throws -> ReplicationProgress {
+    try await Replicator(
+      ReplicationConfiguration(
+        source: source, target: target, createTarget: createTarget, filter: filter)
+    ).run()
+  }
+
+  /// A document with `count` conflicting leaves, as a peer's replicator would write them.
+  private func branches(_ id: String, _ count: Int) -> [JSONObject] {
+    (0..<count).map { number in
+      let hash = String(format: "%032x", number + 1)
+      return [
+        "_id": .string(id), "_rev": .string("2-\(hash)"),
+        "_revisions": [
+          "start": 2, "ids": [.string(hash), .string(String(repeating: "a", count: 32))],
+        ],
+        "branch": .int(Int64(number)),
+      ]
+    }
+  }
+
+  @Test func localCollectionsReplicateWholeAndResume() async throws {
+    let source = try collection("a.db")
+    let target = try collection("b.db")
+    try await source.putAll((0..<120).map { ["_id": .string("d\($0)"), "n": .int(Int64($0))] })
+    let gone = try await source.put(["_id": "gone"])
+    try await source.delete("gone", rev: gone.rev)
+    try await source.put(["_id": "_design/app", "language": "query", "views": [:]])
+    _ = try await source.putLocal(["_id": "_local/private", "x": 1])
+    let withFile = try await source.get("d1")!
+    try await source.putAttachment(
+      "note.txt", to: "d1", rev: withFile.rev, contentType: "text/plain", data: Array("hello".utf8))
+    _ = try await source.putAll(branches("many", 200), newEdits: false)
+
+    let first = try await replicate(.collection(source), .collection(target))
+    #expect(first.state == .completed)
+    // Counted in revisions, as CouchDB counts them: 200 for "many".
+    #expect(first.docsWritten == 322 && first.docWriteFailures == 0)
+    #expect(try await ReplicaComparison.differences(source, target) == [])
+    #expect(try await target.leaves(of: "many").count == 200)
+    #expect(try await target.localDocument("_local/private") == nil, "local documents stay")
+    let read = Locked<[UInt8]>([])
+    try await target.readAttachment("note.txt", of: "d1") { bytes in read.withLock { $0 += bytes } }
+    #expect(read.withLock { $0 } == Array("hello".utf8))
+
+    // The checkpoint: nothing is read again, and only what is new is sent.
+    let again = try await replicate(.collection(source), .collection(target))
+    #expect(again.docsRead == 0 && again.changesRead == 0)
+    try await source.put(["_id": "later"])
+    let third = try await replicate(.collection(source), .collection(target))
+    #expect(third.changesRead == 1 && third.docsWritten == 1)
+    let log = try #require(try await target.localDocument("_local/" + third.replicationID))
+    #expect(log.body["session_id"] == .string(third.sessionID))
+    // A run with nothing to do writes no checkpoint, as CouchDB's.
+    #expect(log.body["history"]?.arrayValue?.count == 2)
+  }
+
+  @Test func conflictsConvergeAndResolvingReplicates() async throws {
+    let one = try collection("one.db")
+    let two = try collection("two.db")
+    try await one.put(["_id": "x", "v": 0])
+    try await replicate(.collection(one), .collection(two))
+    let base = try await one.get("x")!.rev!
+    try await one.put(["_id": "x", "_rev": .string(base.description), "v": 1])
+    try await two.put(["_id": "x", "_rev": .string(base.description), "v": 2])
+    try await replicate(.collection(one), .collection(two))
+    try await replicate(.collection(two), .collection(one))
+    #expect(try await ReplicaComparison.differences(one, two) == [])
+    #expect(try await one.get("x")?.rev == two.get("x")?.rev, "the same winner on both sides")
+    #expect(try await one.conflictedDocumentIDs() == ["x"])
+
+    // Resolved on one side, replicated: both clean.
+    try await two.resolveConflicts(of: "x") { leaves in .merged(["v": 3]) }
+    try await replicate(.collection(two), .collection(one))
+    #expect(try await one.conflictedDocumentIDs() == [])
+    #expect(try await one.get("x")?["v"] == 3)
+    #expect(try await ReplicaComparison.differences(one, two) == [])
+  }
+
+  @Test func filtersByIDsAndSelector() async throws {
+    let source = try collection("all.db")
+    try await source.putAll((0..<30).map { ["_id": .string("d\($0)"), "n": .int(Int64($0))] })
+    let byID = try collection("ids.db")
+    try await replicate(.collection(source), .collection(byID), filter: .documentIDs(["d3", "d7"]))
+    #expect(try await byID.changes().map(\.id).sorted() == ["d3", "d7"])
+    let bySelector = try collection("selected.db")
+    try await replicate(
+      .collection(source), .collection(bySelector), filter: .selector(["n": ["$lt": 4]]))
+    #expect(try await bySelector.count() == 4)
+  }
+
+  /// A source restored from an older copy: its checkpoint names an older session, so the
+  /// next replication starts where both histories agree and skips nothing written after
+  /// the restore.
+  @Test func aRestoredSourceIsNotSkipped() async throws {
+    var source = try collection("restored.db")
+    let target = try collection("copy.db")
+    try await source.putAll((0..<10).map { ["_id": .string("old\($0)")] })
+    try await replicate(.collection(source), .collection(target))
+    try source.database.backup(to: directory.path("backup.db"))
+    try await source.putAll((0..<10).map { ["_id": .string("lost\($0)")] })
+    try await replicate(.collection(source), .collection(target))
+    // The file goes back to the copy; new documents reuse the sequence numbers.
+    source = try collection("backup.db")
+    try await source.putAll((0..<5).map { ["_id": .string("new\($0)")] })
+    try await replicate(.collection(source), .collection(target))
+    for number in 0..<5 { #expect(try await target.get("new\(number)") != nil) }
+  }
+
+  @Test func unreachablePeersFailWithoutShowingCredentials() async throws {
+    let source = try collection("lonely.db")
+    try await source.put(["_id": "a"])
+    let replicator = try Replicator(
+      ReplicationConfiguration(
+        source: .collection(source),
+        target: .url(URL(string: "http://admin:s3cret@127.0.0.1:9/nowhere")!),
+        requestTimeout: .seconds(1), maxRetryDelay: .milliseconds(50), retries: 2))
+    var states: [ReplicationProgress.State] = []
+    for await progress in replicator.start() { states.append(progress.state) }
+    #expect(states.contains(.retrying) && states.last == .failed)
+    await #expect(throws: ReplicationError.self) { try await replicator.run() }
+    do { try await replicator.run() } catch {
+      #expect(!"\(error)".contains("s3cret") && "\(error)".contains("127.0.0.1:9/nowhere"))
+    }
+  }
+
+  /// Two `settee serve` processes and the CLI between them, then a local file.
+  @Test func betweenServersWithTheCLI() async throws {
+    let first = try ServerProcess(db: directory.path("first.db"))
+    let second = try ServerProcess(db: directory.path("second.db"))
+    try await first.request("PUT", "/db")
+    let docs: [JSON] = (0..<300).map { ["_id": .string("d\($0)"), "n": .int(Int64($0))] }
+    try await first.post("/db/_bulk_docs", ["docs": .array(docs)])
+    try await first.post(
+      "/db/_bulk_docs",
+      ["new_edits": false, "docs": .array(branches("many", 200).map(JSON.object))])
+    try await first.request(
+      "PUT", "/db/d5/photo.bin?rev=\(try await first.get("/db/d5").json["_rev"]!.stringValue!)",
+      body: (0..<70_000).map { UInt8(truncatingIfNeeded: $0) },
+      headers: ["Content-Type": "application/octet-stream"])
+    try await first.put("/db/_local/private", ["x": 1])
+
+    let run = try SetteeBinary.run([
+      "replicate", first.url + "db", second.url + "db", "--create-target",
+    ])
+    #expect(run.status == 0, "\(run.stderr)")
+    let summary = try JSONParser.parse(run.stdout)
+    #expect(summary["ok"] == true)
+    #expect(summary["history"]?[0]?["docs_written"] == 500)
+    #expect(try await second.get("/db/_local/private").status == 404)
+    #expect(try await second.get("/db/d5/photo.bin").body.count == 70_000)
+
+    // Pulled into a local file, then compared as the files hold them.
+    let local = directory.path("local.db")
+    let pulled = try SetteeBinary.run(["replicate", second.url + "db", local + "#db"])
+    #expect(pulled.status != 0, "the local collection does not exist yet")
+    let created = try SetteeBinary.run([
+      "replicate", second.url + "db", local + "#db", "--create-target",
+    ])
+    #expect(created.status == 0, "\(created.stderr)")
+    let one = try Database(path: directory.path("first.db"), configuration: .init(readOnly: true))
+    let other = try Database(path: local, configuration: .init(readOnly: true))
+    #expect(
+      try await ReplicaComparison.differences(one.collection("db"), other.collection("db")) == [])
+    // And back: nothing to do.
+    let back = try SetteeBinary.run(["replicate", local + "#db", first.url + "db"])
+    #expect(try JSONParser.parse(back.stdout)["history"]?[0]?["docs_written"] == 0)
+  }
+
+  /// Continuous: writes, updates and deletes on the source reach the target; a target
+  /// server killed and started again on the same port is caught up with by itself.
+  @Test func continuousFollowsAndSurvivesARestart() async throws {
+    let source = try ServerProcess(db: directory.path("live-source.db"))
+    var target = try ServerProcess(db: directory.path("live-target.db"))
+    try await source.request("PUT", "/db")
+    let replicator = try Replicator(
+      ReplicationConfiguration(
+        source: .url(URL(string: source.url + "db")!),
+        target: .url(URL(string: target.url + "db")!), continuous: true, createTarget: true,
+        checkpointInterval: .milliseconds(200), requestTimeout: .seconds(5),
+        pollTimeout: .seconds(2), maxRetryDelay: .milliseconds(500)))
+    let progress = replicator.start()
+    let watcher = Task {
+      var states: [ReplicationProgress.State] = []
+      for await update in progress { states.append(update.state) }
+      return states
+    }
+    defer { replicator.stop() }
+
+    func arrives(_ path: String, _ check: @escaping (JSON) -> Bool) async throws -> Bool {
+      let deadline = Date().addingTimeInterval(20)
+      while Date() < deadline {
+        if let answer = try? await target.get(path), check(answer.json) { return true }
+        try await Task.sleep(for: .milliseconds(20))
+      }
+      return false
+    }
+    let written = try await source.put("/db/a", ["v": 1])
+    #expect(try await arrives("/db/a") { $0["v"] == 1 })
+    let rev = try #require(written.json["rev"]?.stringValue)
+    let updated = try await source.put("/db/a", ["_rev": .string(rev), "v": 2])
+    #expect(try await arrives("/db/a") { $0["v"] == 2 })
+    let latest = try #require(updated.json["rev"]?.stringValue)
+    try await source.delete("/db/a?rev=\(latest)")
+    #expect(try await arrives("/db/a") { $0["reason"] == "deleted" })
+
+    // The target goes away and comes back on its port.
+    let port = target.port
+    target.stop(SIGKILL)
+    try await source.put("/db/b", ["v": 1])
+    // Long enough for the replicator to find the target gone and wait to try again.
+    try await Task.sleep(for: .milliseconds(1500))
+    target = try ServerProcess(
+      db: directory.path("live-target.db"), ["--log-level", "none", "--port", "\(port)"])
+    #expect(try await arrives("/db/b") { $0["v"] == 1 })
+    replicator.stop()
+    let states = await watcher.value
+    #expect(states.contains(.retrying) && states.contains(.idle))
+    #expect(states.last == .stopped)
+  }
+}
