@@ -60,7 +60,7 @@ let package = Package(
     .target(
       name: "SetteeServer",
       dependencies: [
-        "Settee", .product(name: "Hummingbird", package: "hummingbird"),
+        "Settee", "SetteeReplication", .product(name: "Hummingbird", package: "hummingbird"),
         .product(name: "HummingbirdCore", package: "hummingbird"),
         .product(name: "NIOCore", package: "swift-nio"),
         .product(name: "CompressNIO", package: "compress-nio"),

@@ -9,7 +9,11 @@ let package = Package(
   dependencies: [.package(name: "Settee", path: "../..")],
   targets: [
     .executableTarget(
-      name: "ReadmeCheck", dependencies: [.product(name: "Settee", package: "Settee")])
+      name: "ReadmeCheck",
+      dependencies: [
+        .product(name: "Settee", package: "Settee"),
+        .product(name: "SetteeReplication", package: "Settee"),
+      ])
   ],
   swiftLanguageModes: [.v6]
 )

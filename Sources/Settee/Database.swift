@@ -260,7 +260,13 @@ struct CallerError: Error {
   /// Runs the caller's closure, marking what it throws as the caller's.
   static func marking<T>(_ body: () throws -> T) throws -> T {
     // The caller's time is not the query's (QueryBudget).
-    do { return try QueryBudget.paused(body) } catch { throw CallerError(error: error) }
+    let result: T
+    do { result = try QueryBudget.paused(body) } catch { throw CallerError(error: error) }
+    // An async form's task cancelled while the caller's closure ran: stop here. Rows read
+    // before the cancellation would otherwise still come (an interrupt reaches only a
+    // running statement, and the progress handler looks only every thousand steps).
+    if QueryBudget.cancelled { throw CancellationError() }
+    return result
   }
 
   /// Runs `body`, throwing a caller's error as the caller threw it.

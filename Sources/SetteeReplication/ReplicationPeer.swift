@@ -35,8 +35,11 @@ protocol ReplicationPeer: Sendable {
 /// What a replication copies: every document, the listed ids, or what a Mango selector
 /// matches (CouchDB's `_doc_ids` and `_selector` filters).
 public enum ReplicationFilter: Sendable, Hashable {
+  /// Every document.
   case none
+  /// The documents with these ids (CouchDB's `doc_ids`).
   case documentIDs([String])
+  /// The live documents this Mango selector matches (CouchDB's `selector`).
   case selector(JSONObject)
 
   /// The filter as it enters the replication id.
@@ -91,6 +94,7 @@ public struct ReplicationError: Error, Sendable, CustomStringConvertible {
   /// CouchDB's error name (`not_found`, `unauthorized` …), or Settee's for what is not an
   /// answer (`unreachable`, `timeout`, `bad_response`).
   public var error: String
+  /// What happened, in words.
   public var reason: String
 
   /// Whether trying again later may succeed: the peer was unreachable, timed out, answered
@@ -100,6 +104,7 @@ public struct ReplicationError: Error, Sendable, CustomStringConvertible {
     return ["unreachable", "timeout", "bad_response"].contains(error)
   }
 
+  /// `peer: status error: reason`.
   public var description: String {
     "\(peer): \(status.map { "\($0) " } ?? "")\(error): \(reason)"
   }

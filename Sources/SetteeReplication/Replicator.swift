@@ -5,13 +5,17 @@ import SetteeCore
 /// One side of a replication: a collection of a Settee file, or a CouchDB-protocol database
 /// at a URL (CouchDB 3.x, `settee serve`, PouchDB Server …), credentials allowed in the URL.
 public enum ReplicationEndpoint: Sendable {
+  /// A collection of a Settee file, replicated through the engine's own calls.
   case collection(DocumentCollection)
+  /// A database at a URL (`http://name:password@host:5984/db`), spoken to over HTTP.
   case url(URL)
 }
 
 /// What to replicate, and how.
 public struct ReplicationConfiguration: Sendable {
+  /// Where documents come from.
   public var source: ReplicationEndpoint
+  /// Where they are written.
   public var target: ReplicationEndpoint
   /// Follow the source's changes until stopped, instead of ending once caught up.
   public var continuous: Bool
@@ -35,6 +39,7 @@ public struct ReplicationConfiguration: Sendable {
   /// fails (a continuous one tries for as long as it runs).
   public var retries: Int
 
+  /// A configuration; every setting but the two sides has CouchDB's default or Settee's.
   public init(
     source: ReplicationEndpoint, target: ReplicationEndpoint, continuous: Bool = false,
     createTarget: Bool = false, filter: ReplicationFilter = .none, sinceSequence: String? = nil,
@@ -59,6 +64,7 @@ public struct ReplicationConfiguration: Sendable {
 
 /// Where a replication is, as ``Replicator/start()`` reports it.
 public struct ReplicationProgress: Sendable, Hashable {
+  /// What the replication is doing.
   public enum State: String, Sendable, Hashable {
     /// Checking the peers and reading the checkpoints.
     case starting
@@ -76,6 +82,7 @@ public struct ReplicationProgress: Sendable, Hashable {
     case stopped
   }
 
+  /// What the replication is doing now.
   public var state: State = .starting
   /// The replication id: the checkpoint documents are `_local/<id>` on both peers.
   public var replicationID = ""
@@ -83,17 +90,21 @@ public struct ReplicationProgress: Sendable, Hashable {
   public var sessionID = ""
   /// Changes read from the source's feed.
   public var changesRead = 0
-  /// Revisions checked against the target (`_revs_diff`) and found missing there.
+  /// Revisions checked against the target (`_revs_diff`).
   public var missingChecked = 0
+  /// Of those, the ones the target did not have.
   public var missingFound = 0
-  /// Documents read from the source and written to the target, and those it refused.
+  /// Revisions read from the source (CouchDB counts revisions as documents).
   public var docsRead = 0
+  /// Revisions the target stored.
   public var docsWritten = 0
+  /// Revisions the target refused.
   public var docWriteFailures = 0
   /// Changes the source has after the last one read, when it says.
   public var pending: Int?
-  /// The source sequence the replication started from and has reached.
+  /// The source sequence the replication started from.
   public var startSequence: JSON = 0
+  /// The source sequence it has read and written everything up to.
   public var lastSequence: JSON = 0
   /// The last error, retried or not (never with credentials).
   public var lastError: String?
@@ -148,6 +159,7 @@ public struct ReplicationProgress: Sendable, Hashable {
 /// }
 /// ```
 public final class Replicator: Sendable {
+  /// What it replicates, and how.
   public let configuration: ReplicationConfiguration
   private let source: any ReplicationPeer
   private let target: any ReplicationPeer
@@ -155,6 +167,8 @@ public final class Replicator: Sendable {
   /// The error a failed replication ended with, for ``run()`` to throw.
   private let failureBox = Locked<(any Error)?>(nil)
 
+  /// A replicator for `configuration`; nothing happens before ``start()`` or ``run()``.
+  ///
   /// - Throws: ``SetteeError`` with code `invalidArgument` for a URL that is not an
   ///   http(s) URL of a database, or a batch size below 1.
   public init(_ configuration: ReplicationConfiguration) throws {
@@ -379,8 +393,9 @@ public final class Replicator: Sendable {
   }
 
   /// The replication id: an MD5 of the peers' identities (the URL without credentials, or
-  /// the file's uuid and the collection), the direction, the filter and a given start.
-  private func replicationID() async throws -> String {
+  /// the file's uuid and the collection), the direction, the filter and a given start. The
+  /// checkpoints are `_local/<id>` on both peers.
+  public func replicationID() async throws -> String {
     let key: JSON = [
       4, .string(try await source.identity()), .string(try await target.identity()),
       configuration.filter.json, configuration.sinceSequence.map(JSON.string) ?? .null,

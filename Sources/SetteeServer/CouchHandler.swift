@@ -10,6 +10,8 @@ struct CouchHandler: Sendable {
   let database: Database
   let configuration: ServerConfiguration
   let authenticator: Authenticator
+  /// The replications `POST /_replicate` started.
+  let replicationJobs: ReplicationJobs
 
   /// The API level Settee answers as, in `GET /`.
   static let couchDBVersion = "3.3.3"
@@ -214,19 +216,16 @@ struct CouchHandler: Sendable {
         ["uuids": .array((0..<count).map { _ in .string(Document.generateID()) })])
     case ("_active_tasks", 0):
       try allow(request, "GET,HEAD")
-      return CouchResponse.json([])
+      return CouchResponse.json(activeTasks())
     case ("_scheduler", 1) where rest.first == "jobs":
       try allow(request, "GET,HEAD")
-      return CouchResponse.json(["total_rows": 0, "offset": 0, "jobs": []])
+      return CouchResponse.json(schedulerJobs())
     case ("_scheduler", 1) where rest.first == "docs":
+      // Replications from documents of a _replicator database: Settee has none.
       try allow(request, "GET,HEAD")
       return CouchResponse.json(["total_rows": 0, "offset": 0, "docs": []])
     case ("_replicate", 0):
-      try allow(request, "POST")
-      throw CouchError(
-        .notImplemented, "not_implemented",
-        "Settee's server does not run replications yet: use the CouchDB replicator or PouchDB against it"
-      )
+      return try await replicate(request)
     default:
       throw CouchError.illegalDatabaseName(name)
     }

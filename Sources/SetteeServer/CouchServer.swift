@@ -99,8 +99,11 @@ public struct CouchServer: Sendable {
         "serving \(configuration.host) needs an administrator (settee serve --admin NAME): only loopback addresses are served without authentication"
       )
     }
+    let jobs = ReplicationJobs()
+    defer { jobs.stopAll() }
     let handler = CouchHandler(
-      database: database, configuration: configuration, authenticator: authenticator)
+      database: database, configuration: configuration, authenticator: authenticator,
+      replicationJobs: jobs)
     var logger = Logger(label: "settee.serve")
     logger.logLevel = .critical
     let app = Application(

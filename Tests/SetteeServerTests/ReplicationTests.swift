@@ -191,11 +191,12 @@ struct ReplicationTests {
     #expect(try JSONParser.parse(back.stdout)["history"]?[0]?["docs_written"] == 0)
   }
 
-  /// Continuous: writes, updates and deletes on the source reach the target; a target
-  /// server killed and started again on the same port is caught up with by itself.
+  /// Continuous: writes, updates and deletes on the source reach the target; a source
+  /// server killed under the replicator's long poll and started again on the same port is
+  /// caught up with by itself.
   @Test func continuousFollowsAndSurvivesARestart() async throws {
     let source = try ServerProcess(db: directory.path("live-source.db"))
-    var target = try ServerProcess(db: directory.path("live-target.db"))
+    let target = try ServerProcess(db: directory.path("live-target.db"))
     try await source.request("PUT", "/db")
     let replicator = try Replicator(
       ReplicationConfiguration(
@@ -228,18 +229,59 @@ struct ReplicationTests {
     try await source.delete("/db/a?rev=\(latest)")
     #expect(try await arrives("/db/a") { $0["reason"] == "deleted" })
 
-    // The target goes away and comes back on its port.
-    let port = target.port
-    target.stop(SIGKILL)
-    try await source.put("/db/b", ["v": 1])
-    // Long enough for the replicator to find the target gone and wait to try again.
-    try await Task.sleep(for: .milliseconds(1500))
-    target = try ServerProcess(
-      db: directory.path("live-target.db"), ["--log-level", "none", "--port", "\(port)"])
+    // The source goes away under the replicator's long poll and comes back on its port;
+    // the replicator retries and catches up by itself.
+    let port = source.port
+    source.stop(SIGKILL)
+    try await Task.sleep(for: .milliseconds(300))
+    let restarted = try ServerProcess(
+      db: directory.path("live-source.db"), ["--log-level", "none", "--port", "\(port)"])
+    try await restarted.put("/db/b", ["v": 1])
     #expect(try await arrives("/db/b") { $0["v"] == 1 })
     replicator.stop()
     let states = await watcher.value
     #expect(states.contains(.retrying) && states.contains(.idle))
     #expect(states.last == .stopped)
+  }
+  /// `POST /_replicate` on the server: one-shot answers with CouchDB's summary; continuous
+  /// answers 202, shows in `_active_tasks` and `_scheduler/jobs`, and stops when cancelled.
+  @Test func theServerReplicatesOnRequest() async throws {
+    let server = try ServerProcess(db: directory.path("replicating.db"))
+    let peer = try ServerProcess(db: directory.path("peer.db"))
+    try await server.request("PUT", "/db")
+    try await server.post("/db/_bulk_docs", ["docs": [["_id": "a"], ["_id": "b"]]])
+    let once = try await server.post(
+      "/_replicate",
+      ["source": "db", "target": .string(peer.url + "copy"), "create_target": true])
+    #expect(once.status == 200 && once.json["ok"] == true)
+    #expect(once.json["history"]?[0]?["docs_written"] == 2)
+    #expect(try await peer.get("/copy/b").status == 200)
+
+    let body: JSON = [
+      "source": "db", "target": .string(peer.url + "live"), "create_target": true,
+      "continuous": true,
+    ]
+    let started = try await server.post("/_replicate", body)
+    #expect(started.status == 202)
+    #expect(started.json["_local_id"]?.stringValue?.hasSuffix("+continuous") == true)
+    try await server.put("/db/c", ["x": 1])
+    let deadline = Date().addingTimeInterval(20)
+    while try await peer.get("/live/c").status != 200, Date() < deadline {
+      try await Task.sleep(for: .milliseconds(20))
+    }
+    #expect(try await peer.get("/live/c").json["x"] == 1)
+    let tasks = try await server.get("/_active_tasks").json
+    #expect(tasks[0]?["type"] == "replication" && tasks[0]?["continuous"] == true)
+    #expect(try await server.get("/_scheduler/jobs").json["total_rows"] == 1)
+    var cancel = body.objectValue!
+    cancel["cancel"] = true
+    #expect(try await server.post("/_replicate", .object(cancel)).status == 200)
+    while try await server.get("/_active_tasks").json != [], Date() < deadline {
+      try await Task.sleep(for: .milliseconds(20))
+    }
+    #expect(try await server.get("/_active_tasks").json == [])
+    #expect(try await server.post("/_replicate", .object(cancel)).status == 404)
+    let missing = try await server.post("/_replicate", ["source": "nope", "target": "db"])
+    #expect(missing.status == 404 && missing.error == "db_not_found")
   }
 }

@@ -1,0 +1,206 @@
+import Foundation
+import Hummingbird
+import Settee
+import SetteeCore
+import SetteeReplication
+
+/// The replications a server runs for `POST /_replicate`, listed by `_active_tasks` and
+/// `_scheduler/jobs` until they end.
+final class ReplicationJobs: Sendable {
+  struct Job: Sendable {
+    let replicator: Replicator
+    let id: String
+    let source: String
+    let target: String
+    let started: Date
+    var progress: ReplicationProgress
+    var updated: Date
+  }
+
+  private let jobs = Locked<[String: Job]>([:])
+
+  var all: [Job] { jobs.withLock { Array($0.values) }.sorted { $0.started < $1.started } }
+
+  /// Starts `replicator` under `id` unless a job of that id runs already.
+  func start(_ replicator: Replicator, id: String, source: String, target: String) -> Bool {
+    let job = Job(
+      replicator: replicator, id: id, source: source, target: target, started: Date(),
+      progress: ReplicationProgress(), updated: Date())
+    guard
+      jobs.withLock({ jobs in
+        guard jobs[id] == nil else { return false }
+        jobs[id] = job
+        return true
+      })
+    else { return false }
+    Task {
+      for await progress in replicator.start() {
+        jobs.withLock { jobs in
+          jobs[id]?.progress = progress
+          jobs[id]?.updated = Date()
+        }
+      }
+      _ = jobs.withLock { $0.removeValue(forKey: id) }
+    }
+    return true
+  }
+
+  /// Stops the job `id`; `false` when there is none.
+  func cancel(_ id: String) -> Bool {
+    guard let job = jobs.withLock({ $0[id] }) else { return false }
+    job.replicator.stop()
+    return true
+  }
+
+  /// Stops every job (the server is stopping).
+  func stopAll() {
+    for job in jobs.withLock({ Array($0.values) }) { job.replicator.stop() }
+  }
+}
+
+extension CouchHandler {
+  /// `POST /_replicate`: a one-shot replication answers when it is done, with CouchDB's
+  /// summary; a continuous one answers `202` at once and runs until cancelled (`"cancel":
+  /// true` with the same body, or `"replication_id"`) or the server stops.
+  func replicate(_ request: CouchRequest) async throws -> Response {
+    try allow(request, "POST")
+    let body = try await request.jsonObjectBody()
+    if body["cancel"] == true, let id = body["replication_id"]?.stringValue {
+      return try cancelReplication(id.replacingOccurrences(of: "+continuous", with: ""))
+    }
+    let continuous = body["continuous"] == true
+    var filter = ReplicationFilter.none
+    if let ids = body["doc_ids"] {
+      guard case .array(let list) = ids, list.allSatisfy({ $0.stringValue != nil }) else {
+        throw CouchError(.badRequest, "bad_request", "doc_ids must be an array of ids")
+      }
+      filter = .documentIDs(list.compactMap(\.stringValue))
+    }
+    if let selector = body["selector"] {
+      guard case .object(let object) = selector, filter == .none else {
+        throw CouchError(
+          .badRequest, "bad_request", "selector must be an object, and not given with doc_ids")
+      }
+      filter = .selector(object)
+    }
+    if let name = body["filter"]?.stringValue {
+      throw CouchError(
+        .badRequest, "bad_request",
+        "filter \(name) is a JavaScript filter function, which Settee never runs: use doc_ids or selector"
+      )
+    }
+    let (source, sourceLabel) = try endpoint(body["source"], "source")
+    let (target, targetLabel) = try endpoint(body["target"], "target")
+    let replicator: Replicator
+    do {
+      replicator = try Replicator(
+        ReplicationConfiguration(
+          source: source, target: target, continuous: continuous,
+          createTarget: body["create_target"] == true, filter: filter,
+          sinceSequence: body["since_seq"].map { $0.stringValue ?? JSONWriter.string($0) }))
+    } catch let error as SetteeError {
+      throw CouchError(.badRequest, "bad_request", error.message)
+    }
+    let id = try await replicationID(replicator)
+    if body["cancel"] == true { return try cancelReplication(id) }
+    if continuous {
+      _ = replicationJobs.start(replicator, id: id, source: sourceLabel, target: targetLabel)
+      return CouchResponse.json(
+        ["ok": true, "_local_id": .string(id + "+continuous")], status: .accepted)
+    }
+    guard replicationJobs.start(replicator, id: id, source: sourceLabel, target: targetLabel)
+    else {
+      throw CouchError(.conflict, "conflict", "the same replication is running already")
+    }
+    do {
+      let progress = try await replicator.run()
+      return CouchResponse.json(progress.json)
+    } catch let error as ReplicationError {
+      let status: HTTPResponse.Status = error.status == 404 ? .notFound : .internalServerError
+      throw CouchError(
+        status, error.status == 404 ? "db_not_found" : error.error, error.description)
+    }
+  }
+
+  private func cancelReplication(_ id: String) throws -> Response {
+    guard replicationJobs.cancel(id) else {
+      throw CouchError(.notFound, "not_found", "Replication \(id) is not running")
+    }
+    return CouchResponse.json(["ok": true, "_local_id": .string(id)])
+  }
+
+  private func replicationID(_ replicator: Replicator) async throws -> String {
+    do { return try await replicator.replicationID() } catch let error as ReplicationError {
+      throw CouchError(.notFound, "db_not_found", error.description)
+    }
+  }
+
+  /// A side of a replication: a database of this server by name, or a URL (a string, or
+  /// CouchDB's `{"url": …}` object); with the label `_active_tasks` shows.
+  private func endpoint(_ value: JSON?, _ side: String) throws -> (ReplicationEndpoint, String) {
+    var text = value?.stringValue
+    if case .object(let object)? = value { text = object["url"]?.stringValue }
+    guard let text, !text.isEmpty else {
+      throw CouchError(.badRequest, "bad_request", "\(side) must be a database name or a URL")
+    }
+    let lowered = text.lowercased()
+    if lowered.hasPrefix("http://") || lowered.hasPrefix("https://") {
+      guard let url = URL(string: text) else {
+        throw CouchError(.badRequest, "bad_request", "\(side) is not a URL")
+      }
+      var parts = URLComponents(url: url, resolvingAgainstBaseURL: false)
+      parts?.user = nil
+      parts?.password = nil
+      return (.url(url), parts?.string ?? side)
+    }
+    return (.collection(try collection(named: text)), text)
+  }
+
+  /// `_active_tasks`: CouchDB's entry for each replication running.
+  func activeTasks() -> JSON {
+    .array(
+      replicationJobs.all.map { job in
+        let progress = job.progress
+        return [
+          "type": "replication", "replication_id": .string(job.id),
+          "doc_id": nil, "node": "settee", "pid": .string(job.id),
+          "source": .string(job.source), "target": .string(job.target),
+          "continuous": .bool(job.replicator.configuration.continuous),
+          "docs_read": .int(Int64(progress.docsRead)),
+          "docs_written": .int(Int64(progress.docsWritten)),
+          "doc_write_failures": .int(Int64(progress.docWriteFailures)),
+          "missing_revisions_found": .int(Int64(progress.missingFound)),
+          "revisions_checked": .int(Int64(progress.missingChecked)),
+          "changes_pending": progress.pending.map { .int(Int64($0)) } ?? nil,
+          "source_seq": progress.lastSequence, "checkpointed_source_seq": progress.lastSequence,
+          "state": .string(progress.state.rawValue),
+          "started_on": .int(Int64(job.started.timeIntervalSince1970)),
+          "updated_on": .int(Int64(job.updated.timeIntervalSince1970)),
+        ]
+      })
+  }
+
+  /// `_scheduler/jobs`: CouchDB's shape for the same replications.
+  func schedulerJobs() -> JSON {
+    let jobs = replicationJobs.all
+    return [
+      "total_rows": .int(Int64(jobs.count)), "offset": 0,
+      "jobs": .array(
+        jobs.map { job in
+          [
+            "id": .string(job.id), "database": nil, "doc_id": nil, "node": "settee",
+            "pid": .string(job.id), "source": .string(job.source),
+            "target": .string(job.target), "user": nil,
+            "start_time": .string(ISO8601DateFormatter().string(from: job.started)),
+            "last_updated": .string(ISO8601DateFormatter().string(from: job.updated)),
+            "history": [["type": .string(job.progress.state.rawValue)]],
+            "info": [
+              "docs_read": .int(Int64(job.progress.docsRead)),
+              "docs_written": .int(Int64(job.progress.docsWritten)),
+              "error": job.progress.lastError.map(JSON.string) ?? nil,
+            ],
+          ]
+        }),
+    ]
+  }
+}
