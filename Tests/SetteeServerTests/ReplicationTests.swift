@@ -287,3 +287,61 @@ struct ReplicationTests {
     #expect(missing.status == 404 && missing.error == "db_not_found")
   }
 }
+
+/// The replicator killed at random points of a 50,000-document replication.
+@Suite("Replication killed and resumed")
+struct ReplicationKillTests {
+  let directory = TemporaryDirectory()
+
+  /// Each run is killed (SIGKILL) after a random moment; the last runs to the end. It
+  /// starts from the last checkpoint, writes exactly what the target lacks (nothing is sent
+  /// twice), and the target ends equal to the source.
+  @Test func killedReplicationsResumeFromTheirCheckpoint() async throws {
+    let source = directory.path("big.db")
+    let target = directory.path("big-copy.db")
+    let lines = (0..<50_000).map { #"{"_id":"p\#($0)","n":\#($0),"tags":["a","b"]}"# }
+    let imported = try SetteeBinary.run(
+      ["--db", source, "import", "-"], stdin: Array(lines.joined(separator: "\n").utf8))
+    #expect(imported.status == 0, "\(imported.stderr)")
+    var random = SplitMix64(seed: 33)
+    let arguments = [
+      "replicate", source, target, "--create-target", "--checkpoint-interval", "0.1",
+    ]
+    for _ in 0..<3 {
+      let process = Process()
+      process.executableURL = URL(fileURLWithPath: SetteeBinary.path)
+      process.arguments = arguments
+      process.standardOutput = FileHandle.nullDevice
+      process.standardError = FileHandle.nullDevice
+      try process.run()
+      try await Task.sleep(for: .milliseconds(Int(300 + random.next() % 1_200)))
+      kill(process.processIdentifier, SIGKILL)
+      process.waitUntilExit()
+    }
+    let copy = try Database(path: target, configuration: .init(readOnly: true)).collection()
+    let before = try await copy.count()
+    let last = try SetteeBinary.run(arguments)
+    #expect(last.status == 0, "\(last.stderr)")
+    let summary = try JSONParser.parse(last.stdout)
+    let history = try #require(summary["history"]?[0])
+    #expect(before > 0, "the killed runs wrote and checkpointed some")
+    if before > 0 {
+      #expect(history["start_last_seq"] != 0, "it resumed from a checkpoint")
+      #expect(
+        (history["missing_checked"]?.intValue ?? 0) < 50_000, "it did not start from the beginning")
+    }
+    #expect(history["docs_written"]?.intValue == 50_000 - before, "nothing was sent twice")
+    let original = try Database(path: source, configuration: .init(readOnly: true)).collection()
+    #expect(try await Self.contents(original) == Self.contents(copy))
+  }
+
+  /// Every document's id, revision and body.
+  static func contents(_ collection: DocumentCollection) async throws -> [String] {
+    let ids = try await collection.changes().map(\.id).sorted()
+    return try await collection.get(ids).map { document in
+      guard let document else { return "missing" }
+      return
+        "\(document.id) \(document.rev?.description ?? "") \(JSONWriter.string(.object(document.json)))"
+    }
+  }
+}

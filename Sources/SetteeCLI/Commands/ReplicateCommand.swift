@@ -21,12 +21,16 @@ struct ReplicateCommand: ParsableCommand {
     String?
   @Option(help: "Start after this source sequence instead of at the checkpoint.") var since: String?
   @Option(help: "Changes read at a time.") var batchSize = 500
+  @Option(help: "Seconds between checkpoints, at most.") var checkpointInterval: Double = 5
 
   func validate() throws {
     guard docIds == nil || selector == nil else {
       throw ValidationError("give --doc-ids or --selector, not both")
     }
     guard batchSize >= 1 else { throw ValidationError("--batch-size must be at least 1") }
+    guard checkpointInterval.isFinite, (0...86_400).contains(checkpointInterval) else {
+      throw ValidationError("--checkpoint-interval must be a number of seconds from 0 to 86400")
+    }
   }
 
   func run() throws {
@@ -62,7 +66,8 @@ struct ReplicateCommand: ParsableCommand {
     let replicator = try Replicator(
       ReplicationConfiguration(
         source: try endpoint(source), target: try endpoint(target), continuous: continuous,
-        createTarget: createTarget, filter: filter, sinceSequence: since, batchSize: batchSize))
+        createTarget: createTarget, filter: filter, sinceSequence: since, batchSize: batchSize,
+        checkpointInterval: .milliseconds(Int64(checkpointInterval * 1000))))
     let stopping = [SIGINT, SIGTERM].map { signal in
       Foundation.signal(signal, SIG_IGN)
       let source = DispatchSource.makeSignalSource(signal: signal)
