@@ -89,12 +89,14 @@ struct LocalPeer: ReplicationPeer {
   }
 
   func documents(_ wanted: [WantedRevisions]) async throws -> [JSONObject] {
-    var documents: [JSONObject] = []
-    for item in wanted {
-      let answers = try await collection.openRevisions(
-        item.id, item.revs, latest: true,
+    let requests = wanted.map { item in
+      RevisionsRequest(
+        item.id, item.revs,
         options: RevisionReadOptions(
           revs: true, attachments: true, attachmentsSince: item.attachmentsSince))
+    }
+    var documents: [JSONObject] = []
+    for answers in try await collection.openRevisions(requests, latest: true) {
       for case .found(let document) in answers { documents.append(document) }
     }
     return documents

@@ -194,55 +194,64 @@ extension CouchHandler {
     let revs = try request.bool("revs")
     let attachments = try request.bool("attachments")
     let latest = try request.bool("latest")
-    var results: [JSON] = []
+    // Each entry is an answer already (an error), a revision to read with the others in
+    // one read of the engine (what replicators ask), or a winner to read on its own.
+    enum Entry {
+      case answered(JSON)
+      case revision(id: String, rev: String, request: Int)
+      case winner(id: String, RevisionReadOptions)
+    }
+    func failure(_ id: String?, _ rev: String?, _ error: String, _ reason: String) -> JSON {
+      [
+        "error": [
+          "id": id.map(JSON.string) ?? .null, "rev": rev.map(JSON.string) ?? .null,
+          "error": .string(error), "reason": .string(reason),
+        ]
+      ]
+    }
+    var entries: [Entry] = []
+    var requests: [RevisionsRequest] = []
     for entry in docs {
       guard case .object(let asked) = entry, let id = asked["id"]?.stringValue else {
-        results.append([
-          "id": .null,
-          "docs": [
-            [
-              "error": [
-                "id": .null, "rev": .null, "error": "illegal_docid",
-                "reason": "missing document id",
-              ]
-            ]
-          ],
-        ])
+        entries.append(
+          .answered([
+            "id": .null, "docs": [failure(nil, nil, "illegal_docid", "missing document id")],
+          ]))
         continue
       }
       let rev = asked["rev"]?.stringValue
-      let failure: (String, String) -> JSON = { error, reason in
-        [
-          "error": [
-            "id": .string(id), "rev": rev.map(JSON.string) ?? .null, "error": .string(error),
-            "reason": .string(reason),
-          ]
-        ]
-      }
       do {
         let since = try revisions(asked["atts_since"], "atts_since") ?? []
         let options = RevisionReadOptions(
           revs: revs, attachments: attachments, attachmentsSince: since)
-        var answers: [JSON] = []
         if let rev {
-          let parsed = try RevisionID(parsing: rev)
-          for answer in try await db.openRevisions(
-            id, [parsed], latest: latest, options: options)
-          {
-            switch answer {
-            case .missing: answers.append(failure("not_found", "missing"))
-            default: answers.append(.object(answer.json))
-            }
-          }
-        } else if let document = try await db.document(id, options) {
-          answers.append(["ok": .object(document)])
+          requests.append(RevisionsRequest(id, [try RevisionID(parsing: rev)], options: options))
+          entries.append(.revision(id: id, rev: rev, request: requests.count - 1))
         } else {
-          answers.append(failure("not_found", "missing"))
+          entries.append(.winner(id: id, options))
         }
-        results.append(["id": .string(id), "docs": .array(answers)])
       } catch {
         let couch = CouchError(error)
-        results.append(["id": .string(id), "docs": [failure(couch.error, couch.reason)]])
+        entries.append(
+          .answered(["id": .string(id), "docs": [failure(id, rev, couch.error, couch.reason)]]))
+      }
+    }
+    let found = try await db.openRevisions(requests, latest: latest)
+    var results: [JSON] = []
+    for entry in entries {
+      switch entry {
+      case .answered(let result): results.append(result)
+      case .revision(let id, let rev, let index):
+        let answers = found[index].map { answer -> JSON in
+          if case .missing = answer { return failure(id, rev, "not_found", "missing") }
+          return .object(answer.json)
+        }
+        results.append(["id": .string(id), "docs": .array(answers)])
+      case .winner(let id, let options):
+        let answer =
+          try await db.document(id, options).map { JSON.object(["ok": .object($0)]) }
+          ?? failure(id, nil, "not_found", "missing")
+        results.append(["id": .string(id), "docs": [answer]])
       }
     }
     return CouchResponse.json(["results": .array(results)])

@@ -38,6 +38,24 @@ public struct RevisionReadOptions: Sendable, Hashable {
   }
 }
 
+/// One document of a batched `open_revs` read
+/// (``DocumentCollection/openRevisions(_:latest:)-2hl5q``).
+public struct RevisionsRequest: Sendable, Hashable {
+  /// The document.
+  public var id: String
+  /// The revisions asked for; `nil`: every leaf.
+  public var revs: [RevisionID]?
+  /// What each answer adds (its `rev` is not used).
+  public var options: RevisionReadOptions
+
+  /// A request for `revs` of `id` (every leaf when `nil`).
+  public init(_ id: String, _ revs: [RevisionID]?, options: RevisionReadOptions = .init()) {
+    self.id = id
+    self.revs = revs
+    self.options = options
+  }
+}
+
 /// One answer of an `open_revs` read: a leaf with its body, or a revision the document
 /// does not have as a leaf.
 public enum OpenRevision: Sendable, Hashable {
@@ -84,30 +102,48 @@ extension DocumentCollection {
     _ id: String, _ revs: [RevisionID]? = nil, latest: Bool = false,
     options: RevisionReadOptions = RevisionReadOptions()
   ) throws -> [OpenRevision] {
-    try database.read(
-      inCollection(revs.map { $0.map(OpenRevision.missing) } ?? []) { db, cid in
-        guard let reader = try LeafReader(db, cid: cid, id: id) else {
-          return revs.map { $0.map(OpenRevision.missing) } ?? []
-        }
-        guard let revs else {
-          return try reader.leaves.map { .found(try reader.json(db, $0, options)) }
-        }
-        var answers: [OpenRevision] = []
-        var seen: Set<RevisionID> = []
-        for rev in revs {
-          let found = latest ? try reader.latest(rev) : reader.leaf(rev).map { [$0] } ?? []
-          if found.isEmpty { answers.append(.missing(rev)) }
-          for leaf in found where seen.insert(leaf.rev!).inserted {
-            answers.append(.found(try reader.json(db, leaf, options)))
+    try openRevisions([RevisionsRequest(id, revs, options: options)], latest: latest)[0]
+  }
+
+  /// ``openRevisions(_:_:latest:options:)-8sq8t`` for many documents in one read (what a
+  /// replicator's `_bulk_get` asks): the answers in the order of `requests`.
+  public func openRevisions(_ requests: [RevisionsRequest], latest: Bool = false) throws
+    -> [[OpenRevision]]
+  {
+    let missing = requests.map { $0.revs.map { $0.map(OpenRevision.missing) } ?? [] }
+    return try database.read(
+      inCollection(missing) { db, cid in
+        try zip(requests, missing).map { request, missing in
+          guard let reader = try LeafReader(db, cid: cid, id: request.id) else { return missing }
+          guard let revs = request.revs else {
+            return try reader.leaves.map { .found(try reader.json(db, $0, request.options)) }
           }
+          var answers: [OpenRevision] = []
+          var seen: Set<RevisionID> = []
+          for rev in revs {
+            let found = latest ? try reader.latest(rev) : reader.leaf(rev).map { [$0] } ?? []
+            if found.isEmpty { answers.append(.missing(rev)) }
+            for leaf in found where seen.insert(leaf.rev!).inserted {
+              answers.append(.found(try reader.json(db, leaf, request.options)))
+            }
+          }
+          return answers
         }
-        return answers
       })
   }
 
   /// A document in CouchDB's shape, without blocking the caller's thread.
   public func document(_ id: String, _ options: RevisionReadOptions) async throws -> JSONObject? {
     try await database.withConnection(.reading) { try self.document(id, options) }
+  }
+
+  /// `open_revs` for many documents in one read, without blocking the caller's thread.
+  public func openRevisions(_ requests: [RevisionsRequest], latest: Bool = false) async throws
+    -> [[OpenRevision]]
+  {
+    try await database.withConnection(.reading) {
+      try self.openRevisions(requests, latest: latest)
+    }
   }
 
   /// CouchDB's `open_revs`, without blocking the caller's thread.
