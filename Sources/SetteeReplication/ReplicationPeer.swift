@@ -100,8 +100,9 @@ public struct ReplicationError: Error, Sendable, CustomStringConvertible {
   /// Whether trying again later may succeed: the peer was unreachable, timed out, answered
   /// 5xx or 429, or sent something that is not CouchDB's answer.
   public var isTransient: Bool {
-    if let status { return status >= 500 || status == 429 || status == 408 }
-    return ["unreachable", "timeout", "bad_response"].contains(error)
+    if ["unreachable", "timeout", "bad_response"].contains(error) { return true }
+    guard let status else { return false }
+    return status >= 500 || status == 429 || status == 408
   }
 
   /// `peer: status error: reason`.

@@ -331,5 +331,121 @@ class CurlLikeTests(unittest.TestCase):
         self.assertEqual((commit.status_code, commit.json()), (201, {"ok": True, "instance_start_time": "0"}))
 
 
+class FaultyProxy:
+    """A proxy in front of a server that spoils some requests, by their number: a 500, a
+    body that is not JSON, a connection closed halfway through the answer, an answer
+    slower than the replicator waits. Every other request is forwarded as it is."""
+
+    def __init__(self, upstream, faults):
+        import http.server
+        import socketserver
+        import threading
+        proxy = self
+        self.upstream = upstream
+        self.faults = dict(faults)
+        self.count = 0
+        self.injected = []
+        self.lock = threading.Lock()
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args):
+                pass
+
+            def forward(self):
+                with proxy.lock:
+                    proxy.count += 1
+                    fault = proxy.faults.pop(proxy.count, None)
+                if fault:
+                    proxy.injected.append(fault)
+                length = int(self.headers.get("Content-Length") or 0)
+                body = self.rfile.read(length) if length else None
+                if fault == "500":
+                    self.answer(500, b'{"error":"internal_server_error","reason":"injected"}')
+                    return
+                if fault == "slow":
+                    import time
+                    time.sleep(3)
+                headers = {k: v for k, v in self.headers.items()
+                           if k.lower() not in ("host", "content-length", "connection")}
+                answer = requests.request(self.command, proxy.upstream + self.path,
+                                          data=body, headers=headers, timeout=60)
+                content = answer.content
+                if fault == "malformed":
+                    content = b'{"results": [ not json'
+                if fault == "cut":
+                    self.send_response(answer.status_code)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(content) + 100))
+                    self.end_headers()
+                    self.wfile.write(content[: len(content) // 2])
+                    self.wfile.flush()
+                    self.close_connection = True
+                    return
+                self.answer(answer.status_code, content)
+
+            def answer(self, status, content):
+                try:
+                    self.send_response(status)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(content)))
+                    self.end_headers()
+                    self.wfile.write(content)
+                except (BrokenPipeError, ConnectionResetError):
+                    self.close_connection = True
+
+            do_GET = do_PUT = do_POST = do_DELETE = do_HEAD = forward
+
+        class Server(socketserver.ThreadingMixIn, http.server.HTTPServer):
+            daemon_threads = True
+
+        self.server = Server(("127.0.0.1", 0), Handler)
+        self.url = "http://127.0.0.1:%d" % self.server.server_address[1]
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+
+    def stop(self):
+        self.server.shutdown()
+        self.server.server_close()
+
+
+class ReplicationFaultTests(unittest.TestCase):
+    """`settee replicate` between two servers through a proxy that spoils requests: the
+    replication reports the failures, retries, and ends with both sides equal."""
+
+    def test_faults_are_retried_and_nothing_is_lost(self):
+        source, target = Served(), Served()
+        try:
+            requests.put(source.url + "/db")
+            docs = [{"_id": "d%03d" % n, "n": n} for n in range(300)]
+            requests.post(source.url + "/db/_bulk_docs", json={"docs": docs})
+            rev = requests.get(source.url + "/db/d007").json()["_rev"]
+            requests.put(source.url + "/db/d007/file.bin?rev=" + rev, data=bytes(range(256)) * 40,
+                         headers={"Content-Type": "application/octet-stream"})
+            # Request 1 checks the source; the target's are spoiled from the fourth on.
+            faults = {4: "500", 7: "malformed", 10: "cut", 13: "slow", 16: "500"}
+            proxy = FaultyProxy(target.url, faults)
+            host = proxy.url.replace("http://", "http://admin:s3cret@")
+            run = subprocess.run(
+                [SETTEE, "replicate", source.url + "/db", host + "/db", "--create-target",
+                 "--request-timeout", "1", "--batch-size", "100"],
+                capture_output=True, text=True, timeout=300)
+            proxy.stop()
+            self.assertEqual(run.returncode, 0, run.stderr)
+            self.assertEqual(sorted(proxy.injected), sorted(faults.values()))
+            self.assertNotIn("s3cret", run.stdout + run.stderr)
+            summary = json.loads(run.stdout)
+            self.assertTrue(summary["ok"])
+            ours = requests.get(source.url + "/db/_all_docs").json()["rows"]
+            theirs = requests.get(target.url + "/db/_all_docs").json()["rows"]
+            self.assertEqual(ours, theirs)
+            self.assertEqual(
+                requests.get(target.url + "/db/d007/file.bin").content, bytes(range(256)) * 40)
+        finally:
+            source.stop()
+            target.stop()
+
+
 if __name__ == "__main__":
     unittest.main(verbosity=2)

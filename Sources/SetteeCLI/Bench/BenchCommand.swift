@@ -38,6 +38,12 @@ struct BenchCommand: ParsableCommand {
       "Instead: settee serve's requests per second over loopback against a Hummingbird server answering a constant body of the same size, and _bulk_docs against import (issue 32's figures)."
   )
   var server = false
+  @Flag(
+    name: .customLong("replication"),
+    help:
+      "Instead: push and pull between a file and settee serve and between two servers against import, a no-op replication, and continuous latency (issue 33's figures)."
+  )
+  var replication = false
 
   /// `--db` given before or after `bench`.
   var keptPath: String? { db ?? root.options.db }
@@ -73,10 +79,12 @@ struct BenchCommand: ParsableCommand {
       Console.out(CompareSQLite3.table(rows))
       return
     }
-    if server {
-      let results = try ServerBench(count: count, quick: quick, directory: directory) { message in
-        if !json { Console.err(message + "\n") }
-      }.run()
+    if server || replication {
+      let log: (String) -> Void = { message in if !json { Console.err(message + "\n") } }
+      let results =
+        server
+        ? try ServerBench(count: count, quick: quick, directory: directory, log: log).run()
+        : try ReplicationBench(count: count, quick: quick, directory: directory, log: log).run()
       if json {
         Console.outJSON(["machine": BenchSuite.machine, "benchmarks": .array(results.map(\.json))])
       } else {

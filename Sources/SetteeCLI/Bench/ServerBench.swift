@@ -24,27 +24,18 @@ struct ServerBench {
     try main.importDocuments(from: &reader)
     try main.ensureIndexed(["docNumber"], name: "num")
 
-    let servedPort = Locked<Int?>(nil)
-    let floorPort = Locked<Int?>(nil)
     let server = CouchServer(
       database: database, configuration: ServerConfiguration(port: 0, logLevel: .none))
-    let serving = Task { try await server.run { port in servedPort.withLock { $0 = port } } }
-    let floor = Task {
-      try await CouchServer.runFloor(maxBytes: 8 << 20) { port in floorPort.withLock { $0 = port } }
+    let (serving, servedPort) = try Self.listening { try await server.run(onListening: $0) }
+    let (floor, floorPort) = try Self.listening {
+      try await CouchServer.runFloor(maxBytes: 8 << 20, onListening: $0)
     }
     defer {
       serving.cancel()
       floor.cancel()
     }
-    let deadline = Date().addingTimeInterval(30)
-    while servedPort.withLock({ $0 }) == nil || floorPort.withLock({ $0 }) == nil {
-      guard Date() < deadline else {
-        throw SetteeError(.io, "the benchmark's servers did not start within 30 s")
-      }
-      usleep(10_000)
-    }
-    var settee = try BenchClient(port: servedPort.withLock { $0! })
-    var baseline = try BenchClient(port: floorPort.withLock { $0! })
+    var settee = try BenchClient(port: servedPort)
+    var baseline = try BenchClient(port: floorPort)
 
     var results: [BenchResult] = []
     let requests = quick ? 200 : 5_000
@@ -135,6 +126,23 @@ struct ServerBench {
       .io,
       "\(what) answered \(answer.status): \(String(decoding: answer.body.prefix(300), as: UTF8.self))"
     )
+  }
+
+  /// Runs a server in a task of this process; the task and the port, once it listens.
+  static func listening(
+    _ run: @escaping @Sendable (@escaping @Sendable (Int) async -> Void) async throws -> Void
+  ) throws -> (Task<Void, any Error>, Int) {
+    let port = Locked<Int?>(nil)
+    let task = Task { try await run { listening in port.withLock { $0 = listening } } }
+    let deadline = Date().addingTimeInterval(30)
+    while port.withLock({ $0 }) == nil {
+      guard Date() < deadline else {
+        task.cancel()
+        throw SetteeError(.io, "the benchmark's servers did not start within 30 s")
+      }
+      usleep(10_000)
+    }
+    return (task, port.withLock { $0! })
   }
 }
 

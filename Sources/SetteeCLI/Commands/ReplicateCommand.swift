@@ -22,12 +22,17 @@ struct ReplicateCommand: ParsableCommand {
   @Option(help: "Start after this source sequence instead of at the checkpoint.") var since: String?
   @Option(help: "Changes read at a time.") var batchSize = 500
   @Option(help: "Seconds between checkpoints, at most.") var checkpointInterval: Double = 5
+  @Option(help: "Seconds a request may take before the connection counts as stalled.")
+  var requestTimeout: Double = 60
 
   func validate() throws {
     guard docIds == nil || selector == nil else {
       throw ValidationError("give --doc-ids or --selector, not both")
     }
     guard batchSize >= 1 else { throw ValidationError("--batch-size must be at least 1") }
+    guard requestTimeout.isFinite, (1...86_400).contains(requestTimeout) else {
+      throw ValidationError("--request-timeout must be a number of seconds from 1 to 86400")
+    }
     guard checkpointInterval.isFinite, (0...86_400).contains(checkpointInterval) else {
       throw ValidationError("--checkpoint-interval must be a number of seconds from 0 to 86400")
     }
@@ -67,7 +72,8 @@ struct ReplicateCommand: ParsableCommand {
       ReplicationConfiguration(
         source: try endpoint(source), target: try endpoint(target), continuous: continuous,
         createTarget: createTarget, filter: filter, sinceSequence: since, batchSize: batchSize,
-        checkpointInterval: .milliseconds(Int64(checkpointInterval * 1000))))
+        checkpointInterval: .milliseconds(Int64(checkpointInterval * 1000)),
+        requestTimeout: .milliseconds(Int64(requestTimeout * 1000))))
     let stopping = [SIGINT, SIGTERM].map { signal in
       Foundation.signal(signal, SIG_IGN)
       let source = DispatchSource.makeSignalSource(signal: signal)
