@@ -325,16 +325,16 @@ public final class Replicator: Sendable {
       lastCheckpoint = .now
     }
 
+    // A two-stage pipeline: while a batch is written to the target, the next one is read
+    // (changes, `_revs_diff`, documents). A document appears once in a feed, so the two
+    // never hold the same one; the sequence recorded is always that of a written batch.
     var caughtUp = false
+    var current = try await fetch(since: progress.lastSequence, wait: nil)
     while true {
       try Task.checkCancellation()
-      let wait = caughtUp && configuration.continuous ? configuration.pollTimeout : nil
-      let page = try await source.changes(
-        since: progress.lastSequence, limit: configuration.batchSize,
-        filter: configuration.filter, wait: wait)
-      progress.pending = page.pending
-      if page.rows.isEmpty {
-        progress.lastSequence = page.lastSeq
+      progress.pending = current.page.pending
+      if current.page.rows.isEmpty {
+        progress.lastSequence = current.page.lastSeq
         guard configuration.continuous else { break }
         if !caughtUp {
           caughtUp = true
@@ -342,54 +342,104 @@ public final class Replicator: Sendable {
           try await checkpoint(progress)
           report(progress)
         }
+        current = try await fetch(since: progress.lastSequence, wait: configuration.pollTimeout)
         continue
       }
       caughtUp = false
       progress.state = .running
-      try await copy(page.rows, &progress)
-      progress.lastSequence = page.lastSeq
+      current.count(into: &progress)
+      let next = current.page.lastSeq
+      async let upcoming = fetch(since: next, wait: nil)
+      try await write(current.documents, &progress)
+      progress.lastSequence = current.page.lastSeq
       report(progress)
       if ContinuousClock.now - lastCheckpoint >= configuration.checkpointInterval {
         try await checkpoint(progress)
       }
+      current = try await upcoming
     }
     try await checkpoint(progress)
   }
 
-  /// One page of changes: what the target lacks (`_revs_diff`), read from the source with
-  /// the attachments the target lacks, written as the source has it.
-  private func copy(_ rows: [ChangeRow], _ progress: inout ReplicationProgress) async throws {
-    progress.changesRead += rows.count
+  /// A page of changes read, with the documents the target lacks.
+  private struct Fetched: Sendable {
+    var page: ChangesPage
+    var documents: [JSONObject] = []
+    var missingChecked = 0
+    var missingFound = 0
+
+    func count(into progress: inout ReplicationProgress) {
+      progress.changesRead += page.rows.count
+      progress.missingChecked += missingChecked
+      progress.missingFound += missingFound
+      progress.docsRead += documents.count
+    }
+  }
+
+  /// The changes after `since` (a long poll of `wait` when given), what the target lacks of
+  /// them (`_revs_diff`), and those revisions read from the source with the attachments the
+  /// target lacks.
+  private func fetch(since: JSON, wait: Duration?) async throws -> Fetched {
+    let page = try await source.changes(
+      since: since, limit: configuration.batchSize, filter: configuration.filter, wait: wait)
+    var fetched = Fetched(page: page)
+    guard !page.rows.isEmpty else { return fetched }
     var offered: [String: [RevisionID]] = [:]
-    for row in rows { offered[row.id, default: []] += row.revs }
-    progress.missingChecked += offered.values.reduce(0) { $0 + $1.count }
+    for row in page.rows { offered[row.id, default: []] += row.revs }
+    fetched.missingChecked = offered.values.reduce(0) { $0 + $1.count }
     let differences = try await target.revsDiff(offered)
     var wanted: [WantedRevisions] = []
     // In the feed's order, so that a batch is written as the source wrote it.
     var seen: Set<String> = []
-    for row in rows where seen.insert(row.id).inserted {
+    for row in page.rows where seen.insert(row.id).inserted {
       guard let difference = differences[row.id], !difference.missing.isEmpty else { continue }
-      progress.missingFound += difference.missing.count
+      fetched.missingFound += difference.missing.count
       wanted.append(
         WantedRevisions(
           id: row.id, revs: difference.missing,
           attachmentsSince: difference.possibleAncestors))
     }
-    // Read and written a hundred documents at a time, so that attachments never make one
-    // request too large.
+    if !wanted.isEmpty { fetched.documents = try await source.documents(wanted) }
+    return fetched
+  }
+
+  /// Writes a batch's documents as the source has them, in requests of at most
+  /// ``writeBytes`` of attachment data (estimated from the base64 the source sent), so that
+  /// attachments never make one request too large; a target that still answers 413 has
+  /// the request halved.
+  private func write(_ documents: [JSONObject], _ progress: inout ReplicationProgress)
+    async throws
+  {
     var start = 0
-    while start < wanted.count {
-      let group = Array(wanted[start..<min(wanted.count, start + 100)])
-      start += group.count
-      let documents = try await source.documents(group)
-      progress.docsRead += documents.count
-      let failures = try await target.write(documents)
+    while start < documents.count {
+      var end = start
+      var bytes = 0
+      while end < documents.count && (end == start || bytes < Self.writeBytes) {
+        bytes += Self.estimatedBytes(documents[end])
+        end += 1
+      }
+      let group = Array(documents[start..<end])
+      start = end
+      let failures = try await target.write(group)
       progress.docWriteFailures += failures.count
-      progress.docsWritten += documents.count - failures.count
+      progress.docsWritten += group.count - failures.count
       if let failure = failures.first {
         progress.lastError = "\(target.label): \(failure.id): \(failure.error): \(failure.reason)"
       }
     }
+  }
+
+  /// How many bytes of documents one `_bulk_docs` request of a replication carries, at most
+  /// (one document may be larger).
+  static let writeBytes = 8 << 20
+
+  /// A document's size in a request: its attachments' base64 and a kilobyte for the rest.
+  static func estimatedBytes(_ document: JSONObject) -> Int {
+    var bytes = 1024
+    for attachment in document["_attachments"]?.objectValue ?? [:] {
+      bytes += attachment.value["data"]?.stringValue?.utf8.count ?? 0
+    }
+    return bytes
   }
 
   /// The replication id: an MD5 of the peers' identities (the URL without credentials, or
