@@ -25,6 +25,9 @@ public struct ReplicationConfiguration: Sendable {
   public var filter: ReplicationFilter
   /// Start after this source sequence instead of at the checkpoint (CouchDB's `since_seq`).
   public var sinceSequence: String?
+  /// Copy only each document's winning revision, not its conflicts (CouchDB's
+  /// `winning_revs_only`): for a backup or a one-way copy that is not synced back.
+  public var winningRevisionsOnly: Bool
   /// How many changes are read at a time (CouchDB's default, 500).
   public var batchSize: Int
   /// How often progress is checkpointed on both peers, at most.
@@ -43,7 +46,8 @@ public struct ReplicationConfiguration: Sendable {
   public init(
     source: ReplicationEndpoint, target: ReplicationEndpoint, continuous: Bool = false,
     createTarget: Bool = false, filter: ReplicationFilter = .none, sinceSequence: String? = nil,
-    batchSize: Int = 500, checkpointInterval: Duration = .seconds(5),
+    winningRevisionsOnly: Bool = false, batchSize: Int = 500,
+    checkpointInterval: Duration = .seconds(5),
     requestTimeout: Duration = .seconds(60), pollTimeout: Duration = .seconds(30),
     maxRetryDelay: Duration = .seconds(60), retries: Int = 5
   ) {
@@ -53,6 +57,7 @@ public struct ReplicationConfiguration: Sendable {
     self.createTarget = createTarget
     self.filter = filter
     self.sinceSequence = sinceSequence
+    self.winningRevisionsOnly = winningRevisionsOnly
     self.batchSize = batchSize
     self.checkpointInterval = checkpointInterval
     self.requestTimeout = requestTimeout
@@ -385,7 +390,9 @@ public final class Replicator: Sendable {
     var fetched = Fetched(page: page)
     guard !page.rows.isEmpty else { return fetched }
     var offered: [String: [RevisionID]] = [:]
-    for row in page.rows { offered[row.id, default: []] += row.revs }
+    for row in page.rows {
+      offered[row.id, default: []] += configuration.winningRevisionsOnly ? [row.revs[0]] : row.revs
+    }
     fetched.missingChecked = offered.values.reduce(0) { $0 + $1.count }
     let differences = try await target.revsDiff(offered)
     var wanted: [WantedRevisions] = []
@@ -446,10 +453,11 @@ public final class Replicator: Sendable {
   /// the file's uuid and the collection), the direction, the filter and a given start. The
   /// checkpoints are `_local/<id>` on both peers.
   public func replicationID() async throws -> String {
-    let key: JSON = [
+    var key: [JSON] = [
       4, .string(try await source.identity()), .string(try await target.identity()),
       configuration.filter.json, configuration.sinceSequence.map(JSON.string) ?? .null,
     ]
-    return Hex.string(ofDigest: MD5.hash(JSONWriter.bytes(key)))
+    if configuration.winningRevisionsOnly { key.append("winning_revs_only") }
+    return Hex.string(ofDigest: MD5.hash(JSONWriter.bytes(.array(key))))
   }
 }

@@ -97,7 +97,8 @@ extension CouchHandler {
         ReplicationConfiguration(
           source: source, target: target, continuous: continuous,
           createTarget: body["create_target"] == true, filter: filter,
-          sinceSequence: body["since_seq"].map { $0.stringValue ?? JSONWriter.string($0) }))
+          sinceSequence: body["since_seq"].map { $0.stringValue ?? JSONWriter.string($0) },
+          winningRevisionsOnly: body["winning_revs_only"] == true))
     } catch let error as SetteeError {
       throw CouchError(.badRequest, "bad_request", error.message)
     }

@@ -101,6 +101,20 @@ struct ReplicationTests {
     #expect(try await ReplicaComparison.differences(one, two) == [])
   }
 
+  @Test func winningRevisionsOnlyLeaveConflictsBehind() async throws {
+    let source = try collection("conflicted.db")
+    _ = try await source.putAll(branches("many", 5), newEdits: false)
+    let copy = try collection("winners.db")
+    let progress = try await Replicator(
+      ReplicationConfiguration(
+        source: .collection(source), target: .collection(copy), createTarget: true,
+        winningRevisionsOnly: true)
+    ).run()
+    #expect(progress.docsWritten == 1)
+    #expect(try await copy.leaves(of: "many").count == 1)
+    #expect(try await copy.get("many")?.rev == source.get("many")?.rev)
+  }
+
   @Test func filtersByIDsAndSelector() async throws {
     let source = try collection("all.db")
     try await source.putAll((0..<30).map { ["_id": .string("d\($0)"), "n": .int(Int64($0))] })

@@ -16,6 +16,7 @@ struct ReplicateCommand: ParsableCommand {
   @Argument(help: "Where they go: a URL or FILE[#COLLECTION].") var target: String
   @Flag(help: "Follow the source's changes until stopped.") var continuous = false
   @Flag(help: "Create the target database if it does not exist.") var createTarget = false
+  @Flag(help: "Copy only winning revisions, not conflicts.") var winningRevsOnly = false
   @Option(help: "Replicate only these document ids (comma-separated).") var docIds: String?
   @Option(help: "Replicate only documents this Mango selector (JSON) matches.") var selector:
     String?
@@ -71,7 +72,8 @@ struct ReplicateCommand: ParsableCommand {
     let replicator = try Replicator(
       ReplicationConfiguration(
         source: try endpoint(source), target: try endpoint(target), continuous: continuous,
-        createTarget: createTarget, filter: filter, sinceSequence: since, batchSize: batchSize,
+        createTarget: createTarget, filter: filter, sinceSequence: since,
+        winningRevisionsOnly: winningRevsOnly, batchSize: batchSize,
         checkpointInterval: .milliseconds(Int64(checkpointInterval * 1000)),
         requestTimeout: .milliseconds(Int64(requestTimeout * 1000))))
     let stopping = [SIGINT, SIGTERM].map { signal in
