@@ -122,8 +122,8 @@ struct HTTPPeer: ReplicationPeer {
   }
 
   func revsDiff(_ offered: [String: [RevisionID]]) async throws -> [String: RevisionDifference] {
-    var body = JSONObject()
-    for (id, revs) in offered { body[id] = .array(revs.map { .string($0.description) }) }
+    let body = JSONObject(
+      offered.map { ($0.key, JSON.array($0.value.map { .string($0.description) })) })
     let answer = try await send(.POST, "/_revs_diff", body: .object(body))
     try check(answer)
     var differences: [String: RevisionDifference] = [:]

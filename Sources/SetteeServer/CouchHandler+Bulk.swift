@@ -148,14 +148,9 @@ extension CouchHandler {
       if newEdits && object["_id"] == nil { object["_id"] = .string(Document.generateID()) }
       return object
     }
-    // Most batches are written whole: one transaction without a savepoint per document.
-    // Only a batch with a refused document is written again one by one (putEach).
-    let outcomes: [Result<WriteResult, SetteeError>]
-    do {
-      outcomes = try await db.putAll(objects, newEdits: newEdits).map { .success($0) }
-    } catch let error as SetteeError where error.location?.record != nil || objects.count == 1 {
-      outcomes = try await db.putEach(objects, newEdits: newEdits)
-    }
+    // The engine writes a batch whole and goes document by document only when one is
+    // refused.
+    let outcomes = try await db.putEach(objects, newEdits: newEdits)
     try await syncDesignDocuments(
       db, objects.compactMap { $0["_id"]?.stringValue }.filter(Document.isDesignID))
     var answers: [JSON] = []

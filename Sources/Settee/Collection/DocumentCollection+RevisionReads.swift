@@ -161,6 +161,8 @@ extension DocumentCollection {
 private final class LeafReader {
   let leaves: [Document]
   let rid: Int64
+  /// Whether any revision of the document has attachments (`documents.attachments`).
+  private let holdsAttachments: Bool
   private let db: SQLConnection
   private let id: String
   private var loadedTree: StoredTree?
@@ -168,10 +170,11 @@ private final class LeafReader {
   init?(_ db: SQLConnection, cid: Int64, id: String) throws {
     leaves = try DocumentReader.leaves(db, cid: cid, id: id)
     guard leaves.first?.rev != nil else { return nil }
-    let rid = try Int64.fetchOne(
-      db.cachedStatement(sql: "SELECT rid FROM documents WHERE cid = ? AND id = ?"),
+    let row = try Row.fetchOne(
+      db.cachedStatement(sql: "SELECT rid, attachments FROM documents WHERE cid = ? AND id = ?"),
       arguments: [cid, id])
-    self.rid = rid ?? 0
+    self.rid = try row?.decode(Int64.self, atIndex: 0) ?? 0
+    holdsAttachments = try row?.decode(Bool?.self, atIndex: 1) ?? true
     self.db = db
     self.id = id
   }
@@ -195,6 +198,8 @@ private final class LeafReader {
 
   /// The leaves `rev` is, or is an ancestor of.
   func latest(_ rev: RevisionID) throws -> [Document] {
+    // A leaf is nobody's ancestor: the tree is read only for a revision that is not one.
+    if let leaf = leaf(rev) { return [leaf] }
     let tree = try tree()
     return leaves.filter { tree.ancestry(of: $0.rev!).contains(rev) }
   }
@@ -207,8 +212,11 @@ private final class LeafReader {
     var document = leaf
     let rev = leaf.rev!
     let needsAncestry = options.revs || options.revsInfo || !options.attachmentsSince.isEmpty
-    let ancestry = needsAncestry ? try tree().ancestry(of: rev) : []
-    let stored = try AttachmentStore.attachments(db, rid: rid, rev: rev)
+    // A first revision has no ancestors: no tree to read (every document of a first
+    // replication).
+    let ancestry =
+      !needsAncestry ? [] : rev.generation == 1 ? [rev] : try tree().ancestry(of: rev)
+    let stored = holdsAttachments ? try AttachmentStore.attachments(db, rid: rid, rev: rev) : []
     if !stored.isEmpty {
       // With atts_since, data goes only with what was written after the newest of those
       // revisions that this one descends from (all of it when it descends from none).
