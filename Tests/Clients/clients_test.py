@@ -442,6 +442,11 @@ class ReplicationFaultTests(unittest.TestCase):
             self.assertEqual(ours, theirs)
             self.assertEqual(
                 requests.get(target.url + "/db/d007/file.bin").content, bytes(range(256)) * 40)
+            # The checkpoints on both sides name the peers without the password.
+            for side in (source, target):
+                logs = requests.get(side.url + "/db/_local_docs?include_docs=true").text
+                self.assertIn("session_id", logs)
+                self.assertNotIn("s3cret", logs)
         finally:
             source.stop()
             target.stop()

@@ -188,6 +188,26 @@ struct ReplicationTests {
     #expect(try await second.get("/db/_local/private").status == 404)
     #expect(try await second.get("/db/d5/photo.bin").body.count == 70_000)
 
+    // Filtered over HTTP (the source's _changes with filter=_doc_ids or _selector), and
+    // a Mango index's design document travels with the documents.
+    try await first.post(
+      "/db/_index", ["index": ["fields": ["n"]], "ddoc": "by-n", "name": "n"])
+    let byID = try SetteeBinary.run([
+      "replicate", first.url + "db", second.url + "ids", "--create-target", "--doc-ids", "d1,d2",
+    ])
+    #expect(byID.status == 0, "\(byID.stderr)")
+    #expect(try await second.get("/ids/_all_docs").json["total_rows"] == 2)
+    let bySelector = try SetteeBinary.run([
+      "replicate", first.url + "db", second.url + "selected", "--create-target", "--selector",
+      #"{"n": {"$lt": 10}}"#,
+    ])
+    #expect(bySelector.status == 0, "\(bySelector.stderr)")
+    #expect(try await second.get("/selected/_all_docs").json["total_rows"] == 10)
+    let rest = try SetteeBinary.run(["replicate", first.url + "db", second.url + "db"])
+    #expect(try JSONParser.parse(rest.stdout)["history"]?[0]?["docs_written"] == 1)
+    let indexes = try await second.get("/db/_index").json["indexes"]?.arrayValue ?? []
+    #expect(indexes.contains { $0["ddoc"] == "_design/by-n" && $0["name"] == "n" })
+
     // Pulled into a local file, then compared as the files hold them.
     let local = directory.path("local.db")
     let pulled = try SetteeBinary.run(["replicate", second.url + "db", local + "#db"])
