@@ -103,7 +103,16 @@ struct ReplicateCommand: ParsableCommand {
 
   /// The progress line drawn on a terminal.
   static func line(_ progress: ReplicationProgress) -> String {
-    var text = "\(progress.state.rawValue): \(progress.docsWritten) written"
+    var text = ""
+    // A bar of the changes read against those the source says are left.
+    if let pending = progress.pending, progress.changesRead + pending > 0 {
+      let done = Double(progress.changesRead) / Double(progress.changesRead + pending)
+      let filled = Int((done * 20).rounded(.down))
+      text +=
+        "[" + String(repeating: "#", count: filled)
+        + String(repeating: ".", count: 20 - filled) + "] \(Int(done * 100))% "
+    }
+    text += "\(progress.state.rawValue): \(progress.docsWritten) written"
     if progress.docWriteFailures > 0 { text += ", \(progress.docWriteFailures) refused" }
     if let pending = progress.pending, pending > 0 { text += ", \(pending) pending" }
     if progress.state == .retrying, let error = progress.lastError { text += " (\(error))" }
