@@ -168,13 +168,10 @@ private final class LeafReader {
   private var loadedTree: StoredTree?
 
   init?(_ db: SQLConnection, cid: Int64, id: String) throws {
-    leaves = try DocumentReader.leaves(db, cid: cid, id: id)
-    guard leaves.first?.rev != nil else { return nil }
-    let row = try Row.fetchOne(
-      db.cachedStatement(sql: "SELECT rid, attachments FROM documents WHERE cid = ? AND id = ?"),
-      arguments: [cid, id])
-    self.rid = try row?.decode(Int64.self, atIndex: 0) ?? 0
-    holdsAttachments = try row?.decode(Bool?.self, atIndex: 1) ?? true
+    guard let row = try DocumentReader.leafRow(db, cid: cid, id: id),
+      row.leaves.first?.rev != nil
+    else { return nil }
+    (leaves, rid, holdsAttachments) = row
     self.db = db
     self.id = id
   }
