@@ -37,7 +37,7 @@ struct LocalPeer: ReplicationPeer {
     // Filtered: read on until `limit` changes pass, or the feed ends.
     while kept.count < limit {
       var page = try await collection.changes(since: after, limit: limit)
-      if page.isEmpty, let wait, rows.isEmpty, kept.isEmpty {
+      if page.isEmpty, let wait, kept.isEmpty {
         page = try await collection.waitForChanges(
           since: after, timeout: Double(wait.components.seconds), limit: limit)
       }

@@ -9,6 +9,15 @@ public enum ReplicationEndpoint: Sendable {
   case collection(DocumentCollection)
   /// A database at a URL (`http://name:password@host:5984/db`), spoken to over HTTP.
   case url(URL)
+
+  /// How progress, errors and `_active_tasks` name this side: a URL without its user name,
+  /// password and query, or `FILE#COLLECTION`.
+  public var label: String {
+    switch self {
+    case .collection(let collection): LocalPeer(collection: collection).label
+    case .url(let url): (try? HTTPPeer(url: url))?.label ?? "(not a database URL)"
+    }
+  }
 }
 
 /// What to replicate, and how.

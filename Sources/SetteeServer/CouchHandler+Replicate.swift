@@ -149,10 +149,7 @@ extension CouchHandler {
       guard let url = URL(string: text) else {
         throw CouchError(.badRequest, "bad_request", "\(side) is not a URL")
       }
-      var parts = URLComponents(url: url, resolvingAgainstBaseURL: false)
-      parts?.user = nil
-      parts?.password = nil
-      return (.url(url), parts?.string ?? side)
+      return (.url(url), ReplicationEndpoint.url(url).label)
     }
     return (.collection(try collection(named: text)), text)
   }

@@ -260,7 +260,7 @@ struct ReplicationTests {
     let updated = try await source.put("/db/a", ["_rev": .string(rev), "v": 2])
     #expect(try await arrives("/db/a") { $0["v"] == 2 })
     let latest = try #require(updated.json["rev"]?.stringValue)
-    try await source.delete("/db/a?rev=\(latest)")
+    _ = try await source.delete("/db/a?rev=\(latest)")
     #expect(try await arrives("/db/a") { $0["reason"] == "deleted" })
 
     // The source goes away under the replicator's long poll and comes back on its port;

@@ -45,7 +45,8 @@ struct ReplicateCommand: ParsableCommand {
       let lowered = text.lowercased()
       if lowered.hasPrefix("http://") || lowered.hasPrefix("https://") {
         guard let url = URL(string: text) else {
-          throw SetteeError(.invalidArgument, "not a URL: \(Self.withoutCredentials(text))")
+          // Not echoed: it may hold a password.
+          throw SetteeError(.invalidArgument, "a side that starts with http(s):// is not a URL")
         }
         return .url(url)
       }
@@ -119,11 +120,4 @@ struct ReplicateCommand: ParsableCommand {
     return text
   }
 
-  /// A URL as messages may show it: without its user name and password.
-  static func withoutCredentials(_ text: String) -> String {
-    guard var parts = URLComponents(string: text) else { return "(a URL)" }
-    parts.user = nil
-    parts.password = nil
-    return parts.string ?? "(a URL)"
-  }
 }
