@@ -126,6 +126,7 @@ public final class Database: Sendable {
   }
 
   /// The names of the collections that have been written to, sorted.
+  @available(*, noasync, message: "blocks its thread; await its async form from an async func")
   public func collectionNames() throws -> [String] {
     try read { db in
       try String.fetchAll(db, sql: "SELECT name FROM collections WHERE NOT dropped ORDER BY name")
@@ -359,6 +360,7 @@ extension Database {
   }
 
   /// Runs SQLite's `PRAGMA integrity_check` and returns the problems it finds (none: `[]`).
+  @available(*, noasync, message: "blocks its thread; await its async form from an async func")
   public func checkIntegrity() throws -> [String] {
     let messages = try read { db in try String.fetchAll(db, sql: "PRAGMA integrity_check") }
     return messages == ["ok"] ? [] : messages

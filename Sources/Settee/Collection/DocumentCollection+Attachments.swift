@@ -18,6 +18,7 @@ extension DocumentCollection {
   /// - Throws: ``SetteeError`` with code `conflict` when `rev` is not a leaf (or missing for
   ///   an existing document), `invalidDocument` for a bad name; nothing is written then.
   @discardableResult
+  @available(*, noasync, message: "blocks its thread; await its async form from an async func")
   public func putAttachment(
     _ name: String, to id: String, rev: RevisionID?,
     contentType: String = "application/octet-stream", data: [UInt8]
@@ -32,6 +33,7 @@ extension DocumentCollection {
   /// Adds or replaces an attachment from a file, read and stored a chunk at a time: a file
   /// of any size never sits whole in memory (see ``putAttachment(_:to:rev:contentType:data:)-2jwda``).
   @discardableResult
+  @available(*, noasync, message: "blocks its thread; await its async form from an async func")
   public func putAttachment(
     _ name: String, to id: String, rev: RevisionID?,
     contentType: String = "application/octet-stream", contentsOf url: URL
@@ -53,6 +55,7 @@ extension DocumentCollection {
   /// answers `nil`, stored as they come (see ``putAttachment(_:to:rev:contentType:data:)-2jwda``).
   /// `next` runs inside the write transaction.
   @discardableResult
+  @available(*, noasync, message: "blocks its thread; await its async form from an async func")
   public func putAttachment(
     _ name: String, to id: String, rev: RevisionID?,
     contentType: String = "application/octet-stream", chunks next: () throws -> [UInt8]?
@@ -82,6 +85,7 @@ extension DocumentCollection {
   /// - Throws: ``SetteeError`` with code `notFound` when the revision has no such
   ///   attachment, `conflict` when `rev` is not a leaf.
   @discardableResult
+  @available(*, noasync, message: "blocks its thread; await its async form from an async func")
   public func deleteAttachment(_ name: String, from id: String, rev: RevisionID) throws
     -> WriteResult
   {
@@ -130,6 +134,7 @@ extension DocumentCollection {
 
   /// The attachments of the winning revision (or of the leaf `rev`), as stubs, by name;
   /// empty for a document without any (or without such a leaf).
+  @available(*, noasync, message: "blocks its thread; await its async form from an async func")
   public func attachments(of id: String, rev: RevisionID? = nil) throws -> [Attachment] {
     try database.read(
       inCollection([]) { db, cid in
@@ -143,6 +148,7 @@ extension DocumentCollection {
   /// An attachment with its data (the bytes as stored), of the winning revision or of the
   /// leaf `rev`; `nil` when there is none. For large attachments,
   /// ``readAttachment(_:of:rev:_:)-1vv5s`` streams the bytes instead.
+  @available(*, noasync, message: "blocks its thread; await its async form from an async func")
   public func attachment(_ name: String, of id: String, rev: RevisionID? = nil) throws
     -> Attachment?
   {
@@ -161,6 +167,7 @@ extension DocumentCollection {
   ///   no such attachment.
   /// - Throws: what `body` throws, as it threw it.
   @discardableResult
+  @available(*, noasync, message: "blocks its thread; await its async form from an async func")
   public func readAttachment(
     _ name: String, of id: String, rev: RevisionID? = nil, _ body: ([UInt8]) throws -> Void
   ) throws -> Attachment? {

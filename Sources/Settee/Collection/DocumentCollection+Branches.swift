@@ -20,6 +20,7 @@ extension DocumentCollection {
   /// - Throws: ``SetteeError`` naming the record (0-based) whose revision is missing or
   ///   malformed, or as ``putAll(_:)-3hl8g``; nothing is written then.
   @discardableResult
+  @available(*, noasync, message: "blocks its thread; await its async form from an async func")
   public func putAll(_ documents: [JSONObject], newEdits: Bool) throws -> [WriteResult] {
     guard !newEdits else { return try putAll(documents) }
     let limits = database.configuration.limits
@@ -40,6 +41,7 @@ extension DocumentCollection {
 
   /// Writes one document as a peer sends it (see ``putAll(_:newEdits:)-6e4pp``).
   @discardableResult
+  @available(*, noasync, message: "blocks its thread; await its async form from an async func")
   public func put(_ json: JSONObject, newEdits: Bool) throws -> WriteResult {
     try putAll([json], newEdits: newEdits)[0]
   }
@@ -48,6 +50,7 @@ extension DocumentCollection {
 
   /// How many revisions of each branch the collection keeps (CouchDB's `_revs_limit`;
   /// ``defaultRevsLimit`` until set).
+  @available(*, noasync, message: "blocks its thread; await its async form from an async func")
   public func revsLimit() throws -> Int {
     try database.read(
       inCollection(DocumentCollection.defaultRevsLimit) { db, cid in
@@ -62,6 +65,7 @@ extension DocumentCollection {
   /// the winner never changes by stemming.
   ///
   /// - Throws: ``SetteeError`` with code `invalidArgument` for a limit below 1.
+  @available(*, noasync, message: "blocks its thread; await its async form from an async func")
   public func setRevsLimit(_ limit: Int) throws {
     guard limit >= 1 else {
       throw SetteeError(.invalidArgument, "revs_limit must be 1 or more, not \(limit)")
@@ -78,6 +82,7 @@ extension DocumentCollection {
 
   /// The ids of the documents that have more than one live leaf, in id order, read from
   /// an index of them (no scan of the collection).
+  @available(*, noasync, message: "blocks its thread; await its async form from an async func")
   public func conflictedDocumentIDs() throws -> [String] {
     try database.read(
       inCollection([]) { db, cid in
@@ -89,6 +94,7 @@ extension DocumentCollection {
 
   /// How many documents are conflicted, from the same index (cheap enough to show in an
   /// app's interface).
+  @available(*, noasync, message: "blocks its thread; await its async form from an async func")
   public func conflictCount() throws -> Int {
     try database.read(
       inCollection(0) { db, cid in
@@ -101,6 +107,7 @@ extension DocumentCollection {
   /// Every leaf of a document with its body, the winner first, then in the order that
   /// would pick the next winner; empty for a document the collection does not hold.
   /// (CouchDB's `open_revs=all`.)
+  @available(*, noasync, message: "blocks its thread; await its async form from an async func")
   public func leaves(of id: String) throws -> [Document] {
     try database.read(
       inCollection([]) { db, cid in try DocumentReader.leaves(db, cid: cid, id: id) })
@@ -109,6 +116,7 @@ extension DocumentCollection {
   /// A stored revision of a document with its body: the winner or any other leaf (the
   /// bodies of older revisions are not kept, as in CouchDB after compaction); `nil` when
   /// the document has no such leaf.
+  @available(*, noasync, message: "blocks its thread; await its async form from an async func")
   public func get(_ id: String, rev: RevisionID) throws -> Document? {
     try leaves(of: id).first { $0.rev == rev }
   }
@@ -135,6 +143,7 @@ extension DocumentCollection {
   /// - Throws: ``SetteeError`` with code `invalidArgument` when `.keep` names no live leaf,
   ///   a validation code for a bad merged body, or what `resolver` throws.
   @discardableResult
+  @available(*, noasync, message: "blocks its thread; await its async form from an async func")
   public func resolveConflicts(
     of id: String, _ resolver: ([Document]) throws -> ConflictResolution?
   ) throws -> WriteResult? {
@@ -308,6 +317,7 @@ extension DocumentCollection {
   ///
   /// - Returns: the revisions purged, by document id (CouchDB's `purged`).
   @discardableResult
+  @available(*, noasync, message: "blocks its thread; await its async form from an async func")
   public func purge(_ revisions: [String: [RevisionID]]) throws -> [String: [RevisionID]] {
     try database.write { db in
       var writer = try DocumentWriter(db: db, collection: name, in: database)
@@ -334,6 +344,7 @@ extension DocumentCollection {
   }
 
   /// How many documents have been purged from the collection (CouchDB's `purge_seq`).
+  @available(*, noasync, message: "blocks its thread; await its async form from an async func")
   public func purgeSequence() throws -> Int64 {
     try database.read(
       inCollection(0) { db, cid in

@@ -19,6 +19,7 @@ extension DocumentCollection {
   /// - Returns: one outcome per document, in order.
   /// - Throws: ``SetteeError`` only for what stops the whole batch (codes `storage`, `io`,
   ///   `busy`, `corruption`, `readOnly`); nothing is written then.
+  @available(*, noasync, message: "blocks its thread; await its async form from an async func")
   public func putEach(_ documents: [JSONObject], newEdits: Bool = true) throws
     -> [Result<WriteResult, SetteeError>]
   {

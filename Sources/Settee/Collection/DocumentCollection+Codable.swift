@@ -10,6 +10,7 @@ extension DocumentCollection {
   /// - Throws: the encoder's error, or ``SetteeError`` (for example `invalidDocument` when
   ///   the value does not encode to a JSON object, `conflict` on a stale revision).
   @discardableResult
+  @available(*, noasync, message: "blocks its thread; await its async form from an async func")
   public func put(
     _ value: some Encodable, id: String? = nil, rev: RevisionID? = nil,
     encoder: JSONEncoder = JSONEncoder()
@@ -20,6 +21,7 @@ extension DocumentCollection {
   /// Creates or replaces a document from an `Encodable` value without naming a revision
   /// (see ``upsert(_:)-9yoft``); `id`, when given, sets `_id`.
   @discardableResult
+  @available(*, noasync, message: "blocks its thread; await its async form from an async func")
   public func upsert(
     _ value: some Encodable, id: String? = nil, encoder: JSONEncoder = JSONEncoder()
   ) throws -> WriteResult {
@@ -32,6 +34,7 @@ extension DocumentCollection {
   /// - Throws: ``SetteeError`` with code `invalidDocument` when the value has no `_id` or
   ///   `_rev`, and as ``delete(_:rev:)-4mi6e``.
   @discardableResult
+  @available(*, noasync, message: "blocks its thread; await its async form from an async func")
   public func delete(_ value: some Encodable, encoder: JSONEncoder = JSONEncoder()) throws
     -> WriteResult
   {
@@ -46,6 +49,7 @@ extension DocumentCollection {
   }
 
   /// Reads a live document and decodes it (with `_id` and `_rev`) as `type`.
+  @available(*, noasync, message: "blocks its thread; await its async form from an async func")
   public func get<T: Decodable>(
     _ type: T.Type, id: String, decoder: JSONDecoder = JSONDecoder()
   ) throws -> T? {

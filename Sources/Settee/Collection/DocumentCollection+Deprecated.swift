@@ -6,6 +6,7 @@ import Foundation
 extension DocumentCollection {
   /// Deprecated: `find(matching:sort:fields:skip:limit:)`.
   @available(*, deprecated, renamed: "find(matching:sort:fields:skip:limit:)")
+  @available(*, noasync, message: "blocks its thread; await its async form from an async func")
   public func find(
     where predicate: Where, sort: [Sort] = [], fields: [Field]? = nil, skip: Int = 0,
     limit: Int = 0
@@ -15,6 +16,7 @@ extension DocumentCollection {
 
   /// Deprecated: `find(_:matching:sort:skip:limit:)`.
   @available(*, deprecated, renamed: "find(_:matching:sort:skip:limit:)")
+  @available(*, noasync, message: "blocks its thread; await its async form from an async func")
   public func find<T: Decodable>(
     _ type: T.Type, where predicate: Where, sort: [Sort] = [], skip: Int = 0, limit: Int = 0
   ) throws -> [T] {
@@ -23,12 +25,14 @@ extension DocumentCollection {
 
   /// Deprecated: `findOne(matching:sort:)`.
   @available(*, deprecated, renamed: "findOne(matching:sort:)")
+  @available(*, noasync, message: "blocks its thread; await its async form from an async func")
   public func findOne(where predicate: Where, sort: [Sort] = []) throws -> Document? {
     try findOne(matching: predicate, sort: sort)
   }
 
   /// Deprecated: `findOne(_:matching:sort:)`.
   @available(*, deprecated, renamed: "findOne(_:matching:sort:)")
+  @available(*, noasync, message: "blocks its thread; await its async form from an async func")
   public func findOne<T: Decodable>(_ type: T.Type, where predicate: Where, sort: [Sort] = [])
     throws -> T?
   {
@@ -37,6 +41,7 @@ extension DocumentCollection {
 
   /// Deprecated: `count(matching:)`.
   @available(*, deprecated, renamed: "count(matching:)")
+  @available(*, noasync, message: "blocks its thread; await its async form from an async func")
   public func count(where predicate: Where) throws -> Int {
     try count(matching: predicate)
   }

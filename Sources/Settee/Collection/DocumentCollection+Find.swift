@@ -12,6 +12,7 @@ extension DocumentCollection {
   /// ```
   ///
   /// - Throws: ``SetteeError`` (`invalidQuery`, `noUsableIndex`, `storage`).
+  @available(*, noasync, message: "blocks its thread; await its async form from an async func")
   public func find(_ query: FindQuery) throws -> [Document] {
     var results: [Document] = []
     let (name, database) = (self.name, self.database)
@@ -34,6 +35,7 @@ extension DocumentCollection {
   /// - Throws: ``SetteeError`` (`invalidQuery`, `noUsableIndex`, `storage`), or what `body`
   ///   throws, as it threw it (the stream stops there).
   @discardableResult
+  @available(*, noasync, message: "blocks its thread; await its async form from an async func")
   public func find(_ query: FindQuery, _ body: (Document) throws -> Void) throws -> FindSummary {
     let (name, database) = (self.name, self.database)
     return try CallerError.unmarking {
@@ -57,6 +59,7 @@ extension DocumentCollection {
   ///   query.bookmark = page.bookmark
   /// } while true
   /// ```
+  @available(*, noasync, message: "blocks its thread; await its async form from an async func")
   public func findPage(_ query: FindQuery) throws -> FindResult {
     var documents: [Document] = []
     let (name, database) = (self.name, self.database)
@@ -176,6 +179,7 @@ extension DocumentCollection {
   ///   - fields: the fields to return (with `_id` and `_rev`); `nil` or `[]` for whole
   ///     documents.
   ///   - sort: `[["name": "asc"], ["age": "desc"]]` or plain field names.
+  @available(*, noasync, message: "blocks its thread; await its async form from an async func")
   public func find(
     _ selector: JSONObject, skip: Int = 0, limit: Int = 0, fields: [String]? = nil,
     sort: [JSON]? = nil
@@ -190,6 +194,7 @@ extension DocumentCollection {
   }
 
   /// The first matching document, if any.
+  @available(*, noasync, message: "blocks its thread; await its async form from an async func")
   public func findOne(_ query: FindQuery) throws -> Document? {
     var one = query
     one.limit = 1
@@ -197,11 +202,13 @@ extension DocumentCollection {
   }
 
   /// The matching documents decoded as `type`.
+  @available(*, noasync, message: "blocks its thread; await its async form from an async func")
   public func find<T: Decodable>(_ type: T.Type, _ query: FindQuery) throws -> [T] {
     try find(query).map { try $0.decode(type) }
   }
 
   /// How many documents match (skip and limit do not apply).
+  @available(*, noasync, message: "blocks its thread; await its async form from an async func")
   public func count(_ query: FindQuery) throws -> Int {
     let (name, database) = (self.name, self.database)
     return try database.query { db in
@@ -255,6 +262,7 @@ extension DocumentCollection {
   }
 
   /// The plan a query would run with: index, SQL, and why.
+  @available(*, noasync, message: "blocks its thread; await its async form from an async func")
   public func explain(_ query: FindQuery) throws -> QueryPlan {
     let name = self.name
     return try database.query { db in

@@ -28,6 +28,7 @@ extension DocumentCollection {
   /// The local document `id` (`_local/<name>`, or the name alone); `nil` when there is none.
   ///
   /// - Throws: ``SetteeError`` with code `invalidID` for an empty name or one holding U+0000.
+  @available(*, noasync, message: "blocks its thread; await its async form from an async func")
   public func localDocument(_ id: String) throws -> LocalDocument? {
     let name = try LocalDocuments.name(id)
     return try database.read(
@@ -35,6 +36,7 @@ extension DocumentCollection {
   }
 
   /// Every local document of the collection, by id (CouchDB's `_local_docs`).
+  @available(*, noasync, message: "blocks its thread; await its async form from an async func")
   public func localDocuments() throws -> [LocalDocument] {
     try database.read(
       inCollection([]) { db, cid in
@@ -60,6 +62,7 @@ extension DocumentCollection {
   /// - Throws: ``SetteeError`` with code `invalidID`, `invalidRevision` (a `_rev` that is
   ///   not `0-N`), or a validation code for the body.
   @discardableResult
+  @available(*, noasync, message: "blocks its thread; await its async form from an async func")
   public func putLocal(_ json: JSONObject) throws -> LocalDocument {
     var body = json
     guard case .string(let id)? = body.removeValue(forKey: "_id") else {
@@ -91,6 +94,7 @@ extension DocumentCollection {
   /// Removes a local document (nothing happens when there is none, as in CouchDB).
   ///
   /// - Throws: as ``putLocal(_:)-7wqfh``.
+  @available(*, noasync, message: "blocks its thread; await its async form from an async func")
   public func deleteLocal(_ id: String, rev: String? = nil) throws {
     var json: JSONObject = ["_id": .string(id), "_deleted": true]
     if let rev { json["_rev"] = .string(rev) }

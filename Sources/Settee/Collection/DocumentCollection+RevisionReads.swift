@@ -82,6 +82,7 @@ extension DocumentCollection {
   /// let doc = try notes.document("n", RevisionReadOptions(revs: true, conflicts: true))
   /// // ["_id": "n", "_rev": "2-c", "text": …, "_revisions": …, "_conflicts": ["2-b"]]
   /// ```
+  @available(*, noasync, message: "blocks its thread; await its async form from an async func")
   public func document(_ id: String, _ options: RevisionReadOptions) throws -> JSONObject? {
     try database.read(
       inCollection(nil) { db, cid in
@@ -98,6 +99,7 @@ extension DocumentCollection {
   /// revision that is an ancestor of leaves answers with those leaves instead. `options`
   /// adds to each document what it adds to ``document(_:_:)-2o8gj`` (its `rev` is not
   /// used).
+  @available(*, noasync, message: "blocks its thread; await its async form from an async func")
   public func openRevisions(
     _ id: String, _ revs: [RevisionID]? = nil, latest: Bool = false,
     options: RevisionReadOptions = RevisionReadOptions()
@@ -107,6 +109,7 @@ extension DocumentCollection {
 
   /// ``openRevisions(_:_:latest:options:)-8sq8t`` for many documents in one read (what a
   /// replicator's `_bulk_get` asks): the answers in the order of `requests`.
+  @available(*, noasync, message: "blocks its thread; await its async form from an async func")
   public func openRevisions(_ requests: [RevisionsRequest], latest: Bool = false) throws
     -> [[OpenRevision]]
   {
@@ -267,6 +270,7 @@ extension DocumentCollection {
   /// - Throws: ``SetteeError`` with code `corruption` naming a damaged document; what
   ///   `output` throws, as it threw it.
   @discardableResult
+  @available(*, noasync, message: "blocks its thread; await its async form from an async func")
   public func exportRevisionTrees(_ output: ([UInt8]) throws -> Void) throws -> Int {
     let name = self.name
     return try CallerError.unmarking {

@@ -34,6 +34,7 @@ extension DocumentCollection {
   ///
   /// The answer comes from the stored revision tree as the reference model
   /// (`RevisionTree`) reads it, so it stays right as trees gain branches.
+  @available(*, noasync, message: "blocks its thread; await its async form from an async func")
   public func revsDiff(_ offered: [String: [RevisionID]]) throws -> [String: RevisionDifference] {
     let (name, database) = (self.name, self.database)
     return try database.read { db in

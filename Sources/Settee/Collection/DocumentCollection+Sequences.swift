@@ -7,12 +7,14 @@ extension DocumentCollection {
   /// token names the epoch of this file's history that wrote `seq`, so that a later
   /// ``sequence(since:)-12uo7`` can tell this file from a copy restored from an older backup, or
   /// re-created, and not skip changes. CouchDB's sequences are opaque strings too.
+  @available(*, noasync, message: "blocks its thread; await its async form from an async func")
   public func sequenceString(_ seq: Int64) throws -> String {
     try sequenceStrings([seq])[0]
   }
 
   /// Several sequence numbers as peers' strings (``sequenceString(_:)-53hlp``), reading
   /// the collection's epochs once: what a changes feed gives with each change.
+  @available(*, noasync, message: "blocks its thread; await its async form from an async func")
   public func sequenceStrings(_ seqs: [Int64]) throws -> [String] {
     guard seqs.contains(where: { $0 > 0 }) else { return seqs.map { _ in "0" } }
     let epochs: [(start: Int64, token: String)] = try database.read(
@@ -40,6 +42,7 @@ extension DocumentCollection {
   /// Never past the last sequence number.
   ///
   /// - Throws: ``SetteeError`` with code `invalidArgument` for anything else.
+  @available(*, noasync, message: "blocks its thread; await its async form from an async func")
   public func sequence(since text: String) throws -> Int64 {
     let last = try lastSequence()
     if text == "now" { return last }
@@ -92,6 +95,7 @@ extension DocumentCollection {
 extension Database {
   /// The file's identity: 32 random hexadecimal digits made with the file, the same in
   /// every process that opens it and kept by copies and backups (CouchDB's `uuid`).
+  @available(*, noasync, message: "blocks its thread; await its async form from an async func")
   public func uuid() throws -> String {
     try read { db in
       try String.fetchOne(db.cachedStatement(sql: "SELECT uuid FROM identity")) ?? ""

@@ -12,6 +12,7 @@ extension DocumentCollection {
   /// ```
   ///
   /// - Throws: ``SetteeError`` (`invalidQuery` for a bad path or argument, as for JSON).
+  @available(*, noasync, message: "blocks its thread; await its async form from an async func")
   public func find(
     matching predicate: Where, sort: [Sort] = [], fields: [Field]? = nil, skip: Int = 0,
     limit: Int = 0
@@ -23,6 +24,7 @@ extension DocumentCollection {
   ///
   /// - Throws: as `find(matching:sort:fields:skip:limit:)`, and `invalidDocument` for a
   ///   document that does not decode.
+  @available(*, noasync, message: "blocks its thread; await its async form from an async func")
   public func find<T: Decodable>(
     _ type: T.Type, matching predicate: Where, sort: [Sort] = [], skip: Int = 0, limit: Int = 0
   ) throws -> [T] {
@@ -30,11 +32,13 @@ extension DocumentCollection {
   }
 
   /// The first matching document, if any.
+  @available(*, noasync, message: "blocks its thread; await its async form from an async func")
   public func findOne(matching predicate: Where, sort: [Sort] = []) throws -> Document? {
     try find(matching: predicate, sort: sort, limit: 1).first
   }
 
   /// The first matching document decoded as `type`, if any.
+  @available(*, noasync, message: "blocks its thread; await its async form from an async func")
   public func findOne<T: Decodable>(_ type: T.Type, matching predicate: Where, sort: [Sort] = [])
     throws -> T?
   {
@@ -42,6 +46,7 @@ extension DocumentCollection {
   }
 
   /// How many documents match.
+  @available(*, noasync, message: "blocks its thread; await its async form from an async func")
   public func count(matching predicate: Where) throws -> Int {
     try count(FindQuery(matching: predicate))
   }

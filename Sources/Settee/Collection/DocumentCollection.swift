@@ -26,12 +26,14 @@ public struct DocumentCollection: Sendable {
   /// - Throws: ``SetteeError`` with code `conflict` when `_rev` is not the current
   ///   revision (nothing is written), or a validation code for bad input.
   @discardableResult
+  @available(*, noasync, message: "blocks its thread; await its async form from an async func")
   public func put(_ json: JSONObject) throws -> WriteResult {
     try putAll([json])[0]
   }
 
   /// Creates or updates a document.
   @discardableResult
+  @available(*, noasync, message: "blocks its thread; await its async form from an async func")
   public func put(_ document: Document) throws -> WriteResult {
     try write([document], mode: .edit)[0]
   }
@@ -41,6 +43,7 @@ public struct DocumentCollection: Sendable {
   /// - Throws: ``SetteeError`` whose location names the offending record (0-based).
   /// - Complexity: O(n) statements in one transaction.
   @discardableResult
+  @available(*, noasync, message: "blocks its thread; await its async form from an async func")
   public func putAll(_ documents: [JSONObject]) throws -> [WriteResult] {
     try write(validate(documents), mode: .edit)
   }
@@ -58,6 +61,7 @@ public struct DocumentCollection: Sendable {
   ///
   /// - Throws: a validation code for bad input (a `_rev` member is ignored).
   @discardableResult
+  @available(*, noasync, message: "blocks its thread; await its async form from an async func")
   public func upsert(_ json: JSONObject) throws -> WriteResult {
     try write(validate([json]), mode: .overwrite)[0]
   }
@@ -67,6 +71,7 @@ public struct DocumentCollection: Sendable {
   /// - Throws: ``SetteeError`` with code `conflict` when `rev` is not current, `notFound`
   ///   when the document does not exist or is already deleted.
   @discardableResult
+  @available(*, noasync, message: "blocks its thread; await its async form from an async func")
   public func delete(_ id: String, rev: RevisionID) throws -> WriteResult {
     try write([Document(id: id, rev: rev, isDeleted: true)], mode: .edit)[0]
   }
@@ -76,6 +81,7 @@ public struct DocumentCollection: Sendable {
   /// - Throws: ``SetteeError`` with code `invalidRevision` when `rev` is not a revision,
   ///   and as ``delete(_:rev:)-4mi6e``.
   @discardableResult
+  @available(*, noasync, message: "blocks its thread; await its async form from an async func")
   public func delete(_ id: String, rev: String) throws -> WriteResult {
     try delete(id, rev: RevisionID(parsing: rev))
   }
@@ -85,6 +91,7 @@ public struct DocumentCollection: Sendable {
   /// - Throws: ``SetteeError`` with code `invalidRevision` for a document without one (not
   ///   read from the database), and as ``delete(_:rev:)-4mi6e``.
   @discardableResult
+  @available(*, noasync, message: "blocks its thread; await its async form from an async func")
   public func delete(_ document: Document) throws -> WriteResult {
     guard let rev = document.rev else {
       throw SetteeError(
@@ -145,22 +152,26 @@ public struct DocumentCollection: Sendable {
   // MARK: - Reading
 
   /// The current revision of a live document; `nil` when missing or deleted.
+  @available(*, noasync, message: "blocks its thread; await its async form from an async func")
   public func get(_ id: String) throws -> Document? {
     try get([id])[0]
   }
 
   /// Several documents read from one consistent snapshot, in the order of `ids`.
+  @available(*, noasync, message: "blocks its thread; await its async form from an async func")
   public func get(_ ids: [String]) throws -> [Document?] {
     try database.read(getOperation(ids))
   }
 
   /// The winning revision of a document, tombstones included (`isDeleted` tells).
+  @available(*, noasync, message: "blocks its thread; await its async form from an async func")
   public func getRevision(_ id: String) throws -> Document? {
     try database.read(
       inCollection(nil) { db, cid in try DocumentReader.document(db, cid: cid, id: id) })
   }
 
   /// Every revision of a document, oldest first (its history); empty when unknown.
+  @available(*, noasync, message: "blocks its thread; await its async form from an async func")
   public func revisions(of id: String) throws -> [RevisionInfo] {
     try database.read(
       inCollection([]) { db, cid in try DocumentReader.revisions(db, cid: cid, id: id) })
@@ -172,11 +183,13 @@ public struct DocumentCollection: Sendable {
   /// - Parameters:
   ///   - since: a sequence number from an earlier change; `0` for all changes.
   ///   - limit: the most entries to return; `nil` for all.
+  @available(*, noasync, message: "blocks its thread; await its async form from an async func")
   public func changes(since: Int64 = 0, limit: Int? = nil) throws -> [Change] {
     try database.read(changesOperation(since: since, limit: limit))
   }
 
   /// The number of live (not deleted) documents.
+  @available(*, noasync, message: "blocks its thread; await its async form from an async func")
   public func count() throws -> Int {
     try database.read(
       inCollection(0) { db, cid in try DocumentReader.liveCount(db, cid: cid) })
@@ -184,6 +197,7 @@ public struct DocumentCollection: Sendable {
 
   /// How many documents changed after `since`: the length of the changes feed from there
   /// (CouchDB's `pending`), counted without reading the changes.
+  @available(*, noasync, message: "blocks its thread; await its async form from an async func")
   public func changeCount(since: Int64 = 0) throws -> Int {
     try database.read(
       inCollection(0) { db, cid in
@@ -195,6 +209,7 @@ public struct DocumentCollection: Sendable {
 
   /// The number of deleted documents: the tombstones kept so that replication carries
   /// deletions (CouchDB's `doc_del_count`).
+  @available(*, noasync, message: "blocks its thread; await its async form from an async func")
   public func deletedCount() throws -> Int {
     try database.read(
       inCollection(0) { db, cid in
@@ -206,6 +221,7 @@ public struct DocumentCollection: Sendable {
   }
 
   /// The highest sequence number written so far (0 for a new collection).
+  @available(*, noasync, message: "blocks its thread; await its async form from an async func")
   public func lastSequence() throws -> Int64 {
     try database.read(inCollection(0) { db, cid in try DocumentReader.lastSequence(db, cid: cid) })
   }

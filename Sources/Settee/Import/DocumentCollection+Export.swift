@@ -16,6 +16,7 @@ extension DocumentCollection {
   ///   body or revision is damaged; the output then stops before that document. What
   ///   `output` throws is thrown as it was.
   @discardableResult
+  @available(*, noasync, message: "blocks its thread; await its async form from an async func")
   public func exportDocuments(_ output: ([UInt8]) throws -> Void) throws -> Int {
     let name = self.name
     return try CallerError.unmarking {

@@ -43,6 +43,7 @@ extension DocumentCollection {
   /// - Throws: ``SetteeError`` naming the first bad record by line and position; with a
   ///   `batchSize`, the error's message says how many documents were committed.
   @discardableResult
+  @available(*, noasync, message: "blocks its thread; await its async form from an async func")
   public func importDocuments(
     from reader: inout JSONRecordReader, batchSize: Int? = nil,
     progress: ((ImportProgress) -> Void)? = nil
@@ -188,6 +189,7 @@ extension DocumentCollection {
   /// - Throws: as ``importDocuments(from:batchSize:progress:)``, and `io` when the file
   ///   cannot be read.
   @discardableResult
+  @available(*, noasync, message: "blocks its thread; await its async form from an async func")
   public func importDocuments(contentsOf url: URL, batchSize: Int? = nil) throws -> ImportSummary {
     let handle: FileHandle
     do { handle = try FileHandle(forReadingFrom: url) } catch {

@@ -19,6 +19,7 @@ extension DocumentCollection {
   /// try people.ensureIndexed(["age"], name: "users", partialFilter: Field("type") == "user")
   /// ```
   @discardableResult
+  @available(*, noasync, message: "blocks its thread; await its async form from an async func")
   public func ensureIndexed(
     _ fields: [String], name: String, type: IndexDefinition.Kind = .json,
     settings: [String: String] = [:], partialFilter: Where? = nil
@@ -34,6 +35,7 @@ extension DocumentCollection {
 
   /// Creates an index from a definition unless the same one exists.
   @discardableResult
+  @available(*, noasync, message: "blocks its thread; await its async form from an async func")
   public func ensureIndexed(_ definition: IndexDefinition) throws -> String {
     let name = self.name
     return try database.write { db in
@@ -71,6 +73,7 @@ extension DocumentCollection {
 
   /// The collection's indexes in the seed's dictionary shape: name → `{"fields": […],
   /// "type": "json", "name": …}` (TEXT indexes add `"settings": "{tokenize: …}"`).
+  @available(*, noasync, message: "blocks its thread; await its async form from an async func")
   public func listIndexes() throws -> [String: JSONObject] {
     var listing: [String: JSONObject] = [:]
     for definition in try indexes() { listing[definition.name] = definition.listing }
@@ -78,6 +81,7 @@ extension DocumentCollection {
   }
 
   /// The collection's index definitions, by name.
+  @available(*, noasync, message: "blocks its thread; await its async form from an async func")
   public func indexes() throws -> [IndexDefinition] {
     try database.read(
       inCollection([]) { db, cid in try StoredIndex.all(db, cid: cid).map(\.definition) })
@@ -86,6 +90,7 @@ extension DocumentCollection {
   /// Deletes an index.
   ///
   /// - Throws: ``SetteeError`` with code `notFound` when there is no index of that name.
+  @available(*, noasync, message: "blocks its thread; await its async form from an async func")
   public func deleteIndex(named indexName: String) throws {
     let name = self.name
     try database.write { db in

@@ -10,6 +10,7 @@ extension DocumentCollection {
   /// - Throws: ``SetteeError``: `readOnly` for a database opened read-only,
   ///   `uniqueViolation` when a `where` unique index no longer holds (the documents break
   ///   it: the error names them), and storage errors.
+  @available(*, noasync, message: "blocks its thread; await its async form from an async func")
   public func rebuildIndexes() throws {
     try database.write { db in
       guard let cid = try DocumentReader.collectionID(db, name) else { return }
@@ -26,6 +27,7 @@ extension DocumentCollection {
 extension Database {
   /// Rebuilds every secondary index of every collection (``DocumentCollection/rebuildIndexes()-8ql1f``),
   /// one collection per transaction.
+  @available(*, noasync, message: "blocks its thread; await its async form from an async func")
   public func rebuildIndexes() throws {
     for name in try collectionNames() { try collection(name).rebuildIndexes() }
   }

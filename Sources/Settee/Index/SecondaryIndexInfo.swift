@@ -64,6 +64,7 @@ extension Upkeep {
 extension DocumentCollection {
   /// Every piece of secondary data the collection keeps, of every kind, in the order of
   /// the registry (JSON indexes, TEXT indexes, views and value indexes, `where` fields).
+  @available(*, noasync, message: "blocks its thread; await its async form from an async func")
   public func secondaryIndexes() throws -> [SecondaryIndexInfo] {
     try database.read { db in
       guard let cid = try DocumentReader.collectionID(db, name) else { return [] }

@@ -13,6 +13,7 @@ public struct LiveResult<Value: Sendable>: Sendable {
   /// Whether running the query now would give another result: `false` at once when nothing
   /// was written to the collection since (one small read), else the query runs again and
   /// the results are compared, so writes that do not change this result leave it fresh.
+  @available(*, noasync, message: "blocks its thread; await its async form from an async func")
   public func isStale() throws -> Bool {
     if try source.currentSequence() == sequence { return false }
     return !source.same(try source.fetch().value, value)
@@ -174,6 +175,7 @@ extension DocumentCollection {
   }
 
   /// A query's result now, with its sequence number, to ask later whether it is stale.
+  @available(*, noasync, message: "blocks its thread; await its async form from an async func")
   public func snapshot(_ query: FindQuery) throws -> LiveResult<[Document]> {
     let source = observe(query).source
     return source.result(try source.fetch())

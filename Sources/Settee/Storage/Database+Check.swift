@@ -53,6 +53,7 @@ extension Database {
   /// It only reads, from one snapshot; it works on a database opened read-only.
   ///
   /// - Complexity: O(documents × indexes), reading every document once per collection.
+  @available(*, noasync, message: "blocks its thread; await its async form from an async func")
   public func check() throws -> CheckReport {
     try read { db in try check(db) }
   }
@@ -103,8 +104,7 @@ extension Database {
   /// Stands for the entries of a damaged document, which are not compared.
   static let damaged: Set<[IndexKeys.Entry]> = [[IndexKeys.Entry(key: [0xFF], value: nil)]]
 
-  /// Reads every document, reporting damaged ones, and returns the entries each JSON
-  /// index of the collectio  /// Reads every document once, reporting damaged ones, and shows each live one (or the
+  /// Reads every document once, reporting damaged ones, and shows each live one (or the
   /// damaged ones, as `nil`) to every checker.
   static func checkDocuments(
     _ db: SQLConnection, cid: Int64, name: String, _ checkers: inout [any IndexChecker],

@@ -6,6 +6,7 @@ import SetteeCore
 extension Database {
   /// Whether the collection exists: it was written to, or made by
   /// ``createCollection(_:)-1mxck``, and not deleted since.
+  @available(*, noasync, message: "blocks its thread; await its async form from an async func")
   public func collectionExists(_ name: String) throws -> Bool {
     try read { db in try Self.exists(db, name) }
   }
@@ -20,6 +21,7 @@ extension Database {
   /// - Returns: `true` when it is made now, `false` when it exists already.
   /// - Throws: ``SetteeError`` with code `invalidArgument` for an empty name.
   @discardableResult
+  @available(*, noasync, message: "blocks its thread; await its async form from an async func")
   public func createCollection(_ name: String) throws -> Bool {
     try write { db in
       guard !(try Self.exists(db, name)) else { return false }
@@ -41,6 +43,7 @@ extension Database {
   /// were when it is made again, so a sequence given out before never names a later change.
   ///
   /// - Throws: ``SetteeError`` with code `notFound` when the collection does not exist.
+  @available(*, noasync, message: "blocks its thread; await its async form from an async func")
   public func deleteCollection(_ name: String) throws {
     try write { db in
       guard try Self.exists(db, name), let cid = try DocumentReader.collectionID(db, name) else {

@@ -8,6 +8,7 @@ extension Database {
   ///
   /// - Throws: ``SetteeError`` with code `invalidArgument` for a key holding U+0000,
   ///   `corruption` for a stored value that no longer parses.
+  @available(*, noasync, message: "blocks its thread; await its async form from an async func")
   public func metadata(forKey key: String) throws -> JSON? {
     try Names.refuseNUL(key, kind: "metadata key", code: .invalidArgument)
     return try read { db in
@@ -24,6 +25,7 @@ extension Database {
   /// Stores `value` under `key`; `nil` removes the key.
   ///
   /// - Throws: ``SetteeError`` with code `invalidArgument` for a key holding U+0000.
+  @available(*, noasync, message: "blocks its thread; await its async form from an async func")
   public func setMetadata(_ value: JSON?, forKey key: String) throws {
     try Names.refuseNUL(key, kind: "metadata key", code: .invalidArgument)
     try write { db in
@@ -39,6 +41,7 @@ extension Database {
   }
 
   /// Every metadata key, sorted.
+  @available(*, noasync, message: "blocks its thread; await its async form from an async func")
   public func metadataKeys() throws -> [String] {
     try read { db in try String.fetchAll(db, sql: "SELECT key FROM metadata ORDER BY key") }
   }

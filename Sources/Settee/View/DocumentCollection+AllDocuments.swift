@@ -14,6 +14,7 @@ extension DocumentCollection {
   ///
   /// - Throws: ``SetteeError`` with code `invalidQuery` for a non-string key, or for
   ///   reduce and group options (all-documents has no reduce).
+  @available(*, noasync, message: "blocks its thread; await its async form from an async func")
   public func allDocuments(_ query: ViewQuery = ViewQuery()) throws -> ViewResult {
     try query.validate(hasReduce: false, collation: .raw)
     for key in [query.key, query.startKey, query.endKey].compactMap({ $0 }) + (query.keys ?? [])

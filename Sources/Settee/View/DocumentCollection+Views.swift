@@ -51,6 +51,7 @@ extension DocumentCollection {
   ///
   /// - Throws: ``SetteeError`` with code `invalidArgument` for a bad name.
   @discardableResult
+  @available(*, noasync, message: "blocks its thread; await its async form from an async func")
   public func view(
     _ name: String, version: String, collation: ViewCollation = .unicode,
     reduce: ViewReduce? = nil, map: @escaping ViewMapFunction
@@ -68,6 +69,7 @@ extension DocumentCollection {
   ///
   /// - Throws: ``SetteeError`` with code `invalidArgument` for a bad definition.
   @discardableResult
+  @available(*, noasync, message: "blocks its thread; await its async form from an async func")
   public func defineView(_ definition: ViewDefinition) throws -> View {
     try Self.checkViewName(definition.name)
     let view = View(collection: self, name: definition.name, kind: .view)
@@ -81,6 +83,7 @@ extension DocumentCollection {
 
   /// Defines a declarative view from its JSON (see ``ViewDefinition``).
   @discardableResult
+  @available(*, noasync, message: "blocks its thread; await its async form from an async func")
   public func defineView(json: JSON) throws -> View {
     try defineView(ViewDefinition(json: json))
   }
@@ -91,6 +94,7 @@ extension DocumentCollection {
   }
 
   /// The views of this collection, by name.
+  @available(*, noasync, message: "blocks its thread; await its async form from an async func")
   public func views() throws -> [ViewInfo] {
     try database.read { db in
       guard let cid = try database.collectionID(db, name) else { return [] }
@@ -109,6 +113,7 @@ extension DocumentCollection {
   /// Deletes a view and its rows.
   ///
   /// - Throws: ``SetteeError`` with code `notFound` when there is no view of that name.
+  @available(*, noasync, message: "blocks its thread; await its async form from an async func")
   public func deleteView(named name: String) throws {
     let view = self.view(named: name)
     try database.write { db in try ViewStore.drop(db, view.stored(db)) }
@@ -158,6 +163,7 @@ extension Database {
   /// `updateAllIndexes`), for example after a large import, so that the next queries
   /// need not.
   @discardableResult
+  @available(*, noasync, message: "blocks its thread; await its async form from an async func")
   public func updateAllViews() throws -> ViewUpdateReport {
     var report = ViewUpdateReport(updated: [], notRegistered: [])
     let all = try read { db in try ViewStore.everything(db) }
@@ -198,6 +204,12 @@ extension DocumentCollection {
   @discardableResult
   public func defineView(_ definition: ViewDefinition) async throws -> View {
     try await database.withConnection(.writing) { try self.defineView(definition) }
+  }
+
+  /// Defines a declarative view from its JSON, without blocking a thread.
+  @discardableResult
+  public func defineView(json: JSON) async throws -> View {
+    try await defineView(ViewDefinition(json: json))
   }
 
   /// The views of this collection, without blocking the caller's thread.

@@ -83,6 +83,7 @@ public struct ValueIndexes: Sendable {
   /// re-create).
   ///
   /// - Throws: ``SetteeError`` with code `invalidArgument` for a bad name or path.
+  @available(*, noasync, message: "blocks its thread; await its async form from an async func")
   public func define(_ name: String, field: String, type: ValueType = .string) throws {
     let definition = try ValueIndexDefinition(
       field: FieldPath(parsing: field, allowingDollar: true), type: type)
@@ -98,6 +99,7 @@ public struct ValueIndexes: Sendable {
   /// every launch before querying; a new `version` rebuilds the index.
   ///
   /// - Throws: ``SetteeError`` with code `invalidArgument` for a bad name.
+  @available(*, noasync, message: "blocks its thread; await its async form from an async func")
   public func define(
     _ name: String, type: ValueType, version: String,
     indexer: @escaping @Sendable (Document) throws -> [JSON]
@@ -118,6 +120,7 @@ public struct ValueIndexes: Sendable {
   /// Deletes an index.
   ///
   /// - Throws: ``SetteeError`` with code `notFound` when there is none of that name.
+  @available(*, noasync, message: "blocks its thread; await its async form from an async func")
   public func delete(_ name: String) throws {
     let view = View(collection: collection, name: name, kind: .value)
     try collection.database.write { db in try ViewStore.drop(db, view.stored(db)) }
@@ -125,6 +128,7 @@ public struct ValueIndexes: Sendable {
   }
 
   /// The names of the collection's value indexes.
+  @available(*, noasync, message: "blocks its thread; await its async form from an async func")
   public func names() throws -> [String] {
     try collection.database.query { db in
       guard let cid = try collection.database.collectionID(db, collection.name) else { return [] }
@@ -138,6 +142,7 @@ public struct ValueIndexes: Sendable {
   ///
   /// - Throws: ``SetteeError`` with code `notFound` naming an index that does not exist,
   ///   `invalidQuery` for a negative offset or limit.
+  @available(*, noasync, message: "blocks its thread; await its async form from an async func")
   public func documents(
     matching conditions: [String: Condition], sortedBy sortIndex: String? = nil,
     descending: Bool = false, offset: Int = 0, limit: Int? = nil
@@ -147,6 +152,7 @@ public struct ValueIndexes: Sendable {
 
   /// The ids of the documents ``documents(matching:sortedBy:descending:offset:limit:)-7lc2c``
   /// returns, without reading the documents.
+  @available(*, noasync, message: "blocks its thread; await its async form from an async func")
   public func documentIDs(
     matching conditions: [String: Condition], sortedBy sortIndex: String? = nil,
     descending: Bool = false, offset: Int = 0, limit: Int? = nil
@@ -155,6 +161,7 @@ public struct ValueIndexes: Sendable {
   }
 
   /// Every distinct value an index holds, in order (the seed's `uniqueValuesForIndex`).
+  @available(*, noasync, message: "blocks its thread; await its async form from an async func")
   public func uniqueValues(of name: String) throws -> [JSON] {
     let view = View(collection: collection, name: name, kind: .value)
     let result = try catchingUp([view]) { db, stored in
@@ -169,6 +176,7 @@ public struct ValueIndexes: Sendable {
   }
 
   /// Brings every index of the collection up to date now.
+  @available(*, noasync, message: "blocks its thread; await its async form from an async func")
   public func updateAll() throws {
     for name in try names() {
       try View(collection: collection, name: name, kind: .value).update()

@@ -48,6 +48,7 @@ public struct View: Sendable {
   ///   updating (or a custom reduce) and its Swift code is not registered in this process,
   ///   `readOnly` when it needs updating in a database opened read-only (`stale: .ok`
   ///   answers from the stored rows).
+  @available(*, noasync, message: "blocks its thread; await its async form from an async func")
   public func query(_ query: ViewQuery = ViewQuery()) throws -> ViewResult {
     if let result = try answerFromStoredRows(query) { return result }
     // Catching up in slices, each committed (other writers go in between), until the last
@@ -61,6 +62,7 @@ public struct View: Sendable {
   /// Brings the view up to date now (a query does so by itself).
   ///
   /// - Throws: ``SetteeError`` as ``query(_:)-5r4bo``.
+  @available(*, noasync, message: "blocks its thread; await its async form from an async func")
   public func update() throws {
     try refuseReadOnly()
     while try updateSlice() { ViewStore.pauseBetweenSlices() }

@@ -163,6 +163,7 @@ extension DocumentCollection {
   /// of Swift's cooperative pool to go on, and a task that blocks one of those threads
   /// here holds back what it waits for (on a machine with one core, for good). Async code
   /// awaits the `async` form.
+  @available(*, noasync, message: "blocks its thread; await its async form from an async func")
   public func waitForPendingOperations() {
     CollectionQueues.waitForAll(database.collectionQueues.lastTasks(of: name))
   }
@@ -179,6 +180,7 @@ extension Database {
   ///
   /// Call it from synchronous code; async code awaits the `async` form (see
   /// ``DocumentCollection/waitForPendingOperations()-93007``).
+  @available(*, noasync, message: "blocks its thread; await its async form from an async func")
   public func waitForPendingOperations() {
     CollectionQueues.waitForAll(collectionQueues.lastTasks())
   }

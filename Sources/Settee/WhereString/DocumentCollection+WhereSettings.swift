@@ -111,6 +111,7 @@ extension DocumentCollection {
   ///
   /// - Throws: ``SetteeError`` with code `invalidQuery` (quoting the definition and the
   ///   position) or `invalidIndex` for a malformed definition.
+  @available(*, noasync, message: "blocks its thread; await its async form from an async func")
   public func addIndex(_ keys: String) throws {
     try changeWhereSettings { settings in
       try Self.add(WhereIndex(keys: Self.indexKeys(keys, settings), isUnique: false), to: &settings)
@@ -123,6 +124,7 @@ extension DocumentCollection {
   ///
   /// - Throws: ``SetteeError`` with code `uniqueViolation` naming a value that documents
   ///   already share (nothing is changed), or as ``addIndex(_:)-53vqf``.
+  @available(*, noasync, message: "blocks its thread; await its async form from an async func")
   public func addUniqueIndex(_ keys: String) throws {
     try changeWhereSettings { settings in
       try Self.add(WhereIndex(keys: Self.indexKeys(keys, settings), isUnique: true), to: &settings)
@@ -131,6 +133,7 @@ extension DocumentCollection {
 
   /// Removes the index over these fields, in this order (`ASC` and `DESC` do not matter);
   /// nothing happens when there is none.
+  @available(*, noasync, message: "blocks its thread; await its async form from an async func")
   public func removeIndex(_ keys: String) throws {
     try changeWhereSettings { settings in
       let fields = try Self.indexKeys(keys, settings).map(\.field)
@@ -139,6 +142,7 @@ extension DocumentCollection {
   }
 
   /// The indexes of the `where` face, in the order they were added.
+  @available(*, noasync, message: "blocks its thread; await its async form from an async func")
   public func whereIndexes() throws -> [WhereIndex] { try whereSettings().indexes }
 
   /// Makes fields cheap to query: their values are kept beside the documents (in a table
@@ -146,6 +150,7 @@ extension DocumentCollection {
   /// `fields` is a comma-separated list in square brackets: `"[address.country], [age]"`.
   ///
   /// - Throws: ``SetteeError`` with code `invalidQuery` for a malformed list.
+  @available(*, noasync, message: "blocks its thread; await its async form from an async func")
   public func addQueryableFields(_ fields: String) throws {
     try changeWhereSettings { settings in
       for field in try Self.fieldList(fields, settings)
@@ -156,6 +161,7 @@ extension DocumentCollection {
   }
 
   /// Stops keeping these fields (an index over one keeps it still).
+  @available(*, noasync, message: "blocks its thread; await its async form from an async func")
   public func removeQueryableFields(_ fields: String) throws {
     try changeWhereSettings { settings in
       let removed = try Self.fieldList(fields, settings)
@@ -164,16 +170,19 @@ extension DocumentCollection {
   }
 
   /// The queryable fields, in the order they were added.
+  @available(*, noasync, message: "blocks its thread; await its async form from an async func")
   public func queryableFields() throws -> [FieldPath] { try whereSettings().queryableFields }
 
   /// Sets the values `where` queries use for fields a document does not have, nested as
   /// the documents are: with `["flag": false]`, `[flag] = 0` finds documents without
   /// `flag`. A field that is present and null stays null. Replaces the previous defaults.
+  @available(*, noasync, message: "blocks its thread; await its async form from an async func")
   public func setDefaults(_ defaults: JSONObject) throws {
     try changeWhereSettings { settings in settings.defaults = defaults }
   }
 
   /// The default values.
+  @available(*, noasync, message: "blocks its thread; await its async form from an async func")
   public func defaults() throws -> JSONObject { try whereSettings().defaults }
 
   /// Sets the collection's aliases, replacing the previous ones: names that `where`
@@ -188,6 +197,7 @@ extension DocumentCollection {
   /// - Throws: ``SetteeError`` with code `invalidQuery` for a name that is not a plain
   ///   identifier or is a keyword, or an expression that does not parse, holds `?`, or
   ///   uses another alias.
+  @available(*, noasync, message: "blocks its thread; await its async form from an async func")
   public func setAliases(_ aliases: [String: String]) throws {
     for (name, expression) in aliases {
       try Self.checkAlias(name, expression)
@@ -196,6 +206,7 @@ extension DocumentCollection {
   }
 
   /// The aliases.
+  @available(*, noasync, message: "blocks its thread; await its async form from an async func")
   public func aliases() throws -> [String: String] { try whereSettings().aliases }
 
   // MARK: - Implementation

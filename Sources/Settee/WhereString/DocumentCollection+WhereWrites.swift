@@ -8,6 +8,7 @@ extension DocumentCollection {
   ///
   /// - Throws: ``SetteeError`` with code `conflict` when a live document has that id.
   @discardableResult
+  @available(*, noasync, message: "blocks its thread; await its async form from an async func")
   public func insert(_ json: JSONObject) throws -> String {
     try Self.explainingTakenIDs([json]) { try put(json).id }
   }
@@ -17,6 +18,7 @@ extension DocumentCollection {
   /// - Throws: ``SetteeError`` naming the first document at fault (`record`); nothing is
   ///   written.
   @discardableResult
+  @available(*, noasync, message: "blocks its thread; await its async form from an async func")
   public func insertBatch(_ documents: [JSONObject]) throws -> [String] {
     try Self.explainingTakenIDs(documents) { try putAll(documents).map(\.id) }
   }
@@ -44,6 +46,7 @@ extension DocumentCollection {
   /// - Throws: ``SetteeError`` with code `notFound` when no live document has that id,
   ///   `invalidDocument` when the JSON has no `_id`.
   @discardableResult
+  @available(*, noasync, message: "blocks its thread; await its async form from an async func")
   public func update(_ json: JSONObject) throws -> WriteResult {
     guard case .string(let id)? = json["_id"] else {
       throw SetteeError(.invalidDocument, "update needs the document's \"_id\"")
@@ -61,6 +64,7 @@ extension DocumentCollection {
   ///
   /// - Throws: ``SetteeError`` with code `notFound` when no live document has that id.
   @discardableResult
+  @available(*, noasync, message: "blocks its thread; await its async form from an async func")
   public func remove(_ id: String) throws -> WriteResult {
     let write = writeOperation([Document(id: id, isDeleted: true)], mode: .overwrite)
     let name = self.name
@@ -73,6 +77,7 @@ extension DocumentCollection {
   /// Removes every document that satisfies a `where` string, in one transaction, and
   /// returns how many.
   @discardableResult
+  @available(*, noasync, message: "blocks its thread; await its async form from an async func")
   public func remove(where whereString: String, args: [JSON] = []) throws -> Int {
     let name = self.name
     let queryTimeLimit = database.configuration.queryTimeLimit

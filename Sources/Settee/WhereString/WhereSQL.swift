@@ -231,6 +231,7 @@ extension DocumentCollection {
   ///
   /// - Throws: ``SetteeError`` with code `invalidQuery` quoting the string and the
   ///   position of anything outside the grammar, or a wrong number of arguments.
+  @available(*, noasync, message: "blocks its thread; await its async form from an async func")
   public func find(
     where whereString: String = "", args: [JSON] = [], orderBy: String = "", limit: Int? = nil
   ) throws -> [Document] {
@@ -263,6 +264,7 @@ extension DocumentCollection {
   }
 
   /// The first document ``find(where:args:orderBy:limit:)-7q2i7`` would return.
+  @available(*, noasync, message: "blocks its thread; await its async form from an async func")
   public func findOne(where whereString: String, args: [JSON] = [], orderBy: String = "") throws
     -> Document?
   {
@@ -270,6 +272,7 @@ extension DocumentCollection {
   }
 
   /// How many documents satisfy a `where` string (every live document for `""`).
+  @available(*, noasync, message: "blocks its thread; await its async form from an async func")
   public func count(where whereString: String, args: [JSON] = []) throws -> Int {
     try database.query { db in
       let cid = try database.collectionID(db, name)
@@ -372,6 +375,7 @@ public struct WherePlan: Sendable, Hashable {
 extension DocumentCollection {
   /// How SQLite would run a `where` query: shows whether an index of
   /// ``addIndex(_:)-53vqf`` serves it. An empty plan for a collection never written.
+  @available(*, noasync, message: "blocks its thread; await its async form from an async func")
   public func explain(
     where whereString: String = "", args: [JSON] = [], orderBy: String = "", limit: Int? = nil
   ) throws -> WherePlan {

@@ -50,7 +50,7 @@ struct LiveModelTests {
   @Test func viewResultsToo() async throws {
     let sales = try Database(inMemoryWith: .init()).collection("sales")
     try await sales.putAll([["_id": "s1", "store": "x"], ["_id": "s2", "store": "y"]])
-    let view = try sales.defineView(json: ["name": "byStore", "key": "store"])
+    let view = try await sales.defineView(json: ["name": "byStore", "key": "store"])
     let model = LiveModel(view.observe(ViewQuery().key("y")))
     let running = Task { await model.run() }
     try await until { !model.isLoading }

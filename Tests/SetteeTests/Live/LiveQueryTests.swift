@@ -87,7 +87,8 @@ struct LiveQueryTests {
     let count = Collector(people.observeCount(Self.adults))
     let all = Collector(people.observeAllDocuments())
     let view = Collector(
-      try people.defineView(json: ["name": "byAge", "key": "age"]).observe(ViewQuery(startKey: 18)))
+      try await people.defineView(json: ["name": "byAge", "key": "age"]).observe(
+        ViewQuery(startKey: 18)))
     #expect(
       await eventually {
         document.count == 1 && count.count == 1 && all.count == 1 && view.count == 1
@@ -152,7 +153,7 @@ struct LiveQueryTests {
     #expect(await eventually { queries.allSatisfy { $0.count >= 1 } })
     let writer = Task {
       for number in 0..<300 {
-        try people.put([
+        try await people.put([
           "_id": .string("w\(String(format: "%03d", number))"), "age": .int(Int64(number % 40)),
         ])
       }

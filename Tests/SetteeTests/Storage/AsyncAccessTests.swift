@@ -157,12 +157,18 @@ struct AsyncAccessTests {
     try await items.putAll((0..<300).map { ["_id": .string("i\($0)"), "k": .int(Int64($0 % 7))] })
     let view = try await items.defineView(try ViewDefinition(json: ["name": "byK", "key": "k"]))
     let asynchronous = try await view.query(ViewQuery().key(3))
-    let blocking = try await Task.detached { try view.query(ViewQuery().key(3)) }.value
+    let blocking = try await Task.detached { try Self.blockingQuery(view, ViewQuery().key(3)) }
+      .value
     #expect(asynchronous.rows.count == 43)
     #expect(asynchronous.rows == blocking.rows)
     try await items.put(["_id": "new", "k": 3])
     #expect(try await view.query(ViewQuery().key(3)).rows.count == 44)
     try await view.update()
+  }
+
+  /// The blocking form, called from synchronous code as its users call it.
+  static func blockingQuery(_ view: View, _ query: ViewQuery) throws -> ViewResult {
+    try view.query(query)
   }
 }
 
