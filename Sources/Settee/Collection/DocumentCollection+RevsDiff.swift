@@ -39,10 +39,17 @@ extension DocumentCollection {
     let (name, database) = (self.name, self.database)
     return try database.read { db in
       let cid = try database.collectionID(db, name)
+      let held = try cid.map { try DocumentReader.heldIDs(db, cid: $0, among: offered.keys) } ?? []
       var answer: [String: RevisionDifference] = [:]
       for (id, revisions) in offered {
-        let tree =
-          try cid.map { try DocumentReader.revisionTree(db, cid: $0, id: id) } ?? RevisionTree()
+        guard let cid, held.contains(id) else {
+          // Never held: every offered revision is missing, and none can be an ancestor.
+          var seen: Set<RevisionID> = []
+          let missing = revisions.filter { seen.insert($0).inserted }
+          if !missing.isEmpty { answer[id] = RevisionDifference(missing: missing) }
+          continue
+        }
+        let tree = try DocumentReader.revisionTree(db, cid: cid, id: id)
         let (missing, ancestors) = tree.missing(revisions.map(\.treeRev))
         guard !missing.isEmpty else { continue }
         answer[id] = RevisionDifference(
@@ -69,6 +76,20 @@ extension RevisionID {
 }
 
 extension DocumentReader {
+  /// Which of `ids` the collection holds (live, deleted or in conflict), in one statement
+  /// whatever their number (the ids travel as one JSON array, read by `json_each`).
+  static func heldIDs(_ db: SQLConnection, cid: Int64, among ids: some Collection<String>) throws
+    -> Set<String>
+  {
+    guard !ids.isEmpty else { return [] }
+    let list = JSONWriter.string(.array(ids.map(JSON.string)))
+    return Set(
+      try String.fetchAll(
+        db.cachedStatement(
+          sql: "SELECT id FROM documents WHERE cid = ? AND id IN (SELECT value FROM json_each(?))"),
+        arguments: [cid, list]))
+  }
+
   /// The document's stored revision tree (empty for a document never held).
   static func revisionTree(_ db: SQLConnection, cid: Int64, id: String) throws -> RevisionTree {
     var tree = RevisionTree()
