@@ -339,11 +339,15 @@ public final class Replicator: Sendable {
       lastCheckpoint = .now
     }
 
-    // A two-stage pipeline: while a batch is written to the target, the next one is read
-    // (changes, `_revs_diff`, documents). A document appears once in a feed, so the two
-    // never hold the same one; the sequence recorded is always that of a written batch.
+    // A three-stage pipeline: while batch N is written to the target, batch N+1's
+    // revisions are compared (`_revs_diff`) and read from the source, and page N+2 of the
+    // changes feed is read. A document appears once in a feed, so the stages never hold
+    // the same revision; the writes keep the feed's order, and the sequence recorded is
+    // always that of a written batch.
     var caughtUp = false
-    var current = try await fetch(since: progress.lastSequence, wait: nil)
+    var current = try await resolve(
+      try await changes(since: progress.lastSequence, wait: nil))
+    var upcomingPage: ChangesPage? = nil
     while true {
       try Task.checkCancellation()
       progress.pending = current.page.pending
@@ -356,21 +360,31 @@ public final class Replicator: Sendable {
           try await checkpoint(progress)
           report(progress)
         }
-        current = try await fetch(since: progress.lastSequence, wait: configuration.pollTimeout)
+        current = try await resolve(
+          try await changes(since: progress.lastSequence, wait: configuration.pollTimeout))
+        upcomingPage = nil
         continue
       }
       caughtUp = false
       progress.state = .running
       current.count(into: &progress)
-      let next = current.page.lastSeq
-      async let upcoming = fetch(since: next, wait: nil)
+      let nextPage: ChangesPage
+      if let upcomingPage {
+        nextPage = upcomingPage
+      } else {
+        nextPage = try await changes(since: current.page.lastSeq, wait: nil)
+      }
+      async let resolved = resolve(nextPage)
+      async let pageAfter: ChangesPage? =
+        nextPage.rows.isEmpty ? nil : changes(since: nextPage.lastSeq, wait: nil)
       try await write(current.documents, &progress)
       progress.lastSequence = current.page.lastSeq
       report(progress)
       if ContinuousClock.now - lastCheckpoint >= configuration.checkpointInterval {
         try await checkpoint(progress)
       }
-      current = try await upcoming
+      current = try await resolved
+      upcomingPage = try await pageAfter
     }
     try await checkpoint(progress)
   }
@@ -390,12 +404,15 @@ public final class Replicator: Sendable {
     }
   }
 
-  /// The changes after `since` (a long poll of `wait` when given), what the target lacks of
-  /// them (`_revs_diff`), and those revisions read from the source with the attachments the
-  /// target lacks.
-  private func fetch(since: JSON, wait: Duration?) async throws -> Fetched {
-    let page = try await source.changes(
+  /// The changes after `since` (a long poll of `wait` when given).
+  private func changes(since: JSON, wait: Duration?) async throws -> ChangesPage {
+    try await source.changes(
       since: since, limit: configuration.batchSize, filter: configuration.filter, wait: wait)
+  }
+
+  /// What the target lacks of a page's changes (`_revs_diff`), and those revisions read
+  /// from the source with the attachments the target lacks.
+  private func resolve(_ page: ChangesPage) async throws -> Fetched {
     var fetched = Fetched(page: page)
     guard !page.rows.isEmpty else { return fetched }
     var offered: [String: [RevisionID]] = [:]
