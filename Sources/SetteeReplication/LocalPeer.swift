@@ -5,8 +5,26 @@ import SetteeCore
 /// forms), no HTTP.
 struct LocalPeer: ReplicationPeer {
   let collection: DocumentCollection
+  /// The filter's selector, parsed once (a source's filter; `nil` without one).
+  let selector: Selector?
 
-  var label: String { "\(collection.database.path ?? "memory")#\(collection.name)" }
+  /// A peer for `collection`; a selector filter is parsed here, so a bad one fails before
+  /// anything is read.
+  init(collection: DocumentCollection, filter: ReplicationFilter = .none) throws {
+    self.collection = collection
+    if case .selector(let json) = filter {
+      selector = try FindQuery(json: ["selector": .object(json)]).selector
+    } else {
+      selector = nil
+    }
+  }
+
+  var label: String { Self.label(of: collection) }
+
+  /// How errors and progress name a collection: `FILE#COLLECTION`.
+  static func label(of collection: DocumentCollection) -> String {
+    "\(collection.database.path ?? "memory")#\(collection.name)"
+  }
 
   func identity() async throws -> String {
     "settee:\(try await collection.database.uuid())/\(collection.name)"
@@ -72,7 +90,7 @@ struct LocalPeer: ReplicationPeer {
       let wanted = Set(ids)
       return changes.filter { wanted.contains($0.id) }
     case .selector(let json):
-      let selector = try FindQuery(json: ["selector": .object(json)]).selector
+      let selector = try selector ?? FindQuery(json: ["selector": .object(json)]).selector
       let live = changes.filter { !$0.isDeleted }
       var documents: [String: JSON] = [:]
       for document in try await collection.get(live.map(\.id)) {

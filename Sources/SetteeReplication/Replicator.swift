@@ -14,7 +14,7 @@ public enum ReplicationEndpoint: Sendable {
   /// password and query, or `FILE#COLLECTION`.
   public var label: String {
     switch self {
-    case .collection(let collection): LocalPeer(collection: collection).label
+    case .collection(let collection): LocalPeer.label(of: collection)
     case .url(let url): (try? HTTPPeer(url: url))?.label ?? "(not a database URL)"
     }
   }
@@ -184,10 +184,15 @@ public final class Replicator: Sendable {
   /// A replicator for `configuration`; nothing happens before ``start()`` or ``run()``.
   ///
   /// - Throws: ``SetteeError`` with code `invalidArgument` for a URL that is not an
-  ///   http(s) URL of a database, or a batch size below 1.
+  ///   http(s) URL of a database, or a batch size below 1; `invalidQuery` for a selector
+  ///   filter that is not a valid Mango selector.
   public init(_ configuration: ReplicationConfiguration) throws {
     guard configuration.batchSize >= 1 else {
       throw SetteeError(.invalidArgument, "a replication's batch size must be at least 1")
+    }
+    if case .selector(let json) = configuration.filter {
+      // Parsed here for every source, so a bad selector fails before anything is read.
+      _ = try FindQuery(json: ["selector": .object(json)])
     }
     self.configuration = configuration
     source = try Self.peer(configuration.source, configuration)
@@ -200,7 +205,8 @@ public final class Replicator: Sendable {
     throws -> any ReplicationPeer
   {
     switch endpoint {
-    case .collection(let collection): return LocalPeer(collection: collection)
+    case .collection(let collection):
+      return try LocalPeer(collection: collection, filter: configuration.filter)
     case .url(let url): return try HTTPPeer(url: url, requestTimeout: configuration.requestTimeout)
     }
   }

@@ -127,6 +127,24 @@ struct ReplicationTests {
     #expect(try await bySelector.count() == 4)
   }
 
+  /// A selector that is not Mango fails when the replicator is made, for a file's source
+  /// and a server's alike, naming the operator; nothing is read or written.
+  @Test func aBadSelectorFailsBeforeAnythingIsRead() throws {
+    let source = try collection("bad-selector.db")
+    let sources: [ReplicationEndpoint] = [
+      .collection(source), .url(URL(string: "http://127.0.0.1:9/nowhere")!),
+    ]
+    for endpoint in sources {
+      let error = expectError(.invalidQuery) {
+        _ = try Replicator(
+          ReplicationConfiguration(
+            source: endpoint, target: .collection(source),
+            filter: .selector(["n": ["$lesser": 4]])))
+      }
+      #expect(error?.message.contains("$lesser") == true, "\(String(describing: error))")
+    }
+  }
+
   /// A source restored from an older copy: its checkpoint names an older session, so the
   /// next replication starts where both histories agree and skips nothing written after
   /// the restore.
