@@ -1,3 +1,4 @@
+import GRDB
 import SetteeCore
 
 /// What a collection lacks of the revisions a peer offers for one document (CouchDB's
@@ -39,21 +40,25 @@ extension DocumentCollection {
     let (name, database) = (self.name, self.database)
     return try database.read { db in
       let cid = try database.collectionID(db, name)
-      let held = try cid.map { try DocumentReader.heldIDs(db, cid: $0, among: offered.keys) } ?? []
+      let held =
+        try cid.map { try DocumentReader.heldRows(db, cid: $0, among: offered.keys) } ?? [:]
       var answer: [String: RevisionDifference] = [:]
       for (id, revisions) in offered {
-        guard let cid, held.contains(id) else {
+        guard let rid = held[id] else {
           // Never held: every offered revision is missing, and none can be an ancestor.
           var seen: Set<RevisionID> = []
           let missing = revisions.filter { seen.insert($0).inserted }
           if !missing.isEmpty { answer[id] = RevisionDifference(missing: missing) }
           continue
         }
-        let tree = try DocumentReader.revisionTree(db, cid: cid, id: id)
+        let tree = try DocumentReader.revisionTree(db, rid: rid, id: id)
         let (missing, ancestors) = tree.missing(revisions.map(\.treeRev))
         guard !missing.isEmpty else { continue }
+        // The missing revisions are offered ones: mapped back, not parsed again.
+        var byTreeRev: [RevisionTree.Rev: RevisionID] = [:]
+        for revision in revisions { byTreeRev[revision.treeRev] = revision }
         answer[id] = RevisionDifference(
-          missing: try missing.map { try RevisionID(parsing: $0.description) },
+          missing: try missing.map { try byTreeRev[$0] ?? RevisionID(parsing: $0.description) },
           possibleAncestors: try ancestors.map { try RevisionID(parsing: $0.description) })
       }
       return answer
@@ -76,24 +81,39 @@ extension RevisionID {
 }
 
 extension DocumentReader {
-  /// Which of `ids` the collection holds (live, deleted or in conflict), in one statement
-  /// whatever their number (the ids travel as one JSON array, read by `json_each`).
-  static func heldIDs(_ db: SQLConnection, cid: Int64, among ids: some Collection<String>) throws
-    -> Set<String>
+  /// The row ids of those of `ids` the collection holds (live, deleted or in conflict),
+  /// in one statement whatever their number (the ids travel as one JSON array, read by
+  /// `json_each`).
+  static func heldRows(_ db: SQLConnection, cid: Int64, among ids: some Collection<String>)
+    throws -> [String: Int64]
   {
-    guard !ids.isEmpty else { return [] }
+    guard !ids.isEmpty else { return [:] }
     let list = JSONWriter.string(.array(ids.map(JSON.string)))
-    return Set(
-      try String.fetchAll(
-        db.cachedStatement(
-          sql: "SELECT id FROM documents WHERE cid = ? AND id IN (SELECT value FROM json_each(?))"),
-        arguments: [cid, list]))
+    let rows = try Row.fetchCursor(
+      db.cachedStatement(
+        sql:
+          "SELECT id, rid FROM documents WHERE cid = ? AND id IN (SELECT value FROM json_each(?))"),
+      arguments: [cid, list])
+    var held: [String: Int64] = [:]
+    while let row = try rows.next() { held[row[0]] = row[1] }
+    return held
   }
 
   /// The document's stored revision tree (empty for a document never held).
   static func revisionTree(_ db: SQLConnection, cid: Int64, id: String) throws -> RevisionTree {
+    try revisionTree(revisions(db, cid: cid, id: id), id: id)
+  }
+
+  /// The stored revision tree of a document whose row id is known.
+  static func revisionTree(_ db: SQLConnection, rid: Int64, id: String) throws -> RevisionTree {
+    try revisionTree(revisions(db, rid: rid, id: id), id: id)
+  }
+
+  private static func revisionTree(_ revisions: [RevisionInfo], id: String) throws
+    -> RevisionTree
+  {
     var tree = RevisionTree()
-    for revision in try revisions(db, cid: cid, id: id) {
+    for revision in revisions {
       let path = [revision.rev.treeRev] + (revision.parent.map { [$0.treeRev] } ?? [])
       guard tree.insert(path: path, deleted: revision.isDeleted) != nil else {
         throw SetteeError(

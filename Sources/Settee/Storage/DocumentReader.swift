@@ -223,6 +223,25 @@ enum DocumentReader {
             AND NOT EXISTS (SELECT 1 FROM revisions r WHERE r.rid = d.rid AND r.rev = d.rev)
           ORDER BY 4
           """), arguments: [cid, id, cid, id])
+    return try revisionInfos(rows, id: id)
+  }
+
+  /// ``revisions(_:cid:id:)`` of a document whose row id is known.
+  static func revisions(_ db: SQLConnection, rid: Int64, id: String) throws -> [RevisionInfo] {
+    let rows = try Row.fetchCursor(
+      db.cachedStatement(
+        sql: """
+          SELECT rev, parent, deleted, seq FROM revisions WHERE rid = ?
+          UNION ALL
+          SELECT d.rev, NULL, d.deleted, d.seq FROM documents d WHERE d.rid = ?
+            AND NOT EXISTS (SELECT 1 FROM revisions r WHERE r.rid = d.rid AND r.rev = d.rev)
+          ORDER BY 4
+          """), arguments: [rid, rid])
+    return try revisionInfos(rows, id: id)
+  }
+
+  /// The revisions of `rows` (rev, parent, deleted, seq).
+  private static func revisionInfos(_ rows: RowCursor, id: String) throws -> [RevisionInfo] {
     var revisions: [RevisionInfo] = []
     while let row = try rows.next() {
       let parent: String? = try row.value(1)
