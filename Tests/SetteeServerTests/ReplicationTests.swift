@@ -243,6 +243,61 @@ struct ReplicationTests {
     #expect(try JSONParser.parse(back.stdout)["history"]?[0]?["docs_written"] == 0)
   }
 
+  /// `settee replicate --continuous` as a process: a server's writes, updates and deletes
+  /// reach a local file while it runs; SIGTERM stops it with status 0 and CouchDB's
+  /// `_replicate` answer on standard output, and its checkpoint lets the next run start
+  /// where it stopped.
+  @Test func continuousCLIFollowsUntilStopped() async throws {
+    let source = try ServerProcess(db: directory.path("cli-source.db"))
+    try await source.request("PUT", "/db")
+    try await source.put("/db/first", ["n": 1])
+    let local = directory.path("cli-target.db")
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: SetteeBinary.path)
+    process.arguments = [
+      "replicate", source.url + "db", local + "#db", "--continuous", "--create-target",
+      "--checkpoint-interval", "0.2",
+    ]
+    let output = Pipe()
+    let errors = Pipe()
+    (process.standardOutput, process.standardError) = (output, errors)
+    try process.run()
+    defer { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
+    let target = try Database(path: local).collection("db")
+    func arrived(_ check: @escaping (Document?) -> Bool, _ id: String) async -> Bool {
+      await eventually(60) {
+        (try? target.database.collectionExists("db")) == true
+          && check(try? target.getRevision(id))
+      }
+    }
+    #expect(await arrived({ $0 != nil }, "first"))
+    try await source.put("/db/second", ["n": 2])
+    let first = try await source.get("/db/first").json
+    try await source.put("/db/first", ["_rev": first["_rev"]!, "n": 10])
+    let second = try await source.get("/db/second").json
+    try await source.delete("/db/second?rev=\(second["_rev"]!.stringValue!)")
+    #expect(await arrived({ $0?.body["n"] == 10 }, "first"))
+    #expect(await arrived({ $0?.isDeleted == true }, "second"))
+
+    kill(process.processIdentifier, SIGTERM)
+    let deadline = Date().addingTimeInterval(30)
+    while process.isRunning && Date() < deadline { try await Task.sleep(for: .milliseconds(10)) }
+    #expect(!process.isRunning, "SIGTERM did not stop the continuous replication")
+    process.waitUntilExit()
+    let stderr = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+    #expect(process.terminationStatus == 0, "\(stderr)")
+    let summary = try JSONParser.parse(
+      [UInt8](output.fileHandleForReading.readDataToEndOfFile()))
+    #expect(summary["ok"] == true, "\(summary)")
+    // Four writes; the update and the deletion may travel with the creation they follow.
+    let written = summary["history"]?[0]?["docs_written"]?.intValue ?? 0
+    #expect((3...4).contains(written), "\(summary)")
+    // The next one-shot run finds the checkpoint: nothing left to write.
+    let again = try SetteeBinary.run(["replicate", source.url + "db", local + "#db"])
+    #expect(again.status == 0, "\(again.stderr)")
+    #expect(try JSONParser.parse(again.stdout)["history"]?[0]?["docs_written"] == 0)
+  }
+
   /// Continuous: writes, updates and deletes on the source reach the target; a source
   /// server killed under the replicator's long poll and started again on the same port is
   /// caught up with by itself.
