@@ -127,6 +127,23 @@ struct ReplicationTests {
     #expect(try await bySelector.count() == 4)
   }
 
+  /// The progress's `pending` counts down as the batches are written, to 0 at the end:
+  /// counted exactly for the first page, then estimated from it (the count walks the rest
+  /// of the feed), and 0 once a page ends the feed.
+  @Test func pendingCountsDown() async throws {
+    let source = try collection("pending.db")
+    try await source.putAll((0..<1_200).map { ["_id": .string("p\($0)")] })
+    let replicator = try Replicator(
+      ReplicationConfiguration(
+        source: .collection(source), target: .collection(try collection("pending-copy.db")),
+        createTarget: true))
+    var pendings: [Int] = []
+    for await progress in replicator.start() where progress.state == .running {
+      if progress.docsWritten > 0, let pending = progress.pending { pendings.append(pending) }
+    }
+    #expect(pendings == [700, 200, 0])
+  }
+
   /// A selector that is not Mango fails when the replicator is made, for a file's source
   /// and a server's alike, naming the operator; nothing is read or written.
   @Test func aBadSelectorFailsBeforeAnythingIsRead() throws {
