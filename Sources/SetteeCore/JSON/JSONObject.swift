@@ -13,7 +13,7 @@ public struct JSONObject: Sendable, Hashable, RandomAccessCollection, Expressibl
 
     /// Names compare byte for byte, as lookups match them.
     public static func == (lhs: Member, rhs: Member) -> Bool {
-      lhs.key.utf8.elementsEqual(rhs.key.utf8) && lhs.value == rhs.value
+      JSONObject.sameName(lhs.key, rhs.key) && lhs.value == rhs.value
     }
 
     /// A member.
@@ -76,11 +76,11 @@ public struct JSONObject: Sendable, Hashable, RandomAccessCollection, Expressibl
   /// - Complexity: O(n) in the number of members.
   public subscript(key: String) -> JSON? {
     get {
-      for member in members where member.key.utf8.elementsEqual(key.utf8) { return member.value }
+      for member in members where Self.sameName(member.key, key) { return member.value }
       return nil
     }
     set {
-      if let index = members.firstIndex(where: { $0.key.utf8.elementsEqual(key.utf8) }) {
+      if let index = members.firstIndex(where: { Self.sameName($0.key, key) }) {
         if let newValue { members[index].value = newValue } else { members.remove(at: index) }
       } else if let newValue {
         members.append(Member(key: key, value: newValue))
@@ -91,10 +91,23 @@ public struct JSONObject: Sendable, Hashable, RandomAccessCollection, Expressibl
   /// Removes the member named `key` and returns its value.
   @discardableResult
   public mutating func removeValue(forKey key: String) -> JSON? {
-    guard let index = members.firstIndex(where: { $0.key.utf8.elementsEqual(key.utf8) }) else {
+    guard let index = members.firstIndex(where: { Self.sameName($0.key, key) }) else {
       return nil
     }
     return members.remove(at: index).value
+  }
+
+  /// Whether two names are the same bytes (not Unicode canonical equivalence, as `String`'s
+  /// `==` would): lengths first, then the bytes in place. `utf8.elementsEqual` compared
+  /// them through the generic iterator, 2% of a replication's time.
+  @inline(__always)
+  static func sameName(_ a: String, _ b: String) -> Bool {
+    let (x, y) = (a.utf8, b.utf8)
+    guard x.count == y.count else { return false }
+    let inPlace = x.withContiguousStorageIfAvailable { p in
+      y.withContiguousStorageIfAvailable { q in p.elementsEqual(q) }
+    }
+    return (inPlace ?? nil) ?? x.elementsEqual(y)
   }
 
   /// Inserts a member at a position (clamped to the members' range); a member already
