@@ -77,9 +77,10 @@ extension CouchHandler {
     // kept parsed, the rest spooled to a temporary file as their JSON text and written in
     // batches after, so that no body is held whole in memory, parsed or not.
     var scanner = BulkDocsScanner()
+    let limits = db.database.configuration.limits
     var newEdits: Bool?
     var sawDocs = false
-    var held: [JSONObject] = []
+    var held: [BulkDocument] = []
     var heldBytes = 0
     var spool: DocumentSpool?
     defer { spool?.remove() }
@@ -94,9 +95,9 @@ extension CouchHandler {
           newEdits = flag
         case .member: break
         case .document(let text):
-          let object = try Self.bulkDocument(text)
+          let document = try Self.bulkDocument(text, limits: limits)
           if spool == nil && heldBytes + text.count <= Self.heldBulkBytes {
-            held.append(object)
+            held.append(document)
             heldBytes += text.count
           } else {
             if spool == nil { spool = try DocumentSpool() }
@@ -115,7 +116,8 @@ extension CouchHandler {
       try spool.rewind()
       while let batch = try spool.next(Self.spooledBatch) {
         answers += try await writeBulk(
-          db, try batch.map { try Self.bulkDocument($0[...]) }, newEdits: writesNew)
+          db, try batch.map { try Self.bulkDocument($0[...], limits: limits) },
+          newEdits: writesNew)
       }
     }
     return CouchResponse.json(.array(answers), status: .created)
@@ -126,37 +128,35 @@ extension CouchHandler {
   static let heldBulkBytes = 4 << 20
   static let spooledBatch = 1_000
 
-  /// One element of `docs`, which must be a JSON object.
-  static func bulkDocument(_ text: ArraySlice<UInt8>) throws -> JSONObject {
-    let json: JSON
-    do { json = try BulkDocsScanner.parse(text) } catch let error as SetteeError {
+  /// One element of `docs`, which must be a JSON object: read into its stored form when
+  /// its text allows, parsed otherwise (see `BulkDocument`).
+  static func bulkDocument(_ text: ArraySlice<UInt8>, limits: DocumentLimits) throws
+    -> BulkDocument
+  {
+    do { return try BulkDocument(text: Array(text), limits: limits) } catch let error
+      as SetteeError
+    {
+      if error.code == .invalidDocument {
+        throw CouchError(.badRequest, "bad_request", "Document must be a JSON object")
+      }
       throw BulkDocsScanner.invalid(error.message)
     }
-    guard case .object(let object) = json else {
-      throw CouchError(.badRequest, "bad_request", "Document must be a JSON object")
-    }
-    return object
   }
 
   /// Writes one batch of `_bulk_docs`; CouchDB's answer for each document.
-  private func writeBulk(_ db: DocumentCollection, _ documents: [JSONObject], newEdits: Bool)
+  private func writeBulk(_ db: DocumentCollection, _ documents: [BulkDocument], newEdits: Bool)
     async throws -> [JSON]
   {
     guard !documents.isEmpty else { return [] }
-    let objects = documents.map { document in
-      var object = document
-      if newEdits && object["_id"] == nil { object["_id"] = .string(Document.generateID()) }
-      return object
-    }
     // The engine writes a batch whole and goes document by document only when one is
-    // refused.
-    let outcomes = try await db.putEach(objects, newEdits: newEdits)
-    try await syncDesignDocuments(
-      db, objects.compactMap { $0["_id"]?.stringValue }.filter(Document.isDesignID))
+    // refused; a document without `_id` is given one there.
+    let outcomes = try await db.putEach(prepared: documents, newEdits: newEdits)
+    var designIDs: [String] = []
     var answers: [JSON] = []
-    for (object, outcome) in zip(objects, outcomes) {
+    for (document, outcome) in zip(documents, outcomes) {
       switch outcome {
       case .success(let written):
+        if Document.isDesignID(written.id) { designIDs.append(written.id) }
         // With new_edits=false CouchDB lists only the documents it refused.
         if newEdits {
           answers.append([
@@ -165,14 +165,16 @@ extension CouchHandler {
         }
       case .failure(let error):
         let couch = CouchError(error)
+        let (id, rev) = document.idAndRev
+        if let id = id?.stringValue, Document.isDesignID(id) { designIDs.append(id) }
         var answer: JSONObject = [
-          "id": object["_id"] ?? .null, "error": .string(couch.error),
-          "reason": .string(couch.reason),
+          "id": id ?? .null, "error": .string(couch.error), "reason": .string(couch.reason),
         ]
-        if let rev = object["_rev"] { answer["rev"] = rev }
+        if let rev { answer["rev"] = rev }
         answers.append(.object(answer))
       }
     }
+    try await syncDesignDocuments(db, designIDs)
     return answers
   }
 

@@ -23,7 +23,7 @@ extension DocumentCollection {
   public func putEach(_ documents: [JSONObject], newEdits: Bool = true) throws
     -> [Result<WriteResult, SetteeError>]
   {
-    try database.write(putEachOperation(documents, newEdits: newEdits))
+    try database.write(putEachOperation(documents.map(BulkDocument.object), newEdits: newEdits))
   }
 
   /// Writes each document on its own (``putEach(_:newEdits:)-6h9fk``), without blocking
@@ -31,17 +31,39 @@ extension DocumentCollection {
   public func putEach(_ documents: [JSONObject], newEdits: Bool = true) async throws
     -> [Result<WriteResult, SetteeError>]
   {
-    try await database.write(putEachOperation(documents, newEdits: newEdits))
+    try await database.write(
+      putEachOperation(documents.map(BulkDocument.object), newEdits: newEdits))
   }
 
-  private func putEachOperation(_ documents: [JSONObject], newEdits: Bool)
+  /// ``putEach(_:newEdits:)-6h9fk`` of documents prepared from their JSON text (see
+  /// ``BulkDocument/init(text:limits:)``), as the server receives them.
+  package func putEach(prepared documents: [BulkDocument], newEdits: Bool = true) async throws
+    -> [Result<WriteResult, SetteeError>]
+  {
+    try await database.write(putEachOperation(documents, newEdits: newEdits))
+  }
+  private func putEachOperation(_ documents: [BulkDocument], newEdits: Bool)
     -> @Sendable (SQLConnection) throws -> [Result<WriteResult, SetteeError>]
   {
     let (name, database) = (self.name, self.database)
     let limits = database.configuration.limits
     return { db in
       var writer = try DocumentWriter(db: db, collection: name, in: database)
-      func write(_ json: JSONObject) throws -> WriteResult {
+      func write(_ document: BulkDocument) throws -> WriteResult {
+        let json: JSONObject
+        switch document {
+        case .object(let object): json = object
+        case .encoded(let encoded, let text):
+          // Written from its text when no index needs its values; parsed otherwise.
+          if !writer.needsBodies {
+            if !newEdits {
+              if let result = try writer.graft(encoded) { return result }
+            } else if encoded.history == nil {
+              return try writer.write(encoded, mode: .edit)
+            }
+          }
+          json = try BulkDocument.object(text, limits: limits)
+        }
         if newEdits {
           let document = try Document(validating: .object(json), limits: limits)
           return try writer.write(document, mode: .edit, validated: true)
@@ -93,6 +115,47 @@ extension DocumentCollection {
       }
       try writer.finish()
       return outcomes
+    }
+  }
+}
+
+/// One document of a bulk write, prepared from its JSON text: read straight into its
+/// stored form when the text allows (`EncodedDocument`, kept with the text for a
+/// collection whose indexes need the values), parsed otherwise.
+package enum BulkDocument: Sendable {
+  case object(JSONObject)
+  case encoded(EncodedDocument, text: [UInt8])
+
+  /// Reads one document's text; a text that is not a JSON object is refused here, so a
+  /// request can be checked whole before anything is written.
+  ///
+  /// - Throws: ``SetteeError`` with code `invalidJSON`, `nestingTooDeep` or
+  ///   `invalidDocument`.
+  package init(text: [UInt8], limits: DocumentLimits) throws {
+    if let encoded = text.withUnsafeBufferPointer({ EncodedDocument(text: $0, limits: limits) }) {
+      self = .encoded(encoded, text: text)
+    } else {
+      // Parsed to the parser's own depth: a deeper document than `limits` allows is the
+      // write's to refuse, for that document alone.
+      guard case .object(let object) = try JSONParser.parse(text) else {
+        throw SetteeError(.invalidDocument, "Document must be a JSON object")
+      }
+      self = .object(object)
+    }
+  }
+
+  static func object(_ text: [UInt8], limits: DocumentLimits) throws -> JSONObject {
+    guard case .object(let object) = try JSONParser.parse(text, maxDepth: limits.maxNestingDepth)
+    else { throw SetteeError(.invalidDocument, "Document must be a JSON object") }
+    return object
+  }
+
+  /// The document's `_id` and `_rev` as written (for answers about it).
+  package var idAndRev: (id: JSON?, rev: JSON?) {
+    switch self {
+    case .object(let object): return (object["_id"], object["_rev"])
+    case .encoded(let encoded, _):
+      return (encoded.id.map(JSON.string), encoded.rev.map { .string($0.description) })
     }
   }
 }

@@ -100,12 +100,28 @@ struct DocumentWriter {
 
   /// Writes a document read from text (``EncodedDocument``), whose body is already in its
   /// stored form; only when ``needsBodies`` is false.
+  /// A document with `_revisions` is grafted with that ancestry, as ``graft(_:history:validated:)``
+  /// grafts it.
   mutating func write(_ encoded: EncodedDocument, mode: WriteMode) throws -> WriteResult {
     precondition(!needsBodies, "a document's body is needed to keep the collection's indexes")
+    let document = Document(
+      id: encoded.id ?? Document.generateID(), rev: encoded.rev, isDeleted: encoded.isDeleted)
+    if let history = encoded.history {
+      return try write(document, body: encoded.body, mode: .restore, history: history)
+    }
+    return try write(document, body: encoded.body, mode: mode)
+  }
+
+  /// Grafts a peer's revision read from text, with its ancestry (`_revisions`, or its
+  /// `_rev` alone), as ``graft(_:history:validated:)`` grafts a parsed one; only when
+  /// ``needsBodies`` is false. `nil` when the text names no revision (the parsed path
+  /// gives that error).
+  mutating func graft(_ encoded: EncodedDocument) throws -> WriteResult? {
+    precondition(!needsBodies, "a document's body is needed to keep the collection's indexes")
+    guard let id = encoded.id, let rev = encoded.rev else { return nil }
     return try write(
-      Document(
-        id: encoded.id ?? Document.generateID(), rev: encoded.rev, isDeleted: encoded.isDeleted),
-      body: encoded.body, mode: mode)
+      Document(id: id, rev: rev, isDeleted: encoded.isDeleted), body: encoded.body,
+      mode: .restore, history: encoded.history ?? [rev])
   }
 
   /// Writes one document revision.

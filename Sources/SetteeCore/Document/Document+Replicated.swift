@@ -45,7 +45,7 @@ extension Document {
   }
 
   /// `_revisions` as revisions, newest first.
-  private static func parseRevisions(_ json: JSON, documentID: String) throws -> [RevisionID] {
+  static func parseRevisions(_ json: JSON, documentID: String) throws -> [RevisionID] {
     func refuse(_ problem: String) -> SetteeError {
       SetteeError(
         .invalidRevision, "_revisions \(problem); expected {\"start\": N, \"ids\": [suffix, …]}",

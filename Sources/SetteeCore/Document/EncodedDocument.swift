@@ -20,6 +20,9 @@ package struct EncodedDocument: Sendable, Hashable {
   package var isDeleted: Bool
   /// The other members, printed as a JSON object.
   package var body: [UInt8]
+  /// The revision and its ancestors, newest first, when the text has `_revisions` (a
+  /// peer's document for a `new_edits: false` write); `rev` is then their first.
+  package var history: [RevisionID]?
 
   /// Reads `text` (one JSON object); `nil` when it must be parsed instead.
   package init?(text: UnsafeBufferPointer<UInt8>, limits: DocumentLimits = .default) {
@@ -61,6 +64,7 @@ package struct EncodedDocument: Sendable, Hashable {
       var id: String?
       var rev: RevisionID?
       var deleted = false
+      var revisions: JSON?
       output.append(UInt8(ascii: "{"))
       var first = true
       skipSpace()
@@ -83,6 +87,16 @@ package struct EncodedDocument: Sendable, Hashable {
                 let parsed = try? RevisionID(parsing: String(decoding: text[value], as: UTF8.self))
               else { return nil }
               rev = parsed
+            } else if nameBytes.elementsEqual("_revisions".utf8) {
+              // Read as any value (checked and printed), then taken back out of the body.
+              let start = output.count
+              guard value(depth: 2),
+                let parsed = try? output[start...].withUnsafeBufferPointer({
+                  try JSONParser.parse($0, maxDepth: 3)
+                })
+              else { return nil }
+              output.removeSubrange(start...)
+              revisions = parsed
             } else if nameBytes.elementsEqual("_deleted".utf8) {
               if skip("true") {
                 deleted = true
@@ -108,7 +122,17 @@ package struct EncodedDocument: Sendable, Hashable {
       output.append(UInt8(ascii: "}"))
       skipSpace()
       guard position == text.count else { return nil }
-      return EncodedDocument(id: id, rev: rev, isDeleted: deleted, body: output)
+      var document = EncodedDocument(id: id, rev: rev, isDeleted: deleted, body: output)
+      if let revisions {
+        // As Document.replicated reads them; any error is the slow path's to give.
+        guard let id,
+          let history = try? Document.parseRevisions(revisions, documentID: id),
+          rev == nil || rev == history[0]
+        else { return nil }
+        document.rev = history[0]
+        document.history = history
+      }
+      return document
     }
 
     /// Copies the value at `position`, as JSONWriter prints it.

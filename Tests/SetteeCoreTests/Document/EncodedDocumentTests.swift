@@ -51,6 +51,41 @@ struct EncodedDocumentTests {
     (#"{"a":tru}"#, false),
   ]
 
+  /// Peers' documents for `new_edits: false`, with `_revisions`: where the fast reading
+  /// answers, its revision, ancestry and body are `Document.replicated`'s; anything the
+  /// slow path would refuse it leaves to it.
+  static let replicatedCases: [(text: String, answered: Bool)] = [
+    (#"{"_id":"a","_rev":"3-abc","_revisions":{"start":3,"ids":["abc","def","012"]},"n":1}"#, true),
+    (#"{"_id":"a","_revisions":{"start":2,"ids":["x","y"]}}"#, true),
+    (#"{"a":1,"_revisions":{"ids":["x"],"start":5},"b":[2],"_id":"m"}"#, true),
+    (#"{"_revisions":{"start":1,"ids":["x"]},"_id":"a","_deleted":true,"b":2}"#, true),
+    (#" { "_id" : "a" , "_revisions" : { "start" : 2 , "ids" : [ "x" , "y" ] } } "#, true),
+    (#"{"_id":"a","_rev":"3-zzz","_revisions":{"start":3,"ids":["abc"]}}"#, false),
+    (#"{"_id":"a","_revisions":{"start":1,"ids":["x","y"]}}"#, false),
+    (#"{"_id":"a","_revisions":{"start":2,"ids":[1,2]}}"#, false),
+    (#"{"_id":"a","_revisions":{"start":2,"ids":[]}}"#, false),
+    (#"{"_id":"a","_revisions":["x"]}"#, false),
+    (#"{"_id":"a","_revisions":{"start":"2","ids":["x"]}}"#, false),
+    (#"{"_revisions":{"start":1,"ids":["x"]}}"#, false),
+    (#"{"_id":"a","_revisions":{"start":1,"ids":["x\u0041"]}}"#, false),
+    (
+      #"{"_id":"a","_revisions":{"start":1,"ids":["x"]},"_revisions":{"start":1,"ids":["x"]}}"#,
+      false
+    ),
+  ]
+
+  @Test(arguments: replicatedCases)
+  func readsPeersRevisionsAsReplicatedDoes(text: String, answered: Bool) throws {
+    let bytes = Array(text.utf8)
+    let fast = fast(bytes)
+    #expect((fast != nil) == answered, "\(text)")
+    guard let fast else { return }
+    let (document, history) = try Document.replicated(validating: try JSONParser.parse(bytes))
+    #expect(fast.id == document.id && fast.rev == document.rev && fast.history == history)
+    #expect(fast.isDeleted == document.isDeleted)
+    #expect(fast.body == (try document.encodedBody(limits: .default)), "\(text)")
+  }
+
   @Test(arguments: cases)
   func readsWhatItCanAndLeavesTheRest(text: String, answered: Bool) {
     #expect(check(Array(text.utf8)) == answered, "\(text)")
