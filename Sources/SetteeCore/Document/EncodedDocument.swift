@@ -77,17 +77,17 @@ package struct EncodedDocument: Sendable, Hashable {
           skipSpace()
           let nameBytes = UnsafeBufferPointer(rebasing: text[name])
           if nameBytes.first == UInt8(ascii: "_") {
-            if nameBytes.elementsEqual("_id".utf8) {
+            if nameBytes.hasSameBytes(as: "_id") {
               guard let value = string() else { return nil }
               let text = String(decoding: self.text[value], as: UTF8.self)
               guard (try? Document.validateID(text)) != nil else { return nil }
               id = text
-            } else if nameBytes.elementsEqual("_rev".utf8) {
+            } else if nameBytes.hasSameBytes(as: "_rev") {
               guard let value = string(),
                 let parsed = try? RevisionID(parsing: String(decoding: text[value], as: UTF8.self))
               else { return nil }
               rev = parsed
-            } else if nameBytes.elementsEqual("_revisions".utf8) {
+            } else if nameBytes.hasSameBytes(as: "_revisions") {
               // Read as any value (checked and printed), then taken back out of the body.
               let start = output.count
               guard value(depth: 2),
@@ -97,7 +97,7 @@ package struct EncodedDocument: Sendable, Hashable {
               else { return nil }
               output.removeSubrange(start...)
               revisions = parsed
-            } else if nameBytes.elementsEqual("_deleted".utf8) {
+            } else if nameBytes.hasSameBytes(as: "_deleted") {
               if skip("true") {
                 deleted = true
               } else if skip("false") {

@@ -168,7 +168,7 @@ extension JSON {
     case (.bool(let a), .bool(let b)): a == b
     case (.int(let a), .int(let b)): a == b
     case (.double(let a), .double(let b)): a == b
-    case (.string(let a), .string(let b)): a.utf8.elementsEqual(b.utf8)
+    case (.string(let a), .string(let b)): a.hasSameBytes(as: b)
     case (.array(let a), .array(let b)): a == b
     case (.object(let a), .object(let b)): a == b
     default: false

@@ -21,7 +21,7 @@ public struct FieldPath: Sendable, Hashable, Comparable, CustomStringConvertible
   /// Names compare byte for byte, as member lookups match them.
   public static func == (lhs: FieldPath, rhs: FieldPath) -> Bool {
     lhs.components.count == rhs.components.count
-      && zip(lhs.components, rhs.components).allSatisfy { $0.utf8.elementsEqual($1.utf8) }
+      && zip(lhs.components, rhs.components).allSatisfy { $0.hasSameBytes(as: $1) }
   }
 
   /// Parses dotted notation; `\.` is a literal dot, `\\` a literal backslash and `\$` at

@@ -14,3 +14,27 @@ extension String {
     }
   }
 }
+
+extension String {
+  /// Whether the two strings are the same UTF-8 bytes (not Unicode canonical equivalence,
+  /// as `==` is): lengths first, then the bytes in place. `utf8.elementsEqual` compared
+  /// them through the generic iterator, 2% of a replication's time.
+  @inline(__always)
+  package func hasSameBytes(as other: String) -> Bool {
+    let (x, y) = (utf8, other.utf8)
+    guard x.count == y.count else { return false }
+    let inPlace = x.withContiguousStorageIfAvailable { p in
+      y.withContiguousStorageIfAvailable { q in p.elementsEqual(q) }
+    }
+    return (inPlace ?? nil) ?? x.elementsEqual(y)
+  }
+}
+
+extension UnsafeBufferPointer<UInt8> {
+  /// Whether these bytes are `word`'s.
+  @inline(__always)
+  package func hasSameBytes(as word: StaticString) -> Bool {
+    count == word.utf8CodeUnitCount
+      && elementsEqual(UnsafeBufferPointer(start: word.utf8Start, count: word.utf8CodeUnitCount))
+  }
+}
