@@ -135,7 +135,7 @@ struct HTTPPeer: ReplicationPeer {
     return differences
   }
 
-  func documents(_ wanted: [WantedRevisions]) async throws -> [JSONObject] {
+  func documents(_ wanted: [WantedRevisions]) async throws -> [BulkDocument] {
     var asked: [JSON] = []
     for item in wanted {
       for rev in item.revs {
@@ -151,26 +151,27 @@ struct HTTPPeer: ReplicationPeer {
       query: [("revs", "true"), ("attachments", "true"), ("latest", "true")],
       body: ["docs": .array(asked)])
     // A peer without _bulk_get: each document by open_revs.
-    if [400, 404, 405, 501].contains(answer.status) { return try await openRevisions(wanted) }
+    if [400, 404, 405, 501].contains(answer.status) {
+      return try await openRevisions(wanted).map(BulkDocument.object)
+    }
     try check(answer)
-    guard case .array(let results)? = try answer.object()["results"] else {
+    // The documents are kept as the text the peer sent, each checked whole (and read into
+    // its stored form when plain): written from it, or passed on to a peer as it is.
+    guard let read = BulkGetAnswer(Array(buffer: answer.body)) else {
       throw malformed("_bulk_get answered without results")
     }
-    var documents: [JSONObject] = []
-    for result in results {
-      for entry in result["docs"]?.arrayValue ?? [] {
-        if case .object(let document)? = entry["ok"] {
-          documents.append(document)
-        } else if let error = entry["error"] {
-          throw ReplicationError(
-            peer: label, status: nil, error: error["error"]?.stringValue ?? "bad_response",
-            reason:
-              "\(error["id"]?.stringValue ?? "?") \(error["rev"]?.stringValue ?? ""): \(error["reason"]?.stringValue ?? "")"
-          )
-        }
+    if let error = read.errors.first {
+      throw ReplicationError(
+        peer: label, status: nil, error: error["error"]?.stringValue ?? "bad_response",
+        reason:
+          "\(error["id"]?.stringValue ?? "?") \(error["rev"]?.stringValue ?? ""): \(error["reason"]?.stringValue ?? "")"
+      )
+    }
+    return try read.documents.map { text in
+      do { return try BulkDocument(text: text, limits: .default) } catch {
+        throw malformed("_bulk_get answered a document that is not a JSON object")
       }
     }
-    return documents
   }
 
   /// The fallback of ``documents(_:)``: `GET /{db}/{id}?open_revs=[…]`, the revision list
@@ -216,11 +217,16 @@ struct HTTPPeer: ReplicationPeer {
     return documents
   }
 
-  func write(_ documents: [JSONObject]) async throws -> [WriteFailure] {
+  func write(_ documents: [BulkDocument]) async throws -> [WriteFailure] {
     guard !documents.isEmpty else { return [] }
-    let answer = try await send(
-      .POST, "/_bulk_docs",
-      body: ["new_edits": false, "docs": .array(documents.map(JSON.object))])
+    // The documents' texts, as the source sent them when it was a peer.
+    var body = Array(#"{"new_edits":false,"docs":["#.utf8)
+    for (index, document) in documents.enumerated() {
+      if index > 0 { body.append(UInt8(ascii: ",")) }
+      body += document.text
+    }
+    body += Array("]}".utf8)
+    let answer = try await send(.POST, "/_bulk_docs", rawBody: body)
     if answer.status == 413 && documents.count > 1 {
       // Too large for the peer: CouchDB's replicator halves the batch.
       let half = documents.count / 2
@@ -274,7 +280,7 @@ struct HTTPPeer: ReplicationPeer {
   /// (`unreachable`, `timeout`) naming the peer without credentials.
   func send(
     _ method: HTTPMethod, _ path: String, query: [(String, String)] = [], body: JSON? = nil,
-    headers: [(String, String)] = [], timeout: Duration? = nil
+    rawBody: [UInt8]? = nil, headers: [(String, String)] = [], timeout: Duration? = nil
   ) async throws -> Answer {
     var url = base + path
     if !query.isEmpty {
@@ -288,9 +294,9 @@ struct HTTPPeer: ReplicationPeer {
     request.headers.add(name: "Accept", value: "application/json")
     for (name, value) in headers { request.headers.replaceOrAdd(name: name, value: value) }
     if let authorization { request.headers.add(name: "Authorization", value: authorization) }
-    if let body {
+    if let bytes = rawBody ?? body.map(JSONWriter.bytes) {
       request.headers.add(name: "Content-Type", value: "application/json")
-      request.body = .bytes(ByteBuffer(bytes: JSONWriter.bytes(body)))
+      request.body = .bytes(ByteBuffer(bytes: bytes))
     }
     let limit = timeout ?? requestTimeout
     let seconds = limit.components.seconds

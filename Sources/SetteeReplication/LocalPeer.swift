@@ -146,29 +146,28 @@ struct LocalPeer: ReplicationPeer {
     try await collection.revsDiff(offered)
   }
 
-  func documents(_ wanted: [WantedRevisions]) async throws -> [JSONObject] {
+  func documents(_ wanted: [WantedRevisions]) async throws -> [BulkDocument] {
     let requests = wanted.map { item in
       RevisionsRequest(
         item.id, item.revs,
         options: RevisionReadOptions(
           revs: true, attachments: true, attachmentsSince: item.attachmentsSince))
     }
-    var documents: [JSONObject] = []
+    var documents: [BulkDocument] = []
     for answers in try await collection.openRevisions(requests, latest: true) {
-      for case .found(let document) in answers { documents.append(document) }
+      for case .found(let document) in answers { documents.append(.object(document)) }
     }
     return documents
   }
 
-  func write(_ documents: [JSONObject]) async throws -> [WriteFailure] {
+  func write(_ documents: [BulkDocument]) async throws -> [WriteFailure] {
     var failures: [WriteFailure] = []
     for (document, outcome) in zip(
-      documents, try await collection.putEach(documents, newEdits: false))
+      documents, try await collection.putEach(prepared: documents, newEdits: false))
     {
       if case .failure(let error) = outcome {
         failures.append(
-          WriteFailure(
-            id: document["_id"]?.stringValue ?? "", error: error.code.name, reason: error.message))
+          WriteFailure(id: document.id, error: error.code.name, reason: error.message))
       }
     }
     return failures

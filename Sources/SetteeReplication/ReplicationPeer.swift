@@ -25,9 +25,9 @@ protocol ReplicationPeer: Sendable {
   func revsDiff(_ offered: [String: [RevisionID]]) async throws -> [String: RevisionDifference]
   /// The asked revisions (or the leaves that follow them) with `_revisions` and their
   /// attachments' data, except attachments the target has from `attsSince`.
-  func documents(_ wanted: [WantedRevisions]) async throws -> [JSONObject]
+  func documents(_ wanted: [WantedRevisions]) async throws -> [BulkDocument]
   /// Writes documents as the source has them (`new_edits: false`); the refused ones.
-  func write(_ documents: [JSONObject]) async throws -> [WriteFailure]
+  func write(_ documents: [BulkDocument]) async throws -> [WriteFailure]
   /// Makes what was written durable (`_ensure_full_commit`).
   func ensureFullCommit() async throws
 }
@@ -108,5 +108,33 @@ public struct ReplicationError: Error, Sendable, CustomStringConvertible {
   /// `peer: status error: reason`.
   public var description: String {
     "\(peer): \(status.map { "\($0) " } ?? "")\(error): \(reason)"
+  }
+}
+
+extension BulkDocument {
+  /// The document's JSON text: as the peer sent it, or printed.
+  var text: [UInt8] {
+    switch self {
+    case .object(let object): JSONWriter.bytes(.object(object))
+    case .encoded(_, let text): text
+    }
+  }
+
+  /// Its `_id`, for reports.
+  var id: String { idAndRev.id?.stringValue ?? "" }
+
+  /// Its size in a request: the text a peer sent, or for a parsed document its
+  /// attachments' base64 and a kilobyte for the rest (a document read from text has none:
+  /// one with `_attachments` is parsed).
+  var estimatedBytes: Int {
+    switch self {
+    case .encoded(_, let text): return text.count
+    case .object(let object):
+      var bytes = 1024
+      for attachment in object["_attachments"]?.objectValue ?? [:] {
+        bytes += attachment.value["data"]?.stringValue?.utf8.count ?? 0
+      }
+      return bytes
+    }
   }
 }

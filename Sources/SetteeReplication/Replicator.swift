@@ -398,7 +398,7 @@ public final class Replicator: Sendable {
   /// A page of changes read, with the documents the target lacks.
   private struct Fetched: Sendable {
     var page: ChangesPage
-    var documents: [JSONObject] = []
+    var documents: [BulkDocument] = []
     var missingChecked = 0
     var missingFound = 0
 
@@ -446,7 +446,7 @@ public final class Replicator: Sendable {
   /// ``writeBytes`` of attachment data (estimated from the base64 the source sent), so that
   /// attachments never make one request too large; a target that still answers 413 has
   /// the request halved.
-  private func write(_ documents: [JSONObject], _ progress: inout ReplicationProgress)
+  private func write(_ documents: [BulkDocument], _ progress: inout ReplicationProgress)
     async throws
   {
     var start = 0
@@ -454,7 +454,7 @@ public final class Replicator: Sendable {
       var end = start
       var bytes = 0
       while end < documents.count && (end == start || bytes < Self.writeBytes) {
-        bytes += Self.estimatedBytes(documents[end])
+        bytes += documents[end].estimatedBytes
         end += 1
       }
       let group = Array(documents[start..<end])
@@ -471,15 +471,6 @@ public final class Replicator: Sendable {
   /// How many bytes of documents one `_bulk_docs` request of a replication carries, at most
   /// (one document may be larger).
   static let writeBytes = 8 << 20
-
-  /// A document's size in a request: its attachments' base64 and a kilobyte for the rest.
-  static func estimatedBytes(_ document: JSONObject) -> Int {
-    var bytes = 1024
-    for attachment in document["_attachments"]?.objectValue ?? [:] {
-      bytes += attachment.value["data"]?.stringValue?.utf8.count ?? 0
-    }
-    return bytes
-  }
 
   /// The replication id: an MD5 of the peers' identities (the URL without credentials, or
   /// the file's uuid and the collection), the direction, the filter and a given start. The
