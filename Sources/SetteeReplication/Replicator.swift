@@ -37,7 +37,8 @@ public struct ReplicationConfiguration: Sendable {
   /// Copy only each document's winning revision, not its conflicts (CouchDB's
   /// `winning_revs_only`): for a backup or a one-way copy that is not synced back.
   public var winningRevisionsOnly: Bool
-  /// How many changes are read at a time (CouchDB's default, 500).
+  /// How many changes are read at a time: 1,000 (CouchDB reads 500 in each of four
+  /// workers; Settee's one pipeline measured fastest at 1,000).
   public var batchSize: Int
   /// How often progress is checkpointed on both peers, at most.
   public var checkpointInterval: Duration
@@ -55,7 +56,7 @@ public struct ReplicationConfiguration: Sendable {
   public init(
     source: ReplicationEndpoint, target: ReplicationEndpoint, continuous: Bool = false,
     createTarget: Bool = false, filter: ReplicationFilter = .none, sinceSequence: String? = nil,
-    winningRevisionsOnly: Bool = false, batchSize: Int = 500,
+    winningRevisionsOnly: Bool = false, batchSize: Int = 1_000,
     checkpointInterval: Duration = .seconds(5),
     requestTimeout: Duration = .seconds(60), pollTimeout: Duration = .seconds(30),
     maxRetryDelay: Duration = .seconds(60), retries: Int = 5

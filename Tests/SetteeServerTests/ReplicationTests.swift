@@ -136,7 +136,7 @@ struct ReplicationTests {
     let replicator = try Replicator(
       ReplicationConfiguration(
         source: .collection(source), target: .collection(try collection("pending-copy.db")),
-        createTarget: true))
+        createTarget: true, batchSize: 500))
     var pendings: [Int] = []
     for await progress in replicator.start() where progress.state == .running {
       if progress.docsWritten > 0, let pending = progress.pending { pendings.append(pending) }

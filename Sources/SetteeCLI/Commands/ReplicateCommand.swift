@@ -21,7 +21,7 @@ struct ReplicateCommand: ParsableCommand {
   @Option(help: "Replicate only documents this Mango selector (JSON) matches.") var selector:
     String?
   @Option(help: "Start after this source sequence instead of at the checkpoint.") var since: String?
-  @Option(help: "Changes read at a time.") var batchSize = 500
+  @Option(help: "Changes read at a time.") var batchSize = 1_000
   @Option(help: "Seconds between checkpoints, at most.") var checkpointInterval: Double = 5
   @Option(help: "Seconds a request may take before the connection counts as stalled.")
   var requestTimeout: Double = 60
