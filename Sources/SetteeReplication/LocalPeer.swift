@@ -153,9 +153,14 @@ struct LocalPeer: ReplicationPeer {
         options: RevisionReadOptions(
           revs: true, attachments: true, attachmentsSince: item.attachmentsSince))
     }
+    // As text (a plain revision is copied from its stored body), read back into its
+    // stored form for a file target or passed on as it is to a server.
     var documents: [BulkDocument] = []
-    for answers in try await collection.openRevisions(requests, latest: true) {
-      for case .found(let document) in answers { documents.append(.object(document)) }
+    for answers in try await collection.openRevisionTexts(requests, latest: true) {
+      for case .found(let text) in answers {
+        documents.append(
+          try BulkDocument(text: text, limits: collection.database.configuration.limits))
+      }
     }
     return documents
   }

@@ -233,25 +233,39 @@ extension CouchHandler {
           .answered(["id": .string(id), "docs": [failure(id, rev, couch.error, couch.reason)]]))
       }
     }
-    let found = try await db.openRevisions(requests, latest: latest)
-    var results: [JSON] = []
-    for entry in entries {
+    // The revisions come as text (a plain one copied from its stored body, not parsed and
+    // printed again), and the answer is written around them.
+    let found = try await db.openRevisionTexts(requests, latest: latest)
+    var bytes = Array(#"{"results":["#.utf8)
+    for (number, entry) in entries.enumerated() {
+      if number > 0 { bytes.append(UInt8(ascii: ",")) }
       switch entry {
-      case .answered(let result): results.append(result)
+      case .answered(let result): JSONWriter.write(result, into: &bytes)
       case .revision(let id, let rev, let index):
-        let answers = found[index].map { answer -> JSON in
-          if case .missing = answer { return failure(id, rev, "not_found", "missing") }
-          return .object(answer.json)
+        bytes += Array(#"{"id":"#.utf8)
+        JSONWriter.write(.string(id), into: &bytes)
+        bytes += Array(#","docs":["#.utf8)
+        for (position, answer) in found[index].enumerated() {
+          if position > 0 { bytes.append(UInt8(ascii: ",")) }
+          switch answer {
+          case .found(let text):
+            bytes += Array(#"{"ok":"#.utf8)
+            bytes += text
+            bytes.append(UInt8(ascii: "}"))
+          case .missing:
+            JSONWriter.write(failure(id, rev, "not_found", "missing"), into: &bytes)
+          }
         }
-        results.append(["id": .string(id), "docs": .array(answers)])
+        bytes += Array("]}".utf8)
       case .winner(let id, let options):
         let answer =
           try await db.document(id, options).map { JSON.object(["ok": .object($0)]) }
           ?? failure(id, nil, "not_found", "missing")
-        results.append(["id": .string(id), "docs": [answer]])
+        JSONWriter.write(["id": .string(id), "docs": [answer]], into: &bytes)
       }
     }
-    return CouchResponse.json(["results": .array(results)])
+    bytes += Array("]}".utf8)
+    return CouchResponse.jsonBytes(bytes)
   }
 
   // MARK: - _revs_diff, _missing_revs

@@ -131,10 +131,17 @@ enum CouchResponse {
     var bytes: [UInt8] = []
     bytes.reserveCapacity(256)
     JSONWriter.write(value, into: &bytes)
-    bytes.append(UInt8(ascii: "\n"))
+    return jsonBytes(bytes, status: status, headers: headers)
+  }
+
+  /// A JSON body already written (the newline is added here).
+  static func jsonBytes(
+    _ text: consuming [UInt8], status: HTTPResponse.Status = .ok, headers: HTTPFields = [:]
+  ) -> Response {
+    text.append(UInt8(ascii: "\n"))
     return Response(
       status: status, headers: jsonHeaders(headers),
-      body: ResponseBody(byteBuffer: ByteBuffer(bytes: bytes)))
+      body: ResponseBody(byteBuffer: ByteBuffer(bytes: text)))
   }
 
   static func jsonHeaders(_ extra: HTTPFields = [:]) -> HTTPFields {

@@ -116,23 +116,30 @@ extension DocumentCollection {
     let missing = requests.map { $0.revs.map { $0.map(OpenRevision.missing) } ?? [] }
     return try database.read(
       inCollection(missing) { db, cid in
-        try zip(requests, missing).map { request, missing in
-          guard let reader = try LeafReader(db, cid: cid, id: request.id) else { return missing }
-          guard let revs = request.revs else {
-            return try reader.leaves.map { .found(try reader.json(db, $0, request.options)) }
-          }
-          var answers: [OpenRevision] = []
-          var seen: Set<RevisionID> = []
-          for rev in revs {
-            let found = latest ? try reader.latest(rev) : reader.leaf(rev).map { [$0] } ?? []
-            if found.isEmpty { answers.append(.missing(rev)) }
-            for leaf in found where seen.insert(leaf.rev!).inserted {
-              answers.append(.found(try reader.json(db, leaf, request.options)))
-            }
-          }
-          return answers
-        }
+        try requests.map { try Self.openRevisions(db, cid: cid, $0, latest: latest) }
       })
+  }
+
+  /// The answers to one request, read from `db`.
+  static func openRevisions(
+    _ db: SQLConnection, cid: Int64, _ request: RevisionsRequest, latest: Bool
+  ) throws -> [OpenRevision] {
+    guard let reader = try LeafReader(db, cid: cid, id: request.id) else {
+      return request.revs.map { $0.map(OpenRevision.missing) } ?? []
+    }
+    guard let revs = request.revs else {
+      return try reader.leaves.map { .found(try reader.json(db, $0, request.options)) }
+    }
+    var answers: [OpenRevision] = []
+    var seen: Set<RevisionID> = []
+    for rev in revs {
+      let found = latest ? try reader.latest(rev) : reader.leaf(rev).map { [$0] } ?? []
+      if found.isEmpty { answers.append(.missing(rev)) }
+      for leaf in found where seen.insert(leaf.rev!).inserted {
+        answers.append(.found(try reader.json(db, leaf, request.options)))
+      }
+    }
+    return answers
   }
 
   /// A document in CouchDB's shape, without blocking the caller's thread.

@@ -1,0 +1,93 @@
+import GRDB
+import SetteeCore
+
+/// One answer of ``DocumentCollection/openRevisionTexts(_:latest:)``: a revision as the JSON
+/// text of ``OpenRevision/found(_:)``'s document, or one that is not a stored leaf.
+package enum OpenRevisionText: Sendable, Hashable {
+  case found([UInt8])
+  case missing(RevisionID)
+}
+
+extension DocumentCollection {
+  /// ``openRevisions(_:latest:)-4ddg1`` as JSON text, what the server's `_bulk_get` and the
+  /// replicator send: the same bytes `JSONWriter` prints of those answers. The revision a
+  /// replication asks for is usually a document's only leaf, without attachments: its
+  /// stored body is then checked and copied into the answer (`EncodedDocument`, no JSON
+  /// values made); any other is read and printed as ``openRevisions(_:latest:)-4ddg1``
+  /// reads it, and a stored body that does not check is left to that path too, which
+  /// reports it as damage.
+  package func openRevisionTexts(_ requests: [RevisionsRequest], latest: Bool = false)
+    async throws -> [[OpenRevisionText]]
+  {
+    let missing = requests.map { $0.revs.map { $0.map(OpenRevisionText.missing) } ?? [] }
+    let operation = inCollection(missing) { db, cid in
+      try requests.map { request in
+        if let text = try Self.plainRevisionText(db, cid: cid, request) { return [.found(text)] }
+        return try Self.openRevisions(db, cid: cid, request, latest: latest).map { answer in
+          switch answer {
+          case .found(let document): .found(JSONWriter.bytes(.object(document)))
+          case .missing(let rev): .missing(rev)
+          }
+        }
+      }
+    }
+    return try await database.withConnection(.reading) { try self.database.read(operation) }
+  }
+
+  /// The text of the one revision `request` asks for when it is the document's only leaf
+  /// and holds no attachments, and the request asks for nothing but `_revisions`; `nil`
+  /// otherwise (the general path answers).
+  static func plainRevisionText(_ db: SQLConnection, cid: Int64, _ request: RevisionsRequest)
+    throws -> [UInt8]?
+  {
+    let options = request.options
+    guard let revs = request.revs, revs.count == 1, !options.revsInfo, !options.conflicts,
+      !options.deletedConflicts, !Names.containsNUL(request.id)
+    else { return nil }
+    let rev = revs[0]
+    let statement = RawStatement(
+      db,
+      statement: try db.rawStatement(
+        sql: """
+          SELECT rev, deleted, body, rid, conflicts + deleted_conflicts, attachments
+          FROM documents WHERE cid = ? AND id = ?
+          """))
+    statement.bind(1, cid)
+    statement.bind(2, text: request.id)
+    let row = try statement.first { row in
+      (
+        rev: row.string(0), deleted: row.int64(1) != 0, rid: row.int64(3),
+        plain: row.int64(4) == 0 && row.int64(5) == 0,
+        body: EncodedDocument(text: row.bytes(2))
+      )
+    }
+    guard let row, row.plain, row.rev == rev.description, let body = row.body?.body,
+      body.first == UInt8(ascii: "{")
+    else { return nil }
+    var text = Array(#"{"_id":"#.utf8)
+    JSONWriter.write(.string(request.id), into: &text)
+    text += Array(#","_rev":"#.utf8)
+    JSONWriter.write(.string(rev.description), into: &text)
+    if row.deleted { text += Array(#","_deleted":true"#.utf8) }
+    if body.count > 2 {
+      text.append(UInt8(ascii: ","))
+      text += body[1..<(body.count - 1)]
+    }
+    if options.revs {
+      let ancestry =
+        rev.generation == 1
+        ? [rev]
+        : try StoredTree.load(
+          db, rid: row.rid, id: request.id, winner: rev, deleted: row.deleted, seq: 0
+        ).ancestry(of: rev)
+      text += Array(#","_revisions":"#.utf8)
+      let revisions: JSON = [
+        "start": .int(Int64(rev.generation)),
+        "ids": .array(ancestry.map { JSON.string($0.digest) }),
+      ]
+      JSONWriter.write(revisions, into: &text)
+    }
+    text.append(UInt8(ascii: "}"))
+    return text
+  }
+}
