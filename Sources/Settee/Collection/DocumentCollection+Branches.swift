@@ -209,13 +209,9 @@ extension DocumentReader {
     try leafRow(db, cid: cid, id: id)?.leaves ?? []
   }
 
-  /// A document's leaves (``leaves(_:cid:id:)``) with its row id and whether any of its
-  /// revisions holds attachments: one query for a document without branches (a
-  /// replication reads every document this way; three queries each were a tenth of it).
-  static func leafRow(_ db: SQLConnection, cid: Int64, id: String) throws
-    -> (leaves: [Document], rid: Int64, holdsAttachments: Bool)?
-  {
-    if Names.containsNUL(id) { return nil }
+  /// The statement that reads a document's winner row: `rev, deleted, body, rid,
+  /// conflicts + deleted_conflicts, attachments`, bound to `id`.
+  static func winnerRow(_ db: SQLConnection, cid: Int64, id: String) throws -> RawStatement {
     let statement = RawStatement(
       db,
       statement: try db.rawStatement(
@@ -225,7 +221,17 @@ extension DocumentReader {
           """))
     statement.bind(1, cid)
     statement.bind(2, text: id)
-    let found = try statement.first { row in
+    return statement
+  }
+
+  /// A document's leaves (``leaves(_:cid:id:)``) with its row id and whether any of its
+  /// revisions holds attachments: one query for a document without branches (a
+  /// replication reads every document this way; three queries each were a tenth of it).
+  static func leafRow(_ db: SQLConnection, cid: Int64, id: String) throws
+    -> (leaves: [Document], rid: Int64, holdsAttachments: Bool)?
+  {
+    if Names.containsNUL(id) { return nil }
+    let found = try winnerRow(db, cid: cid, id: id).first { row in
       (
         winner: try Document(
           id: id, rev: storedRevision(row.string(0), documentID: id),

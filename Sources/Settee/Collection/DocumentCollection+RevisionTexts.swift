@@ -45,16 +45,7 @@ extension DocumentCollection {
       !options.deletedConflicts, !Names.containsNUL(request.id)
     else { return nil }
     let rev = revs[0]
-    let statement = RawStatement(
-      db,
-      statement: try db.rawStatement(
-        sql: """
-          SELECT rev, deleted, body, rid, conflicts + deleted_conflicts, attachments
-          FROM documents WHERE cid = ? AND id = ?
-          """))
-    statement.bind(1, cid)
-    statement.bind(2, text: request.id)
-    let row = try statement.first { row in
+    let row = try DocumentReader.winnerRow(db, cid: cid, id: request.id).first { row in
       (
         rev: row.string(0), deleted: row.int64(1) != 0, rid: row.int64(3),
         plain: row.int64(4) == 0 && row.int64(5) == 0,
