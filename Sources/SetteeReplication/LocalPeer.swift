@@ -153,14 +153,11 @@ struct LocalPeer: ReplicationPeer {
         options: RevisionReadOptions(
           revs: true, attachments: true, attachmentsSince: item.attachmentsSince))
     }
-    // As text (a plain revision is copied from its stored body), read back into its
-    // stored form for a file target or passed on as it is to a server.
+    // As text (a plain revision is copied from its stored body): passed on as it is to a
+    // server, read into its stored form only by a file target's write.
     var documents: [BulkDocument] = []
     for answers in try await collection.openRevisionTexts(requests, latest: true) {
-      for case .found(let text) in answers {
-        documents.append(
-          try BulkDocument(text: text, limits: collection.database.configuration.limits))
-      }
+      for case .found(let text) in answers { documents.append(.text(text)) }
     }
     return documents
   }

@@ -116,7 +116,7 @@ extension BulkDocument {
   var text: [UInt8] {
     switch self {
     case .object(let object): JSONWriter.bytes(.object(object))
-    case .encoded(_, let text): text
+    case .encoded(_, let text), .text(let text): text
     }
   }
 
@@ -128,7 +128,7 @@ extension BulkDocument {
   /// one with `_attachments` is parsed).
   var estimatedBytes: Int {
     switch self {
-    case .encoded(_, let text): return text.count
+    case .encoded(_, let text), .text(let text): return text.count
     case .object(let object):
       var bytes = 1024
       for attachment in object["_attachments"]?.objectValue ?? [:] {

@@ -53,6 +53,10 @@ extension DocumentCollection {
         let json: JSONObject
         switch document {
         case .object(let object): json = object
+        case .text(let text):
+          let encoded = text.withUnsafeBufferPointer { EncodedDocument(text: $0, limits: limits) }
+          if let encoded { return try write(.encoded(encoded, text: text)) }
+          json = try BulkDocument.object(text, limits: limits)
         case .encoded(let encoded, let text):
           // Written from its text when no index needs its values; parsed otherwise.
           if !writer.needsBodies {
@@ -125,6 +129,8 @@ extension DocumentCollection {
 package enum BulkDocument: Sendable {
   case object(JSONObject)
   case encoded(EncodedDocument, text: [UInt8])
+  /// Text the engine printed (an answer of `openRevisionTexts`), read only when written.
+  case text([UInt8])
 
   /// Reads one document's text; a text that is not a JSON object is refused here, so a
   /// request can be checked whole before anything is written.
@@ -156,6 +162,9 @@ package enum BulkDocument: Sendable {
     case .object(let object): return (object["_id"], object["_rev"])
     case .encoded(let encoded, _):
       return (encoded.id.map(JSON.string), encoded.rev.map { .string($0.description) })
+    case .text(let text):
+      guard case .object(let object)? = try? JSONParser.parse(text) else { return (nil, nil) }
+      return (object["_id"], object["_rev"])
     }
   }
 }

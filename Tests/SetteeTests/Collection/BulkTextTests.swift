@@ -59,8 +59,11 @@ struct BulkTextTests {
     let db = try Database(inMemoryWith: .init())
     let parsed = db.collection("parsed")
     let fromText = db.collection("text")
+    let unread = db.collection("unread")
     if indexed {
-      for collection in [parsed, fromText] { try await collection.ensureIndexed(["n"], name: "n") }
+      for collection in [parsed, fromText, unread] {
+        try await collection.ensureIndexed(["n"], name: "n")
+      }
     }
     for batch in Self.texts(seed) {
       let objects = try batch.map { text -> JSONObject in
@@ -72,9 +75,13 @@ struct BulkTextTests {
       let prepared = try batch.map { try BulkDocument(text: Array($0.utf8), limits: .default) }
       let one = try await parsed.putEach(objects, newEdits: false)
       let other = try await fromText.putEach(prepared: prepared, newEdits: false)
+      let third = try await unread.putEach(
+        prepared: batch.map { .text(Array($0.utf8)) }, newEdits: false)
       #expect(one.map(Self.outcome) == other.map(Self.outcome))
+      #expect(one.map(Self.outcome) == third.map(Self.outcome))
     }
     #expect(try Self.state(parsed) == Self.state(fromText))
+    #expect(try Self.state(parsed) == Self.state(unread))
     #expect(try Self.state(parsed).count > 10)
     // new_edits=true: documents without _id are numbered, updates name their _rev.
     let winners = try await fromText.get(["d1", "d2"])
