@@ -127,6 +127,7 @@ struct HTTPPeer: ReplicationPeer {
     let answer = try await send(.POST, "/_revs_diff", body: .object(body))
     try check(answer)
     var differences: [String: RevisionDifference] = [:]
+    differences.reserveCapacity(offered.count)
     for member in try answer.object() {
       differences[member.key] = RevisionDifference(
         missing: try revisions(member.value["missing"]),

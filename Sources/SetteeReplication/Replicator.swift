@@ -423,6 +423,7 @@ public final class Replicator: Sendable {
     var fetched = Fetched(page: page)
     guard !page.rows.isEmpty else { return fetched }
     var offered: [String: [RevisionID]] = [:]
+    offered.reserveCapacity(page.rows.count)
     for row in page.rows {
       offered[row.id, default: []] += configuration.winningRevisionsOnly ? [row.revs[0]] : row.revs
     }

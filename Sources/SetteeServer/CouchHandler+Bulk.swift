@@ -271,8 +271,10 @@ extension CouchHandler {
   // MARK: - _revs_diff, _missing_revs
 
   private func offered(_ request: CouchRequest) async throws -> [String: [RevisionID]] {
+    let body = try await request.jsonObjectBody()
     var offered: [String: [RevisionID]] = [:]
-    for member in try await request.jsonObjectBody() {
+    offered.reserveCapacity(body.count)
+    for member in body {
       offered[member.key] = try revisions(member.value, member.key) ?? []
     }
     return offered

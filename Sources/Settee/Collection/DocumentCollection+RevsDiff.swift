@@ -43,6 +43,7 @@ extension DocumentCollection {
       let held =
         try cid.map { try DocumentReader.heldRows(db, cid: $0, among: offered.keys) } ?? [:]
       var answer: [String: RevisionDifference] = [:]
+      answer.reserveCapacity(offered.count)
       for (id, revisions) in offered {
         guard let rid = held[id] else {
           // Never held: every offered revision is missing, and none can be an ancestor.

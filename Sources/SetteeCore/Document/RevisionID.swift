@@ -126,8 +126,7 @@ public struct RevisionID: Sendable, Hashable, Comparable, CustomStringConvertibl
   /// two revisions (Swift's `String` equality would make them one).
   public static func == (lhs: RevisionID, rhs: RevisionID) -> Bool {
     // The generation first: most revisions compared (a tree's) differ there.
-    lhs.generation == rhs.generation && lhs.description.utf8.count == rhs.description.utf8.count
-      && lhs.description.utf8.elementsEqual(rhs.description.utf8)
+    lhs.generation == rhs.generation && lhs.description.hasSameBytes(as: rhs.description)
   }
 
   /// Hashes the bytes, as ``==(_:_:)`` compares them.

@@ -43,6 +43,7 @@ public struct JSONObject: Sendable, Hashable, RandomAccessCollection, Expressibl
           continue
         }
         var table: [[UInt8]: Int] = [:]
+        table.reserveCapacity(Swift.max(32, pairs.underestimatedCount))
         for (index, member) in members.enumerated() { table[Array(member.key.utf8)] = index }
         positions = table
       }
