@@ -101,11 +101,15 @@ public struct JSONParser: ~Copyable {
       let key = try parseString()
       // Names compare byte for byte: canonically equivalent spellings are distinct names.
       if members.count < 16 {
-        if members.contains(where: { JSONParser.sameBytes($0.key, key) }) {
+        if members.contains(where: { $0.key.hasSameBytes(as: key) }) {
           throw duplicateKey(key, at: keyStart)
         }
       } else {
-        if seen == nil { seen = Set(members.map { Array($0.key.utf8) }) }
+        if seen == nil {
+          var names = Set<[UInt8]>(minimumCapacity: 256)
+          for member in members { names.insert(Array(member.key.utf8)) }
+          seen = names
+        }
         if seen!.insert(Array(key.utf8)).inserted == false { throw duplicateKey(key, at: keyStart) }
       }
       skipWhitespace()
@@ -125,16 +129,6 @@ public struct JSONParser: ~Copyable {
         return JSONObject(uniqueMembers: members)
       default: throw error("expected ',' or '}' in an object, found \(describeCurrent())")
       }
-    }
-  }
-
-  /// Whether two strings hold the same UTF-8 bytes (`==` compares canonical equivalence,
-  /// and a generic `elementsEqual` of the UTF-8 views was a twenty-fifth of an import).
-  package static func sameBytes(_ first: String, _ second: String) -> Bool {
-    guard first.utf8.count == second.utf8.count else { return false }
-    var (first, second) = (first, second)
-    return first.withUTF8 { a in
-      second.withUTF8 { b in a.count == 0 || memcmp(a.baseAddress!, b.baseAddress!, a.count) == 0 }
     }
   }
 

@@ -17,8 +17,9 @@ extension String {
 
 extension String {
   /// Whether the two strings are the same UTF-8 bytes (not Unicode canonical equivalence,
-  /// as `==` is): lengths first, then the bytes in place. `utf8.elementsEqual` compared
-  /// them through the generic iterator, 2% of a replication's time.
+  /// as `==` is): lengths first, then the bytes in place. `utf8.elementsEqual` compares
+  /// them through the generic iterator: a twenty-fifth of an import's time in the parser's
+  /// duplicate-name check, 2% of a replication's in JSONObject and RevisionID.
   @inline(__always)
   package func hasSameBytes(as other: String) -> Bool {
     let (x, y) = (utf8, other.utf8)

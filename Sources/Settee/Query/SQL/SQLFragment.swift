@@ -75,7 +75,7 @@ struct SQLFragment: Sendable, Hashable, CustomStringConvertible {
       case (.null, .null): true
       case (.int64(let a), .int64(let b)): a == b
       case (.double(let a), .double(let b)): a.bitPattern == b.bitPattern
-      case (.string(let a), .string(let b)): JSONParser.sameBytes(a, b)
+      case (.string(let a), .string(let b)): a.hasSameBytes(as: b)
       case (.blob(let a), .blob(let b)): a == b
       default: false
       }
