@@ -302,7 +302,7 @@ struct HTTPPeer: ReplicationPeer {
     let limit = timeout ?? requestTimeout
     let seconds = limit.components.seconds
     do {
-      let response = try await HTTPClient.shared.execute(request, timeout: .seconds(seconds))
+      let response = try await Self.client.execute(request, timeout: .seconds(seconds))
       let bytes = try await response.body.collect(upTo: Self.maxAnswerBytes)
       return Answer(status: Int(response.status.code), body: bytes, peer: label)
     } catch let error as HTTPClientError where error == .deadlineExceeded || error == .readTimeout {
@@ -318,6 +318,18 @@ struct HTTPPeer: ReplicationPeer {
         peer: label, status: nil, error: "unreachable", reason: "\(method) \(path): \(error)")
     }
   }
+
+  /// The client every peer's requests go through: AsyncHTTPClient's shared configuration,
+  /// except that a connection that cannot be made fails at once (within 10 s) instead of
+  /// being tried again inside the client until the request's deadline: the replicator's
+  /// own backoff decides about retrying (an unreachable URL took 5 minutes to fail).
+  static let client: HTTPClient = {
+    var configuration = HTTPClient.Configuration.singletonConfiguration
+    configuration.timeout.connect = .seconds(10)
+    configuration.connectionPool.retryConnectionEstablishment = false
+    return HTTPClient(
+      eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
+  }()
 
   /// Throws CouchDB's error for an answer that is not a success.
   func check(_ answer: Answer) throws {

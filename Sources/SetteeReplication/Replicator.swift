@@ -46,7 +46,8 @@ public struct ReplicationConfiguration: Sendable {
   public var requestTimeout: Duration
   /// How long a continuous replication's long poll waits for a change before asking again.
   public var pollTimeout: Duration
-  /// The longest wait between two attempts after a failure (they double from one second).
+  /// The longest wait between two attempts after a failure (they double from a quarter of a
+  /// second, as CouchDB's replicator's do).
   public var maxRetryDelay: Duration
   /// How many times a one-shot replication tries again after a transient failure before it
   /// fails (a continuous one tries for as long as it runs).
@@ -284,7 +285,8 @@ public final class Replicator: Sendable {
         }
         progress.state = .retrying
         report(progress)
-        let delay = min(configuration.maxRetryDelay, .seconds(1) * (1 << min(failures - 1, 16)))
+        let delay = min(
+          configuration.maxRetryDelay, .milliseconds(250) * (1 << min(failures - 1, 18)))
         do { try await Task.sleep(for: delay) } catch {
           progress.state = .stopped
           return progress

@@ -180,6 +180,19 @@ struct ReplicationTests {
     for number in 0..<5 { #expect(try await target.get("new\(number)") != nil) }
   }
 
+  /// With the default settings, a URL nobody listens on fails a one-shot replication after
+  /// its five quick retries (about 8 s), not after every connection attempt has waited for
+  /// its request's deadline (it took 5 minutes).
+  @Test func anUnreachableURLFailsInSeconds() async throws {
+    let started = ContinuousClock.now
+    let run = try SetteeBinary.run([
+      "replicate", "http://127.0.0.1:9/nowhere", directory.path("never.db") + "#db",
+    ])
+    #expect(run.status == 1)
+    #expect(run.stderr.contains("unreachable"), "\(run.stderr)")
+    #expect(ContinuousClock.now - started < .seconds(60))
+  }
+
   @Test func unreachablePeersFailWithoutShowingCredentials() async throws {
     let source = try collection("lonely.db")
     try await source.put(["_id": "a"])
