@@ -308,14 +308,15 @@ struct HTTPPeer: ReplicationPeer {
     } catch let error as HTTPClientError where error == .deadlineExceeded || error == .readTimeout {
       throw ReplicationError(
         peer: label, status: nil, error: "timeout",
-        reason: "\(method) \(path) took more than \(seconds) s")
+        reason: "\(method) \(path.isEmpty ? "/" : path) took more than \(seconds) s")
     } catch let error as ReplicationError {
       throw error
     } catch is CancellationError {
       throw CancellationError()
     } catch {
       throw ReplicationError(
-        peer: label, status: nil, error: "unreachable", reason: "\(method) \(path): \(error)")
+        peer: label, status: nil, error: "unreachable",
+        reason: "\(method) \(path.isEmpty ? "/" : path): \(error)")
     }
   }
 
