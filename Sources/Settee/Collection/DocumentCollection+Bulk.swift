@@ -56,7 +56,7 @@ extension DocumentCollection {
         case .text(let text):
           let encoded = text.withUnsafeBufferPointer { EncodedDocument(text: $0, limits: limits) }
           if let encoded { return try write(.encoded(encoded, text: text)) }
-          json = try BulkDocument.object(text, limits: limits)
+          json = try BulkDocument.object(text, maxDepth: limits.maxNestingDepth)
         case .encoded(let encoded, let text):
           // Written from its text when no index needs its values; parsed otherwise.
           if !writer.needsBodies {
@@ -66,7 +66,7 @@ extension DocumentCollection {
               return try writer.write(encoded, mode: .edit)
             }
           }
-          json = try BulkDocument.object(text, limits: limits)
+          json = try BulkDocument.object(text, maxDepth: limits.maxNestingDepth)
         }
         if newEdits {
           let document = try Document(validating: .object(json), limits: limits)
@@ -143,16 +143,17 @@ package enum BulkDocument: Sendable {
     } else {
       // Parsed to the parser's own depth: a deeper document than `limits` allows is the
       // write's to refuse, for that document alone.
-      guard case .object(let object) = try JSONParser.parse(text) else {
-        throw SetteeError(.invalidDocument, "Document must be a JSON object")
-      }
-      self = .object(object)
+      self = .object(try Self.object(text))
     }
   }
 
-  static func object(_ text: [UInt8], limits: DocumentLimits) throws -> JSONObject {
-    guard case .object(let object) = try JSONParser.parse(text, maxDepth: limits.maxNestingDepth)
-    else { throw SetteeError(.invalidDocument, "Document must be a JSON object") }
+  /// The text parsed, which must be one JSON object.
+  static func object(_ text: [UInt8], maxDepth: Int = JSONParser.defaultMaxDepth) throws
+    -> JSONObject
+  {
+    guard case .object(let object) = try JSONParser.parse(text, maxDepth: maxDepth) else {
+      throw SetteeError(.invalidDocument, "Document must be a JSON object")
+    }
     return object
   }
 
@@ -163,7 +164,7 @@ package enum BulkDocument: Sendable {
     case .encoded(let encoded, _):
       return (encoded.id.map(JSON.string), encoded.rev.map { .string($0.description) })
     case .text(let text):
-      guard case .object(let object)? = try? JSONParser.parse(text) else { return (nil, nil) }
+      guard let object = try? Self.object(text) else { return (nil, nil) }
       return (object["_id"], object["_rev"])
     }
   }

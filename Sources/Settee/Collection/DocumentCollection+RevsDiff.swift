@@ -100,21 +100,10 @@ extension DocumentReader {
     return held
   }
 
-  /// The document's stored revision tree (empty for a document never held).
-  static func revisionTree(_ db: SQLConnection, cid: Int64, id: String) throws -> RevisionTree {
-    try revisionTree(revisions(db, cid: cid, id: id), id: id)
-  }
-
-  /// The stored revision tree of a document whose row id is known.
+  /// The stored revision tree of the document whose row is `rid`.
   static func revisionTree(_ db: SQLConnection, rid: Int64, id: String) throws -> RevisionTree {
-    try revisionTree(revisions(db, rid: rid, id: id), id: id)
-  }
-
-  private static func revisionTree(_ revisions: [RevisionInfo], id: String) throws
-    -> RevisionTree
-  {
     var tree = RevisionTree()
-    for revision in revisions {
+    for revision in try revisions(db, rid: rid, id: id) {
       let path = [revision.rev.treeRev] + (revision.parent.map { [$0.treeRev] } ?? [])
       guard tree.insert(path: path, deleted: revision.isDeleted) != nil else {
         throw SetteeError(
