@@ -5,7 +5,7 @@ import SetteeCore
 /// forms), no HTTP.
 struct LocalPeer: ReplicationPeer {
   let collection: DocumentCollection
-  /// The filter's selector, parsed once (a source's filter; `nil` without one).
+  /// The filter's selector, parsed once by the replicator (a source's; `nil` without one).
   let selector: Selector?
   /// The last exact count of the changes to come, when it was made, and how many changes
   /// were read since: counting walks the rest of the feed, so pages in between estimate
@@ -14,15 +14,10 @@ struct LocalPeer: ReplicationPeer {
     (after: Int64, count: Int, at: ContinuousClock.Instant, readSince: Int)?
   >(nil)
 
-  /// A peer for `collection`; a selector filter is parsed here, so a bad one fails before
-  /// anything is read.
-  init(collection: DocumentCollection, filter: ReplicationFilter = .none) throws {
+  /// A peer for `collection`, filtering by `selector` when it is a source with one.
+  init(collection: DocumentCollection, selector: Selector? = nil) {
     self.collection = collection
-    if case .selector(let json) = filter {
-      selector = try FindQuery(json: ["selector": .object(json)]).selector
-    } else {
-      selector = nil
-    }
+    self.selector = selector
   }
 
   var label: String { Self.label(of: collection) }

@@ -192,23 +192,25 @@ public final class Replicator: Sendable {
     guard configuration.batchSize >= 1 else {
       throw SetteeError(.invalidArgument, "a replication's batch size must be at least 1")
     }
+    // Parsed once, here, so a bad selector fails before anything is read; a file source
+    // filters with it (a server source is sent its JSON).
+    var selector: Selector?
     if case .selector(let json) = configuration.filter {
-      // Parsed here for every source, so a bad selector fails before anything is read.
-      _ = try FindQuery(json: ["selector": .object(json)])
+      selector = try FindQuery(json: ["selector": .object(json)]).selector
     }
     self.configuration = configuration
-    source = try Self.peer(configuration.source, configuration)
-    target = try Self.peer(configuration.target, configuration)
+    source = try Self.peer(configuration.source, configuration, selector: selector)
+    target = try Self.peer(configuration.target, configuration, selector: nil)
   }
 
   private static func peer(
-    _ endpoint: ReplicationEndpoint, _ configuration: ReplicationConfiguration
+    _ endpoint: ReplicationEndpoint, _ configuration: ReplicationConfiguration,
+    selector: Selector?
   )
     throws -> any ReplicationPeer
   {
     switch endpoint {
-    case .collection(let collection):
-      return try LocalPeer(collection: collection, filter: configuration.filter)
+    case .collection(let collection): return LocalPeer(collection: collection, selector: selector)
     case .url(let url): return try HTTPPeer(url: url, requestTimeout: configuration.requestTimeout)
     }
   }
