@@ -46,6 +46,8 @@ public final class Database: Sendable {
     var random = SystemRandomNumberGenerator()
     return String(random.next(), radix: 16) + String(random.next() & 0xFFFF, radix: 16)
   }()
+  /// The collections' change counts, kept for `changeCount(since:)`.
+  let changeCounts = ChangeCounts()
   /// Tells observers (live queries, the continuous changes feed) about commits.
   let changeMonitor: ChangeMonitor
 

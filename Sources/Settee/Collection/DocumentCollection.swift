@@ -196,15 +196,14 @@ public struct DocumentCollection: Sendable {
   }
 
   /// How many documents changed after `since`: the length of the changes feed from there
-  /// (CouchDB's `pending`), counted without reading the changes.
+  /// (CouchDB's `pending`), counted without reading the changes. Exact; a reader paging
+  /// through the feed pays for the changes it moved past, not for the rest of the feed
+  /// each time.
   @available(*, noasync, message: "blocks its thread; await its async form from an async func")
   public func changeCount(since: Int64 = 0) throws -> Int {
-    try database.read(
-      inCollection(0) { db, cid in
-        try Int.fetchOne(
-          db.cachedStatement(sql: "SELECT count(*) FROM documents WHERE cid = ? AND seq > ?"),
-          arguments: [cid, since]) ?? 0
-      })
+    let counts = database.changeCounts
+    return try database.read(
+      inCollection(0) { db, cid in try counts.count(db, cid: cid, since: since) })
   }
 
   /// The number of deleted documents: the tombstones kept so that replication carries

@@ -59,8 +59,13 @@ extension Database {
       ] {
         try db.execute(sql: sql, arguments: [cid])
       }
+      // The deletion takes a sequence number of its own, as a write does: what was read
+      // of the collection before (a change count) is then known to be out of date.
       try db.execute(
-        sql: "UPDATE collections SET dropped = 1, holds_nul = 0, revs_limit = ? WHERE cid = ?",
+        sql: """
+          UPDATE collections SET dropped = 1, holds_nul = 0, revs_limit = ?,
+            last_seq = last_seq + 1 WHERE cid = ?
+          """,
         arguments: [DocumentCollection.defaultRevsLimit, cid])
     }
   }
