@@ -156,8 +156,8 @@ struct HTTPPeer: ReplicationPeer {
       return try await openRevisions(wanted).map(BulkDocument.object)
     }
     try check(answer)
-    // The documents are kept as the text the peer sent, each checked whole (and read into
-    // its stored form when plain): written from it, or passed on to a peer as it is.
+    // The documents are kept as the text the peer sent: passed on to a peer as it is (the
+    // peer checks it), or read into its stored form by a file target before its write.
     guard let read = BulkGetAnswer(Array(buffer: answer.body)) else {
       throw malformed("_bulk_get answered without results")
     }
@@ -168,11 +168,7 @@ struct HTTPPeer: ReplicationPeer {
           "\(error["id"]?.stringValue ?? "?") \(error["rev"]?.stringValue ?? ""): \(error["reason"]?.stringValue ?? "")"
       )
     }
-    return try read.documents.map { text in
-      do { return try BulkDocument(text: text, limits: .default) } catch {
-        throw malformed("_bulk_get answered a document that is not a JSON object")
-      }
-    }
+    return read.documents.map(BulkDocument.text)
   }
 
   /// The fallback of ``documents(_:)``: `GET /{db}/{id}?open_revs=[…]`, the revision list
@@ -217,6 +213,8 @@ struct HTTPPeer: ReplicationPeer {
     }
     return documents
   }
+
+  func prepare(_ documents: [BulkDocument]) throws -> [BulkDocument] { documents }
 
   func write(_ documents: [BulkDocument]) async throws -> [WriteFailure] {
     guard !documents.isEmpty else { return [] }

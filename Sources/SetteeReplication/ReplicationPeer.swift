@@ -26,6 +26,12 @@ protocol ReplicationPeer: Sendable {
   /// The asked revisions (or the leaves that follow them) with `_revisions` and their
   /// attachments' data, except attachments the target has from `attsSince`.
   func documents(_ wanted: [WantedRevisions]) async throws -> [BulkDocument]
+  /// Documents a source sent, made ready for ``write(_:)`` ahead of it (a file reads each
+  /// text into its stored form here, outside its write transaction; a URL sends the texts
+  /// as they are, and its server checks them).
+  ///
+  /// - Throws: ``BulkDocumentError`` naming the first text that is not a JSON object.
+  func prepare(_ documents: [BulkDocument]) throws -> [BulkDocument]
   /// Writes documents as the source has them (`new_edits: false`); the refused ones.
   func write(_ documents: [BulkDocument]) async throws -> [WriteFailure]
   /// Makes what was written durable (`_ensure_full_commit`).
@@ -75,6 +81,25 @@ struct WantedRevisions: Sendable {
   var id: String
   var revs: [RevisionID]
   var attachmentsSince: [RevisionID]
+}
+
+/// A text a source sent as a document that is not a JSON object: its place in the batch,
+/// and why.
+struct BulkDocumentError: Error {
+  var index: Int
+  var reason: String
+}
+
+extension [BulkDocument] {
+  /// Each text read into its stored form (``BulkDocument/init(text:limits:)``).
+  func readTexts(limits: DocumentLimits) throws -> [BulkDocument] {
+    try enumerated().map { index, document in
+      guard case .text(let text) = document else { return document }
+      do { return try BulkDocument(text: text, limits: limits) } catch {
+        throw BulkDocumentError(index: index, reason: "\(error)")
+      }
+    }
+  }
 }
 
 /// A document the target refused.

@@ -350,54 +350,63 @@ public final class Replicator: Sendable {
       lastCheckpoint = .now
     }
 
-    // A three-stage pipeline: while batch N is written to the target, batch N+1's
-    // revisions are compared (`_revs_diff`) and read from the source, and page N+2 of the
-    // changes feed is read. A document appears once in a feed, so the stages never hold
-    // the same revision; the writes keep the feed's order, and the sequence recorded is
-    // always that of a written batch.
+    // A four-stage pipeline: while batch N is written to the target, batch N+1 is read
+    // from the source (`_bulk_get`), batch N+2's revisions are compared with the target's
+    // (`_revs_diff`) and page N+3 of the changes feed is read. A document appears once in
+    // a feed, so the stages never hold the same revision; the writes keep the feed's
+    // order, and the sequence recorded is always that of a written batch. A page with no
+    // rows is the end of the feed: nothing is read after it until it has passed every
+    // stage.
     var caughtUp = false
-    var current = try await resolve(
-      try await changes(since: progress.lastSequence, wait: nil))
-    var upcomingPage: ChangesPage? = nil
+    var page: ChangesPage? = try await changes(since: progress.lastSequence, wait: nil)
+    var compared: Compared? = nil
+    var fetched: Fetched? = nil
     while true {
       try Task.checkCancellation()
-      progress.pending = current.page.pending
-      if current.page.rows.isEmpty {
-        progress.lastSequence = current.page.lastSeq
-        guard configuration.continuous else { break }
-        if !caughtUp {
-          caughtUp = true
-          progress.state = .idle
-          try await checkpoint(progress)
+      let (toCompare, toFetch) = (page, compared)
+      async let pageNext: ChangesPage? =
+        toCompare.map { !$0.rows.isEmpty } ?? false
+        ? changes(since: toCompare!.lastSeq, wait: nil) : nil
+      async let comparedNext: Compared? = toCompare == nil ? nil : compare(toCompare!)
+      async let fetchedNext: Fetched? = toFetch == nil ? nil : fetch(toFetch!)
+      if let fetched {
+        if fetched.page.rows.isEmpty {
+          progress.lastSequence = fetched.page.lastSeq
+          progress.pending = fetched.page.pending
+        } else {
+          caughtUp = false
+          progress.state = .running
+          progress.pending = fetched.page.pending
+          fetched.count(into: &progress)
+          try await write(fetched.documents, &progress)
+          progress.lastSequence = fetched.page.lastSeq
           report(progress)
+          if ContinuousClock.now - lastCheckpoint >= configuration.checkpointInterval {
+            try await checkpoint(progress)
+          }
         }
-        current = try await resolve(
-          try await changes(since: progress.lastSequence, wait: configuration.pollTimeout))
-        upcomingPage = nil
-        continue
       }
-      caughtUp = false
-      progress.state = .running
-      current.count(into: &progress)
-      let nextPage: ChangesPage
-      if let upcomingPage {
-        nextPage = upcomingPage
-      } else {
-        nextPage = try await changes(since: current.page.lastSeq, wait: nil)
-      }
-      async let resolved = resolve(nextPage)
-      async let pageAfter: ChangesPage? =
-        nextPage.rows.isEmpty ? nil : changes(since: nextPage.lastSeq, wait: nil)
-      try await write(current.documents, &progress)
-      progress.lastSequence = current.page.lastSeq
-      report(progress)
-      if ContinuousClock.now - lastCheckpoint >= configuration.checkpointInterval {
+      (page, compared, fetched) = try await (pageNext, comparedNext, fetchedNext)
+      guard page == nil && compared == nil && fetched == nil else { continue }
+      // The end of the feed has been written.
+      guard configuration.continuous else { break }
+      if !caughtUp {
+        caughtUp = true
+        progress.state = .idle
         try await checkpoint(progress)
+        report(progress)
       }
-      current = try await resolved
-      upcomingPage = try await pageAfter
+      page = try await changes(since: progress.lastSequence, wait: configuration.pollTimeout)
     }
     try await checkpoint(progress)
+  }
+
+  /// A page of changes, with the revisions of it the target lacks.
+  private struct Compared: Sendable {
+    var page: ChangesPage
+    var wanted: [WantedRevisions] = []
+    var missingChecked = 0
+    var missingFound = 0
   }
 
   /// A page of changes read, with the documents the target lacks.
@@ -421,30 +430,43 @@ public final class Replicator: Sendable {
       since: since, limit: configuration.batchSize, filter: configuration.filter, wait: wait)
   }
 
-  /// What the target lacks of a page's changes (`_revs_diff`), and those revisions read
-  /// from the source with the attachments the target lacks.
-  private func resolve(_ page: ChangesPage) async throws -> Fetched {
-    var fetched = Fetched(page: page)
-    guard !page.rows.isEmpty else { return fetched }
+  /// What the target lacks of a page's changes (`_revs_diff`).
+  private func compare(_ page: ChangesPage) async throws -> Compared {
+    var compared = Compared(page: page)
+    guard !page.rows.isEmpty else { return compared }
     var offered: [String: [RevisionID]] = [:]
     offered.reserveCapacity(page.rows.count)
     for row in page.rows {
       offered[row.id, default: []] += configuration.winningRevisionsOnly ? [row.revs[0]] : row.revs
     }
-    fetched.missingChecked = offered.values.reduce(0) { $0 + $1.count }
+    compared.missingChecked = offered.values.reduce(0) { $0 + $1.count }
     let differences = try await target.revsDiff(offered)
-    var wanted: [WantedRevisions] = []
     // In the feed's order, so that a batch is written as the source wrote it.
     var seen: Set<String> = []
     for row in page.rows where seen.insert(row.id).inserted {
       guard let difference = differences[row.id], !difference.missing.isEmpty else { continue }
-      fetched.missingFound += difference.missing.count
-      wanted.append(
+      compared.missingFound += difference.missing.count
+      compared.wanted.append(
         WantedRevisions(
           id: row.id, revs: difference.missing,
           attachmentsSince: difference.possibleAncestors))
     }
-    if !wanted.isEmpty { fetched.documents = try await source.documents(wanted) }
+    return compared
+  }
+
+  /// The revisions the target lacks, read from the source with the attachments the target
+  /// lacks.
+  private func fetch(_ compared: Compared) async throws -> Fetched {
+    var fetched = Fetched(
+      page: compared.page, missingChecked: compared.missingChecked,
+      missingFound: compared.missingFound)
+    if !compared.wanted.isEmpty {
+      let documents = try await source.documents(compared.wanted)
+      do { fetched.documents = try target.prepare(documents) } catch let error as BulkDocumentError
+      {
+        throw sourceSent(error, of: documents.count)
+      }
+    }
     return fetched
   }
 
@@ -465,13 +487,30 @@ public final class Replicator: Sendable {
       }
       let group = Array(documents[start..<end])
       start = end
-      let failures = try await target.write(group)
+      let failures: [WriteFailure]
+      do { failures = try await target.write(group) } catch let error as ReplicationError
+        where error.status == 400
+      {
+        // Texts go to a URL unread: one that is not a JSON object is the source's fault,
+        // and a source's bad answer is retried.
+        do { _ = try group.readTexts(limits: .default) } catch let invalid as BulkDocumentError {
+          throw sourceSent(invalid, of: group.count)
+        }
+        throw error
+      }
       progress.docWriteFailures += failures.count
       progress.docsWritten += group.count - failures.count
       if let failure = failures.first {
         progress.lastError = "\(target.label): \(failure.id): \(failure.error): \(failure.reason)"
       }
     }
+  }
+
+  /// The source's bad answer: a document text that is not a JSON object.
+  private func sourceSent(_ error: BulkDocumentError, of count: Int) -> ReplicationError {
+    ReplicationError(
+      peer: source.label, status: nil, error: "bad_response",
+      reason: "document \(error.index + 1) of \(count) read is not a JSON object: \(error.reason)")
   }
 
   /// How many bytes of documents one `_bulk_docs` request of a replication carries, at most
