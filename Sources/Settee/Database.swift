@@ -89,7 +89,7 @@ public final class Database: Sendable {
     } else {
       _ = try DatabaseFile.inspect(path, configuration: configuration)
       let pool = try SetteeError.wrapping("cannot open database at \(path)") {
-        try DatabasePool(path: path, configuration: Database.grdbConfiguration(configuration))
+        try Self.openPool(path, configuration: configuration)
       }
       (writer, self.pool) = (pool, pool)
       changeMonitor.attach(writer)
@@ -101,6 +101,24 @@ public final class Database: Sendable {
         try writer.writeWithoutTransaction { db in
           try db.execute(sql: "PRAGMA synchronous = \(level)")
         }
+      }
+    }
+  }
+
+  /// The pool of a writable file. Turning a new file to WAL while another process does the
+  /// same can fail at once with `SQLITE_BUSY` (SQLite calls no busy handler there), so
+  /// that is tried again until the busy timeout has passed.
+  private static func openPool(_ path: String, configuration: Configuration) throws
+    -> DatabasePool
+  {
+    let deadline = ContinuousClock.now + .seconds(configuration.busyTimeout)
+    while true {
+      do {
+        return try DatabasePool(path: path, configuration: grdbConfiguration(configuration))
+      } catch let error as DatabaseError
+        where error.resultCode == .SQLITE_BUSY && ContinuousClock.now < deadline
+      {
+        Thread.sleep(forTimeInterval: 0.005)
       }
     }
   }
@@ -135,9 +153,24 @@ public final class Database: Sendable {
     }
   }
 
+  /// Runs the schema's missing migrations. GRDB reads which are missing outside the
+  /// transactions it runs them in, so two processes (or values) opening a new file at once
+  /// both try the first: the second one's fails and rolls back whole (its record in
+  /// `grdb_migrations` included). It is then tried again from what is recorded, for as
+  /// long as the other opener makes progress.
   private func migrate() throws {
     try SetteeError.wrapping("cannot prepare the database schema") {
-      try Schema.migrator.migrate(writer)
+      var applied = -1
+      while true {
+        do {
+          try Schema.migrator.migrate(writer)
+          return
+        } catch let error as DatabaseError {
+          let now = try writer.read { try Schema.migrator.appliedIdentifiers($0).count }
+          guard now > applied else { throw error }
+          applied = now
+        }
+      }
     }
   }
 

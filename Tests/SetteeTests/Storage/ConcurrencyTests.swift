@@ -1,3 +1,4 @@
+import Foundation
 import Settee
 import SetteeCore
 import SetteeTestSupport
@@ -65,6 +66,28 @@ struct ConcurrencyTests {
   /// A read that ends with an error (here the caller's, in the middle of a streaming
   /// `find`) ends its transaction too: with one reader connection, the next reads see
   /// what another connection committed since, rather than the old snapshot.
+  /// Several processes (here, several values) opening a new file at the same moment all
+  /// find it ready: each would find the schema's migrations missing and run them, and all
+  /// but the first failed (`duplicate column name`, seen when `settee replicate` and an app
+  /// opened one file together).
+  @Test func valuesOpeningANewFileAtOnceAllFindItReady() throws {
+    let directory = TemporaryDirectory()
+    for round in 0..<12 {
+      let path = directory.path("new-\(round).db")
+      let failures = Locked<[String]>([])
+      DispatchQueue.concurrentPerform(iterations: 4) { _ in
+        do {
+          let db = try Database(path: path, configuration: .init(fullSync: false))
+          _ = try db.collection("docs").put(["n": 1])
+        } catch {
+          failures.withLock { $0.append("\(error)") }
+        }
+      }
+      #expect(failures.withLock { $0 } == [], "round \(round)")
+      #expect(try Database(path: path).collection("docs").count() == 4)
+    }
+  }
+
   @Test func aFailedReadEndsItsTransaction() throws {
     struct Stop: Error {}
     let directory = TemporaryDirectory()
