@@ -15,11 +15,13 @@ public struct RevisionReadOptions: Sendable, Hashable {
   public var conflicts: Bool
   /// Add `_deleted_conflicts`: the other deleted leaves (when there are any).
   public var deletedConflicts: Bool
-  /// Give every attachment's data (base64) rather than a stub.
+  /// Give every attachment's data (base64) rather than a stub (unless
+  /// ``attachmentsSince`` names revisions: it decides then).
   public var attachments: Bool
   /// Give the data of the attachments written after these revisions only (the newest of
-  /// them that is an ancestor of the one read), stubs for the others: what a replicator
-  /// asks for when the peer holds these revisions (CouchDB's `atts_since`).
+  /// them that is an ancestor of the one read), stubs for the others, with or without
+  /// ``attachments``: what a replicator asks for when the peer holds these revisions
+  /// (CouchDB's `atts_since`).
   public var attachmentsSince: [RevisionID]
 
   /// Options; CouchDB's `meta=true` is `conflicts`, `deletedConflicts` and `revsInfo`.
@@ -226,12 +228,14 @@ private final class LeafReader {
     let stored = holdsAttachments ? try AttachmentStore.attachments(db, rid: rid, rev: rev) : []
     if !stored.isEmpty {
       // With atts_since, data goes only with what was written after the newest of those
-      // revisions that this one descends from (all of it when it descends from none).
+      // revisions that this one descends from (all of it when it descends from none),
+      // `attachments` or not: CouchDB stubs the older ones before it prints the data of the
+      // rest, and its replicator asks for both.
       let since = options.attachmentsSince.filter(ancestry.contains).map(\.generation).max()
       document.attachments = try stored.map { attachment in
         var read = attachment.attachment
-        if options.attachments
-          || (!options.attachmentsSince.isEmpty && attachment.revpos > since ?? 0)
+        if options.attachmentsSince.isEmpty
+          ? options.attachments : attachment.revpos > since ?? 0
         {
           read.data = try AttachmentStore.bytes(db, aid: attachment.aid)
         }

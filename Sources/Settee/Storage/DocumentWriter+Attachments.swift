@@ -9,11 +9,16 @@ extension DocumentWriter {
   /// ones, a stub keeping the parent's of its name (or, from a peer, the blob of its
   /// digest).
   ///
+  /// An inline attachment is written at `generation`, unless the revision is a peer's
+  /// (`fromPeer`): it then keeps the `revpos` it came with (as CouchDB keeps it for
+  /// `new_edits: false`), which `atts_since` reads to tell which attachments a replica
+  /// already holds.
+  ///
   /// - Throws: ``SetteeError`` with code `missingStub` for a stub that names nothing the
   ///   parent or the file holds.
   mutating func resolveAttachments(
     _ document: Document, parent: (rid: Int64, rev: RevisionID)?, keepsParents: Bool,
-    generation: Int
+    generation: Int, fromPeer: Bool = false
   ) throws -> [StoredAttachment] {
     guard document.attachments != nil || (parent != nil && keepsParents) else { return [] }
     let inherited =
@@ -28,7 +33,8 @@ extension DocumentWriter {
         resolved.append(
           StoredAttachment(
             name: attachment.name, aid: blob.aid, contentType: attachment.contentType,
-            revpos: generation,
+            revpos: fromPeer && (1...max(1, generation)).contains(attachment.revpos)
+              ? attachment.revpos : generation,
             length: attachment.encoding == nil ? blob.length : attachment.length,
             encoding: attachment.encoding, digest: blob.digest, storedLength: blob.length))
         continue

@@ -38,7 +38,7 @@ extension DocumentWriter {
       }
       attachments = try resolveAttachments(
         document, parent: history.count > 1 ? (existing.rid, history[1]) : nil,
-        keepsParents: false, generation: written.generation)
+        keepsParents: false, generation: written.generation, fromPeer: true)
       tree.add(path: history, deleted: document.isDeleted, seq: lastSeq + 1)
     } else {
       let parent = try editedLeaf(document, mode: mode, tree: tree, leaves: leavesBefore)

@@ -201,7 +201,8 @@ struct DocumentWriter {
     guard let found else {
       let attachments = try resolveAttachments(
         document, parent: nil, keepsParents: false,
-        generation: mode == .restore ? document.rev?.generation ?? 1 : 1)
+        generation: mode == .restore ? document.rev?.generation ?? 1 : 1,
+        fromPeer: mode == .restore)
       let rev = try DocumentWriter.newRevision(
         document, mode: mode, body: DocumentWriter.revisionBytes(body, attachments))
       guard

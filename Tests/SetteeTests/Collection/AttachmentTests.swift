@@ -161,6 +161,15 @@ struct AttachmentTests {
       "a", [second.rev],
       options: RevisionReadOptions(attachmentsSince: [RevisionID(parsing: "9-z")]))
     #expect(open.first?.json["ok"]?["_attachments"]?["old"]?["data"] == "AQ==")
+    // With `attachments` too (as replicators ask: `attachments=true&atts_since=…`), the
+    // revisions named still decide, as in CouchDB.
+    let both = try #require(
+      try docs.document(
+        "a", RevisionReadOptions(attachments: true, attachmentsSince: [first.rev])))
+    #expect(both["_attachments"]?["old"]?["stub"] == true)
+    #expect(both["_attachments"]?["new"]?["data"] == "Ag==")
+    let all = try #require(try docs.document("a", RevisionReadOptions(attachments: true)))
+    #expect(all["_attachments"]?["old"]?["data"] == "AQ==")
   }
 
   @Test func losingLeavesKeepTheirAttachments() throws {
@@ -211,6 +220,32 @@ struct AttachmentTests {
     expectError(.invalidDocument) { try docs.put(try json(text)) }
     #expect(try docs.count() == 0)
     #expect(try db.storedAttachmentBlobs() == 0)
+  }
+
+  /// A peer's revision (`new_edits: false`, import) keeps the `revpos` its inline
+  /// attachments came with, as CouchDB does: `atts_since` reads it to tell what a replica
+  /// holds. An edit writes its inline attachments at its own generation.
+  @Test(arguments: [
+    // (given revpos, the document exists already, stored revpos)
+    (2, false, 2), (2, true, 2), (3, false, 3), (0, false, 3), (7, false, 3), (1, true, 1),
+  ])
+  func aPeersRevisionKeepsItsAttachmentsRevpos(given: Int, exists: Bool, stored: Int) throws {
+    if exists {
+      try docs.put(
+        json(#"{"_id":"p","_rev":"1-aaa","v":0}"#), newEdits: false)
+    }
+    try docs.put(
+      json(
+        #"{"_id":"p","_rev":"3-ccc","_revisions":{"start":3,"ids":["ccc","bbb","aaa"]},"_attachments":{"a.txt":{"content_type":"text/plain","revpos":\#(given),"data":"aGVsbG8="}}}"#
+      ), newEdits: false)
+    #expect(try docs.attachment("a.txt", of: "p")?.revpos == stored)
+    let edited = try docs.put(
+      json(#"{"_id":"e","_attachments":{"a.txt":{"data":"aGVsbG8=","revpos":1}}}"#))
+    _ = try docs.put(
+      json(
+        #"{"_id":"e","_rev":"\#(edited.rev)","_attachments":{"b.txt":{"data":"aGVsbG8=","revpos":1}}}"#
+      ))
+    #expect(try docs.attachment("b.txt", of: "e")?.revpos == 2)
   }
 
   @Test func aStubThatNamesNothingIsMissingStub() throws {
