@@ -199,10 +199,24 @@ struct HTTPPeer: ReplicationPeer {
               JSONWriter.string(.array(item.attachmentsSince.map { .string($0.description) }))
             ))
         }
+        // As CouchDB's replicator asks: attachments as bytes in a part of their own, not
+        // base64 inside the JSON. A peer may still answer JSON.
         let answer = try await send(
           .GET, "/" + Self.escapeID(item.id), query: query,
-          headers: [("Accept", "application/json")])
+          headers: [("Accept", "multipart/mixed")])
         try check(answer)
+        if let type = answer.contentType, type.lowercased().hasPrefix("multipart/mixed") {
+          guard let boundary = Multipart.boundary(ofContentType: type) else {
+            throw malformed("open_revs answered multipart/mixed without a boundary")
+          }
+          do {
+            documents += try Multipart.documents(
+              fromMixed: Array(buffer: answer.body), boundary: boundary)
+          } catch {
+            throw malformed("open_revs answered a \(error)")
+          }
+          continue
+        }
         guard case .array(let entries) = try answer.json() else {
           throw malformed("open_revs answered without a JSON array")
         }
@@ -217,6 +231,44 @@ struct HTTPPeer: ReplicationPeer {
   func prepare(_ documents: [BulkDocument]) throws -> [BulkDocument] { documents }
 
   func write(_ documents: [BulkDocument]) async throws -> [WriteFailure] {
+    // As CouchDB's replicator writes: a document whose attachments would swell a
+    // `_bulk_docs` request (base64 inside JSON, held whole by the peer) goes on its own as
+    // `multipart/related`, its attachments as bytes.
+    var batched: [BulkDocument] = []
+    var failures: [WriteFailure] = []
+    for document in documents {
+      if let alone = document.sentAlone {
+        if let failure = try await put(alone) { failures.append(failure) }
+      } else {
+        batched.append(document)
+      }
+    }
+    return try await failures + writeBatch(batched)
+  }
+
+  /// `PUT /{db}/{id}?new_edits=false` of one document as `multipart/related`: `nil` when
+  /// written, the target's refusal otherwise. An answer that may pass on a retry (5xx,
+  /// 429, 408, 401) fails the batch instead.
+  private func put(_ document: JSONObject) async throws -> WriteFailure? {
+    let id = document["_id"]?.stringValue ?? ""
+    let boundary = Multipart.boundary()
+    guard let body = Multipart.related(document, boundary: boundary) else {
+      return try await writeBatch([.object(document)]).first
+    }
+    let answer = try await send(
+      .PUT, "/" + Self.escapeID(id), query: [("new_edits", "false")], rawBody: body,
+      contentType: "multipart/related; boundary=\"\(boundary)\"")
+    if (200..<300).contains(answer.status) { return nil }
+    let refusal = ReplicationError(
+      peer: label, status: answer.status,
+      error: (try? answer.object())?["error"]?.stringValue ?? "http_\(answer.status)",
+      reason: (try? answer.object())?["reason"]?.stringValue ?? "")
+    if refusal.isTransient || answer.status == 401 { throw refusal }
+    return WriteFailure(id: id, error: refusal.error, reason: refusal.reason)
+  }
+
+  /// `_bulk_docs` with `new_edits: false`, halved on 413.
+  private func writeBatch(_ documents: [BulkDocument]) async throws -> [WriteFailure] {
     guard !documents.isEmpty else { return [] }
     // The documents' texts, as the source sent them when it was a peer.
     var body = Array(#"{"new_edits":false,"docs":["#.utf8)
@@ -229,7 +281,8 @@ struct HTTPPeer: ReplicationPeer {
     if answer.status == 413 && documents.count > 1 {
       // Too large for the peer: CouchDB's replicator halves the batch.
       let half = documents.count / 2
-      return try await write(Array(documents[..<half])) + write(Array(documents[half...]))
+      return try await writeBatch(Array(documents[..<half]))
+        + writeBatch(Array(documents[half...]))
     }
     try check(answer)
     guard case .array(let results) = try answer.json() else {
@@ -253,6 +306,7 @@ struct HTTPPeer: ReplicationPeer {
     var status: Int
     var body: ByteBuffer
     let peer: String
+    var contentType: String? = nil
 
     func json() throws -> JSON {
       do {
@@ -279,7 +333,8 @@ struct HTTPPeer: ReplicationPeer {
   /// (`unreachable`, `timeout`) naming the peer without credentials.
   func send(
     _ method: HTTPMethod, _ path: String, query: [(String, String)] = [], body: JSON? = nil,
-    rawBody: [UInt8]? = nil, headers: [(String, String)] = [], timeout: Duration? = nil
+    rawBody: [UInt8]? = nil, contentType: String = "application/json",
+    headers: [(String, String)] = [], timeout: Duration? = nil
   ) async throws -> Answer {
     var url = base + path
     if !query.isEmpty {
@@ -294,7 +349,7 @@ struct HTTPPeer: ReplicationPeer {
     for (name, value) in headers { request.headers.replaceOrAdd(name: name, value: value) }
     if let authorization { request.headers.add(name: "Authorization", value: authorization) }
     if let bytes = rawBody ?? body.map(JSONWriter.bytes) {
-      request.headers.add(name: "Content-Type", value: "application/json")
+      request.headers.add(name: "Content-Type", value: contentType)
       request.body = .bytes(ByteBuffer(bytes: bytes))
     }
     let limit = timeout ?? requestTimeout
@@ -302,7 +357,9 @@ struct HTTPPeer: ReplicationPeer {
     do {
       let response = try await Self.client.execute(request, timeout: .seconds(seconds))
       let bytes = try await response.body.collect(upTo: Self.maxAnswerBytes)
-      return Answer(status: Int(response.status.code), body: bytes, peer: label)
+      return Answer(
+        status: Int(response.status.code), body: bytes, peer: label,
+        contentType: response.headers.first(name: "Content-Type"))
     } catch let error as HTTPClientError where error == .deadlineExceeded || error == .readTimeout {
       throw ReplicationError(
         peer: label, status: nil, error: "timeout",

@@ -1,3 +1,4 @@
+import Foundation
 import Settee
 import SetteeCore
 
@@ -160,6 +161,62 @@ extension BulkDocument {
         bytes += attachment.value["data"]?.stringValue?.utf8.count ?? 0
       }
       return bytes
+    }
+  }
+}
+
+extension BulkDocument {
+  /// More attachments with data than this in a document, or one larger than
+  /// ``largeAttachment``, and a URL target is sent it on its own (CouchDB's replicator's
+  /// limits).
+  static let attachmentsInABatch = 8
+  /// The largest attachment (bytes) a document written in a `_bulk_docs` batch carries.
+  static let largeAttachment = 64 * 1024
+
+  /// The document, when a URL target is sent it on its own as `multipart/related`: one
+  /// with more than ``attachmentsInABatch`` attachments with data, or one over
+  /// ``largeAttachment``.
+  package var sentAlone: JSONObject? {
+    let object: JSONObject
+    switch self {
+    case .encoded: return nil  // read from text only without `_attachments`
+    case .object(let parsed): object = parsed
+    case .text(let text):
+      guard Self.mentionsAttachments(text), case .object(let parsed)? = try? JSONParser.parse(text)
+      else { return nil }
+      object = parsed
+    }
+    guard case .object(let attachments)? = object["_attachments"] else { return nil }
+    var withData = 0
+    for attachment in attachments {
+      guard let data = attachment.value["data"]?.stringValue else { continue }
+      withData += 1
+      // Base64: four characters for three bytes, less the padding.
+      let padding = data.utf8.reversed().prefix(2).filter { $0 == UInt8(ascii: "=") }.count
+      if data.utf8.count / 4 * 3 - padding > Self.largeAttachment { return object }
+    }
+    return withData > Self.attachmentsInABatch ? object : nil
+  }
+
+  /// Whether a document's text holds the name `_attachments` (a quick look before parsing
+  /// it: most documents have none).
+  static func mentionsAttachments(_ text: [UInt8]) -> Bool {
+    // `_` is rare in JSON text: found by memchr, then the name around it compared.
+    let name = Array(#""_attachments""#.utf8)
+    return text.withUnsafeBufferPointer { bytes in
+      guard let base = bytes.baseAddress, bytes.count >= name.count else { return false }
+      var from = 1
+      while from <= bytes.count - name.count + 1,
+        let found = memchr(
+          base + from, Int32(UInt8(ascii: "_")), bytes.count - from - name.count + 2)
+      {
+        let at = base.distance(to: found.assumingMemoryBound(to: UInt8.self)) - 1
+        if name.withUnsafeBufferPointer({ memcmp(base + at, $0.baseAddress!, name.count) }) == 0 {
+          return true
+        }
+        from = at + 2
+      }
+      return false
     }
   }
 }

@@ -487,16 +487,9 @@ public final class Replicator: Sendable {
       }
       let group = Array(documents[start..<end])
       start = end
-      let failures: [WriteFailure]
-      do { failures = try await target.write(group) } catch let error as ReplicationError
-        where error.status == 400
-      {
-        // Texts go to a URL unread: one that is not a JSON object is the source's fault,
-        // and a source's bad answer is retried.
-        do { _ = try group.readTexts(limits: .default) } catch let invalid as BulkDocumentError {
-          throw sourceSent(invalid, of: group.count)
-        }
-        throw error
+      var failures = try await write(group)
+      if failures.contains(where: { $0.error == "missing_stub" }) {
+        failures = try await writeWithAllAttachments(group, failures)
       }
       progress.docWriteFailures += failures.count
       progress.docsWritten += group.count - failures.count
@@ -504,6 +497,44 @@ public final class Replicator: Sendable {
         progress.lastError = "\(target.label): \(failure.id): \(failure.error): \(failure.reason)"
       }
     }
+  }
+
+  /// Writes a group to the target.
+  private func write(_ group: [BulkDocument]) async throws -> [WriteFailure] {
+    do { return try await target.write(group) } catch let error as ReplicationError
+      where error.status == 400
+    {
+      // Texts go to a URL unread: one that is not a JSON object is the source's fault,
+      // and a source's bad answer is retried.
+      do { _ = try group.readTexts(limits: .default) } catch let invalid as BulkDocumentError {
+        throw sourceSent(invalid, of: group.count)
+      }
+      throw error
+    }
+  }
+
+  /// CouchDB's replicator's answer to `missing_stub`: the target lacks an attachment that
+  /// a revision names only by a stub (the ancestor `atts_since` counted on no longer holds
+  /// it), so those revisions are read again with every attachment's data and written
+  /// once more. The failures that remain.
+  private func writeWithAllAttachments(_ group: [BulkDocument], _ failures: [WriteFailure])
+    async throws -> [WriteFailure]
+  {
+    let stubbed = Set(failures.filter { $0.error == "missing_stub" }.map(\.id))
+    var wanted: [WantedRevisions] = []
+    for document in group where stubbed.contains(document.id) {
+      guard let text = document.idAndRev.rev?.stringValue,
+        let rev = try? RevisionID(parsing: text)
+      else { continue }
+      wanted.append(WantedRevisions(id: document.id, revs: [rev], attachmentsSince: []))
+    }
+    guard !wanted.isEmpty else { return failures }
+    let documents = try await source.documents(wanted)
+    let again: [BulkDocument]
+    do { again = try target.prepare(documents) } catch let error as BulkDocumentError {
+      throw sourceSent(error, of: documents.count)
+    }
+    return try await failures.filter { $0.error != "missing_stub" } + write(again)
   }
 
   /// The source's bad answer: a document text that is not a JSON object.

@@ -3,6 +3,7 @@ import HTTPTypes
 import Hummingbird
 import Settee
 import SetteeCore
+import SetteeReplication
 
 extension CouchHandler {
   // MARK: - Documents
@@ -22,8 +23,12 @@ extension CouchHandler {
         guard let boundary = Multipart.boundary(ofContentType: type) else {
           throw CouchError(.badRequest, "bad_request", "multipart/related without a boundary")
         }
-        body = try Multipart.document(
-          fromRelated: try await request.bodyBytes(), boundary: boundary)
+        do {
+          body = try Multipart.document(
+            fromRelated: try await request.bodyBytes(), boundary: boundary)
+        } catch let error as MultipartError {
+          throw CouchError(.badRequest, "bad_request", error.description)
+        }
       } else {
         body = try await request.jsonObjectBody(requiresJSONType: false)
       }

@@ -334,15 +334,21 @@ class CurlLikeTests(unittest.TestCase):
 class FaultyProxy:
     """A proxy in front of a server that spoils some requests, by their number: a 500, a
     body that is not JSON, a connection closed halfway through the answer, an answer
-    slower than the replicator waits. Every other request is forwarded as it is."""
+    slower than the replicator waits; or by their path (`path_faults`, each once): a
+    document in the answer that is not JSON. Paths holding one of `refused` are answered
+    404, as by a CouchDB without them. Every other request is forwarded as it is, and each
+    is recorded in `seen` as (method, path, Content-Type, Accept)."""
 
-    def __init__(self, upstream, faults):
+    def __init__(self, upstream, faults, path_faults=None, refused=()):
         import http.server
         import socketserver
         import threading
         proxy = self
         self.upstream = upstream
         self.faults = dict(faults)
+        self.path_faults = dict(path_faults or {})
+        self.refused = tuple(refused)
+        self.seen = []
         self.count = 0
         self.injected = []
         self.lock = threading.Lock()
@@ -357,10 +363,19 @@ class FaultyProxy:
                 with proxy.lock:
                     proxy.count += 1
                     fault = proxy.faults.pop(proxy.count, None)
+                    for part in list(proxy.path_faults):
+                        if not fault and part in self.path:
+                            fault = proxy.path_faults.pop(part)
+                    proxy.seen.append((self.command, self.path,
+                                       self.headers.get("Content-Type", ""),
+                                       self.headers.get("Accept", "")))
                 if fault:
                     proxy.injected.append(fault)
                 length = int(self.headers.get("Content-Length") or 0)
                 body = self.rfile.read(length) if length else None
+                if any(part in self.path for part in proxy.refused):
+                    self.answer(404, b'{"error":"not_found","reason":"missing"}')
+                    return
                 if fault == "500":
                     self.answer(500, b'{"error":"internal_server_error","reason":"injected"}')
                     return
@@ -374,6 +389,9 @@ class FaultyProxy:
                 content = answer.content
                 if fault == "malformed":
                     content = b'{"results": [ not json'
+                if fault == "baddoc":
+                    # Framed as an answer, but one document's text is not JSON.
+                    content = content.replace(b'"n":', b'"n":tru,"m":', 1)
                 if fault == "cut":
                     self.send_response(answer.status_code)
                     self.send_header("Content-Type", "application/json")
@@ -383,12 +401,13 @@ class FaultyProxy:
                     self.wfile.flush()
                     self.close_connection = True
                     return
-                self.answer(answer.status_code, content)
+                self.answer(answer.status_code, content,
+                            answer.headers.get("Content-Type", "application/json"))
 
-            def answer(self, status, content):
+            def answer(self, status, content, content_type="application/json"):
                 try:
                     self.send_response(status)
-                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Type", content_type)
                     self.send_header("Content-Length", str(len(content)))
                     self.end_headers()
                     self.wfile.write(content)
@@ -423,6 +442,10 @@ class ReplicationFaultTests(unittest.TestCase):
             rev = requests.get(source.url + "/db/d007").json()["_rev"]
             requests.put(source.url + "/db/d007/file.bin?rev=" + rev, data=bytes(range(256)) * 40,
                          headers={"Content-Type": "application/octet-stream"})
+            large = os.urandom(300_000)
+            rev = requests.get(source.url + "/db/d008").json()["_rev"]
+            requests.put(source.url + "/db/d008/large.bin?rev=" + rev, data=large,
+                         headers={"Content-Type": "application/octet-stream"})
             # Request 1 checks the source; the target's are spoiled from the fourth on.
             faults = {4: "500", 7: "malformed", 10: "cut", 13: "slow", 16: "500"}
             proxy = FaultyProxy(target.url, faults)
@@ -442,11 +465,91 @@ class ReplicationFaultTests(unittest.TestCase):
             self.assertEqual(ours, theirs)
             self.assertEqual(
                 requests.get(target.url + "/db/d007/file.bin").content, bytes(range(256)) * 40)
+            # The large attachment went on its own, as bytes (CouchDB's replicator's way).
+            self.assertEqual(requests.get(target.url + "/db/d008/large.bin").content, large)
+            self.assertTrue(any(
+                method == "PUT" and path.startswith("/db/d008?") and "new_edits=false" in path
+                and kind.startswith("multipart/related")
+                for method, path, kind, _ in proxy.seen), proxy.seen)
             # The checkpoints on both sides name the peers without the password.
             for side in (source, target):
                 logs = requests.get(side.url + "/db/_local_docs?include_docs=true").text
                 self.assertIn("session_id", logs)
                 self.assertNotIn("s3cret", logs)
+        finally:
+            source.stop()
+            target.stop()
+
+    def _source_with_everything(self, source):
+        """Documents of every kind a replication carries: plain, deleted, conflicting,
+        with a large attachment, with many small ones."""
+        requests.put(source.url + "/db")
+        docs = [{"_id": "d%03d" % n, "n": n} for n in range(40)]
+        requests.post(source.url + "/db/_bulk_docs", json={"docs": docs})
+        rev = requests.get(source.url + "/db/d001").json()["_rev"]
+        requests.delete(source.url + "/db/d001?rev=" + rev)
+        requests.post(source.url + "/db/_bulk_docs", json={"new_edits": False, "docs": [
+            {"_id": "c", "_rev": "1-aaa", "v": 1}, {"_id": "c", "_rev": "1-bbb", "v": 2}]})
+        files = {}
+        rev = requests.get(source.url + "/db/d002").json()["_rev"]
+        files[("d002", "large.bin")] = os.urandom(150_000)
+        rev = requests.put(source.url + "/db/d002/large.bin?rev=" + rev,
+                           data=files[("d002", "large.bin")]).json()["rev"]
+        for number in range(10):
+            name = "small-%d.txt" % number
+            files[("d003", name)] = ("file %d " % number).encode() * 20
+            rev = requests.get(source.url + "/db/d003").json()["_rev"]
+            requests.put(source.url + "/db/d003/%s?rev=%s" % (name, rev), data=files[("d003", name)],
+                         headers={"Content-Type": "text/plain"})
+        return files
+
+    def _assert_equal(self, source, target, files):
+        for url in (source.url, target.url):
+            self.assertEqual(requests.get(url + "/db").status_code, 200)
+        ours = requests.get(source.url + "/db/_changes?style=all_docs").json()["results"]
+        theirs = requests.get(target.url + "/db/_changes?style=all_docs").json()["results"]
+        key = lambda row: row["id"]
+        self.assertEqual(
+            [(r["id"], sorted(c["rev"] for c in r["changes"]), r.get("deleted", False))
+             for r in sorted(ours, key=key)],
+            [(r["id"], sorted(c["rev"] for c in r["changes"]), r.get("deleted", False))
+             for r in sorted(theirs, key=key)])
+        for (doc, name), content in files.items():
+            self.assertEqual(requests.get("%s/db/%s/%s" % (target.url, doc, name)).content, content)
+
+    def test_a_source_without_bulk_get_is_read_by_open_revs_as_multipart(self):
+        source, target = Served(), Served()
+        try:
+            files = self._source_with_everything(source)
+            proxy = FaultyProxy(source.url, {}, refused=("_bulk_get",))
+            run = subprocess.run(
+                [SETTEE, "replicate", proxy.url + "/db", target.url + "/db", "--create-target"],
+                capture_output=True, text=True, timeout=300)
+            proxy.stop()
+            self.assertEqual(run.returncode, 0, run.stderr)
+            self._assert_equal(source, target, files)
+            reads = [seen for seen in proxy.seen if "open_revs=" in seen[1]]
+            self.assertTrue(reads)
+            self.assertTrue(all(accept == "multipart/mixed" for _, _, _, accept in reads))
+        finally:
+            source.stop()
+            target.stop()
+
+    def test_a_document_that_is_not_json_is_the_sources_fault_and_retried(self):
+        source, target = Served(), Served()
+        try:
+            files = self._source_with_everything(source)
+            proxy = FaultyProxy(source.url, {}, path_faults={"_bulk_get": "baddoc"})
+            run = subprocess.run(
+                [SETTEE, "replicate", proxy.url + "/db", target.url + "/db", "--create-target"],
+                capture_output=True, text=True, timeout=300)
+            proxy.stop()
+            self.assertEqual(proxy.injected, ["baddoc"])
+            self.assertEqual(run.returncode, 0, run.stderr)
+            # Retried from the checkpoint, not counted as a document the target refused.
+            summary = json.loads(run.stdout)
+            self.assertEqual(summary["history"][0]["doc_write_failures"], 0)
+            self._assert_equal(source, target, files)
         finally:
             source.stop()
             target.stop()

@@ -180,6 +180,37 @@ struct ReplicationTests {
     for number in 0..<5 { #expect(try await target.get("new\(number)") != nil) }
   }
 
+  /// A target whose ancestor lacks an attachment the new revision names by a stub (its
+  /// copy of that revision came without it): the write fails `missing_stub`, and the
+  /// revision is read again with every attachment and written, as CouchDB's replicator
+  /// does; nothing is counted as failed.
+  @Test func aMissingStubIsFetchedAgainWhole() async throws {
+    let source = try collection("stubbed-source.db")
+    let target = try collection("stubbed-target.db")
+    let first = try await source.put(["_id": "a", "v": 1])
+    let attached = try await source.putAttachment(
+      "f.bin", to: "a", rev: first.rev, contentType: "application/octet-stream",
+      data: [1, 2, 3])
+    var edited = try #require(try await source.get("a")).json
+    edited["v"] = 2
+    let last = try await source.put(edited)
+    // The target holds the attachment's revision, but without the attachment.
+    try await target.put(
+      [
+        "_id": "a", "_rev": .string(attached.rev.description), "v": 1,
+        "_revisions": [
+          "start": 2, "ids": [.string(attached.rev.digest), .string(first.rev.digest)],
+        ],
+      ], newEdits: false)
+    let progress = try await replicate(.collection(source), .collection(target))
+    #expect(progress.state == .completed)
+    #expect(progress.docWriteFailures == 0 && progress.docsWritten == 1)
+    #expect(try await target.get("a")?.rev == last.rev)
+    let read = Locked<[UInt8]>([])
+    try await target.readAttachment("f.bin", of: "a") { bytes in read.withLock { $0 += bytes } }
+    #expect(read.withLock { $0 } == [1, 2, 3])
+  }
+
   /// With the default settings, a URL nobody listens on fails a one-shot replication after
   /// its five quick retries (about 8 s), not after every connection attempt has waited for
   /// its request's deadline (it took 5 minutes).
@@ -271,6 +302,31 @@ struct ReplicationTests {
     // And back: nothing to do.
     let back = try SetteeBinary.run(["replicate", local + "#db", first.url + "db"])
     #expect(try JSONParser.parse(back.stdout)["history"]?[0]?["docs_written"] == 0)
+
+    // A file's documents with a large attachment, or many, reach a server: each is sent on
+    // its own as multipart/related, and reads back byte for byte.
+    let files = try Database(path: local).collection("db")
+    let large = (0..<200_000).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ $0 >> 9) }
+    let pushed = try await files.put(["_id": "pushed"])
+    try await files.putAttachment(
+      "large.bin", to: "pushed", rev: pushed.rev, contentType: "application/octet-stream",
+      data: large)
+    var rev = try await files.put(["_id": "many-files"]).rev
+    for number in 0..<12 {
+      rev = try await files.putAttachment(
+        "f\(number).txt", to: "many-files", rev: rev, contentType: "text/plain",
+        data: Array("file \(number)".utf8)
+      ).rev
+    }
+    let push = try SetteeBinary.run(["replicate", local + "#db", first.url + "db"])
+    #expect(push.status == 0, "\(push.stderr)")
+    #expect(try JSONParser.parse(push.stdout)["history"]?[0]?["docs_written"] == 2)
+    #expect(try await first.get("/db/pushed/large.bin").body == large)
+    #expect(try await first.get("/db/many-files/f11.txt").body == Array("file 11".utf8))
+    let served = try Database(
+      path: directory.path("first.db"), configuration: .init(readOnly: true))
+    let differences = try await ReplicaComparison.differences(files, served.collection("db"))
+    #expect(differences == [], "\(differences)")
   }
 
   /// `settee replicate --continuous` as a process: a server's writes, updates and deletes

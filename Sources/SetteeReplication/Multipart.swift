@@ -5,15 +5,17 @@ import SetteeCore
 /// revision, itself `multipart/related` when it carries attachments), and
 /// `multipart/related` documents (the JSON, then each attachment marked `"follows": true`
 /// in order). Small and regular, so written and parsed here over whole buffers (both are
-/// bounded: answers by what is read, requests by the server's request limit).
-enum Multipart {
+/// bounded: answers by what is read, requests by the server's request limit). The server
+/// answers and reads them; the replicator sends documents with large attachments as
+/// `multipart/related` and reads `open_revs` answers as `multipart/mixed`, as CouchDB's does.
+package enum Multipart {
   /// A new random boundary.
-  static func boundary() -> String { Document.generateID() }
+  package static func boundary() -> String { Document.generateID() }
 
   /// A document as a `multipart/related` body when it carries attachment data: its JSON
   /// with `"follows": true` in place of each `"data"`, then the bytes in the same order.
   /// `nil` when it has no attachment data (the JSON alone says everything).
-  static func related(_ document: JSONObject, boundary: String) -> [UInt8]? {
+  package static func related(_ document: JSONObject, boundary: String) -> [UInt8]? {
     guard case .object(let attachments)? = document["_attachments"],
       attachments.contains(where: { $0.value["data"] != nil })
     else { return nil }
@@ -29,6 +31,10 @@ enum Multipart {
       }
       _ = attachment.removeValue(forKey: "data")
       attachment["follows"] = true
+      // CouchDB reads a part by the length its attachment gives.
+      if attachment["length"] == nil && attachment["encoding"] == nil {
+        attachment["length"] = .int(Int64(bytes.count))
+      }
       stubs[member.key] = .object(attachment)
       bodies.append(
         (
@@ -53,7 +59,7 @@ enum Multipart {
   /// `open_revs` answers as `multipart/mixed`: a document part per found revision (JSON,
   /// or `multipart/related` with its attachments), `{"missing": rev}` parts marked
   /// `error="true"`, as CouchDB's replicator reads them.
-  static func mixed(_ answers: [JSONObject], boundary: String) -> [UInt8] {
+  package static func mixed(_ answers: [JSONObject], boundary: String) -> [UInt8] {
     var out: [UInt8] = []
     for answer in answers {
       out += Array("--\(boundary)\r\n".utf8)
@@ -77,7 +83,7 @@ enum Multipart {
   }
 
   /// The boundary of a `multipart/*` content type.
-  static func boundary(ofContentType type: String) -> String? {
+  package static func boundary(ofContentType type: String) -> String? {
     for parameter in type.split(separator: ";").dropFirst() {
       let pair = parameter.split(separator: "=", maxSplits: 1).map {
         $0.trimmingCharacters(in: .whitespaces)
@@ -89,13 +95,13 @@ enum Multipart {
   }
 
   /// One part: its headers (names lowercased) and body.
-  struct Part {
-    var headers: [String: String]
-    var body: [UInt8]
+  package struct Part {
+    package var headers: [String: String]
+    package var body: [UInt8]
   }
 
   /// Splits a multipart body into its parts.
-  static func parts(_ body: [UInt8], boundary: String) throws -> [Part] {
+  package static func parts(_ body: [UInt8], boundary: String) throws -> [Part] {
     let delimiter = Array("--\(boundary)".utf8)
     var starts: [Int] = []
     var index = 0
@@ -133,7 +139,32 @@ enum Multipart {
 
   /// A `multipart/related` document as JSON: each attachment marked `"follows": true`
   /// gets the data of the next part (or the part naming it in `Content-Disposition`).
-  static func document(fromRelated body: [UInt8], boundary: String) throws -> JSONObject {
+  /// An `open_revs` answer (`multipart/mixed`): each revision found as a document, its
+  /// attachments' data inline (base64, as `_bulk_get` gives it); a revision not found
+  /// (`{"missing": rev}`, marked `error="true"`) is left out.
+  package static func documents(fromMixed body: [UInt8], boundary: String) throws
+    -> [JSONObject]
+  {
+    var documents: [JSONObject] = []
+    for part in try parts(body, boundary: boundary) {
+      let type = part.headers["content-type"] ?? "application/json"
+      if type.lowercased().hasPrefix("multipart/related") {
+        guard let inner = Self.boundary(ofContentType: type) else {
+          throw malformed("a multipart/related part has no boundary")
+        }
+        documents.append(try document(fromRelated: part.body, boundary: inner))
+        continue
+      }
+      guard case .object(let object)? = try? JSONParser.parse(part.body) else {
+        throw malformed("a part is not a JSON object")
+      }
+      if type.contains("error=\"true\"") || object["missing"] != nil { continue }
+      documents.append(object)
+    }
+    return documents
+  }
+
+  package static func document(fromRelated body: [UInt8], boundary: String) throws -> JSONObject {
     let parts = try parts(body, boundary: boundary)
     guard let first = parts.first, case .object(var document) = try JSONParser.parse(first.body)
     else { throw malformed("the first part must be the document as a JSON object") }
@@ -161,8 +192,8 @@ enum Multipart {
     return document
   }
 
-  private static func malformed(_ reason: String) -> CouchError {
-    CouchError(.badRequest, "bad_request", "malformed multipart body: \(reason)")
+  private static func malformed(_ reason: String) -> MultipartError {
+    MultipartError(reason: reason)
   }
 
   private static func find(_ needle: [UInt8], in haystack: [UInt8], from start: Int) -> Int? {
@@ -180,4 +211,10 @@ enum Multipart {
     }
     return nil
   }
+}
+
+/// A multipart body that is not what CouchDB sends: why.
+package struct MultipartError: Error, CustomStringConvertible {
+  package var reason: String
+  package var description: String { "malformed multipart body: \(reason)" }
 }

@@ -1,0 +1,124 @@
+import Foundation
+import Settee
+import SetteeCore
+import SetteeReplication
+import Testing
+
+/// CouchDB's multipart bodies as the server and the replicator write and read them, and
+/// which documents the replicator sends on their own as `multipart/related`.
+@Suite("Multipart bodies")
+struct MultipartTests {
+  private static func base64(_ bytes: [UInt8]) -> JSON {
+    .string(Data(bytes).base64EncodedString())
+  }
+
+  /// A document with `count` attachments of `size` bytes each (their data inline, base64),
+  /// and a stub.
+  private static func document(attachments count: Int, size: Int) -> JSONObject {
+    var attachments = JSONObject()
+    for number in 0..<count {
+      let bytes = (0..<size).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ number) }
+      attachments["file \"\(number)\".bin"] = [
+        "content_type": "application/octet-stream", "revpos": 1, "data": base64(bytes),
+      ]
+    }
+    attachments["kept.txt"] = [
+      "stub": true, "content_type": "text/plain", "length": 3, "revpos": 1,
+      "digest": "md5-abc",
+    ]
+    return [
+      "_id": "doc", "_rev": "2-b", "n": 1,
+      "_revisions": ["start": 2, "ids": ["b", "a"]],
+      "_attachments": .object(attachments),
+    ]
+  }
+
+  /// The attachments' data as bytes, by name (stubs as empty).
+  private static func data(_ document: JSONObject) -> [String: [UInt8]] {
+    var data: [String: [UInt8]] = [:]
+    for member in document["_attachments"]?.objectValue ?? [:] {
+      let text = member.value["data"]?.stringValue ?? ""
+      data[member.key] = Array(Data(base64Encoded: text) ?? Data())
+    }
+    return data
+  }
+
+  @Test(arguments: [(1, 10), (3, 70_000), (10, 0)])
+  func aRelatedDocumentReadsBackWhole(count: Int, size: Int) throws {
+    let original = Self.document(attachments: count, size: size)
+    let boundary = Multipart.boundary()
+    let body = try #require(Multipart.related(original, boundary: boundary))
+    // The bytes travel as they are: no base64 in the body.
+    #expect(body.count < (count * size) + 4_000 + count * 200)
+    let read = try Multipart.document(fromRelated: body, boundary: boundary)
+    #expect(Self.data(read) == Self.data(original))
+    #expect(read["_revisions"] == original["_revisions"] && read["n"] == 1)
+    let stub = read["_attachments"]?["kept.txt"]
+    #expect(stub?["stub"] == true && stub?["digest"] == "md5-abc")
+    for number in 0..<count {
+      let attachment = read["_attachments"]?["file \"\(number)\".bin"]
+      #expect(attachment?["follows"] == nil && attachment?["length"] == .int(Int64(size)))
+    }
+  }
+
+  @Test func aMixedAnswerGivesEachRevisionFoundAndLeavesOutTheMissing() throws {
+    let plain: JSONObject = ["_id": "doc", "_rev": "1-a", "v": "plain"]
+    let withFiles = Self.document(attachments: 2, size: 100)
+    let boundary = Multipart.boundary()
+    let body = Multipart.mixed(
+      [["ok": .object(plain)], ["missing": "3-c"], ["ok": .object(withFiles)]],
+      boundary: boundary)
+    let documents = try Multipart.documents(fromMixed: body, boundary: boundary)
+    #expect(documents.count == 2)
+    #expect(documents.first == plain)
+    #expect(Self.data(documents[1]) == Self.data(withFiles))
+  }
+
+  @Test(arguments: [
+    "no delimiter at all",
+    "--B\r\nContent-Type: application/json\r\n\r\nnot json\r\n--B--",
+    "--B\r\nContent-Type: multipart/related\r\n\r\n{}\r\n--B--",
+    "--B\r\nContent-Type: application/json\r\n\r\n[1]\r\n--B--",
+    "--B\r\nContent-Type: application/json\r\n{\"a\":1}\r\n--B--",
+  ])
+  func aMalformedMixedAnswerIsRefused(body: String) {
+    #expect(throws: (any Error).self) {
+      try Multipart.documents(fromMixed: Array(body.utf8), boundary: "B")
+    }
+  }
+
+  @Test func anAttachmentThatFollowsWithoutItsPartIsRefused() {
+    let body = """
+      --B\r\nContent-Type: application/json\r\n\r\n{"_id":"a","_attachments":{"f":{"follows":true}}}\r\n--B--
+      """
+    #expect(throws: MultipartError.self) {
+      try Multipart.document(fromRelated: Array(body.utf8), boundary: "B")
+    }
+  }
+
+  @Test(arguments: [
+    // (attachments with data, bytes each, sent alone)
+    (0, 0, false), (1, 10, false), (8, 100, false), (9, 100, true),
+    (1, 64 * 1024, false), (1, 64 * 1024 + 3, true), (2, 200_000, true),
+  ])
+  func largeOrManyAttachmentsAreSentAlone(count: Int, size: Int, alone: Bool) throws {
+    var document = Self.document(attachments: count, size: size)
+    if count == 0 { document["_attachments"] = nil }
+    let text = JSONWriter.bytes(.object(document))
+    #expect((BulkDocument.object(document).sentAlone != nil) == alone)
+    #expect((BulkDocument.text(text).sentAlone != nil) == alone)
+    let prepared = try BulkDocument(text: text, limits: .default)
+    #expect((prepared.sentAlone != nil) == alone)
+  }
+
+  @Test func onlyStubsOrTheNameInAStringAreNotAttachments() throws {
+    var stubs = JSONObject()
+    for number in 0..<20 {
+      stubs["f\(number)"] = ["stub": true, "length": 1_000_000, "digest": "md5-x", "revpos": 1]
+    }
+    let document: JSONObject = ["_id": "a", "_attachments": .object(stubs)]
+    #expect(BulkDocument.object(document).sentAlone == nil)
+    let named = Array(#"{"_id":"a","note":"_attachments","x":"\"_attachments\""}"#.utf8)
+    #expect(BulkDocument.text(named).sentAlone == nil)
+  }
+}
