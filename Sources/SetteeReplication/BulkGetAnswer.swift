@@ -129,3 +129,31 @@ package struct BulkGetAnswer {
     }
   }
 }
+
+/// A `_bulk_docs` answer, looked at before it is parsed.
+package enum BulkDocsAnswer {
+  /// Whether the answer is a JSON array that refuses nothing (the answer to most
+  /// batches): `"error"` with its quotes can only be a member name or a whole string value
+  /// there (a quote inside a string is escaped), so an array without it holds only
+  /// successes. `false` means: parse it.
+  package static func refusesNothing(_ bytes: UnsafeRawBufferPointer) -> Bool {
+    func isSpace(_ byte: UInt8) -> Bool {
+      byte == 0x20 || byte == 0x0A || byte == 0x0D || byte == 0x09
+    }
+    guard bytes.first(where: { !isSpace($0) }) == UInt8(ascii: "["),
+      bytes.last(where: { !isSpace($0) }) == UInt8(ascii: "]")
+    else { return false }
+    let needle = Array(#""error""#.utf8)
+    guard bytes.count >= needle.count else { return true }
+    var index = 0
+    while index <= bytes.count - needle.count {
+      if bytes[index] == needle[0] {
+        var offset = 1
+        while offset < needle.count && bytes[index + offset] == needle[offset] { offset += 1 }
+        if offset == needle.count { return false }
+      }
+      index += 1
+    }
+    return true
+  }
+}

@@ -33,3 +33,18 @@ struct BulkGetAnswerTests {
     #expect(BulkGetAnswer(Array(text.utf8)) == nil, "\(text)")
   }
 }
+
+/// The replicator skips parsing a `_bulk_docs` answer that refuses nothing, and only that.
+@Suite("_bulk_docs answers that refuse nothing")
+struct BulkDocsAnswerTests {
+  @Test(arguments: [
+    ("[]", true), (" [ ] \n", true), (#"[{"ok":true,"id":"a","rev":"1-x"}]"#, true),
+    (#"[{"id":"say \"error\"","rev":"1-x"}]"#, true),
+    (#"[{"id":"a","error":"forbidden","reason":"no"}]"#, false),
+    (#"[{"id":"error","rev":"1-x"}]"#, false), (#"{"error":"bad_request"}"#, false),
+    ("", false), ("[", false), (#"["error"]"#, false),
+  ])
+  func onlyAnArrayWithoutAnErrorIsSkipped(text: String, skipped: Bool) {
+    #expect(Array(text.utf8).withUnsafeBytes(BulkDocsAnswer.refusesNothing) == skipped, "\(text)")
+  }
+}
