@@ -136,12 +136,12 @@ struct HTTPPeer: ReplicationPeer {
     return differences
   }
 
-  func documents(_ wanted: [WantedRevisions]) async throws -> [BulkDocument] {
+  func documents(_ wanted: [WantedRevisions], withData: Bool) async throws -> [BulkDocument] {
     var asked: [JSON] = []
     for item in wanted {
       for rev in item.revs {
         var entry: JSONObject = ["id": .string(item.id), "rev": .string(rev.description)]
-        if !item.attachmentsSince.isEmpty {
+        if withData && !item.attachmentsSince.isEmpty {
           entry["atts_since"] = .array(item.attachmentsSince.map { .string($0.description) })
         }
         asked.append(.object(entry))
@@ -149,11 +149,11 @@ struct HTTPPeer: ReplicationPeer {
     }
     let answer = try await send(
       .POST, "/_bulk_get",
-      query: [("revs", "true"), ("attachments", "true"), ("latest", "true")],
+      query: [("revs", "true"), ("latest", "true")] + (withData ? [("attachments", "true")] : []),
       body: ["docs": .array(asked)])
     // A peer without _bulk_get: each document by open_revs.
     if [400, 404, 405, 501].contains(answer.status) {
-      return try await openRevisions(wanted).map(BulkDocument.object)
+      return try await openRevisions(wanted, withData: withData).map(BulkDocument.object)
     }
     try check(answer)
     // The documents are kept as the text the peer sent: passed on to a peer as it is (the
@@ -173,7 +173,9 @@ struct HTTPPeer: ReplicationPeer {
 
   /// The fallback of ``documents(_:)``: `GET /{db}/{id}?open_revs=[…]`, the revision list
   /// split so that each URL stays under 7,000 bytes.
-  private func openRevisions(_ wanted: [WantedRevisions]) async throws -> [JSONObject] {
+  private func openRevisions(_ wanted: [WantedRevisions], withData: Bool) async throws
+    -> [JSONObject]
+  {
     var documents: [JSONObject] = []
     for item in wanted {
       var groups: [[RevisionID]] = [[]]
@@ -189,10 +191,11 @@ struct HTTPPeer: ReplicationPeer {
       }
       for group in groups {
         var query = [
-          ("revs", "true"), ("latest", "true"), ("attachments", "true"),
+          ("revs", "true"), ("latest", "true"),
           ("open_revs", JSONWriter.string(.array(group.map { .string($0.description) }))),
         ]
-        if !item.attachmentsSince.isEmpty {
+        if withData { query.append(("attachments", "true")) }
+        if withData && !item.attachmentsSince.isEmpty {
           query.append(
             (
               "atts_since",

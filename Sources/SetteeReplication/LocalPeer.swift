@@ -109,12 +109,13 @@ struct LocalPeer: ReplicationPeer {
     try await collection.revsDiff(offered)
   }
 
-  func documents(_ wanted: [WantedRevisions]) async throws -> [BulkDocument] {
+  func documents(_ wanted: [WantedRevisions], withData: Bool) async throws -> [BulkDocument] {
     let requests = wanted.map { item in
       RevisionsRequest(
         item.id, item.revs,
         options: RevisionReadOptions(
-          revs: true, attachments: true, attachmentsSince: item.attachmentsSince))
+          revs: true, attachments: withData,
+          attachmentsSince: withData ? item.attachmentsSince : []))
     }
     // As text (a plain revision is copied from its stored body): passed on as it is to a
     // server, read into its stored form only by a file target's write.

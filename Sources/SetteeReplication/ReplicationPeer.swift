@@ -24,9 +24,11 @@ protocol ReplicationPeer: Sendable {
     async throws -> ChangesPage
   /// CouchDB's `_revs_diff`.
   func revsDiff(_ offered: [String: [RevisionID]]) async throws -> [String: RevisionDifference]
-  /// The asked revisions (or the leaves that follow them) with `_revisions` and their
-  /// attachments' data, except attachments the target has from `attsSince`.
-  func documents(_ wanted: [WantedRevisions]) async throws -> [BulkDocument]
+  /// The asked revisions (or the leaves that follow them) with `_revisions`; `withData`,
+  /// their attachments' data too, except attachments the target has from
+  /// `attachmentsSince`; without, every attachment as a stub (with its `length` and
+  /// `revpos`).
+  func documents(_ wanted: [WantedRevisions], withData: Bool) async throws -> [BulkDocument]
   /// Documents a source sent, made ready for ``write(_:)`` ahead of it (a file reads each
   /// text into its stored form here, outside its write transaction; a URL sends the texts
   /// as they are, and its server checks them).
@@ -196,6 +198,51 @@ extension BulkDocument {
       if data.utf8.count / 4 * 3 - padding > Self.largeAttachment { return object }
     }
     return withData > Self.attachmentsInABatch ? object : nil
+  }
+
+  /// When the document names attachments the target lacks (stubs written after the newest
+  /// of `since` it descends from, or any stub when it descends from none of them): its
+  /// revision and how many bytes of attachment data it needs. `nil` for a document whose
+  /// stubs the target can resolve, or without attachments.
+  package func attachmentDataNeeded(since: (String) -> [RevisionID])
+    -> (id: String, rev: RevisionID, bytes: Int)?
+  {
+    let object: JSONObject
+    switch self {
+    case .encoded: return nil  // read from text only without `_attachments`
+    case .object(let parsed): object = parsed
+    case .text(let text):
+      guard Self.mentionsAttachments(text), case .object(let parsed)? = try? JSONParser.parse(text)
+      else { return nil }
+      object = parsed
+    }
+    guard case .object(let attachments)? = object["_attachments"], !attachments.isEmpty,
+      let id = object["_id"]?.stringValue, let text = object["_rev"]?.stringValue,
+      let rev = try? RevisionID(parsing: text)
+    else { return nil }
+    // The revisions it descends from, by `_revisions`.
+    var ancestry: Set<String> = [rev.description]
+    if let start = object["_revisions"]?["start"]?.intValue,
+      case .array(let ids)? = object["_revisions"]?["ids"]
+    {
+      for (offset, id) in ids.enumerated() {
+        if let id = id.stringValue { ancestry.insert("\(start - offset)-\(id)") }
+      }
+    }
+    let held = since(id).filter { ancestry.contains($0.description) }.map(\.generation).max() ?? 0
+    var bytes = 0
+    var needed = false
+    for attachment in attachments {
+      guard attachment.value["stub"] == true || attachment.value["data"] == nil else {
+        continue  // its data is here already
+      }
+      let revpos = attachment.value["revpos"]?.intValue ?? Int.max
+      guard revpos > held else { continue }
+      needed = true
+      bytes +=
+        attachment.value["encoded_length"]?.intValue ?? attachment.value["length"]?.intValue ?? 0
+    }
+    return needed ? (id, rev, bytes) : nil
   }
 
   /// Whether a document's text holds the name `_attachments` (a quick look before parsing

@@ -409,18 +409,34 @@ public final class Replicator: Sendable {
     var missingFound = 0
   }
 
-  /// A page of changes read, with the documents the target lacks.
+  /// A page of changes read, with the documents the target lacks (those with attachment
+  /// data already written: ``written``).
   private struct Fetched: Sendable {
     var page: ChangesPage
     var documents: [BulkDocument] = []
     var missingChecked = 0
     var missingFound = 0
+    var written = Written()
 
     func count(into progress: inout ReplicationProgress) {
       progress.changesRead += page.rows.count
       progress.missingChecked += missingChecked
       progress.missingFound += missingFound
-      progress.docsRead += documents.count
+      progress.docsRead += documents.count + written.documents
+      written.count(into: &progress)
+    }
+  }
+
+  /// What writes did: documents written, the failures, the last of them in words.
+  private struct Written: Sendable {
+    var documents = 0
+    var failures = 0
+    var lastError: String?
+
+    func count(into progress: inout ReplicationProgress) {
+      progress.docsWritten += documents - failures
+      progress.docWriteFailures += failures
+      if let lastError { progress.lastError = lastError }
     }
   }
 
@@ -455,19 +471,55 @@ public final class Replicator: Sendable {
   }
 
   /// The revisions the target lacks, read from the source with the attachments the target
-  /// lacks.
+  /// lacks. The batch is read with its attachments as stubs; the documents with attachment
+  /// data the target lacks are then read again with it, in slices of at most
+  /// ``writeBytes`` of it, each written at once (as CouchDB's replicator writes such a
+  /// document as soon as it has it): a batch's attachments are never in memory together.
+  /// They are written before the batch's other documents, which is safe: a document
+  /// appears once in a batch, and the batch's sequence is recorded only when all of it is
+  /// written.
   private func fetch(_ compared: Compared) async throws -> Fetched {
     var fetched = Fetched(
       page: compared.page, missingChecked: compared.missingChecked,
       missingFound: compared.missingFound)
-    if !compared.wanted.isEmpty {
-      let documents = try await source.documents(compared.wanted)
-      do { fetched.documents = try target.prepare(documents) } catch let error as BulkDocumentError
-      {
-        throw sourceSent(error, of: documents.count)
+    guard !compared.wanted.isEmpty else { return fetched }
+    let documents = try await source.documents(compared.wanted, withData: false)
+    var since: [String: [RevisionID]] = [:]
+    for item in compared.wanted { since[item.id, default: []] += item.attachmentsSince }
+    var plain: [BulkDocument] = []
+    var withData: [(wanted: WantedRevisions, bytes: Int)] = []
+    for document in documents {
+      if let needed = document.attachmentDataNeeded(since: { since[$0] ?? [] }) {
+        let wanted = WantedRevisions(
+          id: needed.id, revs: [needed.rev], attachmentsSince: since[needed.id] ?? [])
+        withData.append((wanted, needed.bytes))
+      } else {
+        plain.append(document)
       }
     }
+    fetched.documents = try prepared(plain)
+    var slice: [WantedRevisions] = []
+    var bytes = 0
+    for (index, item) in withData.enumerated() {
+      slice.append(item.wanted)
+      bytes += item.bytes
+      let last = index == withData.count - 1
+      guard last || bytes + withData[index + 1].bytes > Self.writeBytes else { continue }
+      let read = try prepared(try await source.documents(slice, withData: true))
+      let written = try await write(read)
+      fetched.written.documents += written.documents
+      fetched.written.failures += written.failures
+      fetched.written.lastError = written.lastError ?? fetched.written.lastError
+      (slice, bytes) = ([], 0)
+    }
     return fetched
+  }
+
+  /// Documents a source sent, made ready for the target (``ReplicationPeer/prepare(_:)``).
+  private func prepared(_ documents: [BulkDocument]) throws -> [BulkDocument] {
+    do { return try target.prepare(documents) } catch let error as BulkDocumentError {
+      throw sourceSent(error, of: documents.count)
+    }
   }
 
   /// Writes a batch's documents as the source has them, in requests of at most
@@ -477,6 +529,12 @@ public final class Replicator: Sendable {
   private func write(_ documents: [BulkDocument], _ progress: inout ReplicationProgress)
     async throws
   {
+    try await write(documents).count(into: &progress)
+  }
+
+  /// ``write(_:_:)``, counted.
+  private func write(_ documents: [BulkDocument]) async throws -> Written {
+    var written = Written()
     var start = 0
     while start < documents.count {
       var end = start
@@ -487,20 +545,21 @@ public final class Replicator: Sendable {
       }
       let group = Array(documents[start..<end])
       start = end
-      var failures = try await write(group)
+      var failures = try await writeGroup(group)
       if failures.contains(where: { $0.error == "missing_stub" }) {
         failures = try await writeWithAllAttachments(group, failures)
       }
-      progress.docWriteFailures += failures.count
-      progress.docsWritten += group.count - failures.count
+      written.documents += group.count
+      written.failures += failures.count
       if let failure = failures.first {
-        progress.lastError = "\(target.label): \(failure.id): \(failure.error): \(failure.reason)"
+        written.lastError = "\(target.label): \(failure.id): \(failure.error): \(failure.reason)"
       }
     }
+    return written
   }
 
   /// Writes a group to the target.
-  private func write(_ group: [BulkDocument]) async throws -> [WriteFailure] {
+  private func writeGroup(_ group: [BulkDocument]) async throws -> [WriteFailure] {
     do { return try await target.write(group) } catch let error as ReplicationError
       where error.status == 400
     {
@@ -529,12 +588,8 @@ public final class Replicator: Sendable {
       wanted.append(WantedRevisions(id: document.id, revs: [rev], attachmentsSince: []))
     }
     guard !wanted.isEmpty else { return failures }
-    let documents = try await source.documents(wanted)
-    let again: [BulkDocument]
-    do { again = try target.prepare(documents) } catch let error as BulkDocumentError {
-      throw sourceSent(error, of: documents.count)
-    }
-    return try await failures.filter { $0.error != "missing_stub" } + write(again)
+    let again = try prepared(try await source.documents(wanted, withData: true))
+    return try await failures.filter { $0.error != "missing_stub" } + writeGroup(again)
   }
 
   /// The source's bad answer: a document text that is not a JSON object.

@@ -121,4 +121,32 @@ struct MultipartTests {
     let named = Array(#"{"_id":"a","note":"_attachments","x":"\"_attachments\""}"#.utf8)
     #expect(BulkDocument.text(named).sentAlone == nil)
   }
+
+  /// Which documents of a batch read with stubs are read again with attachment data: those
+  /// with a stub written after the newest revision the target holds of their history.
+  @Test(arguments: [
+    // (stubs' revpos, the target's revisions, bytes needed or nil)
+    ([] as [Int], ["2-b"], nil as Int?), ([1, 2], ["2-b"], nil), ([3], ["2-b"], 100),
+    ([1, 3], ["2-b"], 100), ([2], [], 100), ([2, 3], ["2-zz"], 200), ([1], ["1-a", "2-b"], nil),
+  ])
+  func attachmentDataIsReadAgainOnlyWhenTheTargetLacksIt(
+    revpos: [Int], held: [String], bytes: Int?
+  ) throws {
+    var attachments = JSONObject()
+    for (number, position) in revpos.enumerated() {
+      attachments["f\(number)"] = [
+        "stub": true, "length": 100, "revpos": .int(Int64(position)), "digest": "md5-x",
+      ]
+    }
+    var document: JSONObject = [
+      "_id": "doc", "_rev": "3-c", "_revisions": ["start": 3, "ids": ["c", "b", "a"]],
+    ]
+    if !revpos.isEmpty { document["_attachments"] = .object(attachments) }
+    let since = try held.map { try RevisionID(parsing: $0) }
+    for form in [BulkDocument.object(document), .text(JSONWriter.bytes(.object(document)))] {
+      let needed = form.attachmentDataNeeded { $0 == "doc" ? since : [] }
+      #expect(needed?.bytes == bytes)
+      #expect(needed.map { $0.id == "doc" && $0.rev.description == "3-c" } ?? true)
+    }
+  }
 }

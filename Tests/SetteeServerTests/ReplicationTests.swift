@@ -180,6 +180,41 @@ struct ReplicationTests {
     for number in 0..<5 { #expect(try await target.get("new\(number)") != nil) }
   }
 
+  /// Documents with more attachment data than one slice (8 MB) are read again with it in
+  /// slices and written slice by slice, to a file and to a server; only what the target
+  /// lacks travels the second time.
+  @Test func attachmentsTravelInSlices() async throws {
+    let source = try collection("sliced-source.db")
+    var revs: [String: RevisionID] = [:]
+    for number in 0..<6 {
+      let id = "photo\(number)"
+      let created = try await source.put(["_id": .string(id), "n": .int(Int64(number))])
+      revs[id] =
+        try await source.putAttachment(
+          "big.bin", to: id, rev: created.rev, contentType: "application/octet-stream",
+          data: (0..<2_000_000).map { UInt8(truncatingIfNeeded: $0 &* 13 &+ number) }
+        ).rev
+    }
+    try await source.put(["_id": "plain"])
+    let server = try ServerProcess(db: directory.path("sliced-server.db"))
+    let url = try #require(URL(string: server.url + "sliced"))
+    for target in [ReplicationEndpoint.collection(try collection("sliced-target.db")), .url(url)] {
+      let first = try await replicate(.collection(source), target)
+      #expect(first.state == .completed, "\(first.lastError ?? "")")
+      #expect(first.docsRead == 7 && first.docsWritten == 7 && first.docWriteFailures == 0)
+    }
+    let copy = try collection("sliced-target.db")
+    #expect(try await ReplicaComparison.differences(source, copy) == [])
+    #expect(try await server.get("/sliced/photo5/big.bin").body.count == 2_000_000)
+    // A small attachment added to one: the next replication sends it, not the 2 MB.
+    try await source.putAttachment(
+      "note.txt", to: "photo0", rev: revs["photo0"]!, contentType: "text/plain",
+      data: Array("new".utf8))
+    let next = try await replicate(.collection(source), .collection(copy))
+    #expect(next.docsWritten == 1)
+    #expect(try await ReplicaComparison.differences(source, copy) == [])
+  }
+
   /// A target whose ancestor lacks an attachment the new revision names by a stub (its
   /// copy of that revision came without it): the write fails `missing_stub`, and the
   /// revision is read again with every attachment and written, as CouchDB's replicator
