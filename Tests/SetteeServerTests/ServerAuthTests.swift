@@ -74,7 +74,7 @@ struct ServerAuthTests {
     // The file keeps the administrator (a hash, never the password): a restart without
     // --admin still asks.
     server.stop()
-    let metadata = try SetteeBinary.run(["--db", path, "metadata", "get", "couchdb:admins"])
+    let metadata = try await SetteeBinary.run(["--db", path, "metadata", "get", "couchdb:admins"])
     #expect(metadata.stdout.contains("pbkdf2") && !metadata.stdout.contains("s3cret"))
     let again = try ServerProcess(db: path)
     #expect(try await again.get("/db").status == 401)

@@ -21,16 +21,16 @@ struct ServerOperationTests {
 
     // Another server cannot take the port; other addresses and bad files are refused
     // before listening.
-    let taken = try SetteeBinary.run([
+    let taken = try await SetteeBinary.run([
       "--db", directory.path("other.db"), "serve", "--port", String(server.port),
     ])
     #expect(taken.status == 1 && taken.stderr.contains("cannot listen"), "\(taken.stderr)")
     #expect(taken.stdout.isEmpty)
-    let exposed = try SetteeBinary.run([
+    let exposed = try await SetteeBinary.run([
       "--db", directory.path("other.db"), "serve", "--bind", "0.0.0.0",
     ])
     #expect(exposed.status == 1 && exposed.stdout.isEmpty)
-    let unopenable = try SetteeBinary.run([
+    let unopenable = try await SetteeBinary.run([
       "--db", directory.path("no/such/dir.db"), "serve", "--port", "0",
     ])
     #expect(
@@ -45,7 +45,7 @@ struct ServerOperationTests {
     #expect(try await poll.json["results"] == [])
     #expect(log.contains("PUT /db 201"), "\(log)")
     #expect(log.contains("GET /_up 200"))
-    let check = try SetteeBinary.run(["--db", path, "check"])
+    let check = try await SetteeBinary.run(["--db", path, "check"])
     #expect(check.status == 0, "\(check.stdout)\(check.stderr)")
   }
 

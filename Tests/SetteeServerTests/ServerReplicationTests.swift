@@ -246,7 +246,7 @@ struct ServerReplicationTests {
     #expect(keyed["rows"]?[1]?["error"] == "not_found")
     #expect(try await server.get("/db/_all_docs?limit=x").status == 400)
     // A declarative view (made here by the CLI, another process) answers as CouchDB's views.
-    let made2 = try SetteeBinary.run([
+    let made2 = try await SetteeBinary.run([
       "--db", directory.path("served.db"), "--collection", "db", "view", "create",
       #"{"name":"by-age","key":"age","reduce":"_count"}"#,
     ])

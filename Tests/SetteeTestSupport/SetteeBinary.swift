@@ -57,6 +57,24 @@ public enum SetteeBinary {
     return try run(executable: path, arguments, stdin: stdin, timeout: timeout)
   }
 
+  /// ``run(_:stdin:unprivileged:timeout:)`` from async code: the wait runs on a thread of
+  /// its own, not on one of the few threads Swift's tasks share, nor on Dispatch's global
+  /// pool (as narrow on Linux): a test that blocked one for a replication's seconds
+  /// starved the others, and a continuous replication inside the test process stood still.
+  public static func run(
+    _ arguments: [String], stdin: [UInt8]? = nil, unprivileged: Bool = false,
+    timeout: Double = 300
+  ) async throws -> Run {
+    try await withCheckedThrowingContinuation { continuation in
+      Thread {
+        continuation.resume(
+          with: Result {
+            try run(arguments, stdin: stdin, unprivileged: unprivileged, timeout: timeout)
+          })
+      }.start()
+    }
+  }
+
   /// Runs `settee` through `/bin/sh -c script`, where the script names the binary `"$0"`
   /// (for arguments Foundation cannot pass, such as bytes that are not UTF-8).
   public static func runShell(_ script: String, stdin: [UInt8]? = nil) throws -> Run {
@@ -93,11 +111,12 @@ public enum SetteeBinary {
     let outData = Guarded(Data())
     let errData = Guarded(Data())
     let group = DispatchGroup()
-    DispatchQueue.global().async(group: group) {
-      outData.set(output.fileHandleForReading.readDataToEndOfFile())
-    }
-    DispatchQueue.global().async(group: group) {
-      errData.set(errors.fileHandleForReading.readDataToEndOfFile())
+    for (pipe, data) in [(output, outData), (errors, errData)] {
+      group.enter()
+      Thread {
+        data.set(pipe.fileHandleForReading.readDataToEndOfFile())
+        group.leave()
+      }.start()
     }
     if let stdin {
       let handle = input.fileHandleForWriting
