@@ -179,16 +179,9 @@ extension BulkDocument {
   /// with more than ``attachmentsInABatch`` attachments with data, or one over
   /// ``largeAttachment``.
   package var sentAlone: JSONObject? {
-    let object: JSONObject
-    switch self {
-    case .encoded: return nil  // read from text only without `_attachments`
-    case .object(let parsed): object = parsed
-    case .text(let text):
-      guard Self.mentionsAttachments(text), case .object(let parsed)? = try? JSONParser.parse(text)
-      else { return nil }
-      object = parsed
-    }
-    guard case .object(let attachments)? = object["_attachments"] else { return nil }
+    guard let object = withAttachments,
+      case .object(let attachments)? = object["_attachments"]
+    else { return nil }
     var withData = 0
     for attachment in attachments {
       guard let data = attachment.value["data"]?.stringValue else { continue }
@@ -207,16 +200,8 @@ extension BulkDocument {
   package func attachmentDataNeeded(since: (String) -> [RevisionID])
     -> (id: String, rev: RevisionID, bytes: Int)?
   {
-    let object: JSONObject
-    switch self {
-    case .encoded: return nil  // read from text only without `_attachments`
-    case .object(let parsed): object = parsed
-    case .text(let text):
-      guard Self.mentionsAttachments(text), case .object(let parsed)? = try? JSONParser.parse(text)
-      else { return nil }
-      object = parsed
-    }
-    guard case .object(let attachments)? = object["_attachments"], !attachments.isEmpty,
+    guard let object = withAttachments,
+      case .object(let attachments)? = object["_attachments"], !attachments.isEmpty,
       let id = object["_id"]?.stringValue, let text = object["_rev"]?.stringValue,
       let rev = try? RevisionID(parsing: text)
     else { return nil }
@@ -243,6 +228,19 @@ extension BulkDocument {
         attachment.value["encoded_length"]?.intValue ?? attachment.value["length"]?.intValue ?? 0
     }
     return needed ? (id, rev, bytes) : nil
+  }
+
+  /// The document as an object when it may carry `_attachments` (a text is parsed only
+  /// when it names them); `nil` when it cannot.
+  private var withAttachments: JSONObject? {
+    switch self {
+    case .encoded: return nil  // read from text only without `_attachments`
+    case .object(let parsed): return parsed
+    case .text(let text):
+      guard Self.mentionsAttachments(text), case .object(let parsed)? = try? JSONParser.parse(text)
+      else { return nil }
+      return parsed
+    }
   }
 
   /// Whether a document's text holds the name `_attachments` (a quick look before parsing
