@@ -118,7 +118,7 @@ struct LocalPeer: ReplicationPeer {
           attachmentsSince: withData ? item.attachmentsSince : []))
     }
     // As text (a plain revision is copied from its stored body): passed on as it is to a
-    // server, read into its stored form only by a file target's write.
+    // server, read into its stored form only by a file target (``prepare(_:)``).
     var documents: [BulkDocument] = []
     for answers in try await collection.openRevisionTexts(requests, latest: true) {
       for case .found(let text) in answers { documents.append(.text(text)) }

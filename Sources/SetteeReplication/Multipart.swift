@@ -137,8 +137,6 @@ package enum Multipart {
     return parts
   }
 
-  /// A `multipart/related` document as JSON: each attachment marked `"follows": true`
-  /// gets the data of the next part (or the part naming it in `Content-Disposition`).
   /// An `open_revs` answer (`multipart/mixed`): each revision found as a document, its
   /// attachments' data inline (base64, as `_bulk_get` gives it); a revision not found
   /// (`{"missing": rev}`, marked `error="true"`) is left out.
@@ -164,6 +162,8 @@ package enum Multipart {
     return documents
   }
 
+  /// A `multipart/related` document as JSON: each attachment marked `"follows": true`
+  /// gets the data of the next part (or the part naming it in `Content-Disposition`).
   package static func document(fromRelated body: [UInt8], boundary: String) throws -> JSONObject {
     let parts = try parts(body, boundary: boundary)
     guard let first = parts.first, case .object(var document) = try JSONParser.parse(first.body)
