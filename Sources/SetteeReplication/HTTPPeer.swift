@@ -261,13 +261,11 @@ struct HTTPPeer: ReplicationPeer {
     let answer = try await send(
       .PUT, "/" + Self.escapeID(id), query: [("new_edits", "false")], rawBody: body,
       contentType: "multipart/related; boundary=\"\(boundary)\"")
-    if (200..<300).contains(answer.status) { return nil }
-    let refusal = ReplicationError(
-      peer: label, status: answer.status,
-      error: (try? answer.object())?["error"]?.stringValue ?? "http_\(answer.status)",
-      reason: (try? answer.object())?["reason"]?.stringValue ?? "")
-    if refusal.isTransient || answer.status == 401 { throw refusal }
-    return WriteFailure(id: id, error: refusal.error, reason: refusal.reason)
+    do { try check(answer) } catch let refusal as ReplicationError {
+      if refusal.isTransient || answer.status == 401 { throw refusal }
+      return WriteFailure(id: id, error: refusal.error, reason: refusal.reason)
+    }
+    return nil
   }
 
   /// `_bulk_docs` with `new_edits: false`, halved on 413.
