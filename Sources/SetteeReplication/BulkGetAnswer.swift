@@ -108,7 +108,7 @@ package struct BulkGetAnswer {
       var end = JSONValueEnd(colonEnds: true)
       guard end.advance(bytes, &position) else { return nil }
       var last = position
-      while last > start, Self.isSpace(bytes[last - 1]) { last -= 1 }
+      while last > start, bytes[last - 1].isJSONSpace { last -= 1 }
       return last > start ? Array(bytes[start..<last]) : nil
     }
 
@@ -121,11 +121,7 @@ package struct BulkGetAnswer {
     }
 
     mutating func skipSpace() {
-      while position < bytes.count, Self.isSpace(bytes[position]) { position += 1 }
-    }
-
-    static func isSpace(_ byte: UInt8) -> Bool {
-      byte == 0x20 || byte == 0x0A || byte == 0x0D || byte == 0x09
+      while position < bytes.count, bytes[position].isJSONSpace { position += 1 }
     }
   }
 }
@@ -137,23 +133,8 @@ package enum BulkDocsAnswer {
   /// there (a quote inside a string is escaped), so an array without it holds only
   /// successes. `false` means: parse it.
   package static func refusesNothing(_ bytes: UnsafeRawBufferPointer) -> Bool {
-    func isSpace(_ byte: UInt8) -> Bool {
-      byte == 0x20 || byte == 0x0A || byte == 0x0D || byte == 0x09
-    }
-    guard bytes.first(where: { !isSpace($0) }) == UInt8(ascii: "["),
-      bytes.last(where: { !isSpace($0) }) == UInt8(ascii: "]")
-    else { return false }
-    let needle = Array(#""error""#.utf8)
-    guard bytes.count >= needle.count else { return true }
-    var index = 0
-    while index <= bytes.count - needle.count {
-      if bytes[index] == needle[0] {
-        var offset = 1
-        while offset < needle.count && bytes[index + offset] == needle[offset] { offset += 1 }
-        if offset == needle.count { return false }
-      }
-      index += 1
-    }
-    return true
+    bytes.first(where: { !$0.isJSONSpace }) == UInt8(ascii: "[")
+      && bytes.last(where: { !$0.isJSONSpace }) == UInt8(ascii: "]")
+      && bytes.firstIndex(of: Array(#""error""#.utf8)) == nil
   }
 }

@@ -197,20 +197,9 @@ package enum Multipart {
   }
 
   private static func find(_ needle: [UInt8], in haystack: [UInt8], from start: Int) -> Int? {
-    guard !needle.isEmpty, haystack.count >= needle.count, start <= haystack.count - needle.count
-    else { return nil }
-    let first = needle[0]
-    var index = start
-    let last = haystack.count - needle.count
-    while index <= last {
-      if haystack[index] == first && haystack[index..<(index + needle.count)].elementsEqual(needle)
-      {
-        return index
-      }
-      index += 1
-    }
-    return nil
+    haystack.withUnsafeBytes { $0.firstIndex(of: needle, from: start) }
   }
+
 }
 
 /// A multipart body that is not what CouchDB sends: why.

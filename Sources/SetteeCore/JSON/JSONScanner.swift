@@ -44,7 +44,7 @@ package enum JSONScanner {
       let scanner = Scanner(text: text)
       // The document's whole text (not skipped over first: reading its members checks it).
       var end = text.count
-      while end > 0, Scanner.isSpace(text[end - 1]) { end -= 1 }
+      while end > 0, text[end - 1].isJSONSpace { end -= 1 }
       let start = scanner.skipSpace(0)
       guard start < end else {
         results.append(contentsOf: repeatElement(.unsupported, count: paths.count))
@@ -103,14 +103,9 @@ package enum JSONScanner {
     let text: UnsafeBufferPointer<UInt8>
 
     @inline(__always)
-    static func isSpace(_ byte: UInt8) -> Bool {
-      byte == 0x20 || byte == 0x0A || byte == 0x09 || byte == 0x0D
-    }
-
-    @inline(__always)
     func skipSpace(_ start: Int) -> Int {
       var position = start
-      while position < text.count, Scanner.isSpace(text[position]) { position += 1 }
+      while position < text.count, text[position].isJSONSpace { position += 1 }
       return position
     }
 
