@@ -12,10 +12,10 @@ extension DocumentCollection {
   /// ``openRevisions(_:latest:)-4ddg1`` as JSON text, what the server's `_bulk_get` and the
   /// replicator send: the same bytes `JSONWriter` prints of those answers. The revision a
   /// replication asks for is usually a document's only leaf, without attachments: its
-  /// stored body is then checked and copied into the answer (`EncodedDocument`, no JSON
-  /// values made); any other is read and printed as ``openRevisions(_:latest:)-4ddg1``
-  /// reads it, and a stored body that does not check is left to that path too, which
-  /// reports it as damage.
+  /// stored body is then checked (``JSONValidator``, no JSON values made) and copied into
+  /// the answer; any other is read and printed as ``openRevisions(_:latest:)-4ddg1`` reads
+  /// it, and a stored body that does not check is left to that path too, which reports it
+  /// as damage.
   package func openRevisionTexts(_ requests: [RevisionsRequest], latest: Bool = false)
     async throws -> [[OpenRevisionText]]
   {
@@ -45,24 +45,31 @@ extension DocumentCollection {
       !options.deletedConflicts, !Names.containsNUL(request.id)
     else { return nil }
     let rev = revs[0]
-    let row = try DocumentReader.winnerRow(db, cid: cid, id: request.id).first { row in
-      (
-        rev: row.string(0), deleted: row.int64(1) != 0, rid: row.int64(3),
-        plain: row.int64(4) == 0 && row.int64(5) == 0,
-        body: EncodedDocument(text: row.bytes(2))
-      )
+    let found = try DocumentReader.winnerRow(db, cid: cid, id: request.id).first {
+      row -> (deleted: Bool, rid: Int64, body: [UInt8])? in
+      guard row.int64(4) == 0 && row.int64(5) == 0, row.string(0) == rev.description else {
+        return nil
+      }
+      let body = row.bytes(2)
+      guard JSONValidator.isObject(body) else { return nil }
+      return (deleted: row.int64(1) != 0, rid: row.int64(3), body: Array(body))
     }
-    guard let row, row.plain, row.rev == rev.description, let body = row.body?.body,
-      body.first == UInt8(ascii: "{")
-    else { return nil }
+    guard let row = found ?? nil else { return nil }
+    // The body's members: what is inside its braces (JSONWriter prints no space, but a
+    // stored body is not relied on for that).
+    let body = row.body
+    var members =
+      (body.firstIndex(of: UInt8(ascii: "{"))! + 1)..<body.lastIndex(of: UInt8(ascii: "}"))!
+    while let first = members.first, body[first].isJSONSpace { members.removeFirst() }
+    while let last = members.last, body[last].isJSONSpace { members.removeLast() }
     var text = Array(#"{"_id":"#.utf8)
     JSONWriter.write(.string(request.id), into: &text)
     text += Array(#","_rev":"#.utf8)
     JSONWriter.write(.string(rev.description), into: &text)
     if row.deleted { text += Array(#","_deleted":true"#.utf8) }
-    if body.count > 2 {
+    if !members.isEmpty {
       text.append(UInt8(ascii: ","))
-      text += body[1..<(body.count - 1)]
+      text += body[members]
     }
     if options.revs {
       let ancestry =

@@ -55,6 +55,39 @@ struct DamagedFileTests {
     #expect(!report.isHealthy && report.problems.map(\.documentID) == ["p3"])
   }
 
+  /// `_bulk_get` and a replication send a stored body on as its text, checked first: a
+  /// damaged one is corruption naming the document, never passed on; a valid one written
+  /// with spaces (not by Settee) still makes a valid document.
+  @Test func aDamagedBodyIsNotSentOnAsText() async throws {
+    let db = try makeDatabase()
+    let people = db.collection("people")
+    let rev = try #require(try await people.get("p3")?.rev)
+    let request = RevisionsRequest("p3", [rev], options: .init(revs: true))
+    try db.damage("UPDATE documents SET body = '{\"n\": 3' WHERE id = 'p3'")
+    do {
+      let texts = try await people.openRevisionTexts([request])
+      Issue.record("a damaged body was read as \(texts)")
+    } catch let error as SetteeError {
+      #expect(error.code == .corruption && error.documentID == "p3", "\(error)")
+    }
+    for body in [#" { "n" : 3 , "m" : [ ] } "#, "{ }"] {
+      try db.damage("UPDATE documents SET body = '\(body)' WHERE id = 'p3'")
+      let texts = try await people.openRevisionTexts([request])
+      guard case .found(let text)? = texts.first?.first,
+        case .object(var object) = try JSONParser.parse(text)
+      else {
+        Issue.record("\(texts)")
+        continue
+      }
+      #expect(object.removeValue(forKey: "_revisions") != nil)
+      let expected: JSONObject =
+        body == "{ }"
+        ? ["_id": "p3", "_rev": .string(rev.description)]
+        : ["_id": "p3", "_rev": .string(rev.description), "n": 3, "m": []]
+      #expect(object == expected)
+    }
+  }
+
   /// A declarative view maps in SQL: a damaged body met by its first build, or by a
   /// catch-up after the document changed, is corruption naming the document; the failed
   /// catch-up is rolled back, and resumes once the body is whole.
