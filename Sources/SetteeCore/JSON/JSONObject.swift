@@ -35,23 +35,23 @@ public struct JSONObject: Sendable, Hashable, RandomAccessCollection, Expressibl
   ///   in the members made a replicator's `_revs_diff` of 500 documents quadratic).
   public init(_ pairs: some Sequence<(String, JSON)>) {
     members = []
-    var positions: [[UInt8]: Int]?
+    var positions: [ByteName: Int]?
     for (key, value) in pairs {
       if positions == nil {
         guard members.count >= 16 else {
           self[key] = value
           continue
         }
-        var table: [[UInt8]: Int] = [:]
+        var table: [ByteName: Int] = [:]
         table.reserveCapacity(Swift.max(32, pairs.underestimatedCount))
-        for (index, member) in members.enumerated() { table[Array(member.key.utf8)] = index }
+        for (index, member) in members.enumerated() { table[ByteName(member.key)] = index }
         positions = table
       }
-      let bytes = Array(key.utf8)
-      if let index = positions![bytes] {
+      let name = ByteName(key)
+      if let index = positions![name] {
         members[index].value = value
       } else {
-        positions![bytes] = members.count
+        positions![name] = members.count
         members.append(Member(key: key, value: value))
       }
     }

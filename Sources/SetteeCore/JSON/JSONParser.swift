@@ -88,7 +88,7 @@ public struct JSONParser: ~Copyable {
       position += 1
       return JSONObject(uniqueMembers: members)
     }
-    var seen: Set<[UInt8]>? = nil
+    var seen: Set<ByteName>? = nil
     // Room for a typical document's members at the top level (growing 1, 2, 4, 8 moved,
     // and retained, every member three times); nested objects are usually small.
     if depth == 1 { members.reserveCapacity(8) }
@@ -106,11 +106,11 @@ public struct JSONParser: ~Copyable {
         }
       } else {
         if seen == nil {
-          var names = Set<[UInt8]>(minimumCapacity: 256)
-          for member in members { names.insert(Array(member.key.utf8)) }
+          var names = Set<ByteName>(minimumCapacity: 256)
+          for member in members { names.insert(ByteName(member.key)) }
           seen = names
         }
-        if seen!.insert(Array(key.utf8)).inserted == false { throw duplicateKey(key, at: keyStart) }
+        if seen!.insert(ByteName(key)).inserted == false { throw duplicateKey(key, at: keyStart) }
       }
       skipWhitespace()
       guard position < bytes.count, bytes[position] == UInt8(ascii: ":") else {

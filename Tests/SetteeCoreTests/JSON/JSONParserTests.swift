@@ -64,6 +64,21 @@ struct JSONParserTests {
     }
   }
 
+  /// A repeated member name is an error whether it comes among the first 16 members
+  /// (looked for one by one) or later (through a table); names compare byte for byte, so
+  /// "é" and "e\u{301}" are two names.
+  @Test(arguments: [2, 16, 17, 40, 1_000])
+  func refusesRepeatedNamesOnly(count: Int) throws {
+    let members = (0..<count).map { #""k\#($0)":\#($0)"# } + [#""\#u{E9}":1"#, #""e\#u{301}":2"#]
+    let object = try #require(
+      try JSONParser.parse("{" + members.joined(separator: ",") + "}").objectValue)
+    #expect(object.count == count + 2 && object["e\u{301}"] == 2)
+    for repeated in ["k0", "k\(count - 1)", "\u{E9}", "e\u{301}"] {
+      let text = "{" + (members + [#""\#(repeated)":null"#]).joined(separator: ",") + "}"
+      #expect(throws: SetteeError.self, "\(repeated)") { try JSONParser.parse(text) }
+    }
+  }
+
   @Test func rejectsInvalidUTF8() {
     let bytes: [UInt8] = [UInt8(ascii: "\""), 0xC3, 0x28, UInt8(ascii: "\"")]
     #expect(throws: SetteeError.self) { try JSONParser.parse(bytes) }
