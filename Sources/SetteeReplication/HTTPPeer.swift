@@ -122,9 +122,16 @@ struct HTTPPeer: ReplicationPeer {
   }
 
   func revsDiff(_ offered: [String: [RevisionID]]) async throws -> [String: RevisionDifference] {
-    let body = JSONObject(
-      offered.map { ($0.key, JSON.array($0.value.map { .string($0.description) })) })
-    let answer = try await send(.POST, "/_revs_diff", body: .object(body))
+    // Printed as it is made (a member for each document of the batch).
+    var body = [UInt8(ascii: "{")]
+    for (index, (id, revs)) in offered.enumerated() {
+      if index > 0 { body.append(UInt8(ascii: ",")) }
+      JSONWriter.writeString(id, into: &body)
+      body.append(UInt8(ascii: ":"))
+      revs.writeJSON(into: &body)
+    }
+    body.append(UInt8(ascii: "}"))
+    let answer = try await send(.POST, "/_revs_diff", rawBody: body)
     try check(answer)
     var differences: [String: RevisionDifference] = [:]
     differences.reserveCapacity(offered.count)
@@ -137,20 +144,29 @@ struct HTTPPeer: ReplicationPeer {
   }
 
   func documents(_ wanted: [WantedRevisions], withData: Bool) async throws -> [BulkDocument] {
-    var asked: [JSON] = []
+    // `{"docs":[{"id":…,"rev":…[,"atts_since":[…]]},…]}`, printed as it is made.
+    var body = Array(#"{"docs":["#.utf8)
+    var first = true
     for item in wanted {
       for rev in item.revs {
-        var entry: JSONObject = ["id": .string(item.id), "rev": .string(rev.description)]
+        if !first { body.append(UInt8(ascii: ",")) }
+        first = false
+        body += #"{"id":"#.utf8
+        JSONWriter.writeString(item.id, into: &body)
+        body += #","rev":"#.utf8
+        JSONWriter.writeString(rev.description, into: &body)
         if withData && !item.attachmentsSince.isEmpty {
-          entry["atts_since"] = .array(item.attachmentsSince.map { .string($0.description) })
+          body += #","atts_since":"#.utf8
+          item.attachmentsSince.writeJSON(into: &body)
         }
-        asked.append(.object(entry))
+        body.append(UInt8(ascii: "}"))
       }
     }
+    body += "]}".utf8
     let answer = try await send(
       .POST, "/_bulk_get",
       query: [("revs", "true"), ("latest", "true")] + (withData ? [("attachments", "true")] : []),
-      body: ["docs": .array(asked)])
+      rawBody: body)
     // A peer without _bulk_get: each document by open_revs.
     if [400, 404, 405, 501].contains(answer.status) {
       return try await openRevisions(wanted, withData: withData).map(BulkDocument.object)

@@ -291,8 +291,17 @@ extension CouchHandler {
   }
 
   func revsDiff(_ db: DocumentCollection, _ request: CouchRequest) async throws -> Response {
-    let answer = JSONObject(try await missing(db, request).map { ($0.id, $0.difference.json) })
-    return CouchResponse.json(.object(answer))
+    // Printed as it is read: an answer to a replicator holds a member for each document of
+    // its batch, and a JSONObject of them was made only to be printed.
+    var bytes = [UInt8(ascii: "{")]
+    for (index, entry) in try await missing(db, request).enumerated() {
+      if index > 0 { bytes.append(UInt8(ascii: ",")) }
+      JSONWriter.writeString(entry.id, into: &bytes)
+      bytes.append(UInt8(ascii: ":"))
+      entry.difference.write(into: &bytes)
+    }
+    bytes.append(UInt8(ascii: "}"))
+    return CouchResponse.jsonBytes(bytes)
   }
 
   func missingRevs(_ db: DocumentCollection, _ request: CouchRequest) async throws -> Response {

@@ -25,6 +25,18 @@ public struct RevisionDifference: Sendable, Hashable {
     }
     return .object(JSONObject(members))
   }
+
+  /// Appends ``json`` as `JSONWriter` prints it, without making it (a `_revs_diff` answer
+  /// holds one per document of a replication's batch).
+  package func write(into output: inout [UInt8]) {
+    output += #"{"missing":"#.utf8
+    missing.writeJSON(into: &output)
+    if !possibleAncestors.isEmpty {
+      output += #","possible_ancestors":"#.utf8
+      possibleAncestors.writeJSON(into: &output)
+    }
+    output.append(UInt8(ascii: "}"))
+  }
 }
 
 extension DocumentCollection {

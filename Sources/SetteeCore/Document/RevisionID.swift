@@ -144,3 +144,15 @@ public struct RevisionID: Sendable, Hashable, Comparable, CustomStringConvertibl
     return lhs.description.utf8.lexicographicallyPrecedes(rhs.description.utf8)
   }
 }
+
+extension [RevisionID] {
+  /// Appends the revisions as a JSON array of their strings, as `JSONWriter` prints it.
+  package func writeJSON(into output: inout [UInt8]) {
+    output.append(UInt8(ascii: "["))
+    for (index, rev) in enumerated() {
+      if index > 0 { output.append(UInt8(ascii: ",")) }
+      JSONWriter.writeString(rev.description, into: &output)
+    }
+    output.append(UInt8(ascii: "]"))
+  }
+}

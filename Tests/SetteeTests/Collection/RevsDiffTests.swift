@@ -111,4 +111,18 @@ struct RevsDiffTests {
       ])
     #expect(try docs.revsDiff(["190f721ca3411be7aa9477db5f948bbb": [first.rev]]).isEmpty)
   }
+
+  /// The answer printed without making it is JSONWriter's print of ``json``.
+  @Test(arguments: [(1, 0), (1, 1), (3, 2), (0, 0)])
+  func printsAsItsJSON(missing: Int, ancestors: Int) throws {
+    let revisions = try (1...5).map {
+      try RevisionID(parsing: "\($0)-\(String(repeating: "ab", count: 16))")
+    }
+    let difference = RevisionDifference(
+      missing: Array(revisions.prefix(missing)),
+      possibleAncestors: Array(revisions.suffix(ancestors)))
+    var printed: [UInt8] = []
+    difference.write(into: &printed)
+    #expect(printed == JSONWriter.bytes(difference.json))
+  }
 }
