@@ -62,11 +62,13 @@ extension DocumentCollection {
       (body.firstIndex(of: UInt8(ascii: "{"))! + 1)..<body.lastIndex(of: UInt8(ascii: "}"))!
     while let first = members.first, body[first].isJSONSpace { members.removeFirst() }
     while let last = members.last, body[last].isJSONSpace { members.removeLast() }
-    var text = Array(#"{"_id":"#.utf8)
+    var text: [UInt8] = []
+    text.reserveCapacity(body.count + request.id.utf8.count + 300)
+    text += #"{"_id":"#.utf8
     JSONWriter.write(.string(request.id), into: &text)
-    text += Array(#","_rev":"#.utf8)
+    text += #","_rev":"#.utf8
     JSONWriter.write(.string(rev.description), into: &text)
-    if row.deleted { text += Array(#","_deleted":true"#.utf8) }
+    if row.deleted { text += #","_deleted":true"#.utf8 }
     if !members.isEmpty {
       text.append(UInt8(ascii: ","))
       text += body[members]
@@ -78,12 +80,15 @@ extension DocumentCollection {
         : try StoredTree.load(
           db, rid: row.rid, id: request.id, winner: rev, deleted: row.deleted, seq: 0
         ).ancestry(of: rev)
-      text += Array(#","_revisions":"#.utf8)
-      let revisions: JSON = [
-        "start": .int(Int64(rev.generation)),
-        "ids": .array(ancestry.map { JSON.string($0.digest) }),
-      ]
-      JSONWriter.write(revisions, into: &text)
+      // `{"start":N,"ids":[…]}`, printed as JSONWriter prints it, without making it.
+      text += #","_revisions":{"start":"#.utf8
+      text += String(rev.generation).utf8
+      text += #","ids":["#.utf8
+      for (index, ancestor) in ancestry.enumerated() {
+        if index > 0 { text.append(UInt8(ascii: ",")) }
+        JSONWriter.writeString(ancestor.digest, into: &text)
+      }
+      text += "]}".utf8
     }
     text.append(UInt8(ascii: "}"))
     return text
