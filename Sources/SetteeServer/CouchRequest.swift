@@ -155,7 +155,9 @@ struct CouchRequest: Sendable {
     if requiresJSONType { try requireJSONType() }
     let bytes = try await bodyBytes()
     do {
-      return try JSONParser.parse(bytes)
+      // As deep as a database's configuration may let a document nest; its own limit is
+      // then the write's to apply, naming where the document is too deep.
+      return try JSONParser.parse(bytes, maxDepth: Database.Configuration.maxNestingDepth)
     } catch let error as SetteeError {
       throw CouchError(.badRequest, "bad_request", "invalid UTF-8 JSON: \(error.message)")
     }

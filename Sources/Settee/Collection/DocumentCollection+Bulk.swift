@@ -54,9 +54,7 @@ extension DocumentCollection {
         switch document {
         case .object(let object): json = object
         case .text(let text):
-          let encoded = text.withUnsafeBufferPointer { EncodedDocument(text: $0, limits: limits) }
-          if let encoded { return try write(.encoded(encoded, text: text)) }
-          json = try BulkDocument.object(text, maxDepth: limits.maxNestingDepth)
+          return try write(try BulkDocument(text: text, limits: limits))
         case .encoded(let encoded, let text):
           // Written from its text when no index needs its values; parsed otherwise.
           if !writer.needsBodies {
@@ -141,9 +139,12 @@ package enum BulkDocument: Sendable {
     if let encoded = text.withUnsafeBufferPointer({ EncodedDocument(text: $0, limits: limits) }) {
       self = .encoded(encoded, text: text)
     } else {
-      // Parsed to the parser's own depth: a deeper document than `limits` allows is the
-      // write's to refuse, for that document alone.
-      self = .object(try Self.object(text))
+      // Parsed as deep as the parser goes, or as `limits` allow if that is deeper (up to
+      // 1,000): a document deeper than `limits` allow but within the parser's depth is
+      // the write's to refuse, for that document alone.
+      self = .object(
+        try Self.object(
+          text, maxDepth: Swift.max(JSONParser.defaultMaxDepth, limits.maxNestingDepth)))
     }
   }
 

@@ -131,7 +131,8 @@ enum DocumentReader {
   {
     if bytes.isEmpty { return [:] }
     do {
-      let json = try JSONParser.parse(bytes)
+      // As deep as any configuration lets a document be written.
+      let json = try JSONParser.parse(bytes, maxDepth: Database.Configuration.maxNestingDepth)
       guard case .object(let object) = json else {
         throw SetteeError(.corruption, "the stored body is \(json.typeName), not an object")
       }

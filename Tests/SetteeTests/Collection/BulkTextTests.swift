@@ -98,6 +98,53 @@ struct BulkTextTests {
     #expect(outcomes[3].failureCode == .conflict)
   }
 
+  /// How deep a document from text may nest is the configured limit's to say, whichever
+  /// way it is read: within the limit it is written (even past the parser's default 512
+  /// levels, for a limit up to 1,000); past the limit but within what is parsed it is
+  /// refused alone; past both, its text is refused before anything is written.
+  @Test(
+    arguments: [
+      (100, 90, "written"), (100, 300, "refused"), (100, 600, "text refused"),
+      (700, 600, "written"), (700, 690, "written"), (700, 800, "text refused"),
+      (1_000, 1_000, "written"),
+    ] as [(Int, Int, String)])
+  func nestingFollowsTheConfiguredLimit(limit: Int, depth: Int, expected: String) async throws {
+    let limits = DocumentLimits(maxNestingDepth: limit)
+    let docs = try Database(inMemoryWith: .init(limits: limits)).collection("docs")
+    // `depth` levels in all, the document's own object counted.
+    let nested = String(repeating: "[", count: depth - 1) + String(repeating: "]", count: depth - 1)
+    let texts = [#"{"_id":"deep","a":\#(nested)}"#, #"{"_id":"plain"}"#].map { Array($0.utf8) }
+    let prepared: [BulkDocument]
+    do {
+      prepared = try texts.map { try BulkDocument(text: $0, limits: limits) }
+    } catch let error as SetteeError {
+      #expect(expected == "text refused" && error.code == .nestingTooDeep, "\(error)")
+      return
+    }
+    for documents in [prepared, texts.map(BulkDocument.text)] {
+      let outcomes = try await docs.putEach(prepared: documents)
+      #expect(outcomes[1].failureCode == nil || outcomes[1].failureCode == .conflict)
+      switch expected {
+      case "written":
+        #expect(outcomes[0].failureCode == nil || outcomes[0].failureCode == .conflict)
+        // Read back by every path: a stored body is parsed as deep as any limit allows.
+        #expect(try await docs.get("deep") != nil)
+        #expect(try await docs.find(["a": ["$exists": true]]).count == 1)
+        let texts = try await docs.openRevisionTexts([RevisionsRequest("deep", nil)])
+        guard case .found(let text)? = texts.first?.first else {
+          Issue.record("\(texts)")
+          break
+        }
+        #expect(try JSONParser.parse(text, maxDepth: 1_001).objectValue?["_id"] == "deep")
+      case "refused":
+        #expect(outcomes[0].failureCode == .nestingTooDeep)
+        #expect(try await docs.get("deep") == nil)
+      default:
+        Issue.record("\(depth) levels under a limit of \(limit) were read")
+      }
+    }
+  }
+
   static func outcome(_ result: Result<WriteResult, SetteeError>) -> String {
     switch result {
     case .success(let written): "\(written.id) \(written.rev)"
