@@ -51,8 +51,10 @@ struct AsyncAccessTests {
     #expect(counts.count == 1000)
     #expect(counts.allSatisfy { $0 == expected })
     // The five readers, the writer, GRDB's one waiting thread and the cooperative pool,
-    // with room for other suites running beside this one.
-    #expect(peak.maximum - before < 60, "threads: \(before) before, \(peak.maximum) at the peak")
+    // with room for other suites running beside this one (the count is the process's:
+    // their servers and replicators were seen adding 69 in a full run). A thread per
+    // read would be a thousand.
+    #expect(peak.maximum - before < 150, "threads: \(before) before, \(peak.maximum) at the peak")
   }
 
   /// Five async reads run at once on a pool of five readers: each one's streaming body
