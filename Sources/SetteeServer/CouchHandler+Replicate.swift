@@ -12,6 +12,8 @@ final class ReplicationJobs: Sendable {
     let id: String
     let source: String
     let target: String
+    /// The `_replicator` document that started it, if one did.
+    let documentID: String?
     let started: Date
     var progress: ReplicationProgress
     var updated: Date
@@ -21,11 +23,18 @@ final class ReplicationJobs: Sendable {
 
   var all: [Job] { jobs.withLock { Array($0.values) }.sorted { $0.started < $1.started } }
 
-  /// Starts `replicator` under `id` unless a job of that id runs already.
-  func start(_ replicator: Replicator, id: String, source: String, target: String) -> Bool {
+  /// The job `id`, while it runs.
+  func job(_ id: String) -> Job? { jobs.withLock { $0[id] } }
+
+  /// Starts `replicator` under `id` unless a job of that id runs already; `ended` is
+  /// called with its last progress when it ends.
+  func start(
+    _ replicator: Replicator, id: String, source: String, target: String,
+    documentID: String? = nil, ended: @escaping @Sendable (ReplicationProgress) -> Void = { _ in }
+  ) -> Bool {
     let job = Job(
-      replicator: replicator, id: id, source: source, target: target, started: Date(),
-      progress: ReplicationProgress(), updated: Date())
+      replicator: replicator, id: id, source: source, target: target, documentID: documentID,
+      started: Date(), progress: ReplicationProgress(), updated: Date())
     guard
       jobs.withLock({ jobs in
         guard jobs[id] == nil else { return false }
@@ -34,13 +43,16 @@ final class ReplicationJobs: Sendable {
       })
     else { return false }
     Task {
+      var last = ReplicationProgress()
       for await progress in replicator.start() {
+        last = progress
         jobs.withLock { jobs in
           jobs[id]?.progress = progress
           jobs[id]?.updated = Date()
         }
       }
       _ = jobs.withLock { $0.removeValue(forKey: id) }
+      ended(last)
     }
     return true
   }
@@ -69,6 +81,33 @@ extension CouchHandler {
       return try cancelReplication(id.replacingOccurrences(of: "+continuous", with: ""))
     }
     let continuous = body["continuous"] == true
+    let (replicator, sourceLabel, targetLabel) = try replicator(for: body)
+    let id = try await replicationID(replicator)
+    if body["cancel"] == true { return try cancelReplication(id) }
+    if continuous {
+      _ = replicationJobs.start(replicator, id: id, source: sourceLabel, target: targetLabel)
+      return CouchResponse.json(
+        ["ok": true, "_local_id": .string(id + "+continuous")], status: .accepted)
+    }
+    guard replicationJobs.start(replicator, id: id, source: sourceLabel, target: targetLabel)
+    else {
+      throw CouchError(.conflict, "conflict", "the same replication is running already")
+    }
+    do {
+      let progress = try await replicator.run()
+      return CouchResponse.json(progress.json)
+    } catch let error as ReplicationError {
+      let status: HTTPResponse.Status = error.status == 404 ? .notFound : .internalServerError
+      throw CouchError(
+        status, error.status == 404 ? "db_not_found" : error.error, error.description)
+    }
+  }
+
+  /// A replication as CouchDB's `_replicate` body (or a `_replicator` document) describes
+  /// it, with the labels of its two sides.
+  ///
+  /// - Throws: ``CouchError`` `400 bad_request` naming what is wrong.
+  func replicator(for body: JSONObject) throws -> (Replicator, source: String, target: String) {
     var filter = ReplicationFilter.none
     if let ids = body["doc_ids"] {
       guard case .array(let list) = ids, list.allSatisfy({ $0.stringValue != nil }) else {
@@ -91,35 +130,16 @@ extension CouchHandler {
     }
     let (source, sourceLabel) = try endpoint(body["source"], "source")
     let (target, targetLabel) = try endpoint(body["target"], "target")
-    let replicator: Replicator
     do {
-      replicator = try Replicator(
+      let replicator = try Replicator(
         ReplicationConfiguration(
-          source: source, target: target, continuous: continuous,
+          source: source, target: target, continuous: body["continuous"] == true,
           createTarget: body["create_target"] == true, filter: filter,
           sinceSequence: body["since_seq"].map { $0.stringValue ?? JSONWriter.string($0) },
           winningRevisionsOnly: body["winning_revs_only"] == true))
+      return (replicator, sourceLabel, targetLabel)
     } catch let error as SetteeError {
       throw CouchError(.badRequest, "bad_request", error.message)
-    }
-    let id = try await replicationID(replicator)
-    if body["cancel"] == true { return try cancelReplication(id) }
-    if continuous {
-      _ = replicationJobs.start(replicator, id: id, source: sourceLabel, target: targetLabel)
-      return CouchResponse.json(
-        ["ok": true, "_local_id": .string(id + "+continuous")], status: .accepted)
-    }
-    guard replicationJobs.start(replicator, id: id, source: sourceLabel, target: targetLabel)
-    else {
-      throw CouchError(.conflict, "conflict", "the same replication is running already")
-    }
-    do {
-      let progress = try await replicator.run()
-      return CouchResponse.json(progress.json)
-    } catch let error as ReplicationError {
-      let status: HTTPResponse.Status = error.status == 404 ? .notFound : .internalServerError
-      throw CouchError(
-        status, error.status == 404 ? "db_not_found" : error.error, error.description)
     }
   }
 
@@ -161,7 +181,9 @@ extension CouchHandler {
         let progress = job.progress
         return [
           "type": "replication", "replication_id": .string(job.id),
-          "doc_id": nil, "node": "settee", "pid": .string(job.id),
+          "database": job.documentID == nil ? nil : .string(ReplicatorDocuments.databaseName),
+          "doc_id": job.documentID.map(JSON.string) ?? nil, "node": "settee",
+          "pid": .string(job.id),
           "source": .string(job.source), "target": .string(job.target),
           "continuous": .bool(job.replicator.configuration.continuous),
           "docs_read": .int(Int64(progress.docsRead)),
@@ -178,6 +200,28 @@ extension CouchHandler {
       })
   }
 
+  /// `_scheduler/docs` (every `_replicator` document's replication),
+  /// `_scheduler/docs/_replicator` (the same) or `_scheduler/docs/_replicator/{docid}`.
+  func schedulerDocuments(_ path: [String]) throws -> Response {
+    guard path.isEmpty || path[0] == ReplicatorDocuments.databaseName else {
+      throw CouchError(.notFound, "not_found", "Database does not exist.")
+    }
+    let documents = replicatorDocuments
+    if path.count == 2 {
+      guard let entry = documents.entry(path[1]) else {
+        throw CouchError(.notFound, "not_found", "unknown document \(path[1])")
+      }
+      return CouchResponse.json(
+        documents.schedulerDocument(path[1], entry, jobs: replicationJobs))
+    }
+    let all = documents.all
+    return CouchResponse.json([
+      "total_rows": .int(Int64(all.count)), "offset": 0,
+      "docs": .array(
+        all.map { documents.schedulerDocument($0.id, $0.entry, jobs: replicationJobs) }),
+    ])
+  }
+
   /// `_scheduler/jobs`: CouchDB's shape for the same replications.
   func schedulerJobs() -> JSON {
     let jobs = replicationJobs.all
@@ -186,7 +230,9 @@ extension CouchHandler {
       "jobs": .array(
         jobs.map { job in
           [
-            "id": .string(job.id), "database": nil, "doc_id": nil, "node": "settee",
+            "id": .string(job.id),
+            "database": job.documentID == nil ? nil : .string(ReplicatorDocuments.databaseName),
+            "doc_id": job.documentID.map(JSON.string) ?? nil, "node": "settee",
             "pid": .string(job.id), "source": .string(job.source),
             "target": .string(job.target), "user": nil,
             "start_time": .string(ISO8601DateFormatter().string(from: job.started)),

@@ -10,8 +10,10 @@ struct CouchHandler: Sendable {
   let database: Database
   let configuration: ServerConfiguration
   let authenticator: Authenticator
-  /// The replications `POST /_replicate` started.
+  /// The replications running: started by `POST /_replicate` or by `_replicator` documents.
   let replicationJobs: ReplicationJobs
+  /// The `_replicator` database's documents and their replications' states.
+  let replicatorDocuments: ReplicatorDocuments
 
   /// The API level Settee answers as, in `GET /`.
   static let couchDBVersion = "3.3.3"
@@ -43,7 +45,9 @@ struct CouchHandler: Sendable {
       try allow(request, "GET,HEAD")
       return try await welcome()
     }
-    if first.hasPrefix("_") && first != Database.defaultCollectionName {
+    if first.hasPrefix("_") && first != Database.defaultCollectionName
+      && first != ReplicatorDocuments.databaseName
+    {
       return try await serverEndpoint(first, request)
     }
     let db = try collection(named: first)
@@ -129,7 +133,10 @@ struct CouchHandler: Sendable {
   /// CouchDB's rule for database names; Settee's default collection is reached as
   /// `_default`, as CouchDB's system databases are named with `_`.
   func collection(named name: String) throws -> DocumentCollection {
-    guard name == Database.defaultCollectionName || Self.isValidDatabaseName(name) else {
+    guard
+      name == Database.defaultCollectionName || name == ReplicatorDocuments.databaseName
+        || Self.isValidDatabaseName(name)
+    else {
       throw CouchError.illegalDatabaseName(name)
     }
     return database.collection(name)
@@ -220,10 +227,9 @@ struct CouchHandler: Sendable {
     case ("_scheduler", 1) where rest.first == "jobs":
       try allow(request, "GET,HEAD")
       return CouchResponse.json(schedulerJobs())
-    case ("_scheduler", 1) where rest.first == "docs":
-      // Replications from documents of a _replicator database: Settee has none.
+    case ("_scheduler", 1...3) where rest.first == "docs":
       try allow(request, "GET,HEAD")
-      return CouchResponse.json(["total_rows": 0, "offset": 0, "docs": []])
+      return try schedulerDocuments(Array(rest.dropFirst()))
     case ("_replicate", 0):
       return try await replicate(request)
     default:
@@ -234,7 +240,8 @@ struct CouchHandler: Sendable {
   /// The collections served as databases, in CouchDB's `_all_dbs` order and options.
   private func databaseNames(_ request: CouchRequest) async throws -> [String] {
     var names = try await database.collectionNames().filter {
-      $0 == Database.defaultCollectionName || Self.isValidDatabaseName($0)
+      $0 == Database.defaultCollectionName || $0 == ReplicatorDocuments.databaseName
+        || Self.isValidDatabaseName($0)
     }
     if let start = try request.jsonParameter("startkey") ?? request.jsonParameter("start_key"),
       let start = start.stringValue

@@ -100,10 +100,16 @@ public struct CouchServer: Sendable {
       )
     }
     let jobs = ReplicationJobs()
-    defer { jobs.stopAll() }
+    let documents = ReplicatorDocuments()
     let handler = CouchHandler(
       database: database, configuration: configuration, authenticator: authenticator,
-      replicationJobs: jobs)
+      replicationJobs: jobs, replicatorDocuments: documents)
+    // The `_replicator` database's replications, started again with the server.
+    let following = Task { await documents.follow(handler) }
+    defer {
+      following.cancel()
+      jobs.stopAll()
+    }
     var logger = Logger(label: "settee.serve")
     logger.logLevel = .critical
     let app = Application(

@@ -517,6 +517,99 @@ struct ReplicationTests {
     let missing = try await server.post("/_replicate", ["source": "nope", "target": "db"])
     #expect(missing.status == 404 && missing.error == "db_not_found")
   }
+
+  /// CouchDB's `_replicator` database: a document starts its replication (continuous from
+  /// a peer, one-shot between local databases), `_scheduler/docs` shows each one's state
+  /// (a document that describes no replication has failed, saying why), the replications
+  /// start again when the server does (a completed one-shot does not run again), and
+  /// deleting a document stops its replication.
+  @Test func replicatorDocumentsRunAcrossRestarts() async throws {
+    let peer = try ServerProcess(db: directory.path("replicator-peer.db"))
+    let path = directory.path("replicator-server.db")
+    var server = try ServerProcess(db: path)
+    try await peer.request("PUT", "/db")
+    try await peer.put("/db/a", ["v": 1])
+    try await server.request("PUT", "/local")
+    try await server.put("/local/x", ["n": 1])
+    // Credentials in a document's URL never show in what the server says of it.
+    let credentialed = peer.url.replacingOccurrences(of: "http://", with: "http://me:s3cret@")
+    let live: JSON = [
+      "source": .string(credentialed + "db"), "target": "copy", "create_target": true,
+      "continuous": true,
+    ]
+    // As in CouchDB, the database is created first (a single node's setup step).
+    #expect(try await server.put("/_replicator/live", live).status == 404)
+    #expect(try await server.request("PUT", "/_replicator").status == 201)
+    #expect(try await server.get("/_all_dbs").json.arrayValue?.contains("_replicator") == true)
+    #expect(try await server.put("/_replicator/live", live).status == 201)
+    let once: JSON = ["source": "local", "target": "backup", "create_target": true]
+    #expect(try await server.put("/_replicator/once", once).status == 201)
+    #expect(try await server.put("/_replicator/bad", ["target": "backup"]).status == 201)
+
+    // Generous, as the other waits here: the servers share two cores with every test.
+    func until(_ check: () async throws -> Bool) async throws -> Bool {
+      let deadline = Date().addingTimeInterval(90)
+      while true {
+        if (try? await check()) == true { return true }
+        if Date() > deadline { return false }
+        try await Task.sleep(for: .milliseconds(50))
+      }
+    }
+    func state(_ id: String) async throws -> String? {
+      try await server.get("/_scheduler/docs/_replicator/\(id)").json["state"]?.stringValue
+    }
+    #expect(try await until { try await server.get("/copy/a").json["v"] == 1 })
+    #expect(try await until { try await server.get("/backup/x").json["n"] == 1 })
+    #expect(try await until { try await state("once") == "completed" })
+    #expect(try await state("live") == "running")
+    #expect(try await state("bad") == "failed")
+    let bad = try await server.get("/_scheduler/docs/_replicator/bad").json
+    #expect(bad["info"]?["error"]?.stringValue?.contains("source") == true, "\(bad)")
+    let docs = try await server.get("/_scheduler/docs").json
+    #expect(docs["total_rows"] == 3 && docs["docs"]?[0]?["doc_id"] == "bad", "\(docs)")
+    let tasks = try await server.get("/_active_tasks").json
+    #expect(tasks.arrayValue?.count == 1 && tasks[0]?["doc_id"] == "live", "\(tasks)")
+    for shown in ["/_active_tasks", "/_scheduler/docs", "/_scheduler/jobs"] {
+      #expect(try await !server.get(shown).text.contains("s3cret"), "\(shown)")
+    }
+
+    // Restarted: the continuous replication runs again by itself; the completed one-shot
+    // does not run again (its state is kept in a local document of _replicator).
+    _ = server.stop()
+    server = try ServerProcess(db: path)
+    try await peer.put("/db/b", ["v": 2])
+    try await server.put("/local/y", ["n": 2])
+    #expect(try await until { try await server.get("/copy/b").json["v"] == 2 })
+    #expect(try await until { try await state("once") == "completed" })
+    #expect(try await server.get("/backup/y").status == 404)
+    #expect(
+      try await server.get("/_scheduler/docs/_replicator/once").json["info"]?["docs_written"] == 0)
+
+    // A new revision of the one-shot document runs it again.
+    let onceRev = try #require(try await server.get("/_replicator/once").json["_rev"]?.stringValue)
+    var again = once.objectValue!
+    again["_rev"] = .string(onceRev)
+    #expect(try await server.put("/_replicator/once", .object(again)).status == 201)
+    #expect(try await until { try await server.get("/backup/y").json["n"] == 2 })
+
+    // Deleted, the continuous replication stops.
+    let liveRev = try #require(try await server.get("/_replicator/live").json["_rev"]?.stringValue)
+    #expect(try await server.delete("/_replicator/live?rev=\(liveRev)").status == 200)
+    #expect(try await until { try await server.get("/_active_tasks").json == [] })
+    #expect(try await server.get("/_scheduler/docs/_replicator/live").status == 404)
+    try await peer.put("/db/c", ["v": 3])
+    try await Task.sleep(for: .seconds(1))
+    #expect(try await server.get("/copy/c").status == 404)
+
+    // A peer that cannot be reached: the replication retries, shown as crashing.
+    let unreachable: JSON = [
+      "source": "http://127.0.0.1:1/nope", "target": "copy", "continuous": true,
+    ]
+    #expect(try await server.put("/_replicator/down", unreachable).status == 201)
+    #expect(try await until { try await state("down") == "crashing" })
+    let down = try await server.get("/_scheduler/docs/_replicator/down").json
+    #expect(down["info"]?["error"]?.stringValue?.isEmpty == false, "\(down)")
+  }
 }
 
 /// The replicator killed at random points of a 50,000-document replication.
