@@ -202,17 +202,26 @@ extension CouchHandler {
 
   /// `_scheduler/docs` (every `_replicator` document's replication),
   /// `_scheduler/docs/_replicator` (the same) or `_scheduler/docs/_replicator/{docid}`.
-  func schedulerDocuments(_ path: [String]) throws -> Response {
+  func schedulerDocuments(_ path: [String]) async throws -> Response {
     guard path.isEmpty || path[0] == ReplicatorDocuments.databaseName else {
       throw CouchError(.notFound, "not_found", "Database does not exist.")
     }
     let documents = replicatorDocuments
     if path.count == 2 {
-      guard let entry = documents.entry(path[1]) else {
-        throw CouchError(.notFound, "not_found", "unknown document \(path[1])")
+      let id = path[1]
+      if let entry = documents.entry(id) {
+        return CouchResponse.json(documents.schedulerDocument(id, entry, jobs: replicationJobs))
       }
-      return CouchResponse.json(
-        documents.schedulerDocument(path[1], entry, jobs: replicationJobs))
+      // Written but not yet seen by the server's follower: CouchDB's first state.
+      let collection = database.collection(ReplicatorDocuments.databaseName)
+      guard !Document.isDesignID(id), let document = try await collection.get(id),
+        let rev = document.rev, !document.isDeleted
+      else {
+        throw CouchError(.notFound, "not_found", "unknown document \(id)")
+      }
+      let entry = ReplicatorDocuments.Entry(
+        rev: rev, state: "initializing", started: Date(), updated: Date())
+      return CouchResponse.json(documents.schedulerDocument(id, entry, jobs: replicationJobs))
     }
     let all = documents.all
     return CouchResponse.json([

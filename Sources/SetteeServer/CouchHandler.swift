@@ -229,7 +229,7 @@ struct CouchHandler: Sendable {
       return CouchResponse.json(schedulerJobs())
     case ("_scheduler", 1...3) where rest.first == "docs":
       try allow(request, "GET,HEAD")
-      return try schedulerDocuments(Array(rest.dropFirst()))
+      return try await schedulerDocuments(Array(rest.dropFirst()))
     case ("_replicate", 0):
       return try await replicate(request)
     default:

@@ -27,8 +27,8 @@ final class ReplicatorDocuments: Sendable {
     var replicationID: String?
     var source: String?
     var target: String?
-    /// CouchDB's states: `running`, `completed`, `failed` (and `crashing` while a running
-    /// replication retries).
+    /// CouchDB's states: `initializing` (written, not yet started), `running`,
+    /// `completed`, `failed` (and `crashing` while a running replication retries).
     var state: String
     var error: String?
     var started: Date

@@ -13,6 +13,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import time
 import unittest
 
 import couchdb
@@ -20,7 +21,9 @@ import requests
 from ibm_cloud_sdk_core import ApiException
 from ibm_cloud_sdk_core.authenticators import BasicAuthenticator, NoAuthAuthenticator
 from ibmcloudant import CouchDbSessionAuthenticator
-from ibmcloudant.cloudant_v1 import BulkDocs, BulkGetQueryDocument, CloudantV1, IndexDefinition, IndexField
+from ibmcloudant.cloudant_v1 import (
+    BulkDocs, BulkGetQueryDocument, CloudantV1, IndexDefinition, IndexField, ReplicationDatabase,
+    ReplicationDocument)
 
 SETTEE = os.path.abspath(sys.argv.pop(1)) if len(sys.argv) > 1 else "settee"
 
@@ -235,6 +238,33 @@ class CloudantPackageTests(unittest.TestCase):
         local = service.put_local_document(db="repl", doc_id="checkpoint", document={"seq": "5"}).get_result()
         self.assertTrue(local["ok"])
         self.assertEqual(service.get_local_document(db="repl", doc_id="checkpoint").get_result()["seq"], "5")
+
+    def test_replication_documents(self):
+        """The SDK's `_replicator` calls: a document's replication runs, `_scheduler/docs`
+        shows it completed, and deleting the document is accepted."""
+        service = self.service
+        service.put_database(db="_replicator")
+        service.put_database(db="origin")
+        service.post_bulk_docs(db="origin", bulk_docs=BulkDocs(docs=[{"_id": "o%d" % n} for n in range(5)]))
+        document = ReplicationDocument(
+            source=ReplicationDatabase(url=self.served.url + "/origin"),
+            target=ReplicationDatabase(url=self.served.url + "/mirror"), create_target=True)
+        written = service.put_replication_document(doc_id="mirror", replication_document=document).get_result()
+        self.assertTrue(written["ok"])
+        state = None
+        for _ in range(600):  # bounded: 60 s
+            state = service.get_scheduler_document(doc_id="mirror").get_result()
+            if state["state"] == "completed":
+                break
+            time.sleep(0.1)
+        self.assertEqual(state["state"], "completed", state)
+        self.assertEqual(state["info"]["docs_written"], 5)
+        self.assertEqual(service.get_scheduler_docs().get_result()["docs"][0]["doc_id"], "mirror")
+        self.assertEqual(service.get_database_information(db="mirror").get_result()["doc_count"], 5)
+        read = service.get_replication_document(doc_id="mirror").get_result()
+        self.assertTrue(read["create_target"])
+        deleted = service.delete_replication_document(doc_id="mirror", rev=read["_rev"]).get_result()
+        self.assertTrue(deleted["ok"])
 
     def test_query_and_attachments(self):
         service = self.service
