@@ -56,6 +56,8 @@ struct Authenticator: Sendable {
   /// Basic credentials already verified (keyed by a digest of them): PBKDF2 runs once per
   /// credential, not once per request.
   private let verified = Locked<Set<[UInt8]>>([])
+  /// Failed logins by client and name (CouchDB 3.4's `chttpd_auth_lockout`).
+  let lockout = Lockout()
 
   var isEnabled: Bool { !admins.isEmpty }
 
@@ -110,13 +112,16 @@ struct Authenticator: Sendable {
 
   /// The identity of a request's credentials: Basic, or an `AuthSession` cookie; `nil`
   /// when it has none that hold.
-  func identify(_ headers: HTTPFields, now: Int64 = Int64(Date().timeIntervalSince1970))
-    -> Identity?
-  {
+  ///
+  /// - Throws: ``CouchError`` `403 forbidden` while `client` is locked out of the name
+  ///   (``Lockout``).
+  func identify(
+    _ headers: HTTPFields, client: String? = nil, now: Int64 = Int64(Date().timeIntervalSince1970)
+  ) throws -> Identity? {
     if let authorization = headers[.authorization], authorization.lowercased().hasPrefix("basic ") {
-      guard let (name, password) = Self.basic(authorization), verify(name, password) else {
-        return nil
-      }
+      guard let (name, password) = Self.basic(authorization),
+        try authenticate(name, password, client: client, now: now)
+      else { return nil }
       return Identity(name: name, method: "default")
     }
     guard let token = Self.cookie(headers, named: "AuthSession"),
@@ -125,6 +130,30 @@ struct Authenticator: Sendable {
     // CouchDB renews a cookie once a tenth of its life has passed.
     let renewed = now - issued > Self.sessionTimeout / 10 ? makeToken(name, now: now) : nil
     return Identity(name: name, method: "cookie", renewedCookie: renewed.map(Self.setCookie))
+  }
+
+  /// Checks a name and password from `client` (an address), counting failures: past
+  /// ``Lockout/threshold`` of them the client is refused for the name, right password or
+  /// not, until the failures are old (an attacker's guesses each cost PBKDF2's 100,000
+  /// iterations of CPU, and are limited as CouchDB limits them).
+  ///
+  /// - Throws: ``CouchError`` `403 forbidden` while locked out.
+  func authenticate(
+    _ name: String, _ password: String, client: String?,
+    now: Int64 = Int64(Date().timeIntervalSince1970)
+  ) throws -> Bool {
+    let key = Lockout.key(client: client, name: name)
+    if lockout.isLocked(key, now: now) {
+      throw CouchError(
+        .forbidden, "forbidden",
+        "Account is temporarily locked due to multiple authentication failures")
+    }
+    guard verify(name, password) else {
+      lockout.fail(key, now: now)
+      return false
+    }
+    lockout.clear(key)
+    return true
   }
 
   /// Checks a name and password (once per distinct pair; later calls hit the cache).
@@ -196,4 +225,54 @@ struct Authenticator: Sendable {
     while base64.count % 4 != 0 { base64 += "=" }
     return Data(base64Encoded: base64).map(Array.init)
   }
+}
+
+/// Failed logins, counted per client address and name, as CouchDB 3.4's
+/// `chttpd_auth_lockout` counts them: ``threshold`` failures within ``lifetime`` seconds
+/// lock the client out of that name until the first of them is that old. The table is
+/// bounded (``maxEntries``; the oldest are forgotten first).
+final class Lockout: Sendable {
+  static let threshold = 5
+  static let lifetime: Int64 = 300
+  static let maxEntries = 10_000
+
+  private struct Failures {
+    var count: Int
+    var since: Int64
+  }
+  private let failures = Locked<[String: Failures]>([:])
+
+  static func key(client: String?, name: String) -> String { (client ?? "") + "\u{0}" + name }
+
+  func isLocked(_ key: String, now: Int64) -> Bool {
+    failures.withLock { table in
+      guard let entry = table[key] else { return false }
+      return entry.count >= Self.threshold && now - entry.since < Self.lifetime
+    }
+  }
+
+  func fail(_ key: String, now: Int64) {
+    failures.withLock { table in
+      if var entry = table[key], now - entry.since < Self.lifetime {
+        entry.count += 1
+        table[key] = entry
+        return
+      }
+      if table.count >= Self.maxEntries {
+        table = table.filter { now - $0.value.since < Self.lifetime }
+        if table.count >= Self.maxEntries {
+          let oldest = table.sorted { $0.value.since < $1.value.since }.prefix(table.count / 2)
+          for (old, _) in oldest { table[old] = nil }
+        }
+      }
+      table[key] = Failures(count: 1, since: now)
+    }
+  }
+
+  func clear(_ key: String) {
+    _ = failures.withLock { $0.removeValue(forKey: key) }
+  }
+
+  /// How many clients and names are counted (for tests).
+  var count: Int { failures.withLock { $0.count } }
 }

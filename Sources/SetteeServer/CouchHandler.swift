@@ -19,11 +19,12 @@ struct CouchHandler: Sendable {
   static let couchDBVersion = "3.3.3"
   static let setteeVersion = "0.1.0"
 
-  func handle(_ raw: Request) async throws -> Response {
+  /// Answers `raw`, from `client` (its address, for the failed-login lockout).
+  func handle(_ raw: Request, client: String? = nil) async throws -> Response {
     let request = try CouchRequest(raw, maxBodyBytes: configuration.maxRequestBytes)
     var identity: Authenticator.Identity?
     if authenticator.isEnabled {
-      identity = authenticator.identify(request.headers)
+      identity = try authenticator.identify(request.headers, client: client)
       // Open to anyone: /_up, and /_session (to log in, out, or ask who one is).
       let open = request.segments == ["_up"] || request.segments == ["_session"]
       // No WWW-Authenticate challenge (CouchDB sends one only with require_valid_user):
@@ -33,7 +34,9 @@ struct CouchHandler: Sendable {
         throw CouchError(.unauthorized, "unauthorized", "Authentication required.")
       }
     }
-    if request.segments == ["_session"] { return try await session(request, identity) }
+    if request.segments == ["_session"] {
+      return try await session(request, identity, client: client)
+    }
     var response = try await route(request)
     if let cookie = identity?.renewedCookie { response.headers[.setCookie] = cookie }
     return response
@@ -261,9 +264,9 @@ struct CouchHandler: Sendable {
 
   /// `/_session`: who is asking (GET), a login setting an `AuthSession` cookie (POST, JSON
   /// or form-encoded `name` and `password`), a logout clearing it (DELETE).
-  private func session(_ request: CouchRequest, _ identity: Authenticator.Identity?) async throws
-    -> Response
-  {
+  private func session(
+    _ request: CouchRequest, _ identity: Authenticator.Identity?, client: String?
+  ) async throws -> Response {
     try allow(request, "GET,HEAD,POST,DELETE")
     let handlers: JSON = ["cookie", "default"]
     switch request.method {
@@ -273,7 +276,9 @@ struct CouchHandler: Sendable {
         headers: [.setCookie: "AuthSession=; Version=1; Path=/; HttpOnly; Max-Age=0"])
     case .post:
       let (name, password) = try await credentials(request)
-      guard authenticator.isEnabled, authenticator.verify(name, password) else {
+      guard authenticator.isEnabled,
+        try authenticator.authenticate(name, password, client: client)
+      else {
         throw CouchError(.unauthorized, "unauthorized", "Name or password is incorrect.")
       }
       let token = authenticator.makeToken(name, now: Int64(Date().timeIntervalSince1970))

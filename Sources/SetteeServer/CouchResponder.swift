@@ -7,7 +7,7 @@ import SetteeCore
 /// Hummingbird's entry: every request goes to ``CouchHandler``, and its errors become
 /// CouchDB's error bodies here; one log line per request.
 struct CouchResponder: HTTPResponder {
-  typealias Context = BasicRequestContext
+  typealias Context = CouchRequestContext
   let handler: CouchHandler
 
   func respond(to request: Request, context: Context) async throws -> Response {
@@ -20,7 +20,7 @@ struct CouchResponder: HTTPResponder {
       response = preflight(request, origin)
     } else {
       do {
-        response = try await handler.handle(request)
+        response = try await handler.handle(request, client: context.clientAddress)
       } catch {
         response = CouchError(error).response
       }
@@ -68,6 +68,19 @@ struct CouchResponder: HTTPResponder {
     let line =
       "\(request.method.rawValue) \(request.uri.path) \(status.code) \(String(format: "%.1f", milliseconds))ms\n"
     FileHandle.standardError.write(Data(line.utf8))
+  }
+}
+
+/// Hummingbird's request context, with the client's address (the failed-login lockout
+/// counts by it).
+struct CouchRequestContext: RequestContext {
+  var coreContext: CoreRequestContextStorage
+  /// The client's IP address, when the connection has one.
+  let clientAddress: String?
+
+  init(source: ApplicationRequestContextSource) {
+    coreContext = .init(source: source)
+    clientAddress = source.channel.remoteAddress?.ipAddress
   }
 }
 

@@ -81,6 +81,27 @@ struct ServerAuthTests {
     #expect(try await again.request("GET", "/db", headers: good).status == 200)
   }
 
+  /// CouchDB 3.4's lockout: five failed logins for a name from one address refuse that
+  /// address the name, right password or not (Basic and `_session` alike), without
+  /// locking out another name.
+  @Test func repeatedFailuresLockTheClientOut() async throws {
+    let server = try ServerProcess(
+      db: directory.path("lockout.db"), ["--log-level", "none", "--admin", "boss"],
+      environment: ["SETTEE_ADMIN_PASSWORD": "right"])
+    for attempt in 1...5 {
+      let wrong = try await server.request("GET", "/", headers: Self.basic("boss", "wrong"))
+      #expect(wrong.status == 401, "attempt \(attempt)")
+    }
+    let locked = try await server.request("GET", "/", headers: Self.basic("boss", "right"))
+    #expect(locked.status == 403 && locked.error == "forbidden", "\(locked.json)")
+    #expect(locked.json["reason"]?.stringValue?.contains("temporarily locked") == true)
+    let login = try await server.post("/_session", ["name": "boss", "password": "right"])
+    #expect(login.status == 403)
+    // Another name is not locked by boss's failures.
+    #expect(
+      try await server.request("GET", "/", headers: Self.basic("other", "x")).status == 401)
+  }
+
   @Test func corsForAllowedOrigins() async throws {
     let server = try ServerProcess(
       db: directory.path("cors.db"), ["--log-level", "none", "--cors", "http://app.example"])

@@ -1,0 +1,48 @@
+import Testing
+
+@testable import SetteeServer
+
+/// The failed-login table: the threshold within the lifetime, the lock's end, a success
+/// clearing the count, names and clients apart, and its bound.
+@Suite("Failed-login lockout")
+struct LockoutTests {
+  @Test func locksAfterTheThresholdUntilTheFailuresAreOld() {
+    let lockout = Lockout()
+    let key = Lockout.key(client: "10.0.0.1", name: "boss")
+    for second in 0..<Int64(Lockout.threshold - 1) {
+      lockout.fail(key, now: 1_000 + second)
+      #expect(!lockout.isLocked(key, now: 1_000 + second))
+    }
+    lockout.fail(key, now: 1_010)
+    #expect(lockout.isLocked(key, now: 1_010))
+    #expect(lockout.isLocked(key, now: 1_000 + Lockout.lifetime - 1))
+    #expect(!lockout.isLocked(key, now: 1_000 + Lockout.lifetime))
+    // Another client, and another name, are not locked.
+    #expect(!lockout.isLocked(Lockout.key(client: "10.0.0.2", name: "boss"), now: 1_010))
+    #expect(!lockout.isLocked(Lockout.key(client: "10.0.0.1", name: "other"), now: 1_010))
+    // Failures past the lifetime start a new count.
+    lockout.fail(key, now: 2_000)
+    #expect(!lockout.isLocked(key, now: 2_000))
+  }
+
+  @Test func aSuccessClearsTheCount() {
+    let lockout = Lockout()
+    let key = Lockout.key(client: nil, name: "boss")
+    for _ in 1..<Lockout.threshold { lockout.fail(key, now: 0) }
+    lockout.clear(key)
+    lockout.fail(key, now: 1)
+    #expect(!lockout.isLocked(key, now: 1))
+  }
+
+  @Test func theTableIsBounded() {
+    let lockout = Lockout()
+    for number in 0..<(Lockout.maxEntries + 100) {
+      lockout.fail(Lockout.key(client: "c\(number)", name: "n"), now: Int64(number / 1_000))
+    }
+    #expect(lockout.count <= Lockout.maxEntries)
+    // The newest is still counted.
+    let newest = Lockout.key(client: "c\(Lockout.maxEntries + 99)", name: "n")
+    for _ in 1..<Lockout.threshold { lockout.fail(newest, now: 10) }
+    #expect(lockout.isLocked(newest, now: 10))
+  }
+}
