@@ -17,6 +17,8 @@ final class ReplicationJobs: Sendable {
     let started: Date
     var progress: ReplicationProgress
     var updated: Date
+    /// What runs it; done once the job is gone from the list.
+    var task: Task<Void, Never>?
   }
 
   private let jobs = Locked<[String: Job]>([:])
@@ -42,7 +44,7 @@ final class ReplicationJobs: Sendable {
         return true
       })
     else { return false }
-    Task {
+    let task = Task {
       var last = ReplicationProgress()
       for await progress in replicator.start() {
         last = progress
@@ -54,7 +56,25 @@ final class ReplicationJobs: Sendable {
       _ = jobs.withLock { $0.removeValue(forKey: id) }
       ended(last)
     }
+    jobs.withLock { jobs in
+      if jobs[id]?.replicator === replicator { jobs[id]?.task = task }
+    }
     return true
+  }
+
+  /// Stops the job `id` and waits until it has ended (so that the same replication can
+  /// start again at once).
+  func stopAndWait(_ id: String) async {
+    guard let job = jobs.withLock({ $0[id] }) else { return }
+    job.replicator.stop()
+    if let task = job.task {
+      await task.value
+    } else {
+      // Its task was being stored: wait for the list to let go of it (bounded).
+      for _ in 0..<1_000 where jobs.withLock({ $0[id]?.replicator === job.replicator }) {
+        try? await Task.sleep(for: .milliseconds(10))
+      }
+    }
   }
 
   /// Stops the job `id`; `false` when there is none.

@@ -54,7 +54,7 @@ final class ReplicatorDocuments: Sendable {
       do {
         if since > 0, try await !handler.database.collectionExists(Self.databaseName) {
           // The database was deleted: its replications end; a new one starts afresh.
-          stopAll(handler.replicationJobs)
+          await stopAll(handler.replicationJobs)
           since = 0
         }
         let changes = try await collection.waitForChanges(since: since, timeout: 10)
@@ -70,7 +70,7 @@ final class ReplicatorDocuments: Sendable {
   }
 
   /// Stops every document's replication and forgets the documents.
-  private func stopAll(_ jobs: ReplicationJobs) {
+  private func stopAll(_ jobs: ReplicationJobs) async {
     let forgotten: [String: Entry] = entries.withLock { entries in
       let all = entries
       entries = [:]
@@ -78,7 +78,7 @@ final class ReplicatorDocuments: Sendable {
     }
     for (id, entry) in forgotten {
       if let replicationID = entry.replicationID, jobs.job(replicationID)?.documentID == id {
-        _ = jobs.cancel(replicationID)
+        await jobs.stopAndWait(replicationID)
       }
     }
   }
@@ -94,7 +94,7 @@ final class ReplicatorDocuments: Sendable {
       if let replicationID = running.replicationID,
         handler.replicationJobs.job(replicationID)?.documentID == id
       {
-        _ = handler.replicationJobs.cancel(replicationID)
+        await handler.replicationJobs.stopAndWait(replicationID)
       }
     }
     guard !change.isDeleted else {

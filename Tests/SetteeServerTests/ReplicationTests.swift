@@ -592,6 +592,17 @@ struct ReplicationTests {
     #expect(try await server.put("/_replicator/once", .object(again)).status == 201)
     #expect(try await until { try await server.get("/backup/y").json["n"] == 2 })
 
+    // A new revision of the continuous document, saying the same: the replication (the
+    // same replication id) is stopped and started again, not refused as running already.
+    let firstRev = try #require(try await server.get("/_replicator/live").json["_rev"]?.stringValue)
+    var same = live.objectValue!
+    same["_rev"] = .string(firstRev)
+    #expect(try await server.put("/_replicator/live", .object(same)).status == 201)
+    try await peer.put("/db/b2", ["v": 22])
+    #expect(try await until { try await server.get("/copy/b2").json["v"] == 22 })
+    #expect(try await state("live") == "running")
+    #expect(try await server.get("/_active_tasks").json.arrayValue?.count == 1)
+
     // Deleted, the continuous replication stops.
     let liveRev = try #require(try await server.get("/_replicator/live").json["_rev"]?.stringValue)
     #expect(try await server.delete("/_replicator/live?rev=\(liveRev)").status == 200)
