@@ -37,6 +37,9 @@ final class ReplicatorDocuments: Sendable {
   }
 
   private let entries = Locked<[String: Entry]>([:])
+  /// The last write of the completions record: each waits for the one before, so that no
+  /// read-and-write of the record loses another's.
+  private let recording = Locked<Task<Void, Never>?>(nil)
 
   /// Every document's entry, by id.
   var all: [(id: String, entry: Entry)] {
@@ -99,7 +102,7 @@ final class ReplicatorDocuments: Sendable {
     }
     guard !change.isDeleted else {
       _ = entries.withLock { $0.removeValue(forKey: id) }
-      try? await record(id, completed: nil, collection)
+      record(id, completed: nil, collection)
       return
     }
     var entry = Entry(
@@ -146,9 +149,7 @@ final class ReplicatorDocuments: Sendable {
         }
         return last.state == .completed
       }
-      if ended {
-        Task { try? await self.record(id, completed: rev, collection) }
-      }
+      if ended { record(id, completed: rev, collection) }
     }
     if !started {
       fail("the same replication (\(entry.replicationID!)) is running already")
@@ -170,8 +171,17 @@ final class ReplicatorDocuments: Sendable {
   }
 
   /// Records that the document's one-shot replication completed at `rev` (`nil`: forgets
-  /// the document).
-  private func record(_ id: String, completed rev: RevisionID?, _ collection: DocumentCollection)
+  /// the document), after the records asked for before.
+  private func record(_ id: String, completed rev: RevisionID?, _ collection: DocumentCollection) {
+    recording.withLock { previous in
+      previous = Task { [previous] in
+        await previous?.value
+        try? await self.write(id, completed: rev, collection)
+      }
+    }
+  }
+
+  private func write(_ id: String, completed rev: RevisionID?, _ collection: DocumentCollection)
     async throws
   {
     var revisions = try await completedRevisions(collection)
