@@ -371,27 +371,31 @@ struct CouchHandler: Sendable {
       return CouchResponse.written(
         result, location: "/\(Self.escape(db.name))/\(Self.escape(result.id))")
     default:
-      try await requireDatabase(db)
       return CouchResponse.json(try await databaseInfo(db))
     }
   }
 
+  /// CouchDB's `GET /{db}` answer, from one read.
+  ///
+  /// - Throws: ``CouchError`` `404 not_found` when the database does not exist.
   func databaseInfo(_ db: DocumentCollection) async throws -> JSON {
-    let lastSeq = try await db.lastSequence()
+    guard let statistics = try await db.statistics() else {
+      throw CouchError(.notFound, "not_found", "Database does not exist.")
+    }
     // The file and its write-ahead log, which all collections share.
     let size = [database.path, database.path.map { $0 + "-wal" }].compactMap { $0 }.reduce(0) {
       $0 + ((try? FileManager.default.attributesOfItem(atPath: $1)[.size] as? Int) ?? 0)
     }
     return [
       "db_name": .string(db.name),
-      "purge_seq": .string(String(try await db.purgeSequence())),
-      "update_seq": .string(try await db.sequenceString(lastSeq)),
+      "purge_seq": .string(String(statistics.purgeSequence)),
+      "update_seq": .string(statistics.sequence),
       "sizes": [
         "file": .int(Int64(size)), "external": .int(Int64(size)), "active": .int(Int64(size)),
       ],
       "props": [:],
-      "doc_del_count": .int(Int64(try await db.deletedCount())),
-      "doc_count": .int(Int64(try await db.count())),
+      "doc_del_count": .int(Int64(statistics.deletedCount)),
+      "doc_count": .int(Int64(statistics.count)),
       "disk_format_version": 8,
       "compact_running": false,
       "cluster": ["q": 1, "n": 1, "w": 1, "r": 1],

@@ -17,14 +17,23 @@ extension DocumentCollection {
   @available(*, noasync, message: "blocks its thread; await its async form from an async func")
   public func sequenceStrings(_ seqs: [Int64]) throws -> [String] {
     guard seqs.contains(where: { $0 > 0 }) else { return seqs.map { _ in "0" } }
-    let epochs: [(start: Int64, token: String)] = try database.read(
-      inCollection([]) { db, cid in
-        try Row.fetchAll(
-          db.cachedStatement(
-            sql: "SELECT start_seq, token FROM epochs WHERE cid = ? ORDER BY start_seq, token"),
-          arguments: [cid]
-        ).map { (start: $0[0], token: $0[1]) }
+    return try database.read(
+      inCollection(seqs.map { _ in "0" }) { db, cid in
+        try Self.sequenceStrings(db, cid: cid, seqs)
       })
+  }
+
+  /// Sequence numbers as peers' strings (as `sequenceStrings(_:)`), inside a read of the
+  /// collection `cid`.
+  static func sequenceStrings(_ db: SQLConnection, cid: Int64, _ seqs: [Int64]) throws
+    -> [String]
+  {
+    guard seqs.contains(where: { $0 > 0 }) else { return seqs.map { _ in "0" } }
+    let epochs: [(start: Int64, token: String)] = try Row.fetchAll(
+      db.cachedStatement(
+        sql: "SELECT start_seq, token FROM epochs WHERE cid = ? ORDER BY start_seq, token"),
+      arguments: [cid]
+    ).map { (start: $0[0], token: $0[1]) }
     return seqs.map { seq in
       guard seq > 0 else { return "0" }
       // The epoch that wrote seq: the latest that started before it (the greatest token
@@ -128,5 +137,52 @@ extension Database {
       throw SetteeError.from(
         error, "backup to \(path) failed", busyTimeout: configuration.busyTimeout)
     }
+  }
+}
+
+/// What CouchDB's `GET /{db}` says of a collection, read from one snapshot.
+package struct CollectionStatistics: Sendable, Hashable {
+  package var lastSequence: Int64
+  /// ``lastSequence`` as peers are given it.
+  package var sequence: String
+  package var purgeSequence: Int64
+  package var count: Int
+  package var deletedCount: Int
+
+  package init(
+    lastSequence: Int64, sequence: String, purgeSequence: Int64, count: Int, deletedCount: Int
+  ) {
+    self.lastSequence = lastSequence
+    self.sequence = sequence
+    self.purgeSequence = purgeSequence
+    self.count = count
+    self.deletedCount = deletedCount
+  }
+}
+
+extension DocumentCollection {
+  /// The collection's sequence, purge sequence and counts in one read (they were five,
+  /// each seeing its own moment); `nil` when the collection does not exist.
+  package func statistics() async throws -> CollectionStatistics? {
+    let operation = inCollection(nil) { db, cid -> CollectionStatistics? in
+      // A deleted collection keeps its row (and id), marked dropped.
+      let dropped = try Bool.fetchOne(
+        db.cachedStatement(sql: "SELECT dropped FROM collections WHERE cid = ?"),
+        arguments: [cid])
+      guard dropped == false else { return nil }
+      let last = try DocumentReader.lastSequence(db, cid: cid)
+      let counts = try Row.fetchOne(
+        db.cachedStatement(
+          sql:
+            "SELECT count(*) FILTER (WHERE deleted), count(*) FILTER (WHERE NOT deleted) FROM documents WHERE cid = ?"
+        ), arguments: [cid])
+      return CollectionStatistics(
+        lastSequence: last, sequence: try Self.sequenceStrings(db, cid: cid, [last])[0],
+        purgeSequence: try Int64.fetchOne(
+          db.cachedStatement(sql: "SELECT max(purge_seq) FROM purges WHERE cid = ?"),
+          arguments: [cid]) ?? 0,
+        count: counts?[1] ?? 0, deletedCount: counts?[0] ?? 0)
+    }
+    return try await database.withConnection(.reading) { try self.database.read(operation) }
   }
 }

@@ -85,4 +85,36 @@ struct SequenceTokenTests {
     #expect(try restored.sequence(since: beyond) == 5)
     #expect(try restored.changes(since: 5).map(\.id) == ["z6", "z7", "z8"])
   }
+
+  /// `GET /{db}`'s figures from one read are the ones each call gives on its own, through
+  /// writes, deletions, a purge and a restored copy's new epoch; none for a collection
+  /// that does not exist.
+  @Test func statisticsAreTheSeparateFigures() async throws {
+    let db = try Database(path: directory.path("statistics.db"))
+    let docs = db.collection("docs")
+    #expect(try await docs.statistics() == nil)
+    func check(_ step: String) async throws {
+      let statistics = try #require(try await docs.statistics(), "\(step)")
+      let last = try await docs.lastSequence()
+      #expect(
+        statistics
+          == CollectionStatistics(
+            lastSequence: last, sequence: try await docs.sequenceString(last),
+            purgeSequence: try await docs.purgeSequence(), count: try await docs.count(),
+            deletedCount: try await docs.deletedCount()), "\(step)")
+    }
+    try await db.createCollection("docs")
+    try await check("empty")
+    let written = try await docs.putAll((0..<10).map { ["_id": .string("d\($0)")] })
+    try await docs.put(["_id": "_design/x"])
+    try await check("written")
+    try await docs.delete("d1", rev: written[1].rev.description)
+    try await check("deleted")
+    try await docs.purge(["d2": [written[2].rev]])
+    try await check("purged")
+    try await db.deleteCollection("docs")
+    #expect(try await docs.statistics() == nil)
+    try await db.createCollection("docs")
+    try await check("created again")
+  }
 }
