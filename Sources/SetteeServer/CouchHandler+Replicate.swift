@@ -164,6 +164,13 @@ extension CouchHandler {
   }
 
   private func cancelReplication(_ id: String) throws -> Response {
+    if let document = replicationJobs.job(id)?.documentID {
+      // Its document would not know: it is stopped by deleting the document.
+      throw CouchError(
+        .badRequest, "bad_request",
+        "replication \(id) runs for the _replicator document \(document): delete the document to stop it"
+      )
+    }
     guard replicationJobs.cancel(id) else {
       throw CouchError(.notFound, "not_found", "Replication \(id) is not running")
     }

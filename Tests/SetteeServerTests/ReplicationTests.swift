@@ -572,6 +572,12 @@ struct ReplicationTests {
     for shown in ["/_active_tasks", "/_scheduler/docs", "/_scheduler/jobs"] {
       #expect(try await !server.get(shown).text.contains("s3cret"), "\(shown)")
     }
+    // It is the document's to stop, not _replicate's.
+    let liveID = try #require(tasks[0]?["replication_id"]?.stringValue)
+    let cancel = try await server.post(
+      "/_replicate", ["replication_id": .string(liveID), "cancel": true])
+    #expect(cancel.status == 400 && cancel.error == "bad_request", "\(cancel.json)")
+    #expect(try await server.get("/_active_tasks").json.arrayValue?.count == 1)
 
     // Restarted: the continuous replication runs again by itself; the completed one-shot
     // does not run again (its state is kept in a local document of _replicator).
