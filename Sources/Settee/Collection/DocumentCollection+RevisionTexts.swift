@@ -51,7 +51,9 @@ extension DocumentCollection {
         return nil
       }
       let body = row.bytes(2)
-      guard JSONValidator.isObject(body) else { return nil }
+      guard JSONValidator.isObject(body, maxDepth: Database.Configuration.maxNestingDepth) else {
+        return nil
+      }
       return (deleted: row.int64(1) != 0, rid: row.int64(3), body: Array(body))
     }
     guard let row = found ?? nil else { return nil }
