@@ -199,7 +199,6 @@ package enum Multipart {
   private static func find(_ needle: [UInt8], in haystack: [UInt8], from start: Int) -> Int? {
     haystack.withUnsafeBytes { $0.firstIndex(of: needle, from: start) }
   }
-
 }
 
 /// A multipart body that is not what CouchDB sends: why.

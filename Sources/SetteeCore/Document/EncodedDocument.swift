@@ -301,12 +301,7 @@ package struct EncodedDocument: Sendable, Hashable {
     }
 
     mutating func skipSpace() {
-      while position < text.count {
-        switch text[position] {
-        case 0x20, 0x0A, 0x09, 0x0D: position += 1
-        default: return
-        }
-      }
+      while position < text.count, text[position].isJSONSpace { position += 1 }
     }
   }
 }

@@ -33,10 +33,9 @@ extension UnsafeBufferPointer<UInt8> {
   /// Whether the bytes are well-formed UTF-8 (no overlong forms, surrogates or values past
   /// U+10FFFF), as `String(validating:)` requires.
   package var isValidUTF8: Bool {
-    let bytes = self
     var index = 0
-    while index < bytes.count {
-      let lead = bytes[index]
+    while index < count {
+      let lead = self[index]
       if lead < 0x80 {
         index += 1
         continue
@@ -62,10 +61,10 @@ extension UnsafeBufferPointer<UInt8> {
         high = 0x8F
       default: return false
       }
-      guard index + length <= bytes.count else { return false }
-      let second = bytes[index + 1]
+      guard index + length <= count else { return false }
+      let second = self[index + 1]
       guard second >= low && second <= high else { return false }
-      for offset in 2..<length where bytes[index + offset] & 0xC0 != 0x80 { return false }
+      for offset in 2..<length where self[index + offset] & 0xC0 != 0x80 { return false }
       index += length
     }
     return true
