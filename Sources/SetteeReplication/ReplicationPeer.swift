@@ -204,16 +204,15 @@ extension BulkDocument {
       let id = object["_id"]?.stringValue, let text = object["_rev"]?.stringValue,
       let rev = try? RevisionID(parsing: text)
     else { return nil }
-    // The revisions it descends from, by `_revisions`.
-    var ancestry: Set<String> = [rev.description]
-    if let start = object["_revisions"]?["start"]?.intValue,
-      case .array(let ids)? = object["_revisions"]?["ids"]
+    // The revisions it descends from, by `_revisions` (malformed ones are the target's to
+    // refuse; the revision alone counts then).
+    var ancestry: Set<RevisionID> = [rev]
+    if let revisions = object["_revisions"],
+      let history = try? Document.parseRevisions(revisions, documentID: id)
     {
-      for (offset, id) in ids.enumerated() {
-        if let id = id.stringValue { ancestry.insert("\(start - offset)-\(id)") }
-      }
+      ancestry.formUnion(history)
     }
-    let held = since(id).filter { ancestry.contains($0.description) }.map(\.generation).max() ?? 0
+    let held = since(id).filter(ancestry.contains).map(\.generation).max() ?? 0
     var bytes = 0
     var needed = false
     for attachment in attachments {

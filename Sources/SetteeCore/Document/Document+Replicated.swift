@@ -45,7 +45,9 @@ extension Document {
   }
 
   /// `_revisions` as revisions, newest first.
-  static func parseRevisions(_ json: JSON, documentID: String) throws -> [RevisionID] {
+  ///
+  /// - Throws: ``SetteeError`` with code `invalidRevision` naming what is wrong.
+  package static func parseRevisions(_ json: JSON, documentID: String) throws -> [RevisionID] {
     func refuse(_ problem: String) -> SetteeError {
       SetteeError(
         .invalidRevision, "_revisions \(problem); expected {\"start\": N, \"ids\": [suffix, …]}",
