@@ -209,8 +209,8 @@ struct CouchHandler: Sendable {
       }
       var answers: [JSON] = []
       for name in names {
-        if let db = try? collection(named: name), try await database.collectionExists(name) {
-          answers.append(["key": .string(name), "info": try await databaseInfo(db)])
+        if let db = try? collection(named: name), let info = try await databaseInfo(db) {
+          answers.append(["key": .string(name), "info": info])
         } else {
           answers.append(["key": .string(name), "error": "not_found"])
         }
@@ -371,17 +371,16 @@ struct CouchHandler: Sendable {
       return CouchResponse.written(
         result, location: "/\(Self.escape(db.name))/\(Self.escape(result.id))")
     default:
-      return CouchResponse.json(try await databaseInfo(db))
+      guard let info = try await databaseInfo(db) else {
+        throw CouchError(.notFound, "not_found", "Database does not exist.")
+      }
+      return CouchResponse.json(info)
     }
   }
 
-  /// CouchDB's `GET /{db}` answer, from one read.
-  ///
-  /// - Throws: ``CouchError`` `404 not_found` when the database does not exist.
-  func databaseInfo(_ db: DocumentCollection) async throws -> JSON {
-    guard let statistics = try await db.statistics() else {
-      throw CouchError(.notFound, "not_found", "Database does not exist.")
-    }
+  /// CouchDB's `GET /{db}` answer, from one read; `nil` when the database does not exist.
+  func databaseInfo(_ db: DocumentCollection) async throws -> JSON? {
+    guard let statistics = try await db.statistics() else { return nil }
     // The file and its write-ahead log, which all collections share.
     let size = [database.path, database.path.map { $0 + "-wal" }].compactMap { $0 }.reduce(0) {
       $0 + ((try? FileManager.default.attributesOfItem(atPath: $1)[.size] as? Int) ?? 0)
