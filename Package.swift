@@ -43,11 +43,15 @@ let package = Package(
         .linkedLibrary("icucore", .when(platforms: [.macOS, .iOS, .tvOS, .watchOS, .visionOS])),
       ]
     ),
+    // zlib's gzip, for the attachments CouchDB stores and replicates gzip-encoded: the
+    // system's libz (zlib1g-dev, which Swift itself needs on Linux; in Apple's SDKs), as
+    // compress-nio links it.
+    .target(name: "CSetteeZlib", linkerSettings: [.linkedLibrary("z")]),
     .target(
       name: "SetteeCore",
       // MD5 for CouchDB's revision ids is Settee's own (Support/MD5.swift): swift-crypto
       // built BoringSSL for it alone, most of a clean build.
-      dependencies: ["CSetteeICU"]
+      dependencies: ["CSetteeICU", "CSetteeZlib"]
     ),
     .target(
       name: "Settee",
