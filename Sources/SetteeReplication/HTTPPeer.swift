@@ -301,6 +301,15 @@ struct HTTPPeer: ReplicationPeer {
       return try await writeBatch(Array(documents[..<half]))
         + writeBatch(Array(documents[half...]))
     }
+    if answer.status == 412, (try? answer.json())?["error"]?.stringValue == "missing_stub" {
+      // CouchDB refuses a whole batch for one stub it lacks and writes none of it: every
+      // document is read again with its attachments' data (the replicator's answer to
+      // missing_stub) and written once more.
+      let reason = (try? answer.json())?["reason"]?.stringValue ?? ""
+      return documents.map {
+        WriteFailure(id: $0.id, error: "missing_stub", reason: reason)
+      }
+    }
     try check(answer)
     if answer.body.withUnsafeReadableBytes(BulkDocsAnswer.refusesNothing) { return [] }
     guard case .array(let results) = try answer.json() else {

@@ -13,47 +13,67 @@ package enum Multipart {
   package static func boundary() -> String { Document.generateID() }
 
   /// A document as a `multipart/related` body when it carries attachment data: its JSON
-  /// with `"follows": true` in place of each `"data"`, then the bytes in the same order.
-  /// `nil` when it has no attachment data (the JSON alone says everything).
+  /// with `"follows": true` in place of each `"data"` (CouchDB's member order:
+  /// `content_type`, `revpos`, `digest`, `length`, `follows`, then `encoding` and
+  /// `encoded_length` for data kept gzip-encoded), then the bytes in the same order, each
+  /// part with `Content-Length` and, for encoded data, `Content-Encoding`. `nil` when it
+  /// has no attachment data (the JSON alone says everything).
   package static func related(_ document: JSONObject, boundary: String) -> [UInt8]? {
     guard case .object(let attachments)? = document["_attachments"],
       attachments.contains(where: { $0.value["data"] != nil })
     else { return nil }
     var json = document
     var stubs = JSONObject()
-    var bodies: [(String, String, [UInt8])] = []
+    var bodies: [(name: String, type: String, encoding: String?, bytes: [UInt8])] = []
     for member in attachments {
-      guard case .object(var attachment) = member.value,
+      guard case .object(let attachment) = member.value,
         let data = attachment["data"]?.stringValue, let bytes = Data(base64Encoded: data)
       else {
         stubs[member.key] = member.value
         continue
       }
-      _ = attachment.removeValue(forKey: "data")
-      attachment["follows"] = true
-      // CouchDB reads a part by the length its attachment gives.
-      if attachment["length"] == nil && attachment["encoding"] == nil {
-        attachment["length"] = .int(Int64(bytes.count))
+      let encoding = attachment["encoding"]?.stringValue
+      var following: [(String, JSON)] = []
+      for key in ["content_type", "revpos", "digest"] {
+        if let value = attachment[key] { following.append((key, value)) }
       }
-      stubs[member.key] = .object(attachment)
+      // CouchDB reads a part by the length its attachment gives: the decoded length, with
+      // encoded_length for what the part holds when it is encoded.
+      following.append(("length", attachment["length"] ?? .int(Int64(bytes.count))))
+      following.append(("follows", true))
+      if let encoding {
+        following.append(("encoding", .string(encoding)))
+        following.append(("encoded_length", .int(Int64(bytes.count))))
+      }
+      stubs[member.key] = .object(JSONObject(following))
       bodies.append(
         (
           member.key, attachment["content_type"]?.stringValue ?? "application/octet-stream",
-          Array(bytes)
+          encoding, Array(bytes)
         ))
     }
     json["_attachments"] = .object(stubs)
     var out = Array("--\(boundary)\r\nContent-Type: application/json\r\n\r\n".utf8)
     JSONWriter.write(.object(json), into: &out)
-    for (name, type, bytes) in bodies {
-      let escaped = name.replacingOccurrences(of: "\"", with: "\\\"")
-      out += Array(
-        "\r\n--\(boundary)\r\nContent-Disposition: attachment; filename=\"\(escaped)\"\r\nContent-Type: \(type)\r\nContent-Length: \(bytes.count)\r\n\r\n"
-          .utf8)
-      out += bytes
+    for body in bodies {
+      let name = headerValue(body.name).replacingOccurrences(of: "\"", with: "\\\"")
+      var headers =
+        "\r\n--\(boundary)\r\nContent-Disposition: attachment; filename=\"\(name)\"\r\nContent-Type: \(headerValue(body.type))\r\nContent-Length: \(body.bytes.count)\r\n"
+      if let encoding = body.encoding { headers += "Content-Encoding: \(headerValue(encoding))\r\n" }
+      out += Array((headers + "\r\n").utf8)
+      out += body.bytes
     }
     out += Array("\r\n--\(boundary)--".utf8)
     return out
+  }
+
+  /// Text as it may stand in a part header: a CR, LF or NUL (which would end the header
+  /// and let a document's author write headers of their own) becomes a space.
+  static func headerValue(_ text: String) -> String {
+    guard text.utf8.contains(where: { $0 == 13 || $0 == 10 || $0 == 0 }) else { return text }
+    return String(
+      String.UnicodeScalarView(
+        text.unicodeScalars.map { "\r\n\0".unicodeScalars.contains($0) ? " " : $0 }))
   }
 
   /// `open_revs` answers as `multipart/mixed`: a document part per found revision (JSON,

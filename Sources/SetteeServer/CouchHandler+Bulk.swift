@@ -150,7 +150,11 @@ extension CouchHandler {
     guard !documents.isEmpty else { return [] }
     // The engine writes a batch whole and goes document by document only when one is
     // refused; a document without `_id` is given one there.
-    let outcomes = try await db.putEach(prepared: documents, newEdits: newEdits)
+    // A replicated revision with a stub the target lacks refuses the request, 412
+    // missing_stub, nothing written: CouchDB's replicator then sends the document again
+    // with its attachments' data.
+    let outcomes = try await db.putEach(
+      prepared: documents, newEdits: newEdits, refusingWhole: newEdits ? [] : [.missingStub])
     var designIDs: [String] = []
     var answers: [JSON] = []
     for (document, outcome) in zip(documents, outcomes) {

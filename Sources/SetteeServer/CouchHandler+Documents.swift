@@ -65,22 +65,31 @@ extension CouchHandler {
   {
     let meta = try request.bool("meta")
     let rev = try request.revision(ifMatch: false)
-    let options = RevisionReadOptions(
+    var options = RevisionReadOptions(
       rev: rev, revs: try request.bool("revs"), revsInfo: try request.bool("revs_info") || meta,
       conflicts: try request.bool("conflicts") || meta,
       deletedConflicts: try request.bool("deleted_conflicts") || meta,
       attachments: try request.bool("attachments"),
-      attachmentsSince: try revisions(request.jsonParameter("atts_since"), "atts_since") ?? [])
+      attachmentsSince: try revisions(request.jsonParameter("atts_since"), "atts_since") ?? [],
+      attachmentEncodingInfo: try request.bool("att_encoding_info"))
     if let openRevs = request.query["open_revs"] {
       let asked: [RevisionID]? =
         openRevs == "all" ? nil : try revisions(request.jsonParameter("open_revs"), "open_revs")
+      let multipart = accepts(request, "multipart/mixed")
+      if multipart {
+        // CouchDB's multipart answer always carries the attachments' data (those after
+        // atts_since), as stored: its replicator asks without attachments=true and
+        // counts on every attachment it lacks following the JSON.
+        options.attachments = true
+        options.encodedAttachmentData = true
+      }
       let answers = try await db.openRevisions(
         id, asked, latest: try request.bool("latest"), options: options)
       if asked == nil && answers.isEmpty {
         try await requireDatabase(db)
         throw CouchError(.notFound, "not_found", "missing")
       }
-      if accepts(request, "multipart/mixed") {
+      if multipart {
         let boundary = Multipart.boundary()
         return Response(
           status: .ok,
@@ -91,9 +100,12 @@ extension CouchHandler {
       }
       return CouchResponse.json(.array(answers.map { .object($0.json) }))
     }
+    let related = options.attachments && accepts(request, "multipart/related")
+    // A multipart answer carries attachments as stored, as CouchDB's does.
+    if related { options.encodedAttachmentData = true }
     if let document = try await db.document(id, options) {
       let etag = document["_rev"]?.stringValue.map { "\"\($0)\"" }
-      if accepts(request, "multipart/related") {
+      if related {
         let boundary = Multipart.boundary()
         if let related = Multipart.related(document, boundary: boundary) {
           var headers: HTTPFields = [.contentType: "multipart/related; boundary=\"\(boundary)\""]
@@ -111,6 +123,23 @@ extension CouchHandler {
       throw CouchError(.notFound, "not_found", "deleted")
     }
     throw CouchError(.notFound, "not_found", "missing")
+  }
+
+  /// Whether the request's `Accept-Encoding` takes gzip (`gzip` or `*`, not refused with
+  /// `q=0`).
+  func acceptsGzip(_ request: CouchRequest) -> Bool {
+    guard let header = request.headers[.acceptEncoding] else { return false }
+    for item in header.lowercased().split(separator: ",") {
+      let parts = item.split(separator: ";").map { $0.trimmingCharacters(in: .whitespaces) }
+      guard let coding = parts.first, coding == "gzip" || coding == "x-gzip" || coding == "*"
+      else { continue }
+      let refused = parts.dropFirst().contains { parameter in
+        parameter.replacingOccurrences(of: " ", with: "").hasPrefix("q=")
+          && Double(parameter.split(separator: "=").last ?? "") == 0
+      }
+      if !refused { return true }
+    }
+    return false
   }
 
   /// Whether the request's `Accept` header names `type`.
@@ -147,7 +176,10 @@ extension CouchHandler {
       let stored = try await db.putLocal(body)
       return CouchResponse.json(
         ["ok": true, "id": .string(stored.id), "rev": .string(stored.rev)], status: .created,
-        headers: [.eTag: "\"\(stored.rev)\""])
+        headers: [
+          .eTag: "\"\(stored.rev)\"",
+          .location: "/\(Self.escape(db.name))/\(Self.escape(stored.id))",
+        ])
     case .delete:
       try await db.deleteLocal(id, rev: request.query["rev"])
       return CouchResponse.json(["ok": true, "id": .string(id), "rev": "0-0"])
@@ -203,19 +235,25 @@ extension CouchHandler {
     default:
       let rev = try request.revision(ifMatch: false)
       // Streamed a chunk at a time, each read on its own: a slow client holds no read
-      // transaction, and a large attachment never sits whole in memory.
-      guard let stream = try await db.attachmentStream(name, of: id, rev: rev) else {
+      // transaction, and a large attachment never sits whole in memory. An attachment kept
+      // gzip-encoded goes as stored only to a client that accepts gzip (CouchDB's rule);
+      // the others get the bytes it stands for.
+      guard
+        let stream = try await db.attachmentStream(
+          name, of: id, rev: rev, decoding: !acceptsGzip(request))
+      else {
         try await requireDatabase(db)
         throw CouchError(.notFound, "not_found", "Document is missing attachment")
       }
       let stored = stream.attachment
+      // CouchDB's headers: the digest's base64 as the ETag, and a sandbox, so that an
+      // HTML attachment cannot run script as the server's origin.
       var headers: HTTPFields = [
-        .contentType: stored.contentType, .eTag: "\"\(stored.digest)\"",
+        .contentType: stored.contentType,
+        .eTag: "\"\(stored.digest.hasPrefix("md5-") ? String(stored.digest.dropFirst(4)) : stored.digest)\"",
         .cacheControl: "must-revalidate", .acceptRanges: "none",
+        .contentSecurityPolicy: "sandbox",
       ]
-      if stored.digest.hasPrefix("md5-") {
-        headers[HTTPField.Name("Content-MD5")!] = String(stored.digest.dropFirst(4))
-      }
       if let encoding = stored.encoding { headers[.contentEncoding] = encoding }
       let length = Int(stored.encodedLength ?? stored.length)
       return Response(

@@ -26,13 +26,12 @@ struct AttachmentCLITests {
     #expect(
       try JSONParser.parse(settee(["attachment", "list", "d"]).stdout) == [
         "note.txt": [
-          "content_type": "text/plain", "digest": "md5-XUFAKrxLKna5cZ2REBfFkg==", "length": 5,
-          "revpos": 1, "stub": true,
+          "content_type": "text/plain", "revpos": 1, "digest": "md5-XUFAKrxLKna5cZ2REBfFkg==",
+          "length": 5, "stub": true,
         ],
         "raw": [
-          "content_type": "application/octet-stream",
-          "digest": .string(Attachment.digest(of: [0, 1, 2])), "length": 3, "revpos": 2,
-          "stub": true,
+          "content_type": "application/octet-stream", "revpos": 2,
+          "digest": .string(Attachment.digest(of: [0, 1, 2])), "length": 3, "stub": true,
         ],
       ])
     #expect(try settee(["attachment", "get", "d", "raw"]).stdoutBytes == [0, 1, 2])

@@ -178,6 +178,11 @@ final class ServerProcess: @unchecked Sendable {
 
   /// What comes back on `fd` until the server closes it or `timeout` seconds pass.
   func receive(_ fd: Int32, timeout: Double) -> String {
+    String(decoding: receiveBytes(fd, timeout: timeout), as: UTF8.self)
+  }
+
+  /// ``receive(_:timeout:)``'s bytes, as they came.
+  func receiveBytes(_ fd: Int32, timeout: Double) -> [UInt8] {
     var time = timeval(tv_sec: 0, tv_usec: 100_000)
     setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &time, socklen_t(MemoryLayout<timeval>.size))
     let deadline = Date().addingTimeInterval(timeout)
@@ -188,6 +193,6 @@ final class ServerProcess: @unchecked Sendable {
       if count == 0 || (count < 0 && errno != EAGAIN && errno != EWOULDBLOCK) { break }
       if count > 0 { received += buffer[0..<count] }
     }
-    return String(decoding: received, as: UTF8.self)
+    return received
   }
 }

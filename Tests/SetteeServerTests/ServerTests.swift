@@ -163,7 +163,10 @@ struct ServerTests {
     #expect(read.status == 200)
     #expect(read.body == bytes)
     #expect(read.headers["content-type"] == "image/x-test")
-    #expect(read.headers["content-md5"] != nil)
+    // CouchDB's headers: the digest's base64 as the ETag, a sandbox for HTML.
+    let digest = Data(MD5.hash(bytes)).base64EncodedString()
+    #expect(read.headers["etag"] == "\"\(digest)\"")
+    #expect(read.headers["content-security-policy"] == "sandbox")
     let stub = try await server.get("/db/doc").json["_attachments"]?["photos/a.bin"]
     #expect(stub?["stub"] == true)
     #expect(stub?["length"] == 600_000)

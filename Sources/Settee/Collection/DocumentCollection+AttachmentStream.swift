@@ -4,7 +4,9 @@ import SetteeCore
 
 /// An attachment's bytes as an async sequence of chunks (256 KiB each, the last shorter),
 /// each read in a short read of its own: a consumer that takes its time, such as a slow
-/// HTTP client, holds no transaction and no connection between chunks.
+/// HTTP client, holds no transaction and no connection between chunks. An attachment kept
+/// gzip-encoded (as CouchDB replicates its compressible types) is decoded on the way,
+/// unless the stream was asked for the stored bytes.
 ///
 /// ```swift
 /// if let stream = try await notes.attachmentStream("photo.jpg", of: "n1") {
@@ -13,22 +15,65 @@ import SetteeCore
 /// }
 /// ```
 public struct AttachmentStream: AsyncSequence, Sendable {
-  /// The attachment's metadata (a stub: no data).
+  /// The attachment's metadata (a stub: no data); its ``Attachment/encoding`` is that of
+  /// the bytes the stream yields (`nil` when they are decoded).
   public let attachment: Attachment
   let database: Database
   let aid: Int64
+  /// The digest the blob was stored under (blob ids are reused).
+  let digest: String
+  /// Whether the stored bytes are gzip that the stream decodes.
+  let decodes: Bool
 
   /// Yields the chunks in order.
   public struct AsyncIterator: AsyncIteratorProtocol {
     let stream: AttachmentStream
     var next = 0 as Int64
     var finished = false
+    var decoder: GzipDecoder?
+    /// Stored bytes not decoded yet: fed to the decoder a slice at a time, so that a
+    /// chunk of well-compressed text never decodes into one huge buffer.
+    var pending: ArraySlice<UInt8> = []
+
+    init(stream: AttachmentStream) {
+      self.stream = stream
+    }
 
     /// The next chunk, or `nil` after the last.
     ///
     /// - Throws: ``SetteeError`` with code `notFound` when the attachment was removed (and
-    ///   no other revision holds its bytes) while it was being read.
+    ///   no other revision holds its bytes) while it was being read; `corruption` when
+    ///   stored gzip does not decode.
     public mutating func next() async throws -> [UInt8]? {
+      guard stream.decodes else { return try await nextStored() }
+      if decoder == nil {
+        decoder = try gzip { try GzipDecoder(limit: Attachment.maxDecodedLength) }
+      }
+      while true {
+        if pending.isEmpty {
+          guard let chunk = try await nextStored() else {
+            let decoder = decoder!
+            _ = try gzip { try decoder.finish() }
+            return nil
+          }
+          pending = chunk[...]
+        }
+        let slice = Array(pending.prefix(16 * 1024))
+        pending = pending.dropFirst(slice.count)
+        let decoder = decoder!
+        let decoded = try gzip { try decoder.decode(slice) }
+        if !decoded.isEmpty { return decoded }
+      }
+    }
+
+    private func gzip<T>(_ body: () throws -> T) throws -> T {
+      do { return try body() } catch let error as GzipError {
+        throw error.corruption(attachment: stream.attachment.name, documentID: nil)
+      }
+    }
+
+    /// The next stored chunk, or `nil` after the last.
+    private mutating func nextStored() async throws -> [UInt8]? {
       guard !finished else { return nil }
       let (stream, n) = (self.stream, self.next)
       let chunk: [UInt8]?? = try await stream.database.read { db -> [UInt8]?? in
@@ -37,7 +82,7 @@ public struct AttachmentStream: AsyncSequence, Sendable {
           try Bool.fetchOne(
             db.cachedStatement(
               sql: "SELECT EXISTS (SELECT 1 FROM attachment_blobs WHERE aid = ? AND digest = ?)"),
-            arguments: [stream.aid, stream.attachment.digest]) == true
+            arguments: [stream.aid, stream.digest]) == true
         else { return .none }
         let data = try Data.fetchOne(
           db.cachedStatement(sql: "SELECT data FROM attachment_chunks WHERE aid = ? AND n = ?"),
@@ -68,14 +113,26 @@ extension DocumentCollection {
   /// An attachment of the winning revision (or of the leaf `rev`) as a stream of chunks;
   /// `nil` when there is no such attachment. Unlike ``readAttachment(_:of:rev:_:)-5kqwq``, no
   /// read stays open while the caller uses the bytes.
-  public func attachmentStream(_ name: String, of id: String, rev: RevisionID? = nil)
-    async throws -> AttachmentStream?
-  {
+  ///
+  /// - Parameter decoding: decode an attachment kept gzip-encoded (the default); `false`
+  ///   gives the stored bytes, for a client that accepts the encoding (the stream's
+  ///   ``AttachmentStream/attachment`` then names it).
+  public func attachmentStream(
+    _ name: String, of id: String, rev: RevisionID? = nil, decoding: Bool = true
+  ) async throws -> AttachmentStream? {
     let stored: StoredAttachment? = try await database.read(
       inCollection(nil) { db, cid in
         try DocumentCollection.stored(db, cid: cid, name, of: id, rev: rev)
       })
     guard let stored else { return nil }
-    return AttachmentStream(attachment: stored.attachment, database: database, aid: stored.aid)
+    var attachment = stored.attachment
+    let decodes = decoding && attachment.encoding != nil
+    if decodes {
+      attachment.encoding = nil
+      attachment.encodedLength = nil
+    }
+    return AttachmentStream(
+      attachment: attachment, database: database, aid: stored.aid, digest: stored.digest,
+      decodes: decodes)
   }
 }

@@ -74,7 +74,7 @@ extension DocumentCollection {
         return try writeEdit(
           db,
           Document(id: id, rev: rev, body: base.body, attachments: attachments)
-            .withAttachmentsSorted())
+            .withAttachmentsSorted(), storedBlob: blob.digest)
       }
     }
   }
@@ -123,8 +123,11 @@ extension DocumentCollection {
     )
   }
 
-  private func writeEdit(_ db: SQLConnection, _ document: Document) throws -> WriteResult {
+  private func writeEdit(_ db: SQLConnection, _ document: Document, storedBlob: String? = nil)
+    throws -> WriteResult
+  {
     var writer = try DocumentWriter(db: db, collection: name, in: database)
+    if let storedBlob { writer.storedBlobs.insert(storedBlob) }
     let result = try writer.write(document, mode: .edit)
     try writer.finish()
     return result
@@ -145,7 +148,7 @@ extension DocumentCollection {
       })
   }
 
-  /// An attachment with its data (the bytes as stored), of the winning revision or of the
+  /// An attachment with its data (decoded, when it is kept gzip-encoded), of the winning revision or of the
   /// leaf `rev`; `nil` when there is none. For large attachments,
   /// ``readAttachment(_:of:rev:_:)-1vv5s`` streams the bytes instead.
   @available(*, noasync, message: "blocks its thread; await its async form from an async func")
@@ -160,12 +163,14 @@ extension DocumentCollection {
     return attachment
   }
 
-  /// Streams an attachment's bytes (as stored) to `body` a chunk at a time, from one
-  /// snapshot, without holding them all in memory.
+  /// Streams an attachment's bytes to `body` a chunk at a time, from one snapshot, without
+  /// holding them all in memory; an attachment kept gzip-encoded (as CouchDB replicates
+  /// its compressible types) is decoded on the way.
   ///
-  /// - Returns: the attachment's metadata; `nil` (without calling `body`) when there is
-  ///   no such attachment.
-  /// - Throws: what `body` throws, as it threw it.
+  /// - Returns: the attachment's metadata, as the bytes were given (no ``Attachment/encoding``);
+  ///   `nil` (without calling `body`) when there is no such attachment.
+  /// - Throws: what `body` throws, as it threw it; ``SetteeError`` with code `corruption`
+  ///   when stored gzip does not decode.
   @discardableResult
   @available(*, noasync, message: "blocks its thread; await its async form from an async func")
   public func readAttachment(
@@ -176,10 +181,19 @@ extension DocumentCollection {
         guard let cid = try database.collectionID(db, self.name),
           let stored = try DocumentCollection.stored(db, cid: cid, name, of: id, rev: rev)
         else { return nil }
-        try AttachmentStore.read(db, aid: stored.aid) { chunk in
-          try CallerError.marking { try body(chunk) }
+        var attachment = stored.attachment
+        guard attachment.encoding != nil else {
+          try AttachmentStore.read(db, aid: stored.aid) { chunk in
+            try CallerError.marking { try body(chunk) }
+          }
+          return attachment
         }
-        return stored.attachment
+        attachment.encoding = nil
+        attachment.encodedLength = nil
+        try AttachmentStore.readDecoding(db, aid: stored.aid, name: name, documentID: id) {
+          chunk in try CallerError.marking { try body(chunk) }
+        }
+        return attachment
       }
     }
   }

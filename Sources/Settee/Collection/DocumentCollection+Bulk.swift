@@ -37,14 +37,20 @@ extension DocumentCollection {
 
   /// ``putEach(_:newEdits:)-6h9fk`` of documents prepared from their JSON text (see
   /// ``BulkDocument/init(text:limits:)``), as the server receives them.
-  package func putEach(prepared documents: [BulkDocument], newEdits: Bool = true) async throws
-    -> [Result<WriteResult, SetteeError>]
-  {
-    try await database.write(putEachOperation(documents, newEdits: newEdits))
+  ///
+  /// - Parameter refusingWhole: codes that refuse the whole batch rather than the
+  ///   document: the first such refusal is thrown and nothing is written (CouchDB answers
+  ///   a replicated batch with a missing stub `412` and writes none of it).
+  package func putEach(
+    prepared documents: [BulkDocument], newEdits: Bool = true,
+    refusingWhole: Set<SetteeError.Code> = []
+  ) async throws -> [Result<WriteResult, SetteeError>] {
+    try await database.write(
+      putEachOperation(documents, newEdits: newEdits, refusingWhole: refusingWhole))
   }
-  private func putEachOperation(_ documents: [BulkDocument], newEdits: Bool)
-    -> @Sendable (SQLConnection) throws -> [Result<WriteResult, SetteeError>]
-  {
+  private func putEachOperation(
+    _ documents: [BulkDocument], newEdits: Bool, refusingWhole: Set<SetteeError.Code> = []
+  ) -> @Sendable (SQLConnection) throws -> [Result<WriteResult, SetteeError>] {
     let (name, database) = (self.name, self.database)
     let limits = database.configuration.limits
     return { db in
@@ -91,6 +97,7 @@ extension DocumentCollection {
         try writer.finish()
         return written.map { .success($0) }
       } catch let error as SetteeError where refusable(error) {
+        if refusingWhole.contains(error.code) { throw error }
         writer = before
       }
       var outcomes: [Result<WriteResult, SetteeError>] = []

@@ -55,7 +55,8 @@ extension DocumentCollection {
   /// Writes a local document given as JSON: `_id` is `_local/<name>` (or the name alone).
   /// As in CouchDB, local documents are outside revision control: the write replaces
   /// what is there and its revision is the given `_rev`'s `N` plus one (`0-1` without
-  /// one); `"_deleted": true` removes the document.
+  /// one); `"_deleted": true` removes the document. A `_revisions` member is ignored, as
+  /// CouchDB ignores it: its replicator sends one with every checkpoint after the first.
   ///
   /// - Returns: the document as stored, with its new revision (`0-0` after a deletion,
   ///   CouchDB's answer).
@@ -71,6 +72,7 @@ extension DocumentCollection {
     let name = try LocalDocuments.name(id)
     let rev = try body.removeValue(forKey: "_rev").map { try LocalDocuments.generation($0, id) }
     let deleted = body.removeValue(forKey: "_deleted") == .bool(true)
+    body.removeValue(forKey: "_revisions")
     let document = try Document(validating: .object(body), limits: database.configuration.limits)
     let text = try document.encodedBody(limits: database.configuration.limits)
     let collection = self.name

@@ -23,15 +23,27 @@ public struct RevisionReadOptions: Sendable, Hashable {
   /// ``attachments``: what a replicator asks for when the peer holds these revisions
   /// (CouchDB's `atts_since`).
   public var attachmentsSince: [RevisionID]
+  /// Show how attachments kept encoded (CouchDB's gzip-compressed types, replicated as
+  /// they were) are stored: `encoding` and `encoded_length` on their stubs (CouchDB's
+  /// `att_encoding_info`). Data given without ``encodedAttachmentData`` is decoded, and
+  /// says nothing of its encoding.
+  public var attachmentEncodingInfo: Bool
+  /// Give encoded attachments' data as stored (gzip), marked with `encoding`,
+  /// `encoded_length` and the decoded `length`: what a replica keeps, and what CouchDB
+  /// sends in multipart answers. Without it, data is decoded.
+  public var encodedAttachmentData: Bool
 
   /// Options; CouchDB's `meta=true` is `conflicts`, `deletedConflicts` and `revsInfo`.
   public init(
     rev: RevisionID? = nil, revs: Bool = false, revsInfo: Bool = false, conflicts: Bool = false,
     deletedConflicts: Bool = false, attachments: Bool = false,
-    attachmentsSince: [RevisionID] = []
+    attachmentsSince: [RevisionID] = [], attachmentEncodingInfo: Bool = false,
+    encodedAttachmentData: Bool = false
   ) {
     self.attachments = attachments
     self.attachmentsSince = attachmentsSince
+    self.attachmentEncodingInfo = attachmentEncodingInfo
+    self.encodedAttachmentData = encodedAttachmentData
     self.rev = rev
     self.revs = revs
     self.revsInfo = revsInfo
@@ -239,6 +251,14 @@ private final class LeafReader {
         {
           read.data = try AttachmentStore.bytes(db, aid: attachment.aid)
         }
+        if read.encoding != nil && !options.encodedAttachmentData {
+          if read.data != nil {
+            read = try read.decoded(documentID: leaf.id)
+          } else if !options.attachmentEncodingInfo {
+            read.encoding = nil
+            read.encodedLength = nil
+          }
+        }
         return read
       }
     }
@@ -290,7 +310,10 @@ extension DocumentCollection {
         let ids = try String.fetchCursor(
           db.makeStatement(sql: "SELECT id FROM documents WHERE cid = ? ORDER BY id"),
           arguments: [cid])
-        let options = RevisionReadOptions(revs: true, attachments: true)
+        // Encoded attachments travel as stored, so that the digests a peer knows them by
+        // stay true in the copy.
+        let options = RevisionReadOptions(
+          revs: true, attachments: true, encodedAttachmentData: true)
         var count = 0
         var chunk: [UInt8] = []
         while let id = try ids.next() {

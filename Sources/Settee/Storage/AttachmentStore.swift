@@ -22,6 +22,17 @@ struct StoredAttachment: Sendable, Hashable {
   }
 }
 
+extension StoredAttachment {
+  /// An attachment from a row of `name, aid, content_type, revpos, length, encoding,
+  /// digest, stored length`, the columns every read of `attachments` selects.
+  init(_ row: Row) throws {
+    self.init(
+      name: try row.value(0), aid: try row.value(1), contentType: try row.value(2),
+      revpos: try row.value(3), length: try row.value(4), encoding: try row.value(5),
+      digest: try row.value(6), storedLength: try row.value(7))
+  }
+}
+
 /// The blobs of attachments and which revisions hold them (see ``Schema``, v14).
 enum AttachmentStore {
   /// The bytes of one stored chunk: a blob is written and read this much at a time.
@@ -92,6 +103,22 @@ enum AttachmentStore {
     return (try row.value(0), try row.value(1))
   }
 
+  /// An attachment with digest `digest` that some revision of document `rid` holds.
+  static func attachment(_ db: SQLConnection, rid: Int64, digest: String) throws
+    -> StoredAttachment?
+  {
+    guard
+      let row = try Row.fetchOne(
+        db.cachedStatement(
+          sql: """
+            SELECT a.name, a.aid, a.content_type, a.revpos, a.length, a.encoding, b.digest, b.length
+            FROM attachments a JOIN attachment_blobs b ON b.aid = a.aid
+            WHERE a.rid = ? AND b.digest = ? LIMIT 1
+            """), arguments: [rid, digest])
+    else { return nil }
+    return try StoredAttachment(row)
+  }
+
   /// The attachments of a revision, by name.
   static func attachments(_ db: SQLConnection, rid: Int64, rev: RevisionID) throws
     -> [StoredAttachment]
@@ -104,13 +131,7 @@ enum AttachmentStore {
           WHERE a.rid = ? AND a.rev = ? ORDER BY a.name
           """), arguments: [rid, rev.description])
     var attachments: [StoredAttachment] = []
-    while let row = try rows.next() {
-      attachments.append(
-        StoredAttachment(
-          name: try row.value(0), aid: try row.value(1), contentType: try row.value(2),
-          revpos: try row.value(3), length: try row.value(4), encoding: try row.value(5),
-          digest: try row.value(6), storedLength: try row.value(7)))
-    }
+    while let row = try rows.next() { attachments.append(try StoredAttachment(row)) }
     return attachments
   }
 
@@ -191,6 +212,35 @@ enum AttachmentStore {
       try body(Array(chunk))
       n += 1
     }
+  }
+
+  /// Hands the bytes a gzip blob stands for to `body` a slice at a time, in order.
+  ///
+  /// - Throws: ``SetteeError`` with code `corruption` when the blob does not decode.
+  static func readDecoding(
+    _ db: SQLConnection, aid: Int64, name: String, documentID: String,
+    _ body: ([UInt8]) throws -> Void
+  ) throws {
+    func corrupt(_ error: GzipError) -> SetteeError {
+      error.corruption(attachment: name, documentID: documentID)
+    }
+    let decoder: GzipDecoder
+    do { decoder = try GzipDecoder(limit: Attachment.maxDecodedLength) } catch let error
+      as GzipError
+    { throw corrupt(error) }
+    try read(db, aid: aid) { chunk in
+      var rest = chunk[...]
+      while !rest.isEmpty {
+        let slice = Array(rest.prefix(16 * 1024))
+        rest = rest.dropFirst(slice.count)
+        let decoded: [UInt8]
+        do { decoded = try decoder.decode(slice) } catch let error as GzipError {
+          throw corrupt(error)
+        }
+        if !decoded.isEmpty { try body(decoded) }
+      }
+    }
+    do { _ = try decoder.finish() } catch let error as GzipError { throw corrupt(error) }
   }
 
   /// A blob's bytes, whole.

@@ -6,19 +6,24 @@ extension DocumentWriter {
   /// the blobs of inline ones stored (`parent` is `nil` when it has none, or for a new
   /// document): those of the `parent` revision when the document
   /// states none (an edit, not a deletion or a peer's revision), else exactly the listed
-  /// ones, a stub keeping the parent's of its name (or, from a peer, the blob of its
-  /// digest).
+  /// ones, a stub keeping the parent's of its name (or, failing that, the attachment of
+  /// its digest that another revision of the same document holds: the ancestor a peer's
+  /// stubs count on may be stemmed or no longer a leaf).
   ///
   /// An inline attachment is written at `generation`, unless the revision is a peer's
   /// (`fromPeer`): it then keeps the `revpos` it came with (as CouchDB keeps it for
   /// `new_edits: false`), which `atts_since` reads to tell which attachments a replica
-  /// already holds.
+  /// already holds. Inline data marked `"encoding": "gzip"` is kept as it came (CouchDB
+  /// replicates its compressible types so), once it is checked to decode; its `length` is
+  /// what it decodes to.
   ///
   /// - Throws: ``SetteeError`` with code `missingStub` for a stub that names nothing the
-  ///   parent or the file holds.
+  ///   parent or the document holds (a stub never reaches another document's attachment:
+  ///   knowing a digest must not give its bytes), `invalidDocument` for encoded data that
+  ///   does not decode.
   mutating func resolveAttachments(
     _ document: Document, parent: (rid: Int64, rev: RevisionID)?, keepsParents: Bool,
-    generation: Int, fromPeer: Bool = false
+    generation: Int, fromPeer: Bool = false, documentRID: Int64? = nil
   ) throws -> [StoredAttachment] {
     guard document.attachments != nil || (parent != nil && keepsParents) else { return [] }
     let inherited =
@@ -29,33 +34,50 @@ extension DocumentWriter {
     var resolved: [StoredAttachment] = []
     for attachment in listed {
       if let data = attachment.data {
+        var length = Int64(data.count)
+        if attachment.encoding != nil {
+          do {
+            length = try Gzip.decodedLength(of: data, limit: Attachment.maxDecodedLength)
+          } catch let error as GzipError {
+            throw SetteeError(
+              .invalidDocument,
+              "attachment \(quoted(attachment.name)) is marked \"encoding\": \"gzip\", but \(error.reason)",
+              documentID: document.id)
+          }
+        }
         let blob = try AttachmentStore.store(db, bytes: data)
         resolved.append(
           StoredAttachment(
             name: attachment.name, aid: blob.aid, contentType: attachment.contentType,
             revpos: fromPeer && (1...max(1, generation)).contains(attachment.revpos)
               ? attachment.revpos : generation,
-            length: attachment.encoding == nil ? blob.length : attachment.length,
-            encoding: attachment.encoding, digest: blob.digest, storedLength: blob.length))
+            length: length, encoding: attachment.encoding, digest: blob.digest,
+            storedLength: blob.length))
         continue
       }
       if let kept = inherited.first(where: {
         $0.name == attachment.name && (attachment.digest.isEmpty || $0.digest == attachment.digest)
       }) {
         resolved.append(kept)
-      } else if !attachment.digest.isEmpty,
+      } else if !attachment.digest.isEmpty, let rid = documentRID ?? parent?.rid,
+        var held = try AttachmentStore.attachment(db, rid: rid, digest: attachment.digest)
+      {
+        held.name = attachment.name
+        held.contentType = attachment.contentType
+        if attachment.revpos > 0 { held.revpos = attachment.revpos }
+        resolved.append(held)
+      } else if storedBlobs.contains(attachment.digest),
         let blob = try AttachmentStore.blob(db, digest: attachment.digest)
       {
         resolved.append(
           StoredAttachment(
             name: attachment.name, aid: blob.aid, contentType: attachment.contentType,
-            revpos: attachment.revpos > 0 ? attachment.revpos : generation,
-            length: attachment.encoding == nil ? blob.length : attachment.length,
-            encoding: attachment.encoding, digest: attachment.digest, storedLength: blob.length))
+            revpos: generation, length: blob.length, encoding: nil, digest: attachment.digest,
+            storedLength: blob.length))
       } else {
         throw SetteeError(
           .missingStub,
-          "attachment \(quoted(attachment.name)) is a stub, but \(parent.map { "revision \($0.rev)" } ?? "the document") has no such attachment\(attachment.digest.isEmpty ? "" : " and no attachment has digest \(attachment.digest)")",
+          "Invalid attachment stub in \(document.id) for \(attachment.name): \(parent.map { "revision \($0.rev)" } ?? "the document") has no such attachment\(attachment.digest.isEmpty ? "" : " and no revision of it one with digest \(attachment.digest)")",
           documentID: document.id)
       }
     }

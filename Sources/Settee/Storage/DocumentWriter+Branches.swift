@@ -38,7 +38,8 @@ extension DocumentWriter {
       }
       attachments = try resolveAttachments(
         document, parent: history.count > 1 ? (existing.rid, history[1]) : nil,
-        keepsParents: false, generation: written.generation, fromPeer: true)
+        keepsParents: false, generation: written.generation, fromPeer: true,
+        documentRID: existing.rid)
       tree.add(path: history, deleted: document.isDeleted, seq: lastSeq + 1)
     } else {
       let parent = try editedLeaf(document, mode: mode, tree: tree, leaves: leavesBefore)

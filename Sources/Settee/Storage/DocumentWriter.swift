@@ -42,6 +42,9 @@ struct DocumentWriter {
   /// The collection's `holds_nul` (see ``Schema``), set by the first body that needs it.
   private var holdsNUL: Bool
   var indexes: IndexMaintainer
+  /// Digests of blobs this write stored before its documents (a streamed attachment), which
+  /// a stub may name as its own.
+  var storedBlobs: Set<String> = []
   /// The statements every write runs, kept once prepared (the connection's statement cache
   /// hashes the SQL text at each lookup: a twenty-fifth of an import).
   private var lookupStatement: RawStatement.Prepared?

@@ -32,10 +32,12 @@ struct AttachmentTests {
     let stub = try #require(try docs.document("a", RevisionReadOptions()))
     #expect(
       JSONWriter.string(.object(stub))
-        == #"{"_id":"a","_rev":"\#(written.rev)","n":1,"_attachments":{"hi.txt":{"content_type":"text/plain","digest":"md5-XUFAKrxLKna5cZ2REBfFkg==","length":5,"revpos":1,"stub":true}}}"#
+        == #"{"_id":"a","_rev":"\#(written.rev)","n":1,"_attachments":{"hi.txt":{"content_type":"text/plain","revpos":1,"digest":"md5-XUFAKrxLKna5cZ2REBfFkg==","length":5,"stub":true}}}"#
     )
     let full = try #require(try docs.document("a", RevisionReadOptions(attachments: true)))
     #expect(full["_attachments"]?["hi.txt"]?["data"] == "aGVsbG8=")
+    // Inline data carries no length (CouchDB's shape).
+    #expect(full["_attachments"]?["hi.txt"]?["length"] == nil)
     #expect(try docs.attachment("hi.txt", of: "a")?.data == Array("hello".utf8))
     #expect(try docs.attachments(of: "a").map(\.name) == ["hi.txt"])
     #expect(try docs.attachment("nope", of: "a") == nil)
@@ -131,20 +133,87 @@ struct AttachmentTests {
         ),
         newEdits: false)
     }
-    #expect(missing?.message.contains("no attachment has digest") == true)
-    // gzip bytes from a peer: kept and served as received, with both lengths.
+    #expect(missing?.message.contains("no revision of it one with digest") == true)
+    // A stub never reaches another document's attachment (CouchDB: 412 missing_stub),
+    // even with the right digest: knowing a digest must not give the bytes.
+    expectError(.missingStub) {
+      try docs.put(
+        json(
+          #"{"_id":"other","_rev":"1-o","_attachments":{"x":{"stub":true,"digest":"md5-XUFAKrxLKna5cZ2REBfFkg=="}}}"#
+        ),
+        newEdits: false)
+    }
+    #expect(try docs.get("other") == nil)
+  }
+
+  /// CouchDB stores its compressible types gzip-encoded and replicates them so: the bytes
+  /// are kept as received (their digest is the peer's), and every reader that did not ask
+  /// for the encoding gets what they stand for.
+  @Test func gzipFromAPeerIsKeptAndReadDecoded() throws {
+    let text = Array(String(repeating: "the quick brown fox jumps over the lazy dog\n", count: 200).utf8)
+    let gzip = Gzip.encode(text)
+    let base64 = Data(gzip).base64EncodedString()
+    // The length a peer states is checked against what the data decodes to.
     try docs.put(
       json(
-        #"{"_id":"z","_rev":"1-z","_attachments":{"t":{"data":"H4sIAAAAAAAAA8tIzcnJBwCGphA2BQAAAA==","encoding":"gzip","length":5,"content_type":"text/plain"}}}"#
+        #"{"_id":"z","_rev":"1-z","_attachments":{"t":{"data":"\#(base64)","encoding":"gzip","length":3,"content_type":"text/plain"}}}"#
       ),
       newEdits: false)
     let stub = try #require(try docs.attachments(of: "z").first)
     #expect(stub.encoding == "gzip")
-    #expect(stub.length == 5)
-    #expect(stub.encodedLength == 25)
+    #expect(stub.length == Int64(text.count))
+    #expect(stub.encodedLength == Int64(gzip.count))
+    #expect(stub.digest == Attachment.digest(of: gzip), "the digest of the stored form, as CouchDB's")
+    // Read as JSON: decoded, and no word of the encoding unless asked.
     let read = try #require(try docs.document("z", RevisionReadOptions(attachments: true)))
-    #expect(read["_attachments"]?["t"]?["data"] == "H4sIAAAAAAAAA8tIzcnJBwCGphA2BQAAAA==")
-    #expect(read["_attachments"]?["t"]?["encoded_length"] == 25)
+    #expect(read["_attachments"]?["t"]?["data"]?.stringValue == Data(text).base64EncodedString())
+    #expect(read["_attachments"]?["t"]?["encoding"] == nil)
+    let plainStub = try #require(try docs.document("z", RevisionReadOptions()))
+    #expect(plainStub["_attachments"]?["t"]?["encoding"] == nil)
+    #expect(plainStub["_attachments"]?["t"]?["length"] == .int(Int64(text.count)))
+    let info = try #require(
+      try docs.document("z", RevisionReadOptions(attachmentEncodingInfo: true)))
+    #expect(info["_attachments"]?["t"]?["encoding"] == "gzip")
+    #expect(info["_attachments"]?["t"]?["encoded_length"] == .int(Int64(gzip.count)))
+    // As stored, for a replica: the gzip bytes, marked, with both lengths.
+    let stored = try #require(
+      try docs.document("z", RevisionReadOptions(attachments: true, encodedAttachmentData: true)))
+    #expect(stored["_attachments"]?["t"]?["data"]?.stringValue == base64)
+    #expect(stored["_attachments"]?["t"]?["length"] == .int(Int64(text.count)))
+    #expect(stored["_attachments"]?["t"]?["encoded_length"] == .int(Int64(gzip.count)))
+    // The Swift reads decode.
+    let whole = try #require(try docs.attachment("t", of: "z"))
+    #expect(whole.data == text)
+    #expect(whole.encoding == nil)
+    var streamed: [UInt8] = []
+    try docs.readAttachment("t", of: "z") { streamed += $0 }
+    #expect(streamed == text)
+    // Data marked gzip that is not gzip is refused; so is a coding Settee cannot decode.
+    expectError(.invalidDocument) {
+      try docs.put(
+        json(
+          #"{"_id":"bad","_rev":"1-b","_attachments":{"t":{"data":"aGVsbG8=","encoding":"gzip"}}}"#
+        ),
+        newEdits: false)
+    }
+    expectError(.invalidDocument) {
+      try docs.put(
+        json(#"{"_id":"bad","_attachments":{"t":{"data":"aGVsbG8=","encoding":"br"}}}"#))
+    }
+    #expect(try docs.get("bad") == nil)
+  }
+
+  /// CouchDB's `_bulk_get` sends a compressible attachment decoded with the digest of its
+  /// gzip form: the data is accepted and its digest computed again, as CouchDB does.
+  @Test func aPeersDigestOfAnotherFormIsComputedAgain() throws {
+    try docs.put(
+      json(
+        #"{"_id":"d","_rev":"1-d","_attachments":{"t":{"data":"aGVsbG8=","digest":"md5-jYfVstTe1SCbhvUqG97vCA==","revpos":0,"content_type":"text/plain"}}}"#
+      ),
+      newEdits: false)
+    let stub = try #require(try docs.attachments(of: "d").first)
+    #expect(stub.digest == Attachment.digest(of: Array("hello".utf8)))
+    #expect(try docs.attachment("t", of: "d")?.data == Array("hello".utf8))
   }
 
   @Test func attachmentsSinceGivesDataOnlyForWhatIsNewer() throws {
@@ -214,7 +283,8 @@ struct AttachmentTests {
     #"{"_id":"x","_attachments":[]}"#, #"{"_id":"x","_attachments":{"":{"data":""}}}"#,
     #"{"_id":"x","_attachments":{"a":{"data":"***"}}}"#,
     #"{"_id":"x","_attachments":{"a":{"content_type":"t"}}}"#,
-    #"{"_id":"x","_attachments":{"a":{"data":"AQ==","digest":"md5-wrong"}}}"#,
+    #"{"_id":"x","_attachments":{"a":{"data":"AQ==","encoding":"deflate"}}}"#,
+    #"{"_id":"x","_attachments":{"a":{"data":"AQ==","encoding":"gzip"}}}"#,
   ])
   func badAttachmentsAreRefused(_ text: String) throws {
     expectError(.invalidDocument) { try docs.put(try json(text)) }
