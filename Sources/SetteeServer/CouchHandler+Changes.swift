@@ -179,18 +179,36 @@ extension CouchHandler {
       let limited = asked.limit.map { Array(kept.prefix($0)) } ?? kept
       return (limited, all.last?.seq ?? 0)
     }
+    var full = false
     while true {
       let changes = try await db.changes(since: since, limit: batch)
       guard let last = changes.last else { break }
-      var kept = try await entriesFor(db, changes, asked)
-      if let limit = asked.limit, entries.count + kept.count >= limit {
-        // The feed ends at the last change it lists.
-        kept = Array(kept.prefix(limit - entries.count))
+      let kept = try await entriesFor(db, changes, asked)
+      if full {
+        // A filtered feed that is full ends just before the next change it would have
+        // listed: what was examined and left out is not examined again (CouchDB's
+        // last_seq), and nothing is skipped.
+        if let next = kept.first {
+          return (entries, changes.last { $0.seq < next.change.seq }?.seq ?? since)
+        }
+      } else if let limit = asked.limit, entries.count + kept.count >= limit {
+        let room = limit - entries.count
+        entries += kept.prefix(room)
+        guard case .none = asked.filter else {
+          if kept.count > room {
+            let next = kept[room].change.seq
+            return (entries, changes.last { $0.seq < next }?.seq ?? since)
+          }
+          full = true
+          since = last.seq
+          if changes.count < batch { break }
+          continue
+        }
+        // Unfiltered, the feed ends at the last change it lists.
+        return (entries, entries.last?.change.seq ?? since)
+      } else {
         entries += kept
-        if let lastKept = kept.last { since = lastKept.change.seq }
-        return (entries, since)
       }
-      entries += kept
       since = last.seq
       if changes.count < batch { break }
     }

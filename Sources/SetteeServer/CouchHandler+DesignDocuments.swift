@@ -95,16 +95,20 @@ extension CouchHandler {
       ])
   }
 
-  /// A Mango design document's view for an index, as CouchDB's `_index` writes it.
+  /// A Mango design document's view for an index, as CouchDB's `_index` writes it: the
+  /// map's fields with their directions, and `options.def` as the request gave it, which
+  /// for Settee's ascending indexes is the field names (`{"fields": ["type", "n"]}`).
   static func designView(_ definition: IndexDefinition) -> JSON {
-    let def = definition.couchDBListing["def"] ?? [:]
+    let listed = definition.couchDBListing["def"] ?? [:]
     var fields = JSONObject()
-    for field in def["fields"]?.arrayValue ?? [] {
+    for field in listed["fields"]?.arrayValue ?? [] {
       for member in field.objectValue ?? [:] { fields[member.key] = member.value }
     }
     var map: JSONObject = ["fields": .object(fields)]
-    map["partial_filter_selector"] = def["partial_filter_selector"] ?? [:]
-    return ["map": .object(map), "reduce": "_count", "options": ["def": def]]
+    map["partial_filter_selector"] = listed["partial_filter_selector"] ?? [:]
+    var def: JSONObject = ["fields": .array(fields.map { .string($0.key) })]
+    if let filter = listed["partial_filter_selector"] { def["partial_filter_selector"] = filter }
+    return ["map": .object(map), "reduce": "_count", "options": ["def": .object(def)]]
   }
 
   /// The text index a Mango design document's `indexes` member stands for, in Cloudant's

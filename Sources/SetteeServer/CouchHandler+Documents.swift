@@ -11,11 +11,13 @@ extension CouchHandler {
   func document(_ db: DocumentCollection, _ id: String, _ request: CouchRequest) async throws
     -> Response
   {
-    try allow(request, "GET,HEAD,PUT,DELETE")
+    try allow(request, "GET,HEAD,PUT,DELETE,COPY")
     // A read that finds the document needs no separate check that the database exists
     // (one trip to the database less): reads check it when they find nothing.
     if request.method != .get && request.method != .head { try await requireDatabase(db) }
     switch request.method {
+    case Self.copy:
+      return try await copyDocument(db, id, request)
     case .put:
       var body: JSONObject
       if let type = request.headers[.contentType], type.lowercased().hasPrefix("multipart/related")
@@ -123,6 +125,45 @@ extension CouchHandler {
       throw CouchError(.notFound, "not_found", "deleted")
     }
     throw CouchError(.notFound, "not_found", "missing")
+  }
+
+  /// WebDAV's `COPY`, which CouchDB takes for documents.
+  static let copy = HTTPRequest.Method("COPY")!
+
+  /// CouchDB's `COPY /{db}/{id}`: the document (the winner, or `?rev=`) with its
+  /// attachments, written as the id the `Destination` header names, a new document or
+  /// (with `?rev=` in the header) a new revision of an existing one.
+  private func copyDocument(_ db: DocumentCollection, _ id: String, _ request: CouchRequest)
+    async throws -> Response
+  {
+    guard let destination = request.headers[HTTPField.Name("Destination")!], !destination.isEmpty
+    else {
+      throw CouchError(.badRequest, "bad_request", "Destination header is mandatory for COPY.")
+    }
+    let parts = destination.split(separator: "?", maxSplits: 1)
+    let target = String(parts[0]).removingPercentEncoding ?? String(parts[0])
+    var targetRev: String?
+    if parts.count == 2 {
+      for pair in parts[1].split(separator: "&") where pair.hasPrefix("rev=") {
+        targetRev = String(pair.dropFirst(4)).removingPercentEncoding
+      }
+    }
+    // Attachments go as stored, so that the copy keeps their encodings and digests.
+    guard
+      var body = try await db.document(
+        id,
+        RevisionReadOptions(
+          rev: try request.revision(ifMatch: false), attachments: true,
+          encodedAttachmentData: true))
+    else {
+      throw CouchError(.notFound, "not_found", "missing")
+    }
+    body["_id"] = .string(target)
+    body["_rev"] = targetRev.map(JSON.string)
+    let result = try await db.put(body)
+    try await syncDesignDocuments(db, [target])
+    return CouchResponse.written(
+      result, location: "/\(Self.escape(db.name))/\(Self.escape(target))")
   }
 
   /// Whether the request's `Accept-Encoding` takes gzip (`gzip` or `*`, not refused with

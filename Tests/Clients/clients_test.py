@@ -101,6 +101,22 @@ class CouchDBPackageTests(unittest.TestCase):
         db["_design/app"] = {"views": {}}
         self.assertIn("_design/app", db)
 
+    def test_copy(self):
+        # COPY with Destination, as the package's own tests use it.
+        db = self.server.create("pycopy")
+        db.save({"_id": "source", "n": 1})
+        db.put_attachment(db["source"], b"hello", filename="h.txt", content_type="text/plain")
+        rev = db.copy("source", "copied")
+        self.assertTrue(rev.startswith("1-"), rev)  # a new document
+        self.assertEqual(db["copied"]["n"], 1)
+        self.assertEqual(db.get_attachment("copied", "h.txt").read(), b"hello")
+        db.save({"_id": "existing", "n": 2})
+        existing = db["existing"]
+        db.copy("source", existing)  # a document with _rev: over its revision
+        self.assertEqual(db["existing"]["n"], 1)
+        with self.assertRaises(couchdb.ResourceConflict):
+            db.copy("source", "existing")
+
     def test_bulk_views_and_changes(self):
         db = self.server.create("pybulk")
         results = db.update([{"_id": "a", "n": 1}, {"_id": "b", "n": 2}, {"n": 3}])
