@@ -302,13 +302,15 @@ struct HTTPPeer: ReplicationPeer {
         + writeBatch(Array(documents[half...]))
     }
     if answer.status == 412, (try? answer.json())?["error"]?.stringValue == "missing_stub" {
-      // CouchDB refuses a whole batch for one stub it lacks and writes none of it: every
-      // document is read again with its attachments' data (the replicator's answer to
-      // missing_stub) and written once more.
+      // CouchDB refuses a whole batch for one stub it lacks and writes none of it. The
+      // documents that name attachments by stubs are read again with their data (the
+      // replicator's answer to missing_stub); the others are written again as they are.
       let reason = (try? answer.json())?["reason"]?.stringValue ?? ""
-      return documents.map {
-        WriteFailure(id: $0.id, error: "missing_stub", reason: reason)
-      }
+      let stubbed = documents.filter { Self.namesStubs($0.text) }
+      let plain = documents.filter { !Self.namesStubs($0.text) }
+      guard !stubbed.isEmpty else { try check(answer); return [] }
+      return try await writeBatch(plain)
+        + stubbed.map { WriteFailure(id: $0.id, error: "missing_stub", reason: reason) }
     }
     try check(answer)
     if answer.body.withUnsafeReadableBytes(BulkDocsAnswer.refusesNothing) { return [] }
@@ -321,6 +323,17 @@ struct HTTPPeer: ReplicationPeer {
         id: result["id"]?.stringValue ?? "", error: error,
         reason: result["reason"]?.stringValue ?? "")
     }
+  }
+
+  /// Whether a document's text may name an attachment by a stub (`"stub":true`, as
+  /// printers write it, with or without a space); a body member of that name only costs a
+  /// read again.
+  static func namesStubs(_ text: [UInt8]) -> Bool {
+    for pattern in [Array(#""stub":true"#.utf8), Array(#""stub": true"#.utf8)]
+    where text.withUnsafeBytes({ $0.firstIndex(of: pattern, from: 0) }) != nil {
+      return true
+    }
+    return false
   }
 
   func ensureFullCommit() async throws {

@@ -1,0 +1,109 @@
+import Foundation
+import SetteeCore
+import SetteeReplication
+import SetteeTestSupport
+import Testing
+
+/// Settee's replicator against a CouchDB played from what a real CouchDB 3.5.0 answered to
+/// it (`RecordedCouchDB`): the target must end equal to the source, every leaf with its
+/// body and its attachments' bytes.
+@Suite("Settee's replicator against CouchDB's recorded answers")
+struct RecordedPeerTests {
+  /// S4: `settee replicate` pulling from CouchDB into `settee serve`, two rounds. Before
+  /// issue 43 it answered `"ok": true` with six documents refused (CouchDB's digests of its
+  /// gzip forms) and one more in the second round.
+  @Test func setteePullsFromCouchDB() async throws {
+    let exchanges = try WireTranscript.load("S4-settee-pull__settee.jsonl")
+    // Each replication begins by asking for the source's info.
+    var rounds: [[WireExchange]] = []
+    for exchange in exchanges {
+      if exchange.request.method == "GET" && exchange.request.path == "/wire-src" {
+        rounds.append([])
+      }
+      rounds[rounds.count - 1].append(exchange)
+    }
+    #expect(rounds.count == 2)
+    let source = try RecordedCouchDB(database: "wire-src", rounds: rounds)
+    let directory = TemporaryDirectory()
+    let server = try ServerProcess(db: directory.path("target.settee"))
+    defer { server.stop() }
+    let target = try #require(URL(string: server.url + "wire-tgt"))
+    for index in rounds.indices {
+      source.play(round: index)
+      let replicator = try Replicator(
+        ReplicationConfiguration(
+          source: .url(source.url), target: .url(target), createTarget: true, retries: 0))
+      let progress: ReplicationProgress
+      do { progress = try await replicator.run() } catch {
+        Issue.record("round \(index + 1): \(error); unrecorded: \(source.unansweredRequests)")
+        return
+      }
+      #expect(progress.state == .completed, "\(progress.lastError ?? "")")
+      #expect(progress.docWriteFailures == 0, "round \(index + 1): \(progress.lastError ?? "")")
+    }
+    #expect(source.unansweredRequests.isEmpty, "\(source.unansweredRequests)")
+    try expectTargetEqualsSource(exchanges, server)
+  }
+
+  /// Every leaf the source's feeds listed is on the target with the body and attachment
+  /// bytes the source served.
+  private func expectTargetEqualsSource(_ exchanges: [WireExchange], _ server: ServerProcess)
+    throws
+  {
+    var leaves: [String: Set<String>] = [:]
+    var bodies: [String: JSONObject] = [:]
+    for exchange in exchanges where exchange.response.status == 200 {
+      let json = exchange.response.json
+      if exchange.request.path.contains("/_changes") {
+        for row in json?["results"]?.arrayValue ?? [] {
+          guard let id = row["id"]?.stringValue else { continue }
+          leaves[id] = Set((row["changes"]?.arrayValue ?? []).compactMap { $0["rev"]?.stringValue })
+        }
+      } else if exchange.request.path.contains("/_bulk_get") {
+        for result in json?["results"]?.arrayValue ?? [] {
+          for doc in result["docs"]?.arrayValue ?? [] {
+            guard let ok = doc["ok"]?.objectValue, let id = ok["_id"]?.stringValue,
+              let rev = ok["_rev"]?.stringValue
+            else { continue }
+            let key = id + " " + rev
+            let hasData = ok["_attachments"]?.objectValue?.contains { $0.value["data"] != nil }
+            if bodies[key] == nil || hasData == true { bodies[key] = ok }
+          }
+        }
+      }
+    }
+    #expect(leaves.count == 45, "the data set's documents, deleted and design ones included")
+    for (id, revs) in leaves.sorted(by: { $0.key < $1.key }) {
+      let escaped = id.replacingOccurrences(of: "/", with: "%2F")
+      var ask = WireMessage(method: "GET", path: "/wire-tgt/\(escaped)?open_revs=all")
+      ask.headers = [("Accept", "application/json")]
+      let answer = try RawHTTP.send(ask, to: server)
+      let found = (answer.json?.arrayValue ?? []).compactMap { $0["ok"]?.objectValue }
+      #expect(Set(found.compactMap { $0["_rev"]?.stringValue }) == revs, "\(id)")
+      for document in found {
+        let rev = document["_rev"]?.stringValue ?? ""
+        guard let served = bodies[id + " " + rev] else {
+          Issue.record("\(id) \(rev): the source never served it")
+          continue
+        }
+        func body(_ object: JSONObject) -> JSONObject {
+          var body = object
+          for key in ["_revisions", "_attachments"] { body.removeValue(forKey: key) }
+          return body
+        }
+        #expect(body(document) == body(served), "\(id) \(rev)")
+        let names = Set(document["_attachments"]?.objectValue?.map(\.key) ?? [])
+        let servedAttachments = served["_attachments"]?.objectValue ?? [:]
+        #expect(names == Set(servedAttachments.map(\.key)), "\(id) \(rev)")
+        for member in servedAttachments {
+          let name = member.key
+          guard let data = member.value["data"]?.stringValue.flatMap({ Data(base64Encoded: $0) })
+          else { continue }
+          let bytes = try RawHTTP.send(
+            WireMessage(method: "GET", path: "/wire-tgt/\(escaped)/\(name)?rev=\(rev)"), to: server)
+          #expect(bytes.status == 200 && bytes.body == Array(data), "\(id) \(rev) \(name)")
+        }
+      }
+    }
+  }
+}
