@@ -20,7 +20,11 @@ struct HTTPPeer: ReplicationPeer {
   /// The longest answer read (a `_bulk_get` of a batch with attachments).
   static let maxAnswerBytes = 1 << 30
 
-  init(url: URL, requestTimeout: Duration = .seconds(60)) throws {
+  /// Whether documents are read with `_bulk_get` (else by `open_revs`).
+  let usesBulkGet: Bool
+
+  init(url: URL, requestTimeout: Duration = .seconds(60), usesBulkGet: Bool = true) throws {
+    self.usesBulkGet = usesBulkGet
     guard var parts = URLComponents(url: url, resolvingAgainstBaseURL: false),
       let scheme = parts.scheme?.lowercased(), ["http", "https"].contains(scheme),
       parts.host != nil
@@ -144,6 +148,9 @@ struct HTTPPeer: ReplicationPeer {
   }
 
   func documents(_ wanted: [WantedRevisions], withData: Bool) async throws -> [BulkDocument] {
+    guard usesBulkGet else {
+      return try await openRevisions(wanted, withData: withData).map(BulkDocument.object)
+    }
     // `{"docs":[{"id":…,"rev":…[,"atts_since":[…]]},…]}`, printed as it is made.
     var body = Array(#"{"docs":["#.utf8)
     var first = true
@@ -295,8 +302,16 @@ struct HTTPPeer: ReplicationPeer {
     }
     body += Array("]}".utf8)
     let answer = try await send(.POST, "/_bulk_docs", rawBody: body)
-    if answer.status == 413 && documents.count > 1 {
-      // Too large for the peer: CouchDB's replicator halves the batch.
+    if answer.status == 413 {
+      // Too large for the peer: CouchDB's replicator halves the batch, and a document too
+      // large alone is counted as a failure while the others go on.
+      guard documents.count > 1 else {
+        return [
+          WriteFailure(
+            id: documents[0].id, error: "too_large",
+            reason: "the target refuses a request of \(body.count) bytes (413)")
+        ]
+      }
       let half = documents.count / 2
       return try await writeBatch(Array(documents[..<half]))
         + writeBatch(Array(documents[half...]))

@@ -105,6 +105,23 @@ extension [BulkDocument] {
 }
 
 /// A document the target refused.
+/// A revision the target refused: which document, and the target's error and reason.
+public struct ReplicationFailure: Sendable, Hashable {
+  /// The document.
+  public var id: String
+  /// The target's error name (CouchDB's: `forbidden`, `missing_stub`, `too_large` …).
+  public var error: String
+  /// The target's reason.
+  public var reason: String
+
+  /// A refusal.
+  public init(id: String, error: String, reason: String) {
+    self.id = id
+    self.error = error
+    self.reason = reason
+  }
+}
+
 struct WriteFailure: Sendable {
   var id: String
   var error: String

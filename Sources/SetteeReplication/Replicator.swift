@@ -52,6 +52,13 @@ public struct ReplicationConfiguration: Sendable {
   /// How many times a one-shot replication tries again after a transient failure before it
   /// fails (a continuous one tries for as long as it runs).
   public var retries: Int
+  /// Read and write the checkpoints (`_local/<replication id>`) on both peers; `false`
+  /// starts from the beginning (or ``sinceSequence``) and leaves no log (CouchDB's
+  /// `use_checkpoints`).
+  public var useCheckpoints: Bool
+  /// Read a server source's documents with `_bulk_get`; `false` reads each by `open_revs`
+  /// (CouchDB's `use_bulk_get`).
+  public var useBulkGet: Bool
 
   /// A configuration; every setting but the two sides has CouchDB's default or Settee's.
   public init(
@@ -60,8 +67,11 @@ public struct ReplicationConfiguration: Sendable {
     winningRevisionsOnly: Bool = false, batchSize: Int = 1_000,
     checkpointInterval: Duration = .seconds(5),
     requestTimeout: Duration = .seconds(60), pollTimeout: Duration = .seconds(30),
-    maxRetryDelay: Duration = .seconds(60), retries: Int = 5
+    maxRetryDelay: Duration = .seconds(60), retries: Int = 5, useCheckpoints: Bool = true,
+    useBulkGet: Bool = true
   ) {
+    self.useCheckpoints = useCheckpoints
+    self.useBulkGet = useBulkGet
     self.source = source
     self.target = target
     self.continuous = continuous
@@ -124,6 +134,15 @@ public struct ReplicationProgress: Sendable, Hashable {
   public var lastSequence: JSON = 0
   /// The last error, retried or not (never with credentials).
   public var lastError: String?
+  /// The revisions the target refused, the first ``maxListedFailures`` of them: which
+  /// document, and the target's error and reason.
+  public var failures: [ReplicationFailure] = []
+  /// The replication log's sessions as last checkpointed, newest first (at most 50, as
+  /// CouchDB keeps them), each with its times and counts.
+  public var history: [JSON] = []
+
+  /// How many refused revisions ``failures`` lists.
+  public static let maxListedFailures = 100
 
   /// Progress before anything happened.
   public init() {}
@@ -139,25 +158,30 @@ public struct ReplicationProgress: Sendable, Hashable {
     self.lastSequence = lastSequence
   }
 
-  /// CouchDB's answer to `POST /_replicate`: `ok`, `session_id`, `source_last_seq` and this
-  /// session's `history` entry (with `no_changes` when there was nothing to do).
+  /// CouchDB's answer to `POST /_replicate`: `ok`, `session_id`, `source_last_seq` and the
+  /// replication log's `history` (this session's entry when nothing was checkpointed), with
+  /// `no_changes` when there was nothing to do. Settee adds `failures`, the revisions the
+  /// target refused, when there are any.
   public var json: JSON {
+    let entry: JSON = [
+      "session_id": .string(sessionID), "start_last_seq": startSequence,
+      "end_last_seq": lastSequence, "recorded_seq": lastSequence,
+      "missing_checked": .int(Int64(missingChecked)),
+      "missing_found": .int(Int64(missingFound)), "docs_read": .int(Int64(docsRead)),
+      "docs_written": .int(Int64(docsWritten)),
+      "doc_write_failures": .int(Int64(docWriteFailures)),
+    ]
     var answer: JSONObject = [
       "ok": .bool(state != .failed), "session_id": .string(sessionID),
       "source_last_seq": lastSequence, "replication_id_version": 4,
-      "history": [
-        [
-          "session_id": .string(sessionID), "start_last_seq": startSequence,
-          "end_last_seq": lastSequence, "recorded_seq": lastSequence,
-          "missing_checked": .int(Int64(missingChecked)),
-          "missing_found": .int(Int64(missingFound)), "docs_read": .int(Int64(docsRead)),
-          "docs_written": .int(Int64(docsWritten)),
-          "doc_write_failures": .int(Int64(docWriteFailures)),
-        ]
-      ],
+      "history": .array(history.first?["session_id"] == .string(sessionID) ? history : [entry]),
     ]
     if changesRead == 0 && state == .completed { answer["no_changes"] = true }
     if let lastError { answer["error"] = .string(lastError) }
+    if !failures.isEmpty {
+      answer["failures"] = .array(
+        failures.map { ["id": .string($0.id), "error": .string($0.error), "reason": .string($0.reason)] })
+    }
     return .object(answer)
   }
 }
@@ -211,7 +235,10 @@ public final class Replicator: Sendable {
   {
     switch endpoint {
     case .collection(let collection): return LocalPeer(collection: collection, selector: selector)
-    case .url(let url): return try HTTPPeer(url: url, requestTimeout: configuration.requestTimeout)
+    case .url(let url):
+      return try HTTPPeer(
+        url: url, requestTimeout: configuration.requestTimeout,
+        usesBulkGet: configuration.useBulkGet)
     }
   }
 
@@ -319,8 +346,9 @@ public final class Replicator: Sendable {
     }
     let replicationID = try await self.replicationID()
     let checkpointID = "_local/" + replicationID
-    let sourceLog = try await source.localDocument(checkpointID)
-    let targetLog = try await target.localDocument(checkpointID)
+    let logs = configuration.useCheckpoints
+    let sourceLog = logs ? try await source.localDocument(checkpointID) : nil
+    let targetLog = logs ? try await target.localDocument(checkpointID) : nil
     var (since, history) = Checkpoint.start(source: sourceLog, target: targetLog)
     if let given = configuration.sinceSequence { (since, history) = (.string(given), []) }
     let sessionID = Hex.string(ofDigest: (0..<16).map { _ in UInt8.random(in: 0...255) })
@@ -333,8 +361,9 @@ public final class Replicator: Sendable {
     var checkpointed = since
     var lastCheckpoint = ContinuousClock.now
     var revs = (source: sourceLog?["_rev"], target: targetLog?["_rev"])
-    func checkpoint(_ progress: ReplicationProgress) async throws {
-      guard progress.lastSequence != checkpointed || revs.source == nil || revs.target == nil
+    func checkpoint(_ progress: inout ReplicationProgress) async throws {
+      guard logs,
+        progress.lastSequence != checkpointed || revs.source == nil || revs.target == nil
       else { return }
       try await target.ensureFullCommit()
       var log = Checkpoint.log(
@@ -348,6 +377,7 @@ public final class Replicator: Sendable {
       revs.target = try await target.localDocument(checkpointID)?["_rev"]
       checkpointed = progress.lastSequence
       lastCheckpoint = .now
+      progress.history = log["history"]?.arrayValue ?? []
     }
 
     // A four-stage pipeline: while batch N is written to the target, batch N+1 is read
@@ -382,7 +412,7 @@ public final class Replicator: Sendable {
           progress.lastSequence = fetched.page.lastSeq
           report(progress)
           if ContinuousClock.now - lastCheckpoint >= configuration.checkpointInterval {
-            try await checkpoint(progress)
+            try await checkpoint(&progress)
           }
         }
       }
@@ -393,12 +423,12 @@ public final class Replicator: Sendable {
       if !caughtUp {
         caughtUp = true
         progress.state = .idle
-        try await checkpoint(progress)
+        try await checkpoint(&progress)
         report(progress)
       }
       page = try await changes(since: progress.lastSequence, wait: configuration.pollTimeout)
     }
-    try await checkpoint(progress)
+    try await checkpoint(&progress)
   }
 
   /// A page of changes, with the revisions of it the target lacks.
@@ -432,11 +462,23 @@ public final class Replicator: Sendable {
     var documents = 0
     var failures = 0
     var lastError: String?
+    /// The refusals, as many as a progress lists.
+    var refused: [ReplicationFailure] = []
 
     func count(into progress: inout ReplicationProgress) {
       progress.docsWritten += documents - failures
       progress.docWriteFailures += failures
       if let lastError { progress.lastError = lastError }
+      progress.failures += refused.prefix(
+        max(0, ReplicationProgress.maxListedFailures - progress.failures.count))
+    }
+
+    mutating func add(_ other: Written) {
+      documents += other.documents
+      failures += other.failures
+      lastError = other.lastError ?? lastError
+      refused += other.refused.prefix(
+        max(0, ReplicationProgress.maxListedFailures - refused.count))
     }
   }
 
@@ -506,10 +548,7 @@ public final class Replicator: Sendable {
       let last = index == withData.count - 1
       guard last || bytes + withData[index + 1].bytes > Self.writeBytes else { continue }
       let read = try prepared(try await source.documents(slice, withData: true))
-      let written = try await write(read)
-      fetched.written.documents += written.documents
-      fetched.written.failures += written.failures
-      fetched.written.lastError = written.lastError ?? fetched.written.lastError
+      fetched.written.add(try await write(read))
       (slice, bytes) = ([], 0)
     }
     return fetched
@@ -554,6 +593,9 @@ public final class Replicator: Sendable {
       if let failure = failures.first {
         written.lastError = "\(target.label): \(failure.id): \(failure.error): \(failure.reason)"
       }
+      written.refused += failures.prefix(
+        max(0, ReplicationProgress.maxListedFailures - written.refused.count)
+      ).map { ReplicationFailure(id: $0.id, error: $0.error, reason: $0.reason) }
     }
     return written
   }

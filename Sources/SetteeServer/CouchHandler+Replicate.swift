@@ -148,6 +148,15 @@ extension CouchHandler {
         "filter \(name) is a JavaScript filter function, which Settee never runs: use doc_ids or selector"
       )
     }
+    func flag(_ name: String, default value: Bool) throws -> Bool {
+      switch body[name] {
+      case nil, .null?: return value
+      case .bool(let flag)?: return flag
+      default: throw CouchError(.badRequest, "bad_request", "\(name) must be true or false")
+      }
+    }
+    let useCheckpoints = try flag("use_checkpoints", default: true)
+    let useBulkGet = try flag("use_bulk_get", default: true)
     let (source, sourceLabel) = try endpoint(body["source"], "source")
     let (target, targetLabel) = try endpoint(body["target"], "target")
     do {
@@ -156,7 +165,8 @@ extension CouchHandler {
           source: source, target: target, continuous: body["continuous"] == true,
           createTarget: body["create_target"] == true, filter: filter,
           sinceSequence: body["since_seq"].map { $0.stringValue ?? JSONWriter.string($0) },
-          winningRevisionsOnly: body["winning_revs_only"] == true))
+          winningRevisionsOnly: body["winning_revs_only"] == true, useCheckpoints: useCheckpoints,
+          useBulkGet: useBulkGet))
       return (replicator, sourceLabel, targetLabel)
     } catch let error as SetteeError {
       throw CouchError(.badRequest, "bad_request", error.message)

@@ -437,7 +437,8 @@ struct ServerReplicationTests {
       "/db/_index", ["index": ["fields": ["age"]], "ddoc": "ages", "name": "by-age"])
     let design = try await server.get("/db/_design/ages").json
     #expect(design["language"] == "query")
-    #expect(design["views"]?["by-age"]?["options"]?["def"]?["fields"] == [["age": "asc"]])
+    // CouchDB writes the names it was given.
+    #expect(design["views"]?["by-age"]?["options"]?["def"]?["fields"] == ["age"])
     #expect(design["views"]?["by-age"]?["map"]?["fields"] == ["age": "asc"])
 
     // Replicated by hand: the copy gets the index with the document.

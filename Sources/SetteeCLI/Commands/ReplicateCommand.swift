@@ -17,7 +17,10 @@ struct ReplicateCommand: ParsableCommand {
   @Flag(help: "Follow the source's changes until stopped.") var continuous = false
   @Flag(help: "Create the target database if it does not exist.") var createTarget = false
   @Flag(help: "Copy only winning revisions, not conflicts.") var winningRevsOnly = false
-  @Option(help: "Replicate only these document ids (comma-separated).") var docIds: String?
+  @Option(
+    help:
+      "Replicate only these document ids: a JSON array (for ids that hold commas), or comma-separated."
+  ) var docIds: String?
   @Option(help: "Replicate only documents this Mango selector (JSON) matches.") var selector:
     String?
   @Option(help: "Start after this source sequence instead of at the checkpoint.") var since: String?
@@ -25,6 +28,14 @@ struct ReplicateCommand: ParsableCommand {
   @Option(help: "Seconds between checkpoints, at most.") var checkpointInterval: Double = 5
   @Option(help: "Seconds a request may take before the connection counts as stalled.")
   var requestTimeout: Double = 60
+  @Flag(
+    inversion: .prefixedNo,
+    help: "Read and write checkpoints on both sides (--no-checkpoints starts from the beginning and leaves none)."
+  ) var checkpoints = true
+  @Flag(
+    inversion: .prefixedNo,
+    help: "Read a server source's documents with _bulk_get (--no-bulk-get: each by open_revs).")
+  var bulkGet = true
 
   func validate() throws {
     guard docIds == nil || selector == nil else {
@@ -62,8 +73,17 @@ struct ReplicateCommand: ParsableCommand {
     }
     var filter = ReplicationFilter.none
     if let docIds {
-      filter = .documentIDs(
-        docIds.split(separator: ",").map { String($0).trimmingCharacters(in: .whitespaces) })
+      if docIds.trimmingCharacters(in: .whitespaces).hasPrefix("[") {
+        guard case .array(let items)? = try? JSONParser.parse(docIds),
+          items.allSatisfy({ $0.stringValue != nil })
+        else {
+          throw SetteeError(.invalidArgument, "--doc-ids that starts with [ must be a JSON array of strings")
+        }
+        filter = .documentIDs(items.compactMap(\.stringValue))
+      } else {
+        filter = .documentIDs(
+          docIds.split(separator: ",").map { String($0).trimmingCharacters(in: .whitespaces) })
+      }
     } else if let selector {
       guard case .object(let object)? = try? JSONParser.parse(selector) else {
         throw SetteeError(.invalidArgument, "--selector must be a JSON object")
@@ -76,7 +96,8 @@ struct ReplicateCommand: ParsableCommand {
         createTarget: createTarget, filter: filter, sinceSequence: since,
         winningRevisionsOnly: winningRevsOnly, batchSize: batchSize,
         checkpointInterval: .milliseconds(Int64(checkpointInterval * 1000)),
-        requestTimeout: .milliseconds(Int64(requestTimeout * 1000))))
+        requestTimeout: .milliseconds(Int64(requestTimeout * 1000)),
+        useCheckpoints: checkpoints, useBulkGet: bulkGet))
     let stopping = [SIGINT, SIGTERM].map { signal in
       Foundation.signal(signal, SIG_IGN)
       let source = DispatchSource.makeSignalSource(signal: signal)
