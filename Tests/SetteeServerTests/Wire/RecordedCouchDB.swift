@@ -129,7 +129,12 @@ final class RecordedCouchDB: @unchecked Sendable {
   }
 
   private func respond(_ request: WireMessage) -> WireMessage {
-    lock.withLock {
+    lock.withLock { respond(locked: request) }
+  }
+
+  /// The answer, with `lock` held (a long poll lets it go while it waits).
+  private func respond(locked request: WireMessage) -> WireMessage {
+    do {
       let exchanges = rounds[round]
       let (path, query) = Self.split(request.path)
       let base = "/" + database
@@ -173,8 +178,25 @@ final class RecordedCouchDB: @unchecked Sendable {
         let since = query["since"] ?? "0"
         if let answer = recorded({
           Self.split($0.request.path).0 == path && Self.split($0.request.path).1["since"] == since
+            && !(query["feed"] == "longpoll" && $0.response.json?["results"]?.arrayValue?.isEmpty == true)
         }) {
           return answer
+        }
+        if query["feed"] == "longpoll" {
+          // CouchDB holds a long poll until a change comes or its timeout passes: until the
+          // test plays a later round, whose answer to this since is served then.
+          let timeout = Double(query["timeout"] ?? "10000").map { $0 / 1000 } ?? 10
+          let waiting = round
+          lock.unlock()
+          let deadline = Date().addingTimeInterval(min(timeout, 30))
+          while Date() < deadline && lock.withLock({ round == waiting }) { usleep(20_000) }
+          lock.lock()
+          if round != waiting { return respond(locked: request) }
+          if let answer = recorded({
+            Self.split($0.request.path).0 == path && Self.split($0.request.path).1["since"] == since
+          }) {
+            return answer
+          }
         }
       } else if path == base + "/_bulk_get" {
         if let answer = bulkGet(request, query, exchanges) { return answer }

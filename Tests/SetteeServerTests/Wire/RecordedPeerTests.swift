@@ -45,6 +45,54 @@ struct RecordedPeerTests {
     try expectTargetEqualsSource(exchanges, server)
   }
 
+  /// The same pull, continuous: round 1 arrives, the replication waits in a long poll as
+  /// CouchDB holds one, and round 2's changes arrive when the source has them.
+  @Test func setteeFollowsCouchDBContinuously() async throws {
+    let exchanges = try WireTranscript.load("S4-settee-pull__settee.jsonl")
+    var rounds: [[WireExchange]] = []
+    for exchange in exchanges {
+      if exchange.request.method == "GET" && exchange.request.path == "/wire-src" {
+        rounds.append([])
+      }
+      rounds[rounds.count - 1].append(exchange)
+    }
+    let source = try RecordedCouchDB(database: "wire-src", rounds: rounds)
+    let directory = TemporaryDirectory()
+    let server = try ServerProcess(db: directory.path("target.settee"))
+    defer { server.stop() }
+    let target = try #require(URL(string: server.url + "wire-tgt"))
+    let replicator = try Replicator(
+      ReplicationConfiguration(
+        source: .url(source.url), target: .url(target), continuous: true, createTarget: true,
+        pollTimeout: .seconds(10)))
+    let progress = Locked<[ReplicationProgress]>([])
+    let running = Task {
+      for await step in replicator.start() { progress.withLock { $0.append(step) } }
+    }
+    defer { replicator.stop() }
+    func waitFor(_ what: String, _ done: @escaping @Sendable ([ReplicationProgress]) -> Bool)
+      async throws
+    {
+      let deadline = Date().addingTimeInterval(30)
+      while !progress.withLock({ done($0) }) && Date() < deadline {
+        try await Task.sleep(for: .milliseconds(50))
+      }
+      #expect(progress.withLock({ done($0) }), "\(what): \(progress.withLock { $0.last?.lastError ?? "" })")
+    }
+    try await waitFor("round 1 written, then idle") { steps in
+      steps.last?.state == .idle && steps.last?.docsWritten == 47
+    }
+    source.play(round: 1)
+    try await waitFor("round 2 arrives while following") { steps in
+      steps.last?.docsWritten == 47 + 7 && steps.last?.state == .idle
+    }
+    replicator.stop()
+    await running.value
+    #expect(progress.withLock { $0.last?.docWriteFailures } == 0)
+    #expect(source.unansweredRequests.isEmpty, "\(source.unansweredRequests)")
+    try expectTargetEqualsSource(exchanges, server)
+  }
+
   /// Every leaf the source's feeds listed is on the target with the body and attachment
   /// bytes the source served.
   private func expectTargetEqualsSource(_ exchanges: [WireExchange], _ server: ServerProcess)
