@@ -55,6 +55,55 @@ struct CouchDBReplayTests {
   }
 }
 
+extension CouchDBReplayTests {
+  /// S3: CouchDB's replicator pulling continuously. Its feed (`feed=continuous`) stays
+  /// open while it fetches round 1; round 2 is written to the source while it runs, and
+  /// the feed must carry it, as CouchDB's did (round 1's 45 documents, then 7 changes).
+  /// Before issue 43 the first document with an attachment killed CouchDB's replicator and
+  /// its job vanished.
+  @Test func couchDBFollowsSetteeContinuously() async throws {
+    let replay = try WireReplay()
+    let exchanges = try WireTranscript.load("S3-couchdb-continuous-pull__couchdb.jsonl")
+      .filter { $0.request.path != "/_session" }
+    let feed = try #require(exchanges.firstIndex { $0.request.path.contains("feed=continuous") })
+    // The first request after round 2 was written (4.61 s into the recording, after a
+    // half-second pause; round 1's last fetch was at 4.08 s).
+    let roundTwo = try #require(exchanges.firstIndex { $0.n == 26 })
+    try replay.fillSource(from: Array(exchanges[..<roundTwo]))
+    try replay.run(Array(exchanges[..<feed]))
+    // The feed ends 3 s after its last change rather than CouchDB's 10 (the replicator
+    // was cancelled; Settee's feed ends by its timeout).
+    var request = exchanges[feed].request
+    request.path = request.path.replacingOccurrences(of: "timeout=10000", with: "timeout=3000")
+    let (server, feedRequest) = (replay.server, request)
+    // On a thread of its own: a blocking read must not hold one of the cooperative pool's.
+    let following = Task {
+      try await withCheckedThrowingContinuation { continuation in
+        Thread {
+          continuation.resume(with: Result { try RawHTTP.send(feedRequest, to: server, timeout: 60) })
+        }.start()
+      }
+    }
+    try await Task.sleep(for: .milliseconds(300))
+    try replay.run(Array(exchanges[(feed + 1)..<roundTwo]))
+    try replay.fillSource(from: Array(exchanges[roundTwo...]))
+    try replay.run(Array(exchanges[roundTwo...]))
+    let answer = try await following.value
+    #expect(answer.status == 200)
+    func rows(_ body: [UInt8]) -> [String] {
+      body.split(separator: UInt8(ascii: "\n")).compactMap {
+        (try? JSONParser.parse(Array($0)))?["id"]?.stringValue
+      }
+    }
+    let mine = rows(answer.body)
+    let theirs = rows(exchanges[feed].response.body)
+    #expect(theirs.count == 52)
+    #expect(mine.count == theirs.count, "\(mine)")
+    #expect(mine.sorted() == theirs.sorted())
+    #expect(replay.differences.isEmpty, "\(replay.report)")
+  }
+}
+
 /// A `settee serve` on an empty file, and what its answers to recorded requests differ in.
 final class WireReplay {
   let directory = TemporaryDirectory()
