@@ -47,6 +47,8 @@ enum Checkpoint {
       "missing_found": .int(Int64(stats.missingFound)),
       "docs_read": .int(Int64(stats.docsRead)), "docs_written": .int(Int64(stats.docsWritten)),
       "doc_write_failures": .int(Int64(stats.docWriteFailures)),
+      "bulk_get_docs": .int(Int64(stats.bulkGetDocs)),
+      "bulk_get_attempts": .int(Int64(stats.bulkGetAttempts)),
     ]
     let kept = history.filter { $0["session_id"] != .string(session) }
     return [

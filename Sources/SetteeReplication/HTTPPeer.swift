@@ -55,6 +55,8 @@ struct HTTPPeer: ReplicationPeer {
   }
 
   var label: String { base }
+  var bulkGetCounts: BulkGetCounts { bulkGets.withLock { $0 } }
+  private let bulkGets = Locked(BulkGetCounts())
 
   func identity() async throws -> String { base }
 
@@ -183,6 +185,11 @@ struct HTTPPeer: ReplicationPeer {
     // peer checks it), or read into its stored form by a file target before its write.
     guard let read = BulkGetAnswer(Array(buffer: answer.body)) else {
       throw malformed("_bulk_get answered without results")
+    }
+    let asked = wanted.reduce(0) { $0 + $1.revs.count }
+    bulkGets.withLock {
+      $0.attempts += asked
+      $0.docs += read.documents.count
     }
     if let error = read.errors.first {
       throw ReplicationError(

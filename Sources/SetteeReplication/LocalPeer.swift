@@ -15,6 +15,7 @@ struct LocalPeer: ReplicationPeer {
   }
 
   var label: String { Self.label(of: collection) }
+  var bulkGetCounts: BulkGetCounts { BulkGetCounts() }
 
   /// How errors and progress name a collection: `FILE#COLLECTION`.
   static func label(of collection: DocumentCollection) -> String {

@@ -38,6 +38,9 @@ protocol ReplicationPeer: Sendable {
   func write(_ documents: [BulkDocument]) async throws -> [WriteFailure]
   /// Makes what was written durable (`_ensure_full_commit`).
   func ensureFullCommit() async throws
+  /// How many revisions were asked of `_bulk_get` and how many it gave, since the peer was
+  /// made (CouchDB's `bulk_get_attempts` and `bulk_get_docs`); a file's are zero.
+  var bulkGetCounts: BulkGetCounts { get }
 }
 
 /// What a replication copies: every document, the listed ids, or what a Mango selector
@@ -105,6 +108,12 @@ extension [BulkDocument] {
 }
 
 /// A document the target refused.
+/// Revisions asked of `_bulk_get`, and revisions it gave.
+struct BulkGetCounts: Sendable {
+  var docs = 0
+  var attempts = 0
+}
+
 /// A revision the target refused: which document, and the target's error and reason.
 public struct ReplicationFailure: Sendable, Hashable {
   /// The document.

@@ -126,6 +126,10 @@ public struct ReplicationProgress: Sendable, Hashable {
   public var docsWritten = 0
   /// Revisions the target refused.
   public var docWriteFailures = 0
+  /// Revisions a server source gave through `_bulk_get` (CouchDB's `bulk_get_docs`).
+  public var bulkGetDocs = 0
+  /// Revisions asked of a server source's `_bulk_get` (CouchDB's `bulk_get_attempts`).
+  public var bulkGetAttempts = 0
   /// Changes the source has after the last one read, when it says.
   public var pending: Int?
   /// The source sequence the replication started from.
@@ -170,6 +174,8 @@ public struct ReplicationProgress: Sendable, Hashable {
       "missing_found": .int(Int64(missingFound)), "docs_read": .int(Int64(docsRead)),
       "docs_written": .int(Int64(docsWritten)),
       "doc_write_failures": .int(Int64(docWriteFailures)),
+      "bulk_get_docs": .int(Int64(bulkGetDocs)),
+      "bulk_get_attempts": .int(Int64(bulkGetAttempts)),
     ]
     var answer: JSONObject = [
       "ok": .bool(state != .failed), "session_id": .string(sessionID),
@@ -358,6 +364,7 @@ public final class Replicator: Sendable {
       startSequence: since, lastSequence: since)
     report(progress)
 
+    let bulkGetStart = source.bulkGetCounts
     var checkpointed = since
     var lastCheckpoint = ContinuousClock.now
     var revs = (source: sourceLog?["_rev"], target: targetLog?["_rev"])
@@ -408,6 +415,9 @@ public final class Replicator: Sendable {
           progress.state = .running
           progress.pending = fetched.page.pending
           fetched.count(into: &progress)
+          let counts = source.bulkGetCounts
+          progress.bulkGetDocs = counts.docs - bulkGetStart.docs
+          progress.bulkGetAttempts = counts.attempts - bulkGetStart.attempts
           try await write(fetched.documents, &progress)
           progress.lastSequence = fetched.page.lastSeq
           report(progress)

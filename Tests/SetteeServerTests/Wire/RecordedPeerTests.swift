@@ -32,6 +32,9 @@ struct RecordedPeerTests {
       }
       #expect(progress.state == .completed, "\(progress.lastError ?? "")")
       #expect(progress.docWriteFailures == 0, "round \(index + 1): \(progress.lastError ?? "")")
+      // CouchDB's counts of what _bulk_get was asked and gave, in the answer's history.
+      #expect(progress.bulkGetAttempts >= progress.docsRead && progress.bulkGetDocs > 0)
+      #expect(progress.json["history"]?[0]?["bulk_get_docs"] == .int(Int64(progress.bulkGetDocs)))
     }
     #expect(source.unansweredRequests.isEmpty, "\(source.unansweredRequests)")
     try expectTargetEqualsSource(exchanges, server)
