@@ -114,9 +114,13 @@ extension DocumentCollection {
   /// `nil` when there is no such attachment. Unlike ``readAttachment(_:of:rev:_:)-5kqwq``, no
   /// read stays open while the caller uses the bytes.
   ///
-  /// - Parameter decoding: decode an attachment kept gzip-encoded (the default); `false`
-  ///   gives the stored bytes, for a client that accepts the encoding (the stream's
-  ///   ``AttachmentStream/attachment`` then names it).
+  /// - Parameters:
+  ///   - name: the attachment's name.
+  ///   - id: the document's id.
+  ///   - rev: a leaf revision; the winner when `nil`.
+  ///   - decoding: decode an attachment kept gzip-encoded (the default); `false` gives the
+  ///     stored bytes, for a client that accepts the encoding (the stream's
+  ///     ``AttachmentStream/attachment`` then names it).
   public func attachmentStream(
     _ name: String, of id: String, rev: RevisionID? = nil, decoding: Bool = true
   ) async throws -> AttachmentStream? {
