@@ -1,5 +1,6 @@
 import Foundation
 import SetteeCore
+import SetteeReplication
 
 /// A CouchDB source played from a recording: it answers a replicator's requests with what
 /// the real CouchDB 3.5.0 answered to the same questions (`_changes` by its `since`,
@@ -16,6 +17,8 @@ final class RecordedCouchDB: @unchecked Sendable {
   private var round = 0
   private var locals: [String: JSONObject] = [:]
   private var unanswered: [String] = []
+  private var created = false
+  private var writes: [JSONObject] = []
 
   /// A source named `database`, answering in `rounds` (``play(round:)`` picks one: the
   /// same `since` gets another answer once the source has changed).
@@ -52,6 +55,10 @@ final class RecordedCouchDB: @unchecked Sendable {
 
   /// The requests the recording had no answer for.
   var unansweredRequests: [String] { lock.withLock { unanswered } }
+
+  /// The revisions written to it as a target (`_bulk_docs`, `PUT ?new_edits=false`), each
+  /// as sent, attachments with their data.
+  var written: [JSONObject] { lock.withLock { writes } }
 
   private func acceptLoop() {
     while true {
@@ -154,7 +161,47 @@ final class RecordedCouchDB: @unchecked Sendable {
         return answer
       }
       if request.method == "GET" && (path == base || path == base + "/") {
-        if let info = recorded({ Self.split($0.request.path).0 == base }) { return info }
+        // A target the replicator created answers as it did once created.
+        if let info = recorded({
+          Self.split($0.request.path).0 == base && $0.request.method == "GET"
+            && (!created || $0.response.status == 200)
+        }) {
+          return info
+        }
+        if created { return json(200, ["db_name": .string(database), "update_seq": "0"]) }
+      } else if request.method == "PUT" && (path == base || path == base + "/") {
+        created = true
+        return json(201, ["ok": true])
+      } else if path == base + "/_revs_diff" {
+        // Composed document by document from the recorded answers.
+        var known = JSONObject()
+        for exchange in exchanges where exchange.request.path.hasPrefix(base + "/_revs_diff") {
+          for member in exchange.response.json?.objectValue ?? [:] { known[member.key] = member.value }
+        }
+        guard let asked = (try? JSONParser.parse(request.body))?.objectValue else { return json(400, [:]) }
+        var answer = JSONObject()
+        for member in asked {
+          guard let entry = known[member.key] else { continue }
+          let offered = Set(member.value.arrayValue ?? [])
+          guard Set(entry["missing"]?.arrayValue ?? []).isSubset(of: offered) else {
+            unanswered.append("_revs_diff \(member.key): offered \(offered)")
+            continue
+          }
+          answer[member.key] = entry
+        }
+        return json(200, .object(answer))
+      } else if path == base + "/_bulk_docs" {
+        if let docs = (try? JSONParser.parse(request.body))?["docs"]?.arrayValue {
+          writes += docs.compactMap(\.objectValue)
+          return json(201, [])
+        }
+      } else if request.method == "PUT", query["new_edits"] == "false",
+        let type = request.header("content-type"), let boundary = Multipart.boundary(ofContentType: type),
+        let document = try? Multipart.document(fromRelated: request.body, boundary: boundary)
+      {
+        writes.append(document)
+        return json(
+          201, ["ok": true, "id": document["_id"] ?? .null, "rev": document["_rev"] ?? .null])
       } else if path.hasPrefix(base + "/_local/") {
         let id = String(path.dropFirst(base.count + 1)).removingPercentEncoding ?? ""
         switch request.method {

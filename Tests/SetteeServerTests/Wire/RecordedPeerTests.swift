@@ -1,4 +1,5 @@
 import Foundation
+import Settee
 import SetteeCore
 import SetteeReplication
 import SetteeTestSupport
@@ -88,6 +89,85 @@ struct RecordedPeerTests {
     #expect(progress.withLock { $0.last?.docWriteFailures } == 0)
     #expect(source.unansweredRequests.isEmpty, "\(source.unansweredRequests)")
     try expectTargetEqualsSource(exchanges, server)
+  }
+
+  /// S5: `settee replicate` pushing to CouchDB, two rounds, against CouchDB's recorded
+  /// answers; the source is a file holding what the recording wrote, round by round, and
+  /// the revisions written must be those, with their bodies and attachment bytes.
+  @Test func setteePushesToCouchDB() async throws {
+    let exchanges = try WireTranscript.load("S5-settee-push__settee.jsonl")
+    var rounds: [[WireExchange]] = []
+    for exchange in exchanges {
+      if exchange.request.method == "GET" && exchange.request.path == "/wire-tgt" && exchange.n > 1 {
+        rounds.append([])
+      }
+      if rounds.isEmpty { rounds.append([]) }
+      rounds[rounds.count - 1].append(exchange)
+    }
+    #expect(rounds.count == 2)
+    /// The revisions a round wrote, as the recording sent them.
+    func writes(_ round: [WireExchange]) throws -> [JSONObject] {
+      var documents: [JSONObject] = []
+      for exchange in round where exchange.response.status == 201 {
+        let request = exchange.request
+        if request.path.hasSuffix("/_bulk_docs") {
+          documents += (request.json?["docs"]?.arrayValue ?? []).compactMap(\.objectValue)
+        } else if request.method == "PUT", request.path.contains("new_edits=false"),
+          let type = request.header("content-type"),
+          let boundary = Multipart.boundary(ofContentType: type)
+        {
+          documents.append(try Multipart.document(fromRelated: request.body, boundary: boundary))
+        }
+      }
+      return documents
+    }
+    let target = try RecordedCouchDB(database: "wire-tgt", rounds: rounds)
+    let directory = TemporaryDirectory()
+    let source = try Database(path: directory.path("source.settee")).collection("wire-src")
+    var expected: [JSONObject] = []
+    for (index, round) in rounds.enumerated() {
+      let written = try writes(round)
+      expected += written
+      for result in try await source.putEach(written, newEdits: false) {
+        if case .failure(let error) = result { Issue.record("filling the source: \(error)") }
+      }
+      target.play(round: index)
+      let progress = try await Replicator(
+        ReplicationConfiguration(
+          source: .collection(source), target: .url(target.url), createTarget: true, retries: 0)
+      ).run()
+      #expect(progress.state == .completed, "round \(index + 1): \(progress.lastError ?? "")")
+      #expect(progress.docWriteFailures == 0)
+    }
+    #expect(target.unansweredRequests.isEmpty, "\(target.unansweredRequests)")
+    func key(_ document: JSONObject) -> String {
+      (document["_id"]?.stringValue ?? "") + " " + (document["_rev"]?.stringValue ?? "")
+    }
+    func comparable(_ document: JSONObject) -> JSONObject {
+      var body = document
+      body.removeValue(forKey: "_revisions")
+      if case .object(let attachments)? = document["_attachments"] {
+        // The bytes and their type; the rest is each writer's own way of saying it.
+        body["_attachments"] = .object(
+          JSONObject(
+            attachments.map { member in
+              (
+                member.key,
+                [
+                  "content_type": member.value["content_type"] ?? .null,
+                  "data": member.value["data"] ?? member.value["digest"] ?? .null,
+                ]
+              )
+            }))
+      }
+      return body
+    }
+    let sent = Dictionary(target.written.map { (key($0), comparable($0)) }, uniquingKeysWith: { $1 })
+    let recorded = Dictionary(expected.map { (key($0), comparable($0)) }, uniquingKeysWith: { $1 })
+    #expect(Set(sent.keys) == Set(recorded.keys))
+    for (name, document) in recorded.sorted(by: { $0.key < $1.key }) {
+      #expect(sent[name] == document, "\(name)")
+    }
   }
 
   /// S4's recording (`settee replicate` pulling from CouchDB), and its two rounds: each
