@@ -34,6 +34,11 @@ extension CouchHandler {
       } else {
         body = try await request.jsonObjectBody(requiresJSONType: false)
       }
+      // The URL names the document; an _id in the body that is not a string is refused,
+      // as CouchDB refuses it.
+      if let given = body["_id"], given.stringValue == nil {
+        throw CouchError(.badRequest, "bad_request", "Document id must be a string")
+      }
       body["_id"] = .string(id)
       if let rev = try request.revision(), body["_rev"] == nil {
         body["_rev"] = .string(rev.description)

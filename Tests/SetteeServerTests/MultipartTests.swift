@@ -87,6 +87,27 @@ struct MultipartTests {
     }
   }
 
+  /// A name or content type holding CR or LF (which writes refuse, but a file may hold
+  /// from before) never ends a part header: the part reads back as written.
+  @Test func namesAndTypesNeverWriteHeadersOfTheirOwn() throws {
+    let document: JSONObject = [
+      "_id": "d",
+      "_attachments": [
+        "a\r\nX-Injected: 1\r\n\r\nBODY": [
+          "content_type": "text/plain\r\nSet-Cookie: x=1", "data": Self.base64(Array("hi".utf8)),
+        ]
+      ],
+    ]
+    let body = try #require(Multipart.related(document, boundary: "b"))
+    let text = String(decoding: body, as: UTF8.self)
+    #expect(!text.contains("\r\nX-Injected"))
+    #expect(!text.contains("\r\nSet-Cookie"))
+    let parts = try Multipart.parts(body, boundary: "b")
+    #expect(parts.count == 2)
+    #expect(parts[1].headers["x-injected"] == nil && parts[1].headers["set-cookie"] == nil)
+    #expect(parts[1].body == Array("hi".utf8))
+  }
+
   @Test func anAttachmentThatFollowsWithoutItsPartIsRefused() {
     let body = """
       --B\r\nContent-Type: application/json\r\n\r\n{"_id":"a","_attachments":{"f":{"follows":true}}}\r\n--B--

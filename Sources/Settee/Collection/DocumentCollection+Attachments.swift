@@ -61,6 +61,7 @@ extension DocumentCollection {
     contentType: String = "application/octet-stream", chunks next: () throws -> [UInt8]?
   ) throws -> WriteResult {
     try Attachment.validateName(name, documentID: id)
+    try Attachment.validateContentType(contentType, documentID: id)
     try Document.validateID(id)
     return try CallerError.unmarking {
       try database.write { db in

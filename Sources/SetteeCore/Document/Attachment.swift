@@ -114,12 +114,14 @@ public struct Attachment: Sendable, Hashable {
     return plain
   }
 
-  /// Checks an attachment name: non-empty, without U+0000, not starting with `_` (CouchDB's
-  /// rule), at most 1,024 bytes.
+  /// Checks an attachment name: non-empty, not starting with `_` (CouchDB's rule), at most
+  /// 1,024 bytes, and without control characters (U+0000 to U+001F, U+007F): a name travels
+  /// in multipart part headers, where a CR or LF would let its author write headers of
+  /// their own.
   ///
   /// - Throws: ``SetteeError`` with code `invalidDocument`.
   public static func validateName(_ name: String, documentID: String? = nil) throws {
-    try Names.refuseNUL(
+    try Names.refuseControlCharacters(
       name, kind: "attachment name", code: .invalidDocument, documentID: documentID)
     guard !name.isEmpty, name.utf8.first != UInt8(ascii: "_"), name.utf8.count <= 1024 else {
       throw SetteeError(
@@ -127,6 +129,15 @@ public struct Attachment: Sendable, Hashable {
         "attachment name \(JSONWriter.string(.string(name))) is not allowed: it must be 1 to 1024 bytes and not start with '_'",
         documentID: documentID)
     }
+  }
+
+  /// Checks a content type: it travels as a header (`Content-Type` of the attachment and of
+  /// its multipart part), so it holds no control characters.
+  ///
+  /// - Throws: ``SetteeError`` with code `invalidDocument`.
+  public static func validateContentType(_ type: String, documentID: String? = nil) throws {
+    try Names.refuseControlCharacters(
+      type, kind: "attachment content type", code: .invalidDocument, documentID: documentID)
   }
 
   /// Parses `_attachments` as a document carries it: `{name: {content_type, data}}` for
@@ -167,6 +178,7 @@ public struct Attachment: Sendable, Hashable {
       }
     }
     let contentType = try string("content_type") ?? "application/octet-stream"
+    try validateContentType(contentType, documentID: documentID)
     let encoding = try string("encoding")
     if object["stub"] == .bool(true) {
       return Attachment(

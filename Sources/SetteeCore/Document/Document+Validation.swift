@@ -77,6 +77,11 @@ extension Document {
         "document id \(JSONWriter.string(.string(id))) names a local document: write it with putLocal (settee local put)",
         documentID: id)
     }
+    if id == "_design/" {
+      throw SetteeError(
+        .invalidID, "document id \"_design/\" names no design document: give it a name after the slash",
+        documentID: id)
+    }
     if id.utf8.first == UInt8(ascii: "_") && !isDesignID(id) {
       throw SetteeError(
         .invalidID,

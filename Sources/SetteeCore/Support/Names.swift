@@ -21,6 +21,18 @@ package enum Names {
   }
 
   /// Throws `code` with a message saying what kind of name holds U+0000.
+  /// Refuses a name or value that holds a control character (U+0000 to U+001F, U+007F):
+  /// it could not travel in an HTTP header (a CR or LF would end one and begin another).
+  package static func refuseControlCharacters(
+    _ text: String, kind: String, code: SetteeError.Code, documentID: String? = nil
+  ) throws {
+    guard text.utf8.contains(where: { $0 < 0x20 || $0 == 0x7F }) else { return }
+    throw SetteeError(
+      code,
+      "\(kind) \(quoted(text)) holds a control character (CR, LF, tab …), which cannot travel in an HTTP header",
+      documentID: documentID)
+  }
+
   package static func refuseNUL(
     _ name: String, kind: String, code: SetteeError.Code, documentID: String? = nil
   ) throws {

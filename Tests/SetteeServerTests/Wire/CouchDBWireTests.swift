@@ -177,6 +177,34 @@ struct CouchDBWireTests {
     #expect(try send(server, "GET", "/db/fine").status == 404)
   }
 
+  /// Names and content types that could not travel in a header are refused where they are
+  /// written (issue 44), and ids CouchDB refuses are refused.
+  @Test func whatCannotTravelInAHeaderIsRefused() throws {
+    let server = try ServerProcess(db: directory.path("h.settee"))
+    _ = try send(server, "PUT", "/db")
+    let doc = try send(server, "PUT", "/db/doc", json: ["n": 1])
+    let rev = try #require(doc.json?["rev"]?.stringValue)
+    let injected = try send(
+      server, "PUT", "/db/doc/inj%22%0D%0AX-Injected%3A%201%0D%0A%0D%0ABODY?rev=\(rev)",
+      body: Array("x".utf8), headers: [("Content-Type", "text/plain")])
+    #expect(injected.status == 400)
+    let inline = try send(
+      server, "PUT", "/db/inline",
+      json: [
+        "_attachments": [
+          "a.txt": ["content_type": "text/plain\r\nSet-Cookie: x=1", "data": "aGk="]
+        ]
+      ])
+    #expect(inline.status == 400)
+    #expect(inline.json?["reason"]?.stringValue?.contains("control character") == true)
+    // Ids: a design document needs a name; an _id in a body must be a string.
+    #expect(try send(server, "POST", "/db", json: ["_id": "_design/"]).status == 400)
+    let typed = try send(server, "PUT", "/db/x", json: ["_id": ["x": 1]])
+    #expect(typed.status == 400)
+    #expect(typed.json?["reason"] == "Document id must be a string")
+    #expect(try send(server, "GET", "/db/x").status == 404)
+  }
+
   @Test func aCheckpointWithRevisionsIsTakenAsCouchDBTakesIt() throws {
     let server = try ServerProcess(db: directory.path("l.settee"))
     _ = try send(server, "PUT", "/db")
