@@ -74,8 +74,13 @@ extension CouchHandler {
       asked.heartbeat = .milliseconds(min(max(milliseconds, 10), 86_400_000))
     }
     if let timeout = try request.integer("timeout") {
-      // At most a day, as the engine's long poll takes.
-      asked.timeout = .milliseconds(min(timeout, 86_400_000))
+      // At most a day, as the engine's long poll takes (docs/limits-and-safety.md).
+      guard (0...86_400_000).contains(timeout) else {
+        throw CouchError(
+          .badRequest, "bad_request",
+          "timeout must be from 0 to 86400000 milliseconds (a day), not \(timeout)")
+      }
+      asked.timeout = .milliseconds(timeout)
     }
     asked.filter = try changesFilter(request, body)
     asked.conflicts = try request.bool("conflicts")

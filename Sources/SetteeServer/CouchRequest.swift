@@ -136,7 +136,7 @@ struct CouchRequest: Sendable {
   /// The body's bytes as they arrive, refused with `413` beyond the limit: by its
   /// `Content-Length` before reading, or as soon as a streamed body passes it.
   private func forEachRawChunk(_ body: (ByteBufferView) throws -> Void) async throws {
-    if let length = headers[.contentLength].flatMap(Int.init), length > maxBodyBytes {
+    if let declared = headers[.contentLength], Self.exceeds(declared, maxBodyBytes) {
       throw Self.tooLarge
     }
     var total = 0
@@ -145,6 +145,15 @@ struct CouchRequest: Sendable {
       guard total <= maxBodyBytes else { throw Self.tooLarge }
       try body(buffer.readableBytesView)
     }
+  }
+
+  /// Whether a `Content-Length` declares more than `limit` bytes: digits past what an `Int`
+  /// holds (HTTP's parser takes up to 2^64 - 1) are more than any limit.
+  static func exceeds(_ declared: String, _ limit: Int) -> Bool {
+    let digits = declared.trimmingCharacters(in: .whitespaces)
+    guard !digits.isEmpty, digits.utf8.allSatisfy({ $0 >= 48 && $0 <= 57 }) else { return false }
+    guard let length = Int(digits) else { return true }
+    return length > limit
   }
 
   static let tooLarge = CouchError(.contentTooLarge, "too_large", "the request entity is too large")
