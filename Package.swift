@@ -67,6 +67,8 @@ let package = Package(
         "Settee", "SetteeReplication", .product(name: "Hummingbird", package: "hummingbird"),
         .product(name: "HummingbirdCore", package: "hummingbird"),
         .product(name: "NIOCore", package: "swift-nio"),
+        // HTTPParserError, to answer a client's framing errors 400 (built with Hummingbird).
+        .product(name: "NIOHTTP1", package: "swift-nio"),
         .product(name: "CompressNIO", package: "compress-nio"),
         .product(name: "HTTPTypes", package: "swift-http-types"),
         .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

@@ -1,6 +1,7 @@
 import Foundation
 import HTTPTypes
 import Hummingbird
+import NIOHTTP1
 import Settee
 import SetteeCore
 
@@ -100,6 +101,12 @@ struct CouchError: Error {
   init(_ thrown: any Error) {
     if let couch = thrown as? CouchError {
       self = couch
+      return
+    }
+    if let framing = thrown as? HTTPParserError {
+      // The client's framing (a bad chunk size, chunk data longer than its size, a body
+      // that ends before its Content-Length): its error, not the server's.
+      self.init(.badRequest, "bad_request", "the request is malformed: \(framing)")
       return
     }
     guard let error = thrown as? SetteeError else {

@@ -44,3 +44,42 @@ struct ServerBoundsTests {
     #expect(taken.status == 200)
   }
 }
+
+/// A client's framing errors are its own: `400 bad_request` (issue 44, item 3), never 500.
+@Suite("Framing errors")
+struct FramingErrorTests {
+  let directory = TemporaryDirectory()
+
+  @Test(arguments: [
+    "zz\r\n{}\r\n0\r\n\r\n", "-5\r\n{}\r\n0\r\n\r\n", "123456789012345678901\r\n{}\r\n0\r\n\r\n",
+    "2\r\n{\"a\":1}\r\n0\r\n\r\n",
+  ])
+  func aBadChunkIsABadRequest(_ chunks: String) throws {
+    let server = try ServerProcess(db: directory.path("c.settee"))
+    defer { server.stop() }
+    _ = try RawHTTP.send(WireMessage(method: "PUT", path: "/db"), to: server)
+    let answer = try server.raw(
+      Array(
+        ("PUT /db/doc HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+          + "Transfer-Encoding: chunked\r\nConnection: close\r\n\r\n" + chunks).utf8), timeout: 5)
+    #expect(answer.hasPrefix("HTTP/1.1 400"), "\(answer.prefix(300))")
+    #expect(answer.contains("bad_request"))
+  }
+
+  /// A body that ends before its `Content-Length` (the client half-closes): 400 when the
+  /// answer can still be written.
+  @Test func aBodyCutShortIsABadRequest() throws {
+    let server = try ServerProcess(db: directory.path("s.settee"))
+    defer { server.stop() }
+    _ = try RawHTTP.send(WireMessage(method: "PUT", path: "/db"), to: server)
+    let fd = try server.connectAndSend(
+      Array(
+        "PUT /db/doc HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"a\":"
+          .utf8))
+    defer { close(fd) }
+    shutdown(fd, Int32(SHUT_WR))
+    let answer = server.receive(fd, timeout: 5)
+    #expect(answer.isEmpty || answer.hasPrefix("HTTP/1.1 400"), "\(answer.prefix(300))")
+    #expect(!answer.contains(" 500 "))
+  }
+}
