@@ -31,8 +31,9 @@ public struct AttachmentStream: AsyncSequence, Sendable {
     var next = 0 as Int64
     var finished = false
     var decoder: GzipDecoder?
-    /// Stored bytes not decoded yet: fed to the decoder a slice at a time, so that a
-    /// chunk of well-compressed text never decodes into one huge buffer.
+    /// Stored bytes not decoded yet: fed to the decoder a slice at a time
+    /// (``GzipDecoder/decode(taking:)``), so that a chunk of well-compressed text never
+    /// decodes into one huge buffer.
     var pending: ArraySlice<UInt8> = []
 
     init(stream: AttachmentStream) {
@@ -58,10 +59,8 @@ public struct AttachmentStream: AsyncSequence, Sendable {
           }
           pending = chunk[...]
         }
-        let slice = Array(pending.prefix(16 * 1024))
-        pending = pending.dropFirst(slice.count)
         let decoder = decoder!
-        let decoded = try gzip { try decoder.decode(slice) }
+        let decoded = try gzip { try decoder.decode(taking: &pending) }
         if !decoded.isEmpty { return decoded }
       }
     }

@@ -231,10 +231,8 @@ enum AttachmentStore {
     try read(db, aid: aid) { chunk in
       var rest = chunk[...]
       while !rest.isEmpty {
-        let slice = Array(rest.prefix(16 * 1024))
-        rest = rest.dropFirst(slice.count)
         let decoded: [UInt8]
-        do { decoded = try decoder.decode(slice) } catch let error as GzipError {
+        do { decoded = try decoder.decode(taking: &rest) } catch let error as GzipError {
           throw corrupt(error)
         }
         if !decoded.isEmpty { try body(decoded) }

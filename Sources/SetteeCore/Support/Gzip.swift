@@ -139,6 +139,21 @@ package final class GzipDecoder {
     return out
   }
 
+  /// How many stored bytes ``decode(taking:)`` decodes at a time: well-compressed text
+  /// stands for up to about a thousand times its size, so a slice never decodes into more
+  /// than some megabytes.
+  package static let sliceBytes = 16 * 1024
+
+  /// Decodes the first ``sliceBytes`` of `pending` (removing them): what a reader that
+  /// hands on decoded bytes a piece at a time calls until `pending` is empty.
+  ///
+  /// - Throws: as ``decode(_:)``.
+  package func decode(taking pending: inout ArraySlice<UInt8>) throws -> [UInt8] {
+    let slice = Array(pending.prefix(Self.sliceBytes))
+    pending = pending.dropFirst(slice.count)
+    return try decode(slice)
+  }
+
   /// Checks that the body ended where a gzip member ends; the bytes still held.
   ///
   /// - Throws: ``GzipError`` for a body cut short.
