@@ -323,16 +323,22 @@ struct HTTPPeer: ReplicationPeer {
       return try await writeBatch(Array(documents[..<half]))
         + writeBatch(Array(documents[half...]))
     }
-    if answer.status == 412, (try? answer.json())?["error"]?.stringValue == "missing_stub" {
+    if answer.status == 412, let refusal = try? answer.json(),
+      refusal["error"]?.stringValue == "missing_stub"
+    {
       // CouchDB refuses a whole batch for one stub it lacks and writes none of it. The
       // documents that name attachments by stubs are read again with their data (the
       // replicator's answer to missing_stub); the others are written again as they are.
-      let reason = (try? answer.json())?["reason"]?.stringValue ?? ""
-      let stubbed = documents.filter { Self.namesStubs($0.text) }
-      let plain = documents.filter { !Self.namesStubs($0.text) }
-      guard !stubbed.isEmpty else { try check(answer); return [] }
-      return try await writeBatch(plain)
-        + stubbed.map { WriteFailure(id: $0.id, error: "missing_stub", reason: reason) }
+      var stubbed: [BulkDocument] = []
+      var plain: [BulkDocument] = []
+      for document in documents {
+        if Self.namesStubs(document.text) { stubbed.append(document) } else { plain.append(document) }
+      }
+      if !stubbed.isEmpty {
+        let reason = refusal["reason"]?.stringValue ?? ""
+        return try await writeBatch(plain)
+          + stubbed.map { WriteFailure(id: $0.id, error: "missing_stub", reason: reason) }
+      }
     }
     try check(answer)
     if answer.body.withUnsafeReadableBytes(BulkDocsAnswer.refusesNothing) { return [] }
