@@ -13,8 +13,7 @@ struct ReplicationReportTests {
   let directory = TemporaryDirectory()
 
   private func collection(_ file: String, _ name: String = "notes") throws -> DocumentCollection {
-    try Database(path: directory.path(file), configuration: .init(fullSync: false))
-      .collection(name)
+    try directory.replica(file, name)
   }
 
   /// One document larger than the target takes fails alone (CouchDB's replicator writes

@@ -14,8 +14,7 @@ struct ReplicationTests {
   let directory = TemporaryDirectory()
 
   private func collection(_ file: String, _ name: String = "notes") throws -> DocumentCollection {
-    try Database(path: directory.path(file), configuration: .init(fullSync: false))
-      .collection(name)
+    try directory.replica(file, name)
   }
 
   @discardableResult
