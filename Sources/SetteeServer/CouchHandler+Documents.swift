@@ -265,10 +265,11 @@ extension CouchHandler {
     switch request.method {
     case .put:
       let file = try await spool(request)
-      defer { try? FileManager.default.removeItem(at: file) }
+      defer { file.close() }
       let type = request.headers[.contentType] ?? "application/octet-stream"
       let result = try await db.putAttachment(
-        name, to: id, rev: try request.revision(), contentType: type, contentsOf: file)
+        name, to: id, rev: try request.revision(), contentType: type,
+        chunks: { try file.read(upTo: 256 << 10) })
       return CouchResponse.written(
         result,
         location: "/\(Self.escape(db.name))/\(Self.escape(id))/\(Self.escape(name))")
@@ -312,30 +313,24 @@ extension CouchHandler {
   }
 
   /// Writes a request body to a temporary file as it arrives, so that an attachment of any
-  /// size never sits whole in memory and a slow client holds no transaction.
-  func spool(_ request: CouchRequest) async throws -> URL {
-    let url = FileManager.default.temporaryDirectory.appendingPathComponent(
-      "settee-upload-\(Document.generateID())")
-    guard FileManager.default.createFile(atPath: url.path, contents: nil) else {
-      throw SetteeError(.io, "cannot create a temporary file for an upload at \(url.path)")
-    }
+  /// size never sits whole in memory and a slow client holds no transaction. The file has
+  /// no name (``TemporaryFile``) and is read from its first byte.
+  func spool(_ request: CouchRequest) async throws -> TemporaryFile {
+    let file = try TemporaryFile(for: "an upload")
     do {
-      let handle = try FileHandle(forWritingTo: url)
-      defer { try? handle.close() }
       if let encoding = request.headers[.contentEncoding], encoding.lowercased() != "identity" {
         // A compressed upload is inflated whole, within the request size limit (Cloudant's
         // SDKs compress bodies): the attachment is stored as the bytes it stands for.
-        try handle.write(contentsOf: Data(try await request.bodyBytes()))
+        try file.write(try await request.bodyBytes())
       } else {
-        for try await buffer in request.request.body {
-          try handle.write(contentsOf: Data(buffer.readableBytesView))
-        }
+        try await request.forEachRawChunk(limit: nil) { try file.write($0) }
       }
+      try file.rewind()
     } catch {
-      try? FileManager.default.removeItem(at: url)
+      file.close()
       throw error
     }
-    return url
+    return file
   }
 
   // MARK: - Design documents

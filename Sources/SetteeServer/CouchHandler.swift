@@ -1,6 +1,7 @@
 import Foundation
 import HTTPTypes
 import Hummingbird
+import NIOCore
 import Settee
 import SetteeCore
 
@@ -19,9 +20,18 @@ struct CouchHandler: Sendable {
   static let couchDBVersion = "3.3.3"
   static let setteeVersion = "0.1.0"
 
-  /// Answers `raw`, from `client` (its address, for the failed-login lockout).
-  func handle(_ raw: Request, client: String? = nil) async throws -> Response {
-    let request = try CouchRequest(raw, maxBodyBytes: configuration.maxRequestBytes)
+  /// Answers `raw`, from `client` (its address, for the failed-login lockout) on `channel`
+  /// (closed when the body comes too slowly; `nil` for a request made in-process).
+  func handle(_ raw: Request, client: String? = nil, channel: (any Channel)? = nil)
+    async throws -> Response
+  {
+    let request = try CouchRequest(
+      raw, maxBodyBytes: configuration.maxRequestBytes,
+      bodyPace: channel.map {
+        BodyPace(
+          window: .milliseconds(Int64(max(0.001, configuration.idleTimeout) * 1000)),
+          minimumRate: configuration.minimumBodyRate, channel: $0)
+      })
     var identity: Authenticator.Identity?
     if authenticator.isEnabled {
       identity = try authenticator.identify(request.headers, client: client)

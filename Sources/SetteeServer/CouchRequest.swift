@@ -14,10 +14,13 @@ struct CouchRequest: Sendable {
   let segments: [String]
   let query: [String: String]
   let maxBodyBytes: Int
+  /// How fast the body must arrive; `nil`: no bound (a request made in-process).
+  let bodyPace: BodyPace?
 
-  init(_ request: Request, maxBodyBytes: Int) throws {
+  init(_ request: Request, maxBodyBytes: Int, bodyPace: BodyPace? = nil) throws {
     self.request = request
     self.maxBodyBytes = maxBodyBytes
+    self.bodyPace = bodyPace
     let path = request.uri.path
     var segments: [String] = []
     for raw in path.split(separator: "/", omittingEmptySubsequences: true) {
@@ -97,10 +100,12 @@ struct CouchRequest: Sendable {
   // MARK: - Body
 
   /// The whole body, refused with `413` beyond the server's limit: by its
-  /// `Content-Length` before reading, or as soon as a streamed body passes it.
+  /// `Content-Length` before reading, or as soon as a streamed body passes it. Past 1 MiB
+  /// the body waits in a temporary file until it is whole (``BodyCollector``).
   func bodyBytes() async throws -> [UInt8] {
-    var bytes: [UInt8] = []
-    try await forEachRawChunk { bytes.append(contentsOf: $0) }
+    var collected = BodyCollector()
+    try await forEachRawChunk(limit: maxBodyBytes) { try collected.append($0) }
+    let bytes = try collected.finish()
     switch headers[.contentEncoding]?.lowercased() {
     case nil, "identity": return bytes
     case "gzip", "x-gzip", "deflate":
@@ -130,21 +135,43 @@ struct CouchRequest: Sendable {
       try body(inflated.readableBytesView)
       return
     }
-    try await forEachRawChunk(body)
+    try await forEachRawChunk(limit: maxBodyBytes, body)
   }
 
-  /// The body's bytes as they arrive, refused with `413` beyond the limit: by its
-  /// `Content-Length` before reading, or as soon as a streamed body passes it.
-  private func forEachRawChunk(_ body: (ByteBufferView) throws -> Void) async throws {
-    if let declared = headers[.contentLength], Self.exceeds(declared, maxBodyBytes) {
+  /// The body's bytes as they arrive, refused with `413` beyond `limit` (`nil`: none): by
+  /// its `Content-Length` before reading, or as soon as a streamed body passes it. A body
+  /// slower than ``bodyPace`` is cut: the connection's input is closed and the request
+  /// answered `408` (``BodyPace``).
+  func forEachRawChunk(limit: Int?, _ body: (ByteBufferView) throws -> Void) async throws {
+    if let limit, let declared = headers[.contentLength], Self.exceeds(declared, limit) {
       throw Self.tooLarge
     }
-    var total = 0
-    for try await buffer in request.body {
-      total += buffer.readableBytes
-      guard total <= maxBodyBytes else { throw Self.tooLarge }
-      try body(buffer.readableBytesView)
+    guard let bodyPace else {
+      var total = 0
+      for try await buffer in request.body {
+        total += buffer.readableBytes
+        if let limit, total > limit { throw Self.tooLarge }
+        try body(buffer.readableBytesView)
+      }
+      return
     }
+    let progress = BodyProgress()
+    do {
+      try await withThrowingTaskGroup(of: Void.self) { group in
+        group.addTask { await bodyPace.watch(progress) }
+        defer { group.cancelAll() }
+        var total = 0
+        for try await buffer in request.body {
+          total += buffer.readableBytes
+          progress.received(buffer.readableBytes)
+          if let limit, total > limit { throw Self.tooLarge }
+          try body(buffer.readableBytesView)
+        }
+      }
+    } catch where progress.finish() {
+      throw bodyPace.timedOut
+    }
+    if progress.finish() { throw bodyPace.timedOut }
   }
 
   /// Whether a `Content-Length` declares more than `limit` bytes: digits past what an `Int`

@@ -1,6 +1,7 @@
 import Foundation
 import HTTPTypes
 import Hummingbird
+import NIOCore
 import NIOHTTP1
 import Settee
 import SetteeCore
@@ -21,7 +22,8 @@ struct CouchResponder: HTTPResponder {
       response = preflight(request, origin)
     } else {
       do {
-        response = try await handler.handle(request, client: context.clientAddress)
+        response = try await handler.handle(
+          request, client: context.clientAddress, channel: context.channel)
       } catch {
         response = CouchError(error).response
       }
@@ -73,15 +75,18 @@ struct CouchResponder: HTTPResponder {
 }
 
 /// Hummingbird's request context, with the client's address (the failed-login lockout
-/// counts by it).
+/// counts by it) and its connection (a body sent too slowly is cut by closing it).
 struct CouchRequestContext: RequestContext {
   var coreContext: CoreRequestContextStorage
   /// The client's IP address, when the connection has one.
   let clientAddress: String?
+  /// The connection the request came on.
+  let channel: any Channel
 
   init(source: ApplicationRequestContextSource) {
     coreContext = .init(source: source)
     clientAddress = source.channel.remoteAddress?.ipAddress
+    channel = source.channel
   }
 }
 

@@ -24,6 +24,10 @@ public struct ServerConfiguration: Sendable {
   /// Seconds a connection may stay idle, or send a request this slowly, before it is
   /// closed (a response being written, such as a continuous feed, is not idle).
   public var idleTimeout: Double
+  /// Bytes a second a request body must average over each ``idleTimeout`` while the server
+  /// waits for it; a slower body is cut, answered `408 request_timeout` and its connection
+  /// closed. 500 by default (Apache's `mod_reqtimeout` asks the same).
+  public var minimumBodyRate: Int
 
   /// What the server logs.
   public enum LogLevel: String, Sendable, CaseIterable {
@@ -38,10 +42,12 @@ public struct ServerConfiguration: Sendable {
   /// A configuration; the defaults listen on 127.0.0.1:5984.
   public init(
     host: String = "127.0.0.1", port: Int = 5984, maxRequestBytes: Int = 64 << 20,
-    logLevel: LogLevel = .info, idleTimeout: Double = 60, corsOrigins: [String] = []
+    logLevel: LogLevel = .info, idleTimeout: Double = 60, minimumBodyRate: Int = 500,
+    corsOrigins: [String] = []
   ) {
     self.corsOrigins = corsOrigins
     self.idleTimeout = idleTimeout
+    self.minimumBodyRate = minimumBodyRate
     self.host = host
     self.port = port
     self.maxRequestBytes = maxRequestBytes

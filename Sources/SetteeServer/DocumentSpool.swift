@@ -3,24 +3,16 @@ import SetteeCore
 
 /// JSON texts kept in a temporary file (each with its length before it), written as they
 /// arrive and read back in order: a `_bulk_docs` body's documents past what is kept in
-/// memory.
+/// memory. The file has no name (``TemporaryFile``): nothing of it outlives the process.
 struct DocumentSpool {
-  private let url: URL
-  private let handle: FileHandle
+  private let file: TemporaryFile
   private var pending: [UInt8] = []
   private var readBuffer: [UInt8] = []
   private var readOffset = 0
   private var endOfFile = false
 
   init() throws {
-    url = FileManager.default.temporaryDirectory.appendingPathComponent(
-      "settee-bulk-\(Document.generateID())")
-    guard FileManager.default.createFile(atPath: url.path, contents: nil),
-      let handle = try? FileHandle(forUpdating: url)
-    else {
-      throw SetteeError(.io, "cannot create a temporary file for a request at \(url.path)")
-    }
-    self.handle = handle
+    file = try TemporaryFile(for: "a _bulk_docs request")
   }
 
   /// Adds one text.
@@ -33,7 +25,7 @@ struct DocumentSpool {
   /// Ends writing and goes back to the first text.
   mutating func rewind() throws {
     try flush()
-    try handle.seek(toOffset: 0)
+    try file.rewind()
   }
 
   /// Up to `count` texts in the order they were added; `nil` after the last.
@@ -44,7 +36,7 @@ struct DocumentSpool {
         $0 | Int($1.element) << (8 * $1.offset)
       }
       guard try fill(4 + length) else {
-        throw SetteeError(.io, "a temporary file of a request was cut short at \(url.path)")
+        throw SetteeError(.io, "the temporary file of a _bulk_docs request was cut short")
       }
       texts.append(Array(readBuffer[readOffset + 4..<readOffset + 4 + length]))
       readOffset += 4 + length
@@ -52,15 +44,14 @@ struct DocumentSpool {
     return texts.isEmpty ? nil : texts
   }
 
-  /// Removes the file.
+  /// Closes the file, which frees its space.
   func remove() {
-    try? handle.close()
-    try? FileManager.default.removeItem(at: url)
+    file.close()
   }
 
   private mutating func flush() throws {
     guard !pending.isEmpty else { return }
-    try handle.write(contentsOf: Data(pending))
+    try file.write(pending)
     pending.removeAll(keepingCapacity: true)
   }
 
@@ -70,7 +61,7 @@ struct DocumentSpool {
       if endOfFile { return false }
       readBuffer.removeFirst(readOffset)
       readOffset = 0
-      guard let data = try handle.read(upToCount: max(1 << 20, count)), !data.isEmpty else {
+      guard let data = try file.read(upTo: max(1 << 20, count)) else {
         endOfFile = true
         continue
       }

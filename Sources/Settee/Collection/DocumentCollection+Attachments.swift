@@ -271,6 +271,20 @@ extension DocumentCollection {
     }
   }
 
+  /// Adds or replaces an attachment whose bytes `next` gives a chunk at a time until it
+  /// answers `nil`, without blocking the caller's thread. `next` runs inside the write
+  /// transaction, on the connection's thread.
+  @discardableResult
+  public func putAttachment(
+    _ name: String, to id: String, rev: RevisionID?,
+    contentType: String = "application/octet-stream",
+    chunks next: @escaping @Sendable () throws -> [UInt8]?
+  ) async throws -> WriteResult {
+    try await database.withConnection(.writing) {
+      try self.putAttachment(name, to: id, rev: rev, contentType: contentType, chunks: next)
+    }
+  }
+
   /// Removes an attachment, without blocking the caller's thread.
   @discardableResult
   public func deleteAttachment(_ name: String, from id: String, rev: RevisionID) async throws

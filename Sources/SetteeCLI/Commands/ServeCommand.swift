@@ -25,6 +25,11 @@ struct ServeCommand: ParsableCommand {
   var idleTimeout: Double = 60
   @Option(
     help:
+      "Bytes a second a request body must average over each idle timeout; a slower one is cut (408)."
+  )
+  var minBodyRate: Int = 500
+  @Option(
+    help:
       "Store this administrator (its password from SETTEE_ADMIN_PASSWORD, or asked) in the file; from then on every request but /_up needs its credentials."
   )
   var admin: String?
@@ -39,6 +44,7 @@ struct ServeCommand: ParsableCommand {
     guard idleTimeout.isFinite, idleTimeout > 0, idleTimeout <= 86_400 else {
       throw ValidationError("--idle-timeout must be a number of seconds from 0 to 86400")
     }
+    guard minBodyRate >= 0 else { throw ValidationError("--min-body-rate must be 0 or more") }
   }
 
   func run() throws {
@@ -57,7 +63,7 @@ struct ServeCommand: ParsableCommand {
       configuration: ServerConfiguration(
         host: bind, port: port, maxRequestBytes: maxRequestSize,
         logLevel: ServerConfiguration.LogLevel(rawValue: logLevel) ?? .info,
-        idleTimeout: idleTimeout, corsOrigins: origins))
+        idleTimeout: idleTimeout, minimumBodyRate: minBodyRate, corsOrigins: origins))
     let host = bind.contains(":") ? "[\(bind)]" : bind
     try runBlocking {
       try await server.run { port in

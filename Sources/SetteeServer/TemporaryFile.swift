@@ -1,0 +1,65 @@
+import Foundation
+import SetteeCore
+
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Musl)
+  import Musl
+#elseif canImport(Darwin)
+  import Darwin
+#endif
+
+/// A file in the temporary directory that no path names: it is made readable by this user
+/// alone and removed from its directory as soon as it is open, so that it goes with its
+/// last handle, and with the process when the process is killed. Request bodies and
+/// uploads past what is kept in memory wait in one (issue 44: a SIGKILL during a large
+/// `_bulk_docs` left its spool behind for good).
+struct TemporaryFile: Sendable {
+  private let handle: FileHandle
+
+  /// A new empty file; `purpose` names it in errors ("an upload", "a request body").
+  init(for purpose: String) throws {
+    let directory = FileManager.default.temporaryDirectory.path
+    let path = "\(directory)/settee-\(Document.generateID())"
+    let descriptor = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+    guard descriptor >= 0 else {
+      throw SetteeError(
+        .io,
+        "cannot create a temporary file for \(purpose) in \(directory): \(String(cString: strerror(errno)))"
+      )
+    }
+    unlink(path)
+    handle = FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
+  }
+
+  /// Appends `bytes`.
+  func write(_ bytes: some Sequence<UInt8>) throws {
+    try handle.write(contentsOf: Data(bytes))
+  }
+
+  /// Goes back to the first byte, to read what was written.
+  func rewind() throws {
+    try handle.seek(toOffset: 0)
+  }
+
+  /// Up to `count` bytes from where reading is; `nil` at the end.
+  func read(upTo count: Int) throws -> [UInt8]? {
+    guard let data = try handle.read(upToCount: count), !data.isEmpty else { return nil }
+    return Array(data)
+  }
+
+  /// Everything written, read from the first byte.
+  func readAll() throws -> [UInt8] {
+    try rewind()
+    var bytes: [UInt8] = []
+    bytes.reserveCapacity(Int(try handle.seekToEnd()))
+    try rewind()
+    while let chunk = try read(upTo: 1 << 20) { bytes.append(contentsOf: chunk) }
+    return bytes
+  }
+
+  /// Closes the file, which frees its space.
+  func close() {
+    try? handle.close()
+  }
+}
