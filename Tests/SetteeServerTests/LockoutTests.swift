@@ -1,3 +1,4 @@
+import SetteeCore
 import Testing
 
 @testable import SetteeServer
@@ -44,5 +45,38 @@ struct LockoutTests {
     let newest = Lockout.key(client: "c\(Lockout.maxEntries + 99)", name: "n")
     for _ in 1..<Lockout.threshold { lockout.fail(newest, now: 10) }
     #expect(lockout.isLocked(newest, now: 10))
+  }
+}
+
+/// A name that is no administrator's takes the same work as a wrong password (issue 44,
+/// item 9: 1 ms against 66-103 ms told names apart).
+@Suite("Administrator names")
+struct AdministratorNameTests {
+  @Test func anUnknownNameCostsWhatAWrongPasswordCosts() throws {
+    // Fewer iterations than a new hash gets (as CouchDB's own hashes may have): the decoy
+    // takes the stored ones.
+    let salt = Authenticator.randomBytes(16)
+    let admin = Authenticator.Admin(
+      salt: salt,
+      derivedKey: SHA256.pbkdf2(password: Array("right".utf8), salt: salt, iterations: 10_000),
+      iterations: 10_000)
+    let authenticator = Authenticator(admins: ["boss": admin], secret: [1, 2, 3])
+    #expect(authenticator.verify("boss", "right"))
+    // The best of three each, so that a busy machine does not decide.
+    func seconds(_ name: String) -> Double {
+      (0..<3).map { attempt in
+        let start = ContinuousClock.now
+        #expect(!authenticator.verify(name, "wrong \(attempt)"))
+        let elapsed = ContinuousClock.now - start
+        return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+      }.min()!
+    }
+    let wrong = seconds("boss")
+    let unknown = seconds("nobody")
+    #expect(unknown > wrong / 2, "unknown name: \(unknown) s, wrong password: \(wrong) s")
+    // The decoy is the same for a name each time, and differs between names.
+    #expect(authenticator.decoy(for: "nobody") == authenticator.decoy(for: "nobody"))
+    #expect(authenticator.decoy(for: "nobody").salt != authenticator.decoy(for: "other").salt)
+    #expect(authenticator.decoy(for: "x").iterations == 10_000)
   }
 }
