@@ -26,6 +26,8 @@ let package = Package(
     .package(url: "https://github.com/adam-fowler/compress-nio", from: "1.5.0"),
     // Graceful shutdown (Hummingbird's services run in its ServiceGroup), built with it.
     .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.0.0"),
+    // NIOHTTPTypes (HTTP parts in NIO pipelines), built with Hummingbird.
+    .package(url: "https://github.com/apple/swift-nio-extras", from: "1.20.0"),
     // The replicator's HTTP client (SetteeReplication only): connection pooling, timeouts,
     // streaming and TLS for https peers, which CouchDB servers in production are.
     .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
@@ -69,6 +71,9 @@ let package = Package(
         .product(name: "NIOCore", package: "swift-nio"),
         // HTTPParserError, to answer a client's framing errors 400 (built with Hummingbird).
         .product(name: "NIOHTTP1", package: "swift-nio"),
+        // HTTPRequestPart and HTTPResponsePart, the parts Hummingbird's pipeline carries,
+        // for the handler that answers unparsable heads with JSON (built with Hummingbird).
+        .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
         .product(name: "CompressNIO", package: "compress-nio"),
         .product(name: "HTTPTypes", package: "swift-http-types"),
         .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

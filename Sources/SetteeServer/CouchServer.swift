@@ -122,6 +122,7 @@ public struct CouchServer: Sendable {
       responder: CouchResponder(handler: handler),
       server: .http1(
         configuration: HTTP1Channel.Configuration(
+          additionalChannelHandlers: [HTTPRefusals()],
           idleTimeout: TimeAmount.milliseconds(Int64(max(0.001, configuration.idleTimeout) * 1000)))
       ),
       configuration: ApplicationConfiguration(

@@ -45,6 +45,57 @@ struct ServerBoundsTests {
   }
 }
 
+/// Requests refused before they are requests answer CouchDB's JSON, not a bare 400
+/// (issue 44, item 10), then close the connection.
+@Suite("HTTP-layer refusals")
+struct HTTPRefusalTests {
+  let directory = TemporaryDirectory()
+
+  static let refusals: [(request: String, status: Int, error: String)] = [
+    ("GARBAGE\r\n\r\n", 405, "method_not_allowed"),
+    ("FOO / HTTP/1.1\r\nHost: x\r\n\r\n", 405, "method_not_allowed"),
+    ("GET / HTTP/2.0\r\nHost: x\r\n\r\n", 400, "bad_request"),
+    ("GET / HTTP/1.1\r\nHost: x\r\nBad Header\r\n\r\n", 400, "bad_request"),
+    // A 5,000-revision open_revs list in the URL.
+    (
+      "GET /db/doc?open_revs=[" + (1...5_000).map { "\"1-\($0)abcdef0123456789\"" }.joined(separator: ",")
+        + "] HTTP/1.1\r\nHost: x\r\n\r\n", 414, "uri_too_long"
+    ),
+    ("GET / HTTP/1.1\r\nHost: x\r\nCookie: " + String(repeating: "c", count: 100_000) + "\r\n\r\n", 431, "header_fields_too_large"),
+    (
+      "GET / HTTP/1.1\r\n" + (0..<10_000).map { "X-H\($0): v\r\n" }.joined() + "\r\n", 431,
+      "header_fields_too_large"
+    ),
+  ]
+
+  @Test(arguments: 0..<Self.refusals.count)
+  func aRefusedRequestAnswersJSON(_ index: Int) throws {
+    let (request, status, error) = Self.refusals[index]
+    let server = try ServerProcess(db: directory.path("r\(index).settee"))
+    defer { server.stop() }
+    let answer = try server.raw(Array(request.utf8), timeout: 5)
+    #expect(answer.hasPrefix("HTTP/1.1 \(status) "), "\(answer.prefix(200))")
+    #expect(answer.contains("Content-Type: application/json"))
+    #expect(answer.contains("Connection: close"))
+    let body = answer.components(separatedBy: "\r\n\r\n").dropFirst().joined()
+    let json = try JSONParser.parse(Array(body.utf8))
+    #expect(json["error"]?.stringValue == error, "\(body)")
+    #expect(json["reason"]?.stringValue?.isEmpty == false)
+  }
+
+  /// Pipelined: the requests before the refused one are answered first.
+  @Test func theRequestsBeforeARefusalAreAnsweredFirst() throws {
+    let server = try ServerProcess(db: directory.path("p.settee"))
+    defer { server.stop() }
+    let answer = try server.raw(
+      Array(
+        ("GET /_up HTTP/1.1\r\nHost: x\r\n\r\nGET /" + String(repeating: "a", count: 100_000)
+          + " HTTP/1.1\r\nHost: x\r\n\r\n").utf8), timeout: 5)
+    let statuses = answer.components(separatedBy: "HTTP/1.1 ").dropFirst().map { $0.prefix(3) }
+    #expect(statuses == ["200", "414"], "\(answer.prefix(400))")
+  }
+}
+
 /// A client's framing errors are its own: `400 bad_request` (issue 44, item 3), never 500.
 @Suite("Framing errors")
 struct FramingErrorTests {
