@@ -149,6 +149,9 @@ public struct ReplicationError: Error, Sendable, CustomStringConvertible {
   public var error: String
   /// What happened, in words.
   public var reason: String
+  /// Whether it happened while the replication opened its databases (checked that they
+  /// exist, made the target): CouchDB answers such a failure `404 db_not_found`.
+  public var whileOpening = false
 
   /// Whether trying again later may succeed: the peer was unreachable, timed out, answered
   /// 5xx or 429, or sent something that is not CouchDB's answer.

@@ -330,6 +330,30 @@ public final class Replicator: Sendable {
     }
   }
 
+  /// Checks that both databases exist, making the target when asked; what fails here is
+  /// marked ``ReplicationError/whileOpening``.
+  private func openDatabases() async throws {
+    do {
+      guard try await source.exists() else {
+        throw ReplicationError(
+          peer: source.label, status: 404, error: "not_found",
+          reason: "the source database does not exist")
+      }
+      if try await !target.exists() {
+        guard configuration.createTarget else {
+          throw ReplicationError(
+            peer: target.label, status: 404, error: "not_found",
+            reason:
+              "the target database does not exist (create it, or replicate with create_target)")
+        }
+        try await target.create()
+      }
+    } catch var error as ReplicationError {
+      error.whileOpening = true
+      throw error
+    }
+  }
+
   /// One session: peers checked, checkpoints compared, then batches of changes until the
   /// source has no more (one-shot) or until cancelled (continuous).
   private func session(
@@ -337,19 +361,7 @@ public final class Replicator: Sendable {
   ) async throws {
     progress.state = .starting
     report(progress)
-    guard try await source.exists() else {
-      throw ReplicationError(
-        peer: source.label, status: 404, error: "not_found",
-        reason: "the source database does not exist")
-    }
-    if try await !target.exists() {
-      guard configuration.createTarget else {
-        throw ReplicationError(
-          peer: target.label, status: 404, error: "not_found",
-          reason: "the target database does not exist (create it, or replicate with create_target)")
-      }
-      try await target.create()
-    }
+    try await openDatabases()
     let replicationID = try await self.replicationID()
     let checkpointID = "_local/" + replicationID
     let logs = configuration.useCheckpoints

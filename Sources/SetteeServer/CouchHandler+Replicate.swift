@@ -117,9 +117,7 @@ extension CouchHandler {
       let progress = try await replicator.run()
       return CouchResponse.json(progress.json)
     } catch let error as ReplicationError {
-      let status: HTTPResponse.Status = error.status == 404 ? .notFound : .internalServerError
-      throw CouchError(
-        status, error.status == 404 ? "db_not_found" : error.error, error.description)
+      throw CouchError(replicationFailure: error)
     }
   }
 
@@ -188,8 +186,9 @@ extension CouchHandler {
   }
 
   private func replicationID(_ replicator: Replicator) async throws -> String {
-    do { return try await replicator.replicationID() } catch let error as ReplicationError {
-      throw CouchError(.notFound, "db_not_found", error.description)
+    do { return try await replicator.replicationID() } catch var error as ReplicationError {
+      error.whileOpening = true
+      throw CouchError(replicationFailure: error)
     }
   }
 
@@ -292,5 +291,23 @@ extension CouchHandler {
           ]
         }),
     ]
+  }
+}
+
+extension CouchError {
+  /// `POST /_replicate`'s answer to a replication that failed, by cause (issue 44: an
+  /// unreachable source answered `500 unreachable`). As CouchDB's: a database that cannot
+  /// be opened, because its peer answers 404 or does not answer at all, is `404
+  /// db_not_found` ("could not open", with the cause); a peer that refuses the
+  /// credentials, `401 unauthorized` or `403 forbidden`; any other failure `500` with the
+  /// replication's error name (a peer's, or `unreachable`, `timeout`, `bad_response`).
+  init(replicationFailure error: ReplicationError) {
+    switch error.status {
+    case 401: self.init(.unauthorized, "unauthorized", error.description)
+    case 403: self.init(.forbidden, "forbidden", error.description)
+    case 404 where error.whileOpening, nil where error.whileOpening:
+      self.init(.notFound, "db_not_found", "could not open \(error.description)")
+    default: self.init(.internalServerError, error.error, error.description)
+    }
   }
 }

@@ -134,3 +134,42 @@ struct FramingErrorTests {
     #expect(!answer.contains(" 500 "))
   }
 }
+
+/// `POST /_replicate` answers a failed replication by its cause (issue 44, item 3: an
+/// unreachable source answered `500 unreachable`), as CouchDB does: a side that cannot be
+/// opened is `404 db_not_found`, refused credentials `401`.
+@Suite("Replication failures")
+struct ReplicationFailureTests {
+  let directory = TemporaryDirectory()
+
+  @Test func eachFailureAnswersByItsCause() async throws {
+    let server = try ServerProcess(db: directory.path("here.settee"))
+    defer { server.stop() }
+    let guarded = try ServerProcess(
+      db: directory.path("guarded.settee"), ["--log-level", "none", "--admin", "boss"],
+      environment: ["SETTEE_ADMIN_PASSWORD": "secret"])
+    defer { guarded.stop() }
+    #expect(try await server.put("/db", [:]).status == 201)
+    let local = server.url + "db"
+    let cases: [(source: String, target: String, status: Int, error: String, says: String)] = [
+      // Nothing listens on port 1.
+      ("http://127.0.0.1:1/db", local, 404, "db_not_found", "unreachable"),
+      (local, "http://127.0.0.1:1/db", 404, "db_not_found", "unreachable"),
+      (server.url + "missing", local, 404, "db_not_found", "does not exist"),
+      ("missing", "db", 404, "db_not_found", "does not exist"),
+      (
+        "http://boss:wrong@" + guarded.url.dropFirst("http://".count) + "db", local, 401,
+        "unauthorized", "unauthorized"
+      ),
+    ]
+    for (source, target, status, error, says) in cases {
+      let answer = try await server.post(
+        "/_replicate", ["source": .string(source), "target": .string(target)])
+      #expect(answer.status == status, "\(source) → \(target): \(answer.text)")
+      #expect(answer.error == error, "\(answer.text)")
+      let reason = answer.json["reason"]?.stringValue ?? ""
+      #expect(reason.contains(says), "\(reason)")
+      #expect(!reason.contains("wrong"), "the password shows: \(reason)")
+    }
+  }
+}
