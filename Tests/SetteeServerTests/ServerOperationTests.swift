@@ -70,7 +70,8 @@ struct ServerOperationTests {
     #expect(streamed.status == 413 && streamed.error == "too_large")
     // Not HTTP at all, and a request line with a bad path.
     let garbage = try server.raw(Array("HELLO THERE\r\n\r\n".utf8), timeout: 5)
-    #expect(garbage.hasPrefix("HTTP/1.1 400") || garbage.isEmpty)
+    #expect(garbage.hasPrefix("HTTP/1.1 405"), "\(garbage)")
+    #expect(garbage.contains(#"{"error":"method_not_allowed""#))
     let badPath = try server.raw(
       Array("GET /db/%ZZ HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n".utf8), timeout: 5)
     #expect(badPath.hasPrefix("HTTP/1.1 400"), "\(badPath)")
