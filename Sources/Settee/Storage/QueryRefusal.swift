@@ -35,6 +35,10 @@ struct QueryRefusal {
       "a LIKE or GLOB pattern is longer than SQLite allows (50,000 bytes)"
     ),
     (
+      "too many arguments on function", .invalidQuery,
+      "a function is given more arguments than SQLite allows (SQLITE_MAX_FUNCTION_ARG)"
+    ),
+    (
       "ESCAPE expression must be a single character", .invalidQuery,
       "the ESCAPE of a LIKE must be a single character"
     ),
@@ -65,5 +69,7 @@ struct QueryRefusal {
       return nil
     }
     (code, reason) = (match.code, match.reason)
+    // SQLite's message names the function ("too many arguments on function \"char\"").
+    if match.prefix == "too many arguments on function" { reason = "\(message): \(reason)" }
   }
 }

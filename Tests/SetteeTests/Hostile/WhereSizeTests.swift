@@ -104,6 +104,8 @@ struct WhereSizeTests {
     ("[x] LIKE 'a' ESCAPE 'ab'", SetteeError.Code.invalidQuery, "ESCAPE"),
     ("abs([x] - 9223372036854775807 - 2) > 0", .invalidQuery, "overflows"),
     ("[x] LIKE '" + repeated("%", 60_000) + "'", .limitExceeded, "LIKE"),
+    // Issue 44: a storage_error before.
+    ("char(" + repeated("65", 1_000, separator: ", ") + ") = 'A'", .invalidQuery, "char"),
   ])
   func sqliteRefusalsAreTheUsersErrors(_ text: String, _ code: SetteeError.Code, _ word: String)
     throws
