@@ -41,8 +41,8 @@ extension Database {
     }
   }
 
-  /// What is wrong with a document's stored revision tree: a parent of another
-  /// generation than its child's minus one, a winner in `documents` that is not the
+  /// What is wrong with a document's stored revision tree: a parent missing from it, a
+  /// parent of another generation than its child's minus one, a winner in `documents` that is not the
   /// greatest leaf, conflict counts that differ from the leaves, a body where none is kept
   /// or none where a losing leaf needs one, a revision newer than the document's sequence
   /// number.
@@ -55,6 +55,11 @@ extension Database {
       db, rid: rid, id: id, winner: winner, deleted: deleted, seq: seq)
     var problems: [String] = []
     for (rev, node) in tree.nodes {
+      // A stemmed history's oldest revision has no parent: a parent named must be kept.
+      if let parent = node.parent, tree.nodes[parent] == nil {
+        problems.append(
+          "the document's history is missing revision \(parent), the parent of \(rev)")
+      }
       if let parent = node.parent, parent.generation != rev.generation - 1 {
         problems.append("the document's history has revision \(rev) after \(parent)")
       }

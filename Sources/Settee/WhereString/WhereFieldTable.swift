@@ -107,27 +107,13 @@ enum WhereFieldTable {
 
     var names: [SQLFragment] = []
     var fromBody: [SQLFragment] = []
-    var fromRow: [SQLFragment] = []
-    for (number, field) in columns.enumerated() {
-      let path = try jsonPath(field)
-      let defaultValue = settings.defaultValue(of: field)
+    for (number, field) in fieldRows(settings).enumerated() {
       try db.execute(
         sql:
           "INSERT INTO where_fields (cid, col, path, has_default, default_value) VALUES (?, ?, ?, ?, ?)",
-        arguments: [cid, number, path, defaultValue != nil, defaultValue?.whereArgument])
+        arguments: [cid, number, field.path, field.hasDefault, field.defaultValue])
       names.append(column(number))
-      fromBody.append(try value(of: field, in: SQLFragment("d.body"), settings))
-      // In a trigger: the path and default read from where_fields; whether the body holds
-      // U+0000 is `h.nul`, searched for once for the row (see `row` below).
-      fromRow.append(
-        SQLFragment("(SELECT ")
-          + value(
-            body: SQLFragment("NEW.body"), path: SQLFragment("f.path"),
-            default: SQLFragment(
-              "(CASE WHEN NOT f.has_default THEN NULL WHEN typeof(f.default_value) = 'blob' THEN CAST(f.default_value AS TEXT) ELSE f.default_value END)"
-            ), reading: .wholeWhen(SQLFragment("h.nul")))
-          + SQLFragment(" FROM where_fields f WHERE f.cid = ") + .integer(Int(cid))
-          + SQLFragment(" AND f.col = ") + .integer(number) + SQLFragment(")"))
+      fromBody.append(try value(of: columns[number], in: SQLFragment("d.body"), settings))
     }
     let columnList = SQLFragment.joined(names, separator: ", ")
     try execute(
@@ -153,29 +139,70 @@ enum WhereFieldTable {
           + .identifier("wx_\(cid)_\(number)") + SQLFragment(" ON ") + table + SQLFragment(" (")
           + .joined(keys, separator: ", ") + SQLFragment(")"))
     }
+    for (_, statement) in triggers(cid: cid, columns: columns.count) {
+      try execute(db, statement)
+    }
+  }
+
+  /// The rows of `where_fields` that `settings` make, in column order: each field's path
+  /// and default, which the triggers read.
+  static func fieldRows(_ settings: WhereSettings) -> [(
+    path: String, hasDefault: Bool, defaultValue: DatabaseValue
+  )] {
+    settings.columns.map { field in
+      let defaultValue = settings.defaultValue(of: field)
+      return (
+        (try? jsonPath(field)) ?? "", defaultValue != nil,
+        defaultValue?.whereArgument ?? .null
+      )
+    }
+  }
+
+  /// The triggers on `documents` that keep the field table of `columns` fields current,
+  /// by name, as they are created (and as the schema keeps their text).
+  static func triggers(cid: Int64, columns: Int) -> [(name: String, sql: SQLFragment)] {
+    let table = SQLFragment.identifier(tableName(cid))
+    let columnList = SQLFragment.joined((0..<columns).map(column), separator: ", ")
+    // In a trigger: the path and default read from where_fields; whether the body holds
+    // U+0000 is `h.nul`, searched for once for the row.
+    let fromRow = (0..<columns).map { number in
+      SQLFragment("(SELECT ")
+        + value(
+          body: SQLFragment("NEW.body"), path: SQLFragment("f.path"),
+          default: SQLFragment(
+            "(CASE WHEN NOT f.has_default THEN NULL WHEN typeof(f.default_value) = 'blob' THEN CAST(f.default_value AS TEXT) ELSE f.default_value END)"
+          ), reading: .wholeWhen(SQLFragment("h.nul")))
+        + SQLFragment(" FROM where_fields f WHERE f.cid = ") + .integer(Int(cid))
+        + SQLFragment(" AND f.col = ") + .integer(number) + SQLFragment(")")
+    }
     // The new row's values, with the byte search for U+0000 made once for all fields.
     let row =
       SQLFragment("SELECT NEW.rid, ") + .joined(fromRow, separator: ", ")
       + SQLFragment(" FROM (SELECT instr(NEW.body, '\\u0000') > 0 AS nul) h")
     let cidText = SQLFragment.integer(Int(cid))
-    try execute(
-      db,
-      SQLFragment("CREATE TRIGGER ") + trigger(cid, "insert")
-        + SQLFragment(" AFTER INSERT ON documents WHEN NEW.cid = ") + cidText
-        + SQLFragment(" AND NEW.deleted = 0 BEGIN INSERT INTO ") + table + SQLFragment(" (rid, ")
-        + columnList + SQLFragment(") ") + row + SQLFragment("; END"))
-    try execute(
-      db,
-      SQLFragment("CREATE TRIGGER ") + trigger(cid, "update")
-        + SQLFragment(" AFTER UPDATE OF body, deleted ON documents WHEN NEW.cid = ") + cidText
-        + SQLFragment(" BEGIN DELETE FROM ") + table + SQLFragment(" WHERE rid = OLD.rid; ")
-        + SQLFragment("INSERT INTO ") + table + SQLFragment(" (rid, ") + columnList
-        + SQLFragment(") ") + row + SQLFragment(" WHERE NEW.deleted = 0; END"))
-    try execute(
-      db,
-      SQLFragment("CREATE TRIGGER ") + trigger(cid, "delete")
-        + SQLFragment(" AFTER DELETE ON documents WHEN OLD.cid = ") + cidText
-        + SQLFragment(" BEGIN DELETE FROM ") + table + SQLFragment(" WHERE rid = OLD.rid; END"))
+    return [
+      (
+        "wf_\(cid)_insert",
+        SQLFragment("CREATE TRIGGER ") + trigger(cid, "insert")
+          + SQLFragment(" AFTER INSERT ON documents WHEN NEW.cid = ") + cidText
+          + SQLFragment(" AND NEW.deleted = 0 BEGIN INSERT INTO ") + table
+          + SQLFragment(" (rid, ") + columnList + SQLFragment(") ") + row + SQLFragment("; END")
+      ),
+      (
+        "wf_\(cid)_update",
+        SQLFragment("CREATE TRIGGER ") + trigger(cid, "update")
+          + SQLFragment(" AFTER UPDATE OF body, deleted ON documents WHEN NEW.cid = ") + cidText
+          + SQLFragment(" BEGIN DELETE FROM ") + table + SQLFragment(" WHERE rid = OLD.rid; ")
+          + SQLFragment("INSERT INTO ") + table + SQLFragment(" (rid, ") + columnList
+          + SQLFragment(") ") + row + SQLFragment(" WHERE NEW.deleted = 0; END")
+      ),
+      (
+        "wf_\(cid)_delete",
+        SQLFragment("CREATE TRIGGER ") + trigger(cid, "delete")
+          + SQLFragment(" AFTER DELETE ON documents WHEN OLD.cid = ") + cidText
+          + SQLFragment(" BEGIN DELETE FROM ") + table + SQLFragment(" WHERE rid = OLD.rid; END")
+      ),
+    ]
   }
 
   private static func trigger(_ cid: Int64, _ suffix: String) -> SQLFragment {
@@ -233,6 +260,44 @@ enum WhereFieldTable {
     }
     let columns = settings.columns
     guard !columns.isEmpty else { return }
+    // What the triggers read, and the triggers themselves, as the settings make them: a
+    // changed path or a dropped trigger leaves the rows right until the next write.
+    let stored = try Row.fetchAll(
+      db, sql: "SELECT col, path, has_default, default_value FROM where_fields WHERE cid = ?",
+      arguments: [cid])
+    var storedFields: [Int: (String?, Bool, DatabaseValue)] = [:]
+    for row in stored { storedFields[row[0]] = (row[1], row[2], row[3]) }
+    for (number, expected) in fieldRows(settings).enumerated() {
+      guard let (path, hasDefault, defaultValue) = storedFields.removeValue(forKey: number) else {
+        problem(nil, "the field \(columns[number]) has no row in where_fields")
+        continue
+      }
+      if path != expected.path || hasDefault != expected.hasDefault
+        || defaultValue != expected.defaultValue
+      {
+        problem(
+          nil,
+          "the field \(columns[number]) is stored in where_fields as path \(path.map(quoted) ?? "NULL") with default \(defaultValue), where its settings make \(quoted(expected.path)) with \(expected.defaultValue)"
+        )
+      }
+    }
+    for number in storedFields.keys.sorted() {
+      problem(nil, "where_fields has a row for column \(number), which no field has")
+    }
+    let schema = try Row.fetchAll(
+      db, sql: "SELECT name, sql FROM sqlite_master WHERE type = 'trigger' AND name LIKE ? ESCAPE '\\'",
+      arguments: ["wf\\_\(cid)\\_%"])
+    var triggerText: [String: String] = [:]
+    for row in schema { triggerText[row[0]] = row[1] }
+    for (name, statement) in triggers(cid: cid, columns: columns.count) {
+      guard let text = triggerText[name] else {
+        problem(nil, "the trigger \(name) that keeps the field table current is missing")
+        continue
+      }
+      if text != statement.text {
+        problem(nil, "the trigger \(name) is not the one Settee makes for the fields")
+      }
+    }
     let table = SQLFragment.identifier(tableName(cid))
     let missing =
       SQLFragment("SELECT d.id FROM documents d LEFT JOIN ") + table

@@ -66,6 +66,16 @@ struct CheckEverythingTests {
     ),
     ("UPDATE where_settings SET settings = 'garbage'", "where settings"),
     ("DROP TABLE wf_1", "where"),
+    // Issue 44 (the engine probe): each of these checked healthy.
+    ("UPDATE where_fields SET path = '$.n' WHERE col = 0", "where_fields"),
+    ("UPDATE where_fields SET path = 'abs(1)' WHERE col = 0", "where_fields"),
+    ("DELETE FROM where_fields", "where_fields"),
+    ("DROP TRIGGER wf_1_update", "wf_1_update"),
+    ("DROP TRIGGER wf_1_insert", "wf_1_insert"),
+    (
+      "DELETE FROM revisions WHERE rev LIKE '1-%' AND rid = (SELECT rid FROM documents WHERE id = 's1')",
+      "missing revision 1-"
+    ),
     ("UPDATE metadata SET value = 'garbage'", "metadata"),
   ])
   func everyDamageIsNamed(_ sql: String, _ named: String) throws {
