@@ -34,7 +34,7 @@ struct CouchHandler: Sendable {
       })
     var identity: Authenticator.Identity?
     if authenticator.isEnabled {
-      identity = try authenticator.identify(request.headers, client: client)
+      identity = try await authenticator.identify(request.headers, client: client)
       // Open to anyone: /_up, and /_session (to log in, out, or ask who one is).
       let open = request.segments == ["_up"] || request.segments == ["_session"]
       // No WWW-Authenticate challenge (CouchDB sends one only with require_valid_user):
@@ -287,7 +287,7 @@ struct CouchHandler: Sendable {
     case .post:
       let (name, password) = try await credentials(request)
       guard authenticator.isEnabled,
-        try authenticator.authenticate(name, password, client: client)
+        try await authenticator.authenticate(name, password, client: client)
       else {
         throw CouchError(.unauthorized, "unauthorized", "Name or password is incorrect.")
       }

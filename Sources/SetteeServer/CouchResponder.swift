@@ -34,6 +34,9 @@ struct CouchResponder: HTTPResponder {
           "content-type, cache-control, accept-ranges, etag, server, location"
       }
     }
+    // With CORS on, an answer depends on the request's Origin: caches must key on it, or
+    // one origin's answer (with its Access-Control-Allow-Origin) is served to another.
+    if !handler.configuration.corsOrigins.isEmpty { response.headers[.vary] = "Origin" }
     if request.method == .head { response.body = ResponseBody() }
     log(request, response.status, start)
     return response

@@ -1,4 +1,5 @@
 import Foundation
+import SetteeCore
 import SetteeServer
 import Testing
 
@@ -58,5 +59,93 @@ struct CredentialsTests {
     #expect(SHA256.constantTimeEqual([1, 2, 3], [1, 2, 3]))
     #expect(!SHA256.constantTimeEqual([1, 2, 3], [1, 2, 4]))
     #expect(!SHA256.constantTimeEqual([1, 2], [1, 2, 3]))
+  }
+}
+
+/// The server's own SHA-256, HMAC and PBKDF2 against a reference on random inputs (issue
+/// 45): Python's `hashlib` and `hmac`, which call OpenSSL. Lengths cluster around SHA-256's
+/// block and padding boundaries, keys around HMAC's block size, and PBKDF2 asks for more
+/// than one block of output.
+@Suite("SHA-256, HMAC-SHA-256 and PBKDF2 against Python's hashlib")
+struct CredentialsReferenceTests {
+  static let script = """
+    import sys, json, hashlib, hmac
+    for line in sys.stdin:
+        case = json.loads(line)
+        op = case["op"]
+        if op == "sha256":
+            out = hashlib.sha256(bytes.fromhex(case["m"])).hexdigest()
+        elif op == "hmac":
+            out = hmac.new(bytes.fromhex(case["k"]), bytes.fromhex(case["m"]), hashlib.sha256).hexdigest()
+        else:
+            out = hashlib.pbkdf2_hmac("sha256", bytes.fromhex(case["p"]), bytes.fromhex(case["s"]), case["i"], case["l"]).hex()
+        print(out)
+    """
+
+  /// Runs the reference over `cases` (one JSON object a line), one hex digest a line back.
+  static func reference(_ cases: [JSON]) throws -> [String] {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+    process.arguments = ["python3", "-c", script]
+    let input = Pipe()
+    let output = Pipe()
+    process.standardInput = input
+    process.standardOutput = output
+    try process.run()
+    let text = cases.map { JSONWriter.string($0) }.joined(separator: "\n") + "\n"
+    // Written from another thread: the reference's answers could fill the pipe first.
+    let writer = Thread {
+      input.fileHandleForWriting.write(Data(text.utf8))
+      try? input.fileHandleForWriting.close()
+    }
+    writer.start()
+    let answer = output.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    #expect(process.terminationStatus == 0, "python3 failed: is it installed?")
+    return String(decoding: answer, as: UTF8.self).split(separator: "\n").map(String.init)
+  }
+
+  static func bytes(_ count: Int, _ random: inout SplitMix64) -> [UInt8] {
+    (0..<count).map { _ in UInt8.random(in: 0...255, using: &random) }
+  }
+
+  @Test func agreesWithTheReferenceOnRandomInputs() throws {
+    let seed = UInt64(Date().timeIntervalSince1970)
+    var random = SplitMix64(seed: seed)
+    let lengths = [0, 1, 3, 31, 32, 55, 56, 57, 63, 64, 65, 119, 120, 127, 128, 129, 1_000]
+    var cases: [JSON] = []
+    var ours: [String] = []
+    for _ in 0..<150 {
+      let message = Self.bytes(
+        Bool.random(using: &random)
+          ? lengths.randomElement(using: &random)! : Int.random(in: 0...600, using: &random),
+        &random)
+      cases.append(["op": "sha256", "m": .string(message.hex)])
+      ours.append(SHA256.hash(message).hex)
+    }
+    for _ in 0..<150 {
+      let key = Self.bytes(
+        [0, 1, 32, 63, 64, 65, 100, 200].randomElement(using: &random)!, &random)
+      let message = Self.bytes(Int.random(in: 0...300, using: &random), &random)
+      cases.append(["op": "hmac", "k": .string(key.hex), "m": .string(message.hex)])
+      ours.append(SHA256.hmac(key: key, message).hex)
+    }
+    for _ in 0..<40 {
+      let password = Self.bytes(Int.random(in: 0...100, using: &random), &random)
+      let salt = Self.bytes(Int.random(in: 0...40, using: &random), &random)
+      let iterations = Int.random(in: 1...300, using: &random)
+      let length = Int.random(in: 1...100, using: &random)
+      cases.append([
+        "op": "pbkdf2", "p": .string(password.hex), "s": .string(salt.hex),
+        "i": .int(Int64(iterations)), "l": .int(Int64(length)),
+      ])
+      ours.append(
+        SHA256.pbkdf2(password: password, salt: salt, iterations: iterations, length: length).hex)
+    }
+    let theirs = try Self.reference(cases)
+    #expect(theirs.count == cases.count, "the reference answered \(theirs.count) of \(cases.count)")
+    for (index, (mine, reference)) in zip(ours, theirs).enumerated() where mine != reference {
+      Issue.record("\(JSONWriter.string(cases[index])): \(mine), the reference \(reference) (seed \(seed))")
+    }
   }
 }

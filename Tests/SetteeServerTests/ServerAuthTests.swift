@@ -120,5 +120,34 @@ struct ServerAuthTests {
     #expect(allowed.headers["access-control-allow-credentials"] == "true")
     let other = try await server.request("GET", "/", headers: ["Origin": "http://evil.example"])
     #expect(other.headers["access-control-allow-origin"] == nil)
+    // Every answer depends on Origin once CORS is on: caches must key on it.
+    for answer in [preflight, allowed, other] { #expect(answer.headers["vary"] == "Origin") }
+  }
+
+  /// PBKDF2 runs off Swift's cooperative threads (issue 45): while four wrong passwords
+  /// are checked (over a second each in a debug build), a request that needs no
+  /// credentials is answered at once; it waited for them when they held both threads.
+  @Test func passwordChecksHoldNoRequestThread() throws {
+    let server = try ServerProcess(
+      db: directory.path("pbkdf2.db"), ["--log-level", "none", "--admin", "boss"],
+      environment: ["SETTEE_ADMIN_PASSWORD": "right"])
+    defer { server.stop() }
+    var guesses: [Int32] = []
+    defer { for fd in guesses { close(fd) } }
+    for guess in 0..<4 {
+      let header = Self.basic("boss", "wrong \(guess)")["Authorization"]!
+      guesses.append(
+        try server.connectAndSend(
+          Array(
+            "GET /db HTTP/1.1\r\nHost: x\r\nAuthorization: \(header)\r\nConnection: close\r\n\r\n"
+              .utf8)))
+    }
+    Thread.sleep(forTimeInterval: 0.1)
+    let started = Date()
+    let up = try RawHTTP.send(WireMessage(method: "GET", path: "/_up"), to: server)
+    let seconds = Date().timeIntervalSince(started)
+    #expect(up.status == 200)
+    #expect(seconds < 0.5, "/_up waited \(seconds) s for password checks")
+    for fd in guesses { #expect(server.receive(fd, timeout: 20).hasPrefix("HTTP/1.1 401")) }
   }
 }
