@@ -15,6 +15,8 @@ struct CouchHandler: Sendable {
   let replicationJobs: ReplicationJobs
   /// The `_replicator` database's documents and their replications' states.
   let replicatorDocuments: ReplicatorDocuments
+  /// The pace request bodies must keep (``BodyWatchdog``); `nil` in-process.
+  var bodyWatchdog: BodyWatchdog? = nil
 
   /// The API level Settee answers as, in `GET /`.
   static let couchDBVersion = "3.3.3"
@@ -27,10 +29,8 @@ struct CouchHandler: Sendable {
   {
     let request = try CouchRequest(
       raw, maxBodyBytes: configuration.maxRequestBytes,
-      bodyPace: channel.map {
-        BodyPace(
-          window: .milliseconds(Int64(max(0.001, configuration.idleTimeout) * 1000)),
-          minimumRate: configuration.minimumBodyRate, channel: $0)
+      bodyPace: bodyWatchdog.flatMap { watchdog in
+        channel.map { BodyPace(watchdog: watchdog, channel: $0) }
       })
     var identity: Authenticator.Identity?
     if authenticator.isEnabled {

@@ -156,22 +156,20 @@ struct CouchRequest: Sendable {
       return
     }
     let progress = BodyProgress()
+    bodyPace.watchdog.watch(progress, on: bodyPace.channel)
+    defer { bodyPace.watchdog.stop(progress) }
     do {
-      try await withThrowingTaskGroup(of: Void.self) { group in
-        group.addTask { await bodyPace.watch(progress) }
-        defer { group.cancelAll() }
-        var total = 0
-        for try await buffer in request.body {
-          total += buffer.readableBytes
-          progress.received(buffer.readableBytes)
-          if let limit, total > limit { throw Self.tooLarge }
-          try body(buffer.readableBytesView)
-        }
+      var total = 0
+      for try await buffer in request.body {
+        total += buffer.readableBytes
+        progress.received(buffer.readableBytes)
+        if let limit, total > limit { throw Self.tooLarge }
+        try body(buffer.readableBytesView)
       }
     } catch where progress.finish() {
-      throw bodyPace.timedOut
+      throw bodyPace.watchdog.timedOut
     }
-    if progress.finish() { throw bodyPace.timedOut }
+    if progress.finish() { throw bodyPace.watchdog.timedOut }
   }
 
   /// Whether a `Content-Length` declares more than `limit` bytes: digits past what an `Int`

@@ -107,12 +107,17 @@ public struct CouchServer: Sendable {
     }
     let jobs = ReplicationJobs()
     let documents = ReplicatorDocuments()
+    let watchdog = BodyWatchdog(
+      window: .milliseconds(Int64(max(0.001, configuration.idleTimeout) * 1000)),
+      minimumRate: configuration.minimumBodyRate)
     let handler = CouchHandler(
       database: database, configuration: configuration, authenticator: authenticator,
-      replicationJobs: jobs, replicatorDocuments: documents)
+      replicationJobs: jobs, replicatorDocuments: documents, bodyWatchdog: watchdog)
+    let watching = Task { await watchdog.run() }
     // The `_replicator` database's replications, started again with the server.
     let following = Task { await documents.follow(handler) }
     defer {
+      watching.cancel()
       following.cancel()
       jobs.stopAll()
     }

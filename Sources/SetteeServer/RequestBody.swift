@@ -2,34 +2,62 @@ import HTTPTypes
 import NIOCore
 import SetteeCore
 
-/// How fast a request body must arrive: at least `minimumRate` bytes a second over each
-/// `window` (the server's idle timeout) while the server waits for it. A slower body is cut
-/// (issue 44: ten clients sending 60 MiB and then a byte a second held 750 MB of a server
-/// for as long as they liked): the connection's input is closed, so that the rest of the
-/// body is not read, and the request is answered `408 request_timeout` before the
-/// connection closes. Headers sent this slowly are cut by the idle timeout itself.
-struct BodyPace: Sendable {
+/// How fast request bodies must arrive: at least `minimumRate` bytes a second over each
+/// `window` (the server's idle timeout) while the server waits for them. A slower body is
+/// cut (issue 44: ten clients sending 60 MiB and then a byte a second held 750 MB of a
+/// server for as long as they liked): its connection's input is closed, so that the rest
+/// is not read, and the request is answered `408 request_timeout` before the connection
+/// closes. Headers sent this slowly are cut by the idle timeout itself.
+///
+/// One watchdog serves the whole server: ``run()`` wakes a quarter of the window at a time
+/// and looks at every body being read, so that a body costs two short locked updates (a
+/// task per body cost a `_find` a third of its time, a timer on its event loop a fifth).
+final class BodyWatchdog: Sendable {
   /// Each stretch of waiting that is measured.
   let window: Duration
   /// Bytes a second, on average over a window.
   let minimumRate: Int
-  /// The connection, whose input is closed to cut the body.
-  let channel: any Channel
+  /// Bytes a window must bring.
+  private let least: Int
 
-  /// Watches `progress` until cancelled (the body ended) or until the last window brought
-  /// fewer bytes than the rate asks: then it closes the connection's input. The window
-  /// slides a quarter at a time, so that a burst at the start keeps a body for little more
-  /// than a window.
-  func watch(_ progress: BodyProgress) async {
+  private struct Watched: Sendable {
+    let progress: BodyProgress
+    let channel: any Channel
+  }
+  private let watched = Locked<[ObjectIdentifier: Watched]>([:])
+
+  init(window: Duration, minimumRate: Int) {
+    self.window = window
+    self.minimumRate = minimumRate
     let seconds = Double(window.components.seconds) + Double(window.components.attoseconds) / 1e18
-    let least = Int((Double(minimumRate) * seconds).rounded(.up))
+    least = Int((Double(minimumRate) * seconds).rounded(.up))
+  }
+
+  /// Watches `progress`, a body being read on `channel`, until ``stop(_:)``.
+  func watch(_ progress: BodyProgress, on channel: any Channel) {
+    watched.withLock { $0[ObjectIdentifier(progress)] = Watched(progress: progress, channel: channel) }
+  }
+
+  /// Stops watching `progress`.
+  func stop(_ progress: BodyProgress) {
+    _ = watched.withLock { $0.removeValue(forKey: ObjectIdentifier(progress)) }
+  }
+
+  /// Looks at every body a quarter of the window at a time until cancelled, closing the
+  /// input of each whose last window brought too little. The window slides, so that a
+  /// burst at the start keeps a body for little more than a window.
+  func run() async {
     while !Task.isCancelled {
       try? await Task.sleep(for: window / BodyProgress.slices)
-      guard !Task.isCancelled else { return }
-      if progress.endSlice(cuttingBelow: least) {
-        channel.close(mode: .input, promise: nil)
-        return
+      let slow = watched.withLock { table in
+        var channels: [any Channel] = []
+        for (key, entry) in table where entry.progress.endSlice(cuttingBelow: least) {
+          channels.append(entry.channel)
+          table[key] = nil
+        }
+        return channels
       }
+      for channel in slow { channel.close(mode: .input, promise: nil) }
     }
   }
 
@@ -40,6 +68,12 @@ struct BodyPace: Sendable {
       "the request body arrived slower than \(minimumRate) bytes a second for \(window): the connection is closed"
     )
   }
+}
+
+/// A request's share of the watchdog: its connection.
+struct BodyPace: Sendable {
+  let watchdog: BodyWatchdog
+  let channel: any Channel
 }
 
 /// How much of a body arrived in each quarter of the last window, and whether it was cut;
