@@ -12,7 +12,7 @@
 public struct SetteeError: Error, Sendable, Hashable, CustomStringConvertible {
   /// What went wrong, as a value that can be matched and that can grow new cases.
   public struct Code: Hashable, Sendable, CustomStringConvertible {
-    private enum Base: Hashable, Sendable {
+    private enum Base: Hashable, Sendable, CaseIterable {
       case invalidJSON, invalidDocument, invalidID, invalidRevision, reservedField
       case documentTooLarge, nestingTooDeep, conflict, notFound, invalidArgument
       case storage, io, invalidQuery, invalidIndex, noUsableIndex
@@ -21,6 +21,10 @@ public struct SetteeError: Error, Sendable, Hashable, CustomStringConvertible {
     }
     private let base: Base
     private init(_ base: Base) { self.base = base }
+
+    /// Every code there is (tables that map codes, such as the server's statuses, are
+    /// tested against it).
+    package static var all: [Code] { Base.allCases.map(Code.init) }
 
     /// The input is not well-formed JSON.
     public static let invalidJSON = Code(.invalidJSON)
