@@ -30,7 +30,9 @@ final class ChangeMonitor: Sendable {
   private struct State {
     var subscribers: [Int: Subscriber] = [:]
     var nextID = 0
-    var sequences: [[UInt8]: Int64] = [:]
+    /// Every collection's sequence number when last read; `nil` until a first observer
+    /// has read them (``ready()``), and again once the last observer has left.
+    var sequences: [[UInt8]: Int64]?
     var timer: DispatchSourceTimer?
     var checkPending = false
   }
@@ -51,13 +53,29 @@ final class ChangeMonitor: Sendable {
 
   private func readSequences() throws -> [[UInt8]: Int64] {
     guard let writer = writer.withLock({ $0 }) else { return [:] }
-    return try writer.read { db in
-      var sequences: [[UInt8]: Int64] = [:]
-      for row in try Row.fetchAll(db.cachedStatement(sql: "SELECT name, last_seq FROM collections"))
-      {
-        sequences[Array((try row.value(0) as String).utf8)] = try row.value(1)
-      }
-      return sequences
+    return try writer.read(Self.sequences)
+  }
+
+  private static func sequences(_ db: GRDB.Database) throws -> [[UInt8]: Int64] {
+    var sequences: [[UInt8]: Int64] = [:]
+    for row in try Row.fetchAll(db.cachedStatement(sql: "SELECT name, last_seq FROM collections"))
+    {
+      sequences[Array((try row.value(0) as String).utf8)] = try row.value(1)
+    }
+    return sequences
+  }
+
+  /// Reads the sequence numbers changes are told against, if no observer has yet: what an
+  /// observer awaits before its first read, so that a commit after that read is always
+  /// signalled. An async read: it holds no thread (it was a blocking read in
+  /// ``subscribe(collection:)``, reached from async code).
+  func ready() async {
+    guard state.withLock({ $0.sequences == nil }),
+      let writer = writer.withLock({ $0 }),
+      let sequences = try? await writer.read(Self.sequences)
+    else { return }
+    state.withLock { state in
+      if state.sequences == nil && !state.subscribers.isEmpty { state.sequences = sequences }
     }
   }
 
@@ -65,17 +83,15 @@ final class ChangeMonitor: Sendable {
   var observerCount: Int { state.withLock { $0.subscribers.count } }
 
   /// A signal for every change of `collection` from now on (coalesced: at most one
-  /// pending), and the subscription's id for ``unsubscribe(_:)``.
+  /// pending), once ``ready()`` has been awaited, and the subscription's id for
+  /// ``unsubscribe(_:)``.
   func subscribe(collection: String) -> (id: Int, changes: AsyncStream<Void>) {
     let (stream, continuation) = AsyncStream.makeStream(
       of: Void.self, bufferingPolicy: .bufferingNewest(1))
-    let first = state.withLock { $0.subscribers.isEmpty }
-    let sequences = first ? try? readSequences() : nil
     let id = state.withLock { state in
       let id = state.nextID
       state.nextID += 1
       state.subscribers[id] = Subscriber(collection: Array(collection.utf8), signal: continuation)
-      if let sequences { state.sequences = sequences }
       if state.timer == nil && pollsOtherWriters { state.timer = makeTimer() }
       return id
     }
@@ -90,6 +106,7 @@ final class ChangeMonitor: Sendable {
       if state.subscribers.isEmpty {
         timer = state.timer
         state.timer = nil
+        state.sequences = nil
       }
       return (removed, timer)
     }
@@ -134,8 +151,13 @@ final class ChangeMonitor: Sendable {
     guard let sequences = try? readSequences() else { return }
     let now = DispatchTime.now().uptimeNanoseconds
     let signals = state.withLock { state -> [AsyncStream<Void>.Continuation] in
-      let changed = Set(
-        sequences.compactMap { name, seq in state.sequences[name] == seq ? nil : name })
+      // No observer has read yet (each awaits ready() first): these are the ones to
+      // compare with, and nothing is signalled.
+      guard let seen = state.sequences else {
+        if !state.subscribers.isEmpty { state.sequences = sequences }
+        return []
+      }
+      let changed = Set(sequences.compactMap { name, seq in seen[name] == seq ? nil : name })
       state.sequences = sequences
       var signals: [AsyncStream<Void>.Continuation] = []
       for (id, subscriber) in state.subscribers where changed.contains(subscriber.collection) {

@@ -31,10 +31,15 @@ public struct ChangesFeed: AsyncSequence, Sendable {
     var since: Int64
     var buffer: [Change] = []
     var position = 0
+    var isReady = false
 
     /// The next change, waiting for one when none is left; `nil` once the task is
     /// cancelled.
     public mutating func next() async throws -> Change? {
+      if !isReady {
+        await subscription.ready()
+        isReady = true
+      }
       while true {
         if position < buffer.count {
           position += 1
@@ -90,6 +95,7 @@ extension DocumentCollection {
       )
     }
     let subscription = Subscription(database.changeMonitor, collection: name)
+    await subscription.ready()
     let deadline = DispatchTime.now().uptimeNanoseconds + UInt64(timeout * 1e9)
     let signals = subscription.changes
     while true {

@@ -73,6 +73,7 @@ public struct LiveQuery<Value: Sendable>: AsyncSequence, Sendable {
     /// The current result first, then each changed one; `nil` once the task is cancelled.
     public mutating func next() async throws -> LiveResult<Value>? {
       guard let previous = last else {
+        await subscription.ready()
         let first = try await source.database.withConnection(.reading, source.fetch)
         last = first
         return source.result(first)
@@ -111,6 +112,9 @@ final class Subscription: Sendable {
 
   /// Whether the changes since the last call came in a burst.
   func takeBurst() -> Bool { monitor.takeBurst(id) }
+
+  /// Awaited before the observer's first read: every commit after that read is signalled.
+  func ready() async { await monitor.ready() }
 
   deinit { monitor.unsubscribe(id) }
 }
