@@ -7,7 +7,7 @@ public enum SetteeCLI {
   /// Runs the tool with the arguments as the operating system gave them (bytes, without the
   /// program name). An argument that is not valid UTF-8 is refused with a typed error that
   /// names it, rather than having its bad bytes replaced with U+FFFD.
-  public static func main(rawArguments: [[UInt8]]) -> Int32 {
+  public static func main(rawArguments: [[UInt8]]) async -> Int32 {
     var arguments: [String] = []
     for (index, bytes) in rawArguments.enumerated() {
       guard let argument = String(validatingUTF8: bytes) else {
@@ -21,7 +21,7 @@ public enum SetteeCLI {
       }
       arguments.append(argument)
     }
-    return main(arguments)
+    return await main(arguments)
   }
 
   /// The offset of the first byte that does not belong to a valid UTF-8 sequence.
@@ -40,10 +40,17 @@ public enum SetteeCLI {
 
   /// Runs the tool with `arguments` (without the program name) and returns the exit status:
   /// 0 on success, 1 for an error (printed as JSON on stderr), 2 for a usage error.
-  public static func main(_ arguments: [String]) -> Int32 {
+  ///
+  /// Commands that wait on async work (`serve`, `replicate`, `changes`) are
+  /// `AsyncParsableCommand`s and are awaited; the others run as they are.
+  public static func main(_ arguments: [String]) async -> Int32 {
     do {
       var command = try SetteeCommand.parseAsRoot(arguments)
-      try command.run()
+      if var asynchronous = command as? any AsyncParsableCommand {
+        try await asynchronous.run()
+      } else {
+        try command.run()
+      }
       return 0
     } catch let error as SetteeError {
       Console.error(error)

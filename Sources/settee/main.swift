@@ -9,4 +9,4 @@ let arguments = (1..<Int(CommandLine.argc)).map { index -> [UInt8] in
     UInt8(bitPattern: $0)
   }
 }
-exit(SetteeCLI.main(rawArguments: arguments))
+exit(await SetteeCLI.main(rawArguments: arguments))

@@ -145,7 +145,7 @@ struct DeleteCommand: ParsableCommand {
   }
 }
 
-struct ChangesCommand: ParsableCommand {
+struct ChangesCommand: AsyncParsableCommand {
   static let configuration = CommandConfiguration(
     commandName: "changes",
     abstract: "Print the changes feed (CouchDB's _changes shape).",
@@ -178,30 +178,21 @@ struct ChangesCommand: ParsableCommand {
     guard timeout >= 0 else { throw ValidationError("--timeout must be 0 or more") }
   }
 
-  func run() throws {
+  func run() async throws {
     let collection = try options.openCollection(readOnly: true)
     switch feed {
     case .normal:
-      print(try collection.changes(since: since, limit: limit == 0 ? nil : limit))
+      print(try await collection.changes(since: since, limit: limit == 0 ? nil : limit))
     case .longpoll:
-      let since = self.since
-      let limit = self.limit
-      let seconds = Double(timeout) / 1000
       print(
-        try runBlocking {
-          try await collection.waitForChanges(
-            since: since, timeout: seconds, limit: limit == 0 ? nil : limit)
-        })
+        try await collection.waitForChanges(
+          since: since, timeout: Double(timeout) / 1000, limit: limit == 0 ? nil : limit))
     case .continuous:
-      let since = self.since
-      let limit = self.limit
-      try runBlocking {
-        var printed = 0
-        for try await change in collection.changesFeed(since: since) {
-          Console.outJSON(change.couchJSON(allLeaves: style == .allDocs))
-          printed += 1
-          if limit > 0 && printed >= limit { break }
-        }
+      var printed = 0
+      for try await change in collection.changesFeed(since: since) {
+        Console.outJSON(change.couchJSON(allLeaves: style == .allDocs))
+        printed += 1
+        if limit > 0 && printed >= limit { break }
       }
     }
   }

@@ -4,7 +4,7 @@ import Settee
 import SetteeCore
 import SetteeReplication
 
-struct ReplicateCommand: ParsableCommand {
+struct ReplicateCommand: AsyncParsableCommand {
   static let configuration = CommandConfiguration(
     commandName: "replicate",
     abstract: "Replicate by CouchDB's protocol between two databases, local or remote.",
@@ -50,7 +50,7 @@ struct ReplicateCommand: ParsableCommand {
     }
   }
 
-  func run() throws {
+  func run() async throws {
     var databases: [String: Database] = [:]
     func endpoint(_ text: String) throws -> ReplicationEndpoint {
       let lowered = text.lowercased()
@@ -107,13 +107,10 @@ struct ReplicateCommand: ParsableCommand {
     }
     defer { stopping.forEach { $0.cancel() } }
     let showsProgress = Console.stderrIsTerminal
-    let last = try runBlocking {
-      var last = ReplicationProgress()
-      for await progress in replicator.start() {
-        last = progress
-        if showsProgress { Console.err("\r\u{1B}[K" + Self.line(progress)) }
-      }
-      return last
+    var last = ReplicationProgress()
+    for await progress in replicator.start() {
+      last = progress
+      if showsProgress { Console.err("\r\u{1B}[K" + Self.line(progress)) }
     }
     if showsProgress { Console.err("\n") }
     Console.outJSON(last.json)

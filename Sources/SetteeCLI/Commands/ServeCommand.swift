@@ -8,7 +8,7 @@ import Settee
 import SetteeCore
 import SetteeServer
 
-struct ServeCommand: ParsableCommand {
+struct ServeCommand: AsyncParsableCommand {
   static let configuration = CommandConfiguration(
     commandName: "serve",
     abstract: "Serve the database with CouchDB's HTTP API.",
@@ -70,13 +70,13 @@ struct ServeCommand: ParsableCommand {
     guard minBodyRate >= 0 else { throw ValidationError("--min-body-rate must be 0 or more") }
   }
 
-  func run() throws {
+  func run() async throws {
     Self.returnFreedMemory()
     let options = local.merged(with: root.options)
     let database = try options.openDatabase(readOnly: false)
     if let admin {
       let password = try Self.adminPassword(for: admin)
-      try runBlocking { try await CouchServer.setAdmin(admin, password: password, in: database) }
+      try await CouchServer.setAdmin(admin, password: password, in: database)
     }
     let path = options.databasePath
     let origins =
@@ -89,12 +89,10 @@ struct ServeCommand: ParsableCommand {
         logLevel: ServerConfiguration.LogLevel(rawValue: logLevel) ?? .info,
         idleTimeout: idleTimeout, minimumBodyRate: minBodyRate, corsOrigins: origins))
     let host = bind.contains(":") ? "[\(bind)]" : bind
-    try runBlocking {
-      try await server.run { port in
-        Console.outJSON([
-          "ok": true, "url": .string("http://\(host):\(port)/"), "db": .string(path),
-        ])
-      }
+    try await server.run { port in
+      Console.outJSON([
+        "ok": true, "url": .string("http://\(host):\(port)/"), "db": .string(path),
+      ])
     }
   }
 
