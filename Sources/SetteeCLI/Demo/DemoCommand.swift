@@ -3,7 +3,7 @@ import Foundation
 import Settee
 import SetteeCore
 
-struct DemoCommand: ParsableCommand {
+struct DemoCommand: AsyncParsableCommand {
   static let configuration = CommandConfiguration(
     commandName: "demo",
     abstract: "Create a demo database from the bundled sample data and show what Settee does.")
@@ -19,7 +19,7 @@ struct DemoCommand: ParsableCommand {
       valueName: "file"))
   var sample: String?
 
-  func run() throws {
+  func run() async throws {
     if let sample {
       let text = Array(
         (DemoData.people.hasSuffix("\n") ? DemoData.people : DemoData.people + "\n").utf8)
@@ -40,17 +40,21 @@ struct DemoCommand: ParsableCommand {
     let path = try demoPath()
     let database = try Database(path: path)
     let people = database.collection(DemoData.collectionName)
-    var step = 0
-    func section(_ title: String) {
-      step += 1
-      Console.out("\n\(step). \(title)\n")
-    }
-    func show(_ label: String, _ value: JSON) {
-      Console.out("   \(label) \(JSONWriter.string(value))\n")
-    }
-
+    let output = DemoOutput()
     Console.out("Settee demo: a JSON document database in one SQLite file.\n")
     Console.out("   database: \(path)\n")
+    try showTheEngine(database, people, output)
+    try await showLiveQueries(people, output)
+    try showExport(people, path, output)
+  }
+
+  /// Import, documents, revisions, Codable, conflicts, changes, queries, full text, views
+  /// and value indexes: the blocking calls, each as a user would write it.
+  private func showTheEngine(
+    _ database: Database, _ people: DocumentCollection, _ output: DemoOutput
+  ) throws {
+    func section(_ title: String) { output.section(title) }
+    func show(_ label: String, _ value: JSON) { output.show(label, value) }
 
     section("Import the bundled sample data set (NDJSON, one transaction)")
     var lines = DemoData.people.split(separator: "\n").map { Array($0.utf8) + [10] }.makeIterator()
@@ -228,23 +232,33 @@ struct DemoCommand: ParsableCommand {
       "   unique species: \(try indexes.uniqueValues(of: "species").compactMap(\.stringValue).joined(separator: ", "))\n"
     )
 
+  }
+
+  /// Live queries, which are async sequences: awaited, as an app awaits them.
+  private func showLiveQueries(_ people: DocumentCollection, _ output: DemoOutput) async throws {
+    func section(_ title: String) { output.section(title) }
     section("Live queries: results that update themselves (seed 002)")
     let seniors = try FindQuery(
       matching: Field("age") >= 60, sort: [.ascending("name")], fields: ["name"])
-    try runBlocking {
-      func names(_ result: LiveResult<[Document]>?) -> String {
-        (result?.value ?? []).compactMap { $0["name"]?.stringValue }.joined(separator: ", ")
-      }
-      var live = people.observe(seniors).makeAsyncIterator()
-      Console.out("   observe(age >= 60) -> \(names(try await live.next()))\n")
-      try await people.put(["_id": "ada", "name": "ada", "age": 72])
-      Console.out("   put ada (72)        -> \(names(try await live.next()))\n")
-      try await people.put(["_id": "tim", "name": "tim", "age": 7])
-      try await people.upsert(["_id": "ada", "name": "ada", "age": 59])
-      Console.out(
-        "   put tim (7), ada turns 59 -> \(names(try await live.next())) (tim changed nothing)\n")
+    func names(_ result: LiveResult<[Document]>?) -> String {
+      (result?.value ?? []).compactMap { $0["name"]?.stringValue }.joined(separator: ", ")
     }
+    var live = people.observe(seniors).makeAsyncIterator()
+    Console.out("   observe(age >= 60) -> \(names(try await live.next()))\n")
+    try await people.put(["_id": "ada", "name": "ada", "age": 72])
+    Console.out("   put ada (72)        -> \(names(try await live.next()))\n")
+    try await people.put(["_id": "tim", "name": "tim", "age": 7])
+    try await people.upsert(["_id": "ada", "name": "ada", "age": 59])
+    Console.out(
+      "   put tim (7), ada turns 59 -> \(names(try await live.next())) (tim changed nothing)\n")
 
+  }
+
+  /// The export, and what to try next.
+  private func showExport(_ people: DocumentCollection, _ path: String, _ output: DemoOutput)
+    throws
+  {
+    func section(_ title: String) { output.section(title) }
     section("Export (NDJSON, first 3 lines)")
     var exported: [UInt8] = []
     try people.exportDocuments { exported.append(contentsOf: $0) }
@@ -290,4 +304,18 @@ private struct Person: Codable {
   var name: String
   var age: Int
   var pet: Pet?
+}
+
+/// The demo's numbered sections.
+private final class DemoOutput {
+  private var step = 0
+
+  func section(_ title: String) {
+    step += 1
+    Console.out("\n\(step). \(title)\n")
+  }
+
+  func show(_ label: String, _ value: JSON) {
+    Console.out("   \(label) \(JSONWriter.string(value))\n")
+  }
 }
