@@ -315,15 +315,32 @@ extension CouchHandler {
   /// Writes a request body to a temporary file as it arrives, so that an attachment of any
   /// size never sits whole in memory and a slow client holds no transaction. The file has
   /// no name (``TemporaryFile``) and is read from its first byte.
+  ///
+  /// A gzip upload (Cloudant's SDKs compress bodies) is inflated as it arrives, up to
+  /// ``Attachment/maxDecodedLength``: the attachment is stored as the bytes it stands for,
+  /// and a 100 MB one never sits whole in memory (it was inflated whole, and past the
+  /// request limit refused). A `deflate` upload is inflated whole, within the request limit.
   func spool(_ request: CouchRequest) async throws -> TemporaryFile {
     let file = try TemporaryFile(for: "an upload")
     do {
-      if let encoding = request.headers[.contentEncoding], encoding.lowercased() != "identity" {
-        // A compressed upload is inflated whole, within the request size limit (Cloudant's
-        // SDKs compress bodies): the attachment is stored as the bytes it stands for.
-        try file.write(try await request.bodyBytes())
-      } else {
+      switch request.headers[.contentEncoding]?.lowercased() {
+      case nil, "identity":
         try await request.forEachRawChunk(limit: nil) { try file.write($0) }
+      case "gzip", "x-gzip":
+        let decoder = try GzipDecoder(limit: Attachment.maxDecodedLength)
+        do {
+          try await request.forEachRawChunk(limit: nil) { chunk in
+            var pending = ArraySlice(chunk)
+            while !pending.isEmpty { try file.write(try decoder.decode(taking: &pending)) }
+          }
+          _ = try decoder.finish()
+        } catch let error as GzipError {
+          throw decoder.produced > Attachment.maxDecodedLength
+            ? CouchError(.contentTooLarge, "too_large", "the upload \(error.reason)")
+            : CouchError(.badRequest, "bad_request", "the upload is not valid gzip: \(error.reason)")
+        }
+      default:
+        try file.write(try await request.bodyBytes())
       }
       try file.rewind()
     } catch {

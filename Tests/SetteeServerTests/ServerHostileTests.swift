@@ -331,17 +331,7 @@ struct ServerHostileTests {
       }
     }
     let slow = clients
-    let peak = Locked(0)
-    let watching = Locked(true)
-    let watcher = Thread {
-      while watching.withLock({ $0 }) {
-        let resident = SlowClientTests.residentBytes(server)
-        peak.withLock { $0 = max($0, resident) }
-        Thread.sleep(forTimeInterval: 0.2)
-      }
-    }
-    watcher.start()
-    defer { watching.withLock { $0 = false } }
+    let peak = PeakMemory(of: server, every: 0.2)
     Self.concurrently(Array(clients.indices) + [-1]) { index in
       if index == -1 {
         // The steady client: 4 KB a second, against 500 bytes a second asked.
@@ -374,8 +364,8 @@ struct ServerHostileTests {
       if !cut { return ["client \(index) was never cut"] }
       return seconds < 5 ? [] : ["client \(index) was cut after \(seconds) s"]
     }
+    let highest = peak.stop()
     #if os(Linux)
-      let highest = peak.withLock { $0 }
       #expect(highest < 200 << 20, "the server grew to \(highest >> 20) MB (seed \(Self.seed))")
     #endif
     try Self.expectAlive(server, "slow clients")

@@ -165,6 +165,46 @@ struct SlowClientTests {
     #endif
   }
 
+  /// A gzip-encoded upload is inflated as it arrives (issue 45): 100 MB of attachment sent
+  /// compressed is stored whole with the server under 128 MB (it was inflated whole in
+  /// memory, and past the 64 MiB request limit refused with 413).
+  @Test func aLargeGzipUploadStreams() throws {
+    #if os(Linux)
+      let server = try ServerProcess(db: directory.path("gzip.settee"))
+      defer { server.stop() }
+      _ = try RawHTTP.send(WireMessage(method: "PUT", path: "/db"), to: server)
+      let created = try RawHTTP.send(
+        WireMessage(
+          method: "PUT", path: "/db/doc", headers: [("Content-Type", "application/json")],
+          body: Array("{}".utf8)), to: server)
+      let rev = try #require(created.json?["rev"]?.stringValue)
+      let plain = [UInt8](repeating: 7, count: 100 << 20)
+      let compressed = Gzip.encode(plain)
+      let peak = PeakMemory(of: server, every: 0.05)
+      let put = try RawHTTP.send(
+        WireMessage(
+          method: "PUT", path: "/db/doc/big.bin?rev=\(rev)",
+          headers: [("Content-Type", "application/octet-stream"), ("Content-Encoding", "gzip")],
+          body: compressed), to: server, timeout: 120)
+      let highest = peak.stop()
+      #expect(put.status == 201, "\(String(decoding: put.body, as: UTF8.self))")
+      let stub = try RawHTTP.send(WireMessage(method: "GET", path: "/db/doc"), to: server)
+      let attachment = stub.json?["_attachments"]?["big.bin"]
+      #expect(attachment?["length"] == .int(Int64(plain.count)))
+      #expect(
+        attachment?["digest"]?.stringValue
+          == "md5-" + Data(MD5.hash(plain)).base64EncodedString())
+      #expect(highest < 128 << 20, "the server grew to \(highest >> 20) MB")
+      // Not gzip at all: the client's error.
+      let broken = try RawHTTP.send(
+        WireMessage(
+          method: "PUT", path: "/db/doc2/x.bin",
+          headers: [("Content-Type", "application/octet-stream"), ("Content-Encoding", "gzip")],
+          body: Array("not gzip".utf8)), to: server)
+      #expect(broken.status == 400 && broken.json?["error"] == "bad_request")
+    #endif
+  }
+
   /// Sends `count` spaces (if the connection takes them) and returns what the server
   /// answered, `""` when it closed or reset the connection, `nil` while it waits.
   static func poll(_ fd: Int32, sending count: Int) -> String? {
@@ -189,5 +229,29 @@ struct SlowClientTests {
       let kilobytes = Int(line.split(separator: " ").dropFirst().first ?? "")
     else { return 0 }
     return kilobytes << 10
+  }
+}
+
+/// The highest resident memory of a server process while it is watched (Linux's `/proc`;
+/// 0 elsewhere), polled on a thread of its own.
+final class PeakMemory: Sendable {
+  private let peak = Locked(0)
+  private let watching = Locked(true)
+
+  init(of server: ServerProcess, every interval: Double) {
+    let (peak, watching) = (self.peak, self.watching)
+    Thread {
+      while watching.withLock({ $0 }) {
+        let resident = SlowClientTests.residentBytes(server)
+        peak.withLock { $0 = max($0, resident) }
+        Thread.sleep(forTimeInterval: interval)
+      }
+    }.start()
+  }
+
+  /// Stops watching; the highest seen.
+  func stop() -> Int {
+    watching.withLock { $0 = false }
+    return peak.withLock { $0 }
   }
 }
