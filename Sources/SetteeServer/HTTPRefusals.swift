@@ -84,8 +84,9 @@ final class HTTPRefusals: ChannelDuplexHandler, RemovableChannelHandler {
       ])
     context.write(wrapOutboundOut(.head(head)), promise: nil)
     context.write(wrapOutboundOut(.body(ByteBuffer(bytes: body))), promise: nil)
+    let channel = context.channel
     context.writeAndFlush(wrapOutboundOut(.end(nil))).whenComplete { _ in
-      context.close(promise: nil)
+      channel.close(promise: nil)
     }
   }
 
