@@ -1,5 +1,5 @@
 import Dispatch
-import Synchronization
+import SetteeCore
 
 /// The threads on which the async forms read (``Database/withConnection(_:_:)``): one serial
 /// queue per reader connection, each the executor of a ``ReaderLane`` actor.
@@ -12,31 +12,38 @@ import Synchronization
 /// holds readers too), runs the operation there, and comes back.
 final class ReaderLanes: Sendable {
   private let lanes: [ReaderLane]
+  /// How many operations run or wait on each lane. A lock, not Synchronization's `Atomic`,
+  /// which needs macOS 15 and iOS 18, above the platforms Settee declares (issue 45); one
+  /// lock for all lanes, so that choosing a lane and counting it is one step.
+  private let loads: Locked<[Int]>
 
   init(count: Int) {
     lanes = (0..<max(1, count)).map { ReaderLane(label: "settee.reader.\($0)") }
+    loads = Locked([Int](repeating: 0, count: lanes.count))
   }
 
-  /// Runs `operation` on the least busy lane, inside the calling task (so that the task's
-  /// cancellation is seen by the operation's statements).
+  /// Runs `operation` on the least busy lane (the first idle one), inside the calling task
+  /// (so that the task's cancellation is seen by the operation's statements).
   func run<T: Sendable>(_ operation: @Sendable () throws -> T) async throws -> T {
-    var chosen = lanes[0]
-    var fewest = Int.max
-    for lane in lanes {
-      let waiting = lane.load.load(ordering: .relaxed)
-      if waiting < fewest { (chosen, fewest) = (lane, waiting) }
-      if waiting == 0 { break }
+    let chosen = loads.withLock { loads -> Int in
+      var chosen = 0
+      for position in loads.indices {
+        if loads[position] == 0 {
+          chosen = position
+          break
+        }
+        if loads[position] < loads[chosen] { chosen = position }
+      }
+      loads[chosen] += 1
+      return chosen
     }
-    chosen.load.wrappingAdd(1, ordering: .relaxed)
-    defer { chosen.load.wrappingSubtract(1, ordering: .relaxed) }
-    return try await chosen.run(operation)
+    defer { loads.withLock { $0[chosen] -= 1 } }
+    return try await lanes[chosen].run(operation)
   }
 }
 
 /// One of ``ReaderLanes``: an actor whose executor is its own serial dispatch queue.
 actor ReaderLane {
-  /// How many operations run or wait on this lane.
-  nonisolated let load = Atomic<Int>(0)
   private nonisolated let executor: QueueExecutor
 
   init(label: String) {
