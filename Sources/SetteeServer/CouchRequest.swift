@@ -146,30 +146,26 @@ struct CouchRequest: Sendable {
     if let limit, let declared = headers[.contentLength], Self.exceeds(declared, limit) {
       throw Self.tooLarge
     }
-    guard let bodyPace else {
-      var total = 0
-      for try await buffer in request.body {
-        total += buffer.readableBytes
-        if let limit, total > limit { throw Self.tooLarge }
-        try body(buffer.readableBytesView)
-      }
-      return
+    // Watched for its pace when it comes from a connection (in-process requests have none).
+    let progress = bodyPace.map { pace in
+      let progress = BodyProgress()
+      pace.watchdog.watch(progress, on: pace.channel)
+      return progress
     }
-    let progress = BodyProgress()
-    bodyPace.watchdog.watch(progress, on: bodyPace.channel)
-    defer { bodyPace.watchdog.stop(progress) }
+    defer { if let bodyPace, let progress { bodyPace.watchdog.stop(progress) } }
+    let timedOut = { progress?.finish() == true ? bodyPace?.watchdog.timedOut : nil }
     do {
       var total = 0
       for try await buffer in request.body {
         total += buffer.readableBytes
-        progress.received(buffer.readableBytes)
+        progress?.received(buffer.readableBytes)
         if let limit, total > limit { throw Self.tooLarge }
         try body(buffer.readableBytesView)
       }
-    } catch where progress.finish() {
-      throw bodyPace.watchdog.timedOut
+    } catch {
+      throw timedOut() ?? error
     }
-    if progress.finish() { throw bodyPace.watchdog.timedOut }
+    if let timedOut = timedOut() { throw timedOut }
   }
 
   /// Whether a `Content-Length` declares more than `limit` bytes: digits past what an `Int`
