@@ -114,6 +114,10 @@ let package = Package(
       dependencies: ["Settee", "SetteeServer", "SetteeReplication", "settee", "SetteeTestSupport"]
     ),
     .testTarget(
+      name: "SetteeReplicationTests",
+      dependencies: ["Settee", "SetteeCore", "SetteeReplication", "SetteeTestSupport"]
+    ),
+    .testTarget(
       name: "SetteeCLITests",
       dependencies: ["Settee", "SetteeCLI", "settee", "SetteeTestSupport"]
     ),

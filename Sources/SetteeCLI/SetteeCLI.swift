@@ -94,7 +94,7 @@ struct SetteeCommand: ParsableCommand {
       DefaultsCommand.self, AliasCommand.self, ViewCommand.self, AllDocsCommand.self,
       MetadataCommand.self,
       CheckCommand.self, RebuildCommand.self, DescribeCommand.self, BackupCommand.self,
-      ServeCommand.self, ReplicateCommand.self, BenchCommand.self,
+      ServeCommand.self, ReplicateCommand.self, ReplicatorCommand.self, BenchCommand.self,
     ]
   )
 

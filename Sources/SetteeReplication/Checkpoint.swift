@@ -67,3 +67,67 @@ enum Checkpoint {
     return formatter.string(from: date)
   }
 }
+
+/// A session's checkpoints, as couch_replicator_scheduler_job keeps them: the replication
+/// log read from both peers at the start, and written to both (source first, as CouchDB
+/// does) when the sequence written moved, after the target has committed what it wrote.
+struct Checkpointer: Sendable {
+  let source: any ReplicationPeer
+  let target: any ReplicationPeer
+  /// `_local/<replication id>`.
+  let documentID: String
+  /// Whether the logs are read and written at all (CouchDB's `use_checkpoints`).
+  let enabled: Bool
+  let sessionID: String
+  let started = Date()
+  /// The history the session goes on from.
+  let history: [JSON]
+  /// The sequence the session starts from.
+  let since: JSON
+  private var revs: (source: JSON?, target: JSON?)
+  private var checkpointed: JSON
+  /// When the logs were last written (or the session started).
+  private(set) var lastWritten = ContinuousClock.now
+
+  /// Reads both peers' logs and finds where the session starts (a given
+  /// `sinceSequence` overrides them, with no history).
+  init(
+    source: any ReplicationPeer, target: any ReplicationPeer, replicationID: String,
+    sessionID: String, configuration: ReplicationConfiguration
+  ) async throws {
+    self.source = source
+    self.target = target
+    documentID = "_local/" + replicationID
+    enabled = configuration.useCheckpoints
+    self.sessionID = sessionID
+    let sourceLog = enabled ? try await source.localDocument(documentID) : nil
+    let targetLog = enabled ? try await target.localDocument(documentID) : nil
+    var (since, history) = Checkpoint.start(source: sourceLog, target: targetLog)
+    if let given = configuration.sinceSequence { (since, history) = (.string(given), []) }
+    self.since = since
+    self.history = history
+    checkpointed = since
+    revs = (sourceLog?["_rev"], targetLog?["_rev"])
+  }
+
+  /// Writes the log on both peers when the sequence moved since the last write (or a peer
+  /// has none yet), and puts its history into `progress`.
+  mutating func write(_ progress: inout ReplicationProgress) async throws {
+    guard enabled,
+      progress.lastSequence != checkpointed || revs.source == nil || revs.target == nil
+    else { return }
+    try await target.ensureFullCommit()
+    var log = Checkpoint.log(
+      id: documentID, session: sessionID, seq: progress.lastSequence, started: started,
+      startSeq: progress.startSequence, stats: progress, history: history)
+    log["_rev"] = revs.source
+    try await source.putLocalDocument(log)
+    revs.source = try await source.localDocument(documentID)?["_rev"]
+    log["_rev"] = revs.target
+    try await target.putLocalDocument(log)
+    revs.target = try await target.localDocument(documentID)?["_rev"]
+    checkpointed = progress.lastSequence
+    lastWritten = .now
+    progress.history = log["history"]?.arrayValue ?? []
+  }
+}

@@ -4,6 +4,7 @@ import Hummingbird
 import NIOCore
 import Settee
 import SetteeCore
+import SetteeReplication
 
 /// Routes CouchDB's endpoints to Settee's calls. Every call is an async form of the engine
 /// (a task waits for a connection; no cooperative thread blocks on SQLite).
@@ -11,10 +12,11 @@ struct CouchHandler: Sendable {
   let database: Database
   let configuration: ServerConfiguration
   let authenticator: Authenticator
+  /// The `_replicator` database's documents, their replications' states, and the
+  /// scheduler that runs them and `POST /_replicate`'s.
+  let replicatorDatabase: ReplicatorDatabase
   /// The replications running: started by `POST /_replicate` or by `_replicator` documents.
-  let replicationJobs: ReplicationJobs
-  /// The `_replicator` database's documents and their replications' states.
-  let replicatorDocuments: ReplicatorDocuments
+  var scheduler: ReplicationScheduler { replicatorDatabase.scheduler }
   /// The pace request bodies must keep (``BodyWatchdog``); `nil` in-process.
   var bodyWatchdog: BodyWatchdog? = nil
 
@@ -59,7 +61,7 @@ struct CouchHandler: Sendable {
       return try await welcome()
     }
     if first.hasPrefix("_") && first != Database.defaultCollectionName
-      && first != ReplicatorDocuments.databaseName
+      && first != ReplicatorDatabase.databaseName
     {
       return try await serverEndpoint(first, request)
     }
@@ -146,8 +148,13 @@ struct CouchHandler: Sendable {
   /// CouchDB's rule for database names; Settee's default collection is reached as
   /// `_default`, as CouchDB's system databases are named with `_`.
   func collection(named name: String) throws -> DocumentCollection {
+    try Self.collection(named: name, in: database)
+  }
+
+  /// The collection `name` of `database`, for a name CouchDB allows.
+  static func collection(named name: String, in database: Database) throws -> DocumentCollection {
     guard
-      name == Database.defaultCollectionName || name == ReplicatorDocuments.databaseName
+      name == Database.defaultCollectionName || name == ReplicatorDatabase.databaseName
         || Self.isValidDatabaseName(name)
     else {
       throw CouchError.illegalDatabaseName(name)
@@ -253,7 +260,7 @@ struct CouchHandler: Sendable {
   /// The collections served as databases, in CouchDB's `_all_dbs` order and options.
   private func databaseNames(_ request: CouchRequest) async throws -> [String] {
     var names = try await database.collectionNames().filter {
-      $0 == Database.defaultCollectionName || $0 == ReplicatorDocuments.databaseName
+      $0 == Database.defaultCollectionName || $0 == ReplicatorDatabase.databaseName
         || Self.isValidDatabaseName($0)
     }
     if let start = try request.jsonParameter("startkey") ?? request.jsonParameter("start_key"),

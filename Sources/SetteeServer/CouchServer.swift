@@ -6,6 +6,7 @@ import Logging
 import NIOCore
 import Settee
 import SetteeCore
+import SetteeReplication
 
 /// How ``CouchServer`` listens and what it accepts.
 public struct ServerConfiguration: Sendable {
@@ -28,6 +29,9 @@ public struct ServerConfiguration: Sendable {
   /// waits for it; a slower body is cut, answered `408 request_timeout` and its connection
   /// closed. 500 by default (Apache's `mod_reqtimeout` asks the same).
   public var minimumBodyRate: Int
+  /// How many replications run at once and how failing ones wait (CouchDB's
+  /// `[replicator]` `max_jobs`, `interval`, `max_churn`; ``ReplicationScheduler``).
+  public var replicationLimits: ReplicationScheduler.Limits
 
   /// What the server logs.
   public enum LogLevel: String, Sendable, CaseIterable {
@@ -43,8 +47,10 @@ public struct ServerConfiguration: Sendable {
   public init(
     host: String = "127.0.0.1", port: Int = 5984, maxRequestBytes: Int = 64 << 20,
     logLevel: LogLevel = .info, idleTimeout: Double = 60, minimumBodyRate: Int = 500,
-    corsOrigins: [String] = []
+    corsOrigins: [String] = [],
+    replicationLimits: ReplicationScheduler.Limits = ReplicationScheduler.Limits()
   ) {
+    self.replicationLimits = replicationLimits
     self.corsOrigins = corsOrigins
     self.idleTimeout = idleTimeout
     self.minimumBodyRate = minimumBodyRate
@@ -105,21 +111,29 @@ public struct CouchServer: Sendable {
         "serving \(configuration.host) needs an administrator (settee serve --admin NAME): only loopback addresses are served without authentication"
       )
     }
-    let jobs = ReplicationJobs()
-    let documents = ReplicatorDocuments()
+    let database = database
+    let replicatorDatabase = ReplicatorDatabase(
+      database: database, scheduler: ReplicationScheduler(limits: configuration.replicationLimits)
+    ) { name in
+      do { return try CouchHandler.collection(named: name, in: database) } catch let error
+        as CouchError
+      {
+        throw SetteeError(.invalidArgument, error.reason)
+      }
+    }
     let watchdog = BodyWatchdog(
       window: .milliseconds(Int64(max(0.001, configuration.idleTimeout) * 1000)),
       minimumRate: configuration.minimumBodyRate)
     let handler = CouchHandler(
       database: database, configuration: configuration, authenticator: authenticator,
-      replicationJobs: jobs, replicatorDocuments: documents, bodyWatchdog: watchdog)
+      replicatorDatabase: replicatorDatabase, bodyWatchdog: watchdog)
     let watching = Task { await watchdog.run() }
     // The `_replicator` database's replications, started again with the server.
-    let following = Task { await documents.follow(handler) }
+    let following = Task { await replicatorDatabase.follow() }
     defer {
       watching.cancel()
       following.cancel()
-      jobs.stopAll()
+      replicatorDatabase.scheduler.stopAll()
     }
     var logger = Logger(label: "settee.serve")
     logger.logLevel = .critical

@@ -13,3 +13,16 @@ public func eventually(_ timeout: Double = 300, _ condition: () -> Bool) async -
   }
   return true
 }
+
+/// Waits until an async `condition` holds (a read of a collection, say), for at most
+/// `timeout` seconds; ``eventually(_:_:)`` for conditions that must await.
+public func waitUntil(_ timeout: Double = 60, _ condition: () async throws -> Bool)
+  async rethrows -> Bool
+{
+  let deadline = Date().addingTimeInterval(timeout)
+  while try await !condition() {
+    if Date() > deadline { return false }
+    try? await Task.sleep(nanoseconds: 10_000_000)
+  }
+  return true
+}

@@ -98,13 +98,7 @@ struct ReplicateCommand: AsyncParsableCommand {
         checkpointInterval: .milliseconds(Int64(checkpointInterval * 1000)),
         requestTimeout: .milliseconds(Int64(requestTimeout * 1000)),
         useCheckpoints: checkpoints, useBulkGet: bulkGet))
-    let stopping = [SIGINT, SIGTERM].map { signal in
-      Foundation.signal(signal, SIG_IGN)
-      let source = DispatchSource.makeSignalSource(signal: signal)
-      source.setEventHandler { replicator.stop() }
-      source.resume()
-      return source
-    }
+    let stopping = Termination.onSignal { replicator.stop() }
     defer { stopping.forEach { $0.cancel() } }
     let showsProgress = Console.stderrIsTerminal
     var last = ReplicationProgress()

@@ -6,6 +6,7 @@ import Foundation
 #endif
 import Settee
 import SetteeCore
+import SetteeReplication
 import SetteeServer
 
 struct ServeCommand: AsyncParsableCommand {
@@ -38,6 +39,8 @@ struct ServeCommand: AsyncParsableCommand {
   )
   var admin: String?
   @Option(help: "Browser origins allowed to call (CORS), comma-separated, or *.") var cors: String?
+  @Option(help: "How many replications run at once (CouchDB's max_jobs); others wait their turn.")
+  var maxJobs = 500
 
   /// A server lives long and sees bodies of many sizes: glibc's allocator raises its mmap
   /// threshold each time a large block is freed, up to 32 MiB, and keeps what is freed
@@ -68,6 +71,7 @@ struct ServeCommand: AsyncParsableCommand {
       throw ValidationError("--idle-timeout must be a number of seconds from 0 to 86400")
     }
     guard minBodyRate >= 0 else { throw ValidationError("--min-body-rate must be 0 or more") }
+    guard maxJobs >= 1 else { throw ValidationError("--max-jobs must be at least 1") }
   }
 
   func run() async throws {
@@ -87,7 +91,8 @@ struct ServeCommand: AsyncParsableCommand {
       configuration: ServerConfiguration(
         host: bind, port: port, maxRequestBytes: maxRequestSize,
         logLevel: ServerConfiguration.LogLevel(rawValue: logLevel) ?? .info,
-        idleTimeout: idleTimeout, minimumBodyRate: minBodyRate, corsOrigins: origins))
+        idleTimeout: idleTimeout, minimumBodyRate: minBodyRate, corsOrigins: origins,
+        replicationLimits: .init(maxJobs: maxJobs)))
     let host = bind.contains(":") ? "[\(bind)]" : bind
     try await server.run { port in
       Console.outJSON([

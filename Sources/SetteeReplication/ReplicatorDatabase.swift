@@ -1,7 +1,6 @@
 import Foundation
 import Settee
 import SetteeCore
-import SetteeReplication
 
 /// CouchDB's `_replicator` database: each document in it describes a replication, in the
 /// shape of `POST /_replicate`'s body, which the server runs while the document exists
@@ -14,11 +13,38 @@ import SetteeReplication
 /// engine's): `_scheduler/docs` shows every state, and that a one-shot replication
 /// completed is kept in a local document of `_replicator`, so it is not run again after
 /// a restart unless its document changes.
-final class ReplicatorDocuments: Sendable {
-  static let databaseName = "_replicator"
+///
+/// `settee serve` runs one for its file; a Swift app runs one the same way:
+///
+/// ```swift
+/// let replicator = ReplicatorDatabase(database: db)
+/// let following = Task { await replicator.follow() }   // until cancelled
+/// ```
+public final class ReplicatorDatabase: Sendable {
+  /// The collection that holds the documents: `_replicator`.
+  public static let databaseName = "_replicator"
   /// The local document that records the one-shot replications that completed: document
   /// id → the revision that completed.
   static let completedRecord = "_local/settee-completed"
+
+  /// The file whose `_replicator` collection it follows.
+  public let database: Database
+  /// What runs the replications.
+  public let scheduler: ReplicationScheduler
+  /// Opens the collection a document names as its source or target (a name, not a URL).
+  private let collectionNamed: @Sendable (String) throws -> DocumentCollection
+
+  /// Follows `database`'s `_replicator` collection, running its replications through
+  /// `scheduler`; a document's source or target that is a name (not a URL) is a
+  /// collection of the same file, opened by `collectionNamed` (which may refuse names).
+  public init(
+    database: Database, scheduler: ReplicationScheduler = ReplicationScheduler(),
+    collectionNamed: (@Sendable (String) throws -> DocumentCollection)? = nil
+  ) {
+    self.database = database
+    self.scheduler = scheduler
+    self.collectionNamed = collectionNamed ?? { database.collection($0) }
+  }
 
   /// What `_scheduler/docs` says of one document.
   struct Entry: Sendable {
@@ -46,58 +72,76 @@ final class ReplicatorDocuments: Sendable {
     entries.withLock { $0.map { (id: $0.key, entry: $0.value) } }.sorted { $0.id < $1.id }
   }
 
+  /// The entry of the document `id`, once its change was seen.
   func entry(_ id: String) -> Entry? { entries.withLock { $0[id] } }
 
+  /// `_scheduler/docs`: CouchDB's entry for every document seen, by id.
+  public var schedulerDocuments: [JSON] { all.map { schedulerDocument($0.id, $0.entry) } }
+
+  /// `_scheduler/docs/_replicator/{id}`: the document's entry; CouchDB's first state
+  /// (`initializing`) for a document written but not yet seen; `nil` when there is none.
+  public func schedulerDocument(_ id: String) async throws -> JSON? {
+    if let entry = entry(id) { return schedulerDocument(id, entry) }
+    let collection = database.collection(Self.databaseName)
+    guard !Document.isDesignID(id), let document = try await collection.get(id),
+      let rev = document.rev, !document.isDeleted
+    else { return nil }
+    return schedulerDocument(
+      id, Entry(rev: rev, state: "initializing", started: Date(), updated: Date()))
+  }
+
   /// Follows the `_replicator` database's changes from its start until the task is
-  /// cancelled (the server stops), starting, restarting and stopping replications.
-  func follow(_ handler: CouchHandler) async {
-    let collection = handler.database.collection(Self.databaseName)
+  /// cancelled, starting, restarting and stopping replications; when cancelled, it stops
+  /// the replications its documents started.
+  public func follow() async {
+    let collection = database.collection(Self.databaseName)
     var since: Int64 = 0
     while !Task.isCancelled {
       do {
-        if since > 0, try await !handler.database.collectionExists(Self.databaseName) {
+        if since > 0, try await !database.collectionExists(Self.databaseName) {
           // The database was deleted: its replications end; a new one starts afresh.
-          await stopAll(handler.replicationJobs)
+          await stopAll()
           since = 0
         }
         let changes = try await collection.waitForChanges(since: since, timeout: 10)
         for change in changes {
-          await apply(change, collection, handler)
+          await apply(change, collection)
           since = change.seq
         }
       } catch {
         // The file is busy or gone for a moment: look again shortly.
-        do { try await Task.sleep(for: .seconds(1)) } catch { return }
+        do { try await Task.sleep(for: .seconds(1)) } catch { break }
       }
     }
+    await stopAll()
   }
 
   /// Stops every document's replication and forgets the documents.
-  private func stopAll(_ jobs: ReplicationJobs) async {
+  private func stopAll() async {
     let forgotten: [String: Entry] = entries.withLock { entries in
       let all = entries
       entries = [:]
       return all
     }
     for (id, entry) in forgotten {
-      if let replicationID = entry.replicationID, jobs.job(replicationID)?.documentID == id {
-        await jobs.stopAndWait(replicationID)
+      if let replicationID = entry.replicationID,
+        scheduler.job(replicationID)?.documentID == id
+      {
+        await scheduler.cancelAndWait(replicationID)
       }
     }
   }
 
   /// One document's change.
-  private func apply(_ change: Change, _ collection: DocumentCollection, _ handler: CouchHandler)
-    async
-  {
+  private func apply(_ change: Change, _ collection: DocumentCollection) async {
     let id = change.id
     if Document.isDesignID(id) { return }
     if let running = entry(id) {
       if running.rev == change.rev { return }
       if let replicationID = running.replicationID,
-        handler.replicationJobs.job(replicationID)?.documentID == id
+        scheduler.job(replicationID)?.documentID == id
       {
-        await handler.replicationJobs.stopAndWait(replicationID)
+        await scheduler.cancelAndWait(replicationID)
       }
     }
     guard !change.isDeleted else {
@@ -117,10 +161,12 @@ final class ReplicatorDocuments: Sendable {
     }
     let replicator: Replicator
     do {
-      (replicator, entry.source, entry.target) = try handler.replicator(for: document.body)
+      let request = try ReplicationRequest(couchDB: document.body, database: collectionNamed)
+      (entry.source, entry.target) = (request.sourceLabel, request.targetLabel)
+      replicator = try Replicator(request.configuration)
       entry.replicationID = try await replicator.replicationID()
-    } catch let error as CouchError {
-      return fail(error.reason)
+    } catch let error as SetteeError {
+      return fail(error.message)
     } catch {
       return fail("\(error)")
     }
@@ -132,9 +178,9 @@ final class ReplicatorDocuments: Sendable {
     }
     entries.withLock { $0[id] = entry }
     let rev = change.rev
-    let started = handler.replicationJobs.start(
-      replicator, id: entry.replicationID!, source: entry.source!, target: entry.target!,
-      documentID: id
+    let started = scheduler.add(
+      replicator, id: entry.replicationID!, sourceLabel: entry.source,
+      targetLabel: entry.target, documentID: id
     ) { [self] last in
       let ended = entries.withLock { entries -> Bool in
         guard entries[id]?.rev == rev else { return false }  // replaced or deleted
@@ -198,14 +244,24 @@ final class ReplicatorDocuments: Sendable {
   }
 
   /// CouchDB's `_scheduler/docs` entry for a document.
-  func schedulerDocument(_ id: String, _ entry: Entry, jobs: ReplicationJobs) -> JSON {
-    let job = entry.replicationID.flatMap(jobs.job)
+  private func schedulerDocument(_ id: String, _ entry: Entry) -> JSON {
+    let job = entry.replicationID.flatMap(scheduler.job).flatMap {
+      $0.documentID == id ? $0 : nil
+    }
     let progress = job?.progress ?? entry.progress
     var state = entry.state
     var error = entry.error
-    if state == "running", let progress, progress.state == .retrying {
-      state = "crashing"
-      error = progress.lastError
+    if state == "running", let job {
+      switch job.state {
+      case .pending: state = "pending"
+      case .crashing:
+        state = "crashing"
+        error = job.progress.lastError
+      case .running where job.progress.state == .retrying:
+        state = "crashing"
+        error = job.progress.lastError
+      case .running: break
+      }
     }
     let info: JSON =
       state == "failed" || state == "crashing"
@@ -223,7 +279,7 @@ final class ReplicatorDocuments: Sendable {
       "id": entry.replicationID.map(JSON.string) ?? nil, "node": "settee",
       "source": entry.source.map(JSON.string) ?? nil,
       "target": entry.target.map(JSON.string) ?? nil,
-      "state": .string(state), "info": info, "error_count": state == "crashing" ? 1 : 0,
+      "state": .string(state), "info": info, "error_count": state == "crashing" ? .int(Int64(max(1, job?.crashes ?? 1))) : 0,
       "start_time": .string(format.string(from: entry.started)),
       "last_updated": .string(format.string(from: job?.updated ?? entry.updated)),
     ]
