@@ -187,28 +187,52 @@ package enum Multipart {
   /// (`encoded_length` when it has an `encoding`, else `length`) is refused as CouchDB
   /// refuses it, "longer" or "shorter than expected": it is how a cut upload shows.
   ///
-  /// - Complexity: O(n) in the body and the parts (finding each attachment's part by
-  ///   searching the rest made 10,000 parts take 15 s).
+  /// - Complexity: O(n) in the body and the parts (``attachmentParts(_:partNames:)``).
   package static func document(fromRelated body: [UInt8], boundary: String) throws -> JSONObject {
     let parts = try parts(body, boundary: boundary)
     guard let first = parts.first, case .object(var document) = try JSONParser.parse(first.body)
     else { throw malformed("the first part must be the document as a JSON object") }
     guard case .object(let attachments)? = document["_attachments"] else { return document }
-    // The parts after the document, by the file name they give, in order.
-    var named: [String: [Int]] = [:]
-    for index in parts.indices.dropFirst() {
-      if let name = filename(parts[index].headers["content-disposition"]) {
-        named[name, default: []].append(index)
-      }
-    }
-    var seen: [String: Int] = [:]
-    var taken = [Bool](repeating: false, count: parts.count)
-    var next = 1
+    let chosen = try attachmentParts(
+      attachments, partNames: parts.map { filename($0.headers["content-disposition"]) })
     var filled: [(String, JSON)] = []
     filled.reserveCapacity(attachments.count)
     for member in attachments {
-      guard case .object(var attachment) = member.value, attachment["follows"] == true else {
+      guard let position = chosen[member.key], case .object(var attachment) = member.value else {
         filled.append((member.key, member.value))
+        continue
+      }
+      let data = parts[position].body
+      try checkLength(data.count, declaredBy: attachment, name: member.key)
+      _ = attachment.removeValue(forKey: "follows")
+      attachment["data"] = .string(Data(data).base64EncodedString())
+      filled.append((member.key, .object(attachment)))
+    }
+    document["_attachments"] = .object(JSONObject(filled))
+    return document
+  }
+
+  /// Which part holds each attachment marked `"follows": true`: the part naming it in
+  /// `Content-Disposition` (`partNames`, by position; the document is part 0), or else the
+  /// next part not yet taken, as CouchDB matches them.
+  ///
+  /// - Throws: ``MultipartError`` for an attachment no part holds.
+  /// - Complexity: O(n) in the parts and attachments (finding each attachment's part by
+  ///   searching the rest made 10,000 parts take 15 s).
+  package static func attachmentParts(_ attachments: JSONObject, partNames: [String?]) throws
+    -> [String: Int]
+  {
+    // The parts after the document, by the file name they give, in order.
+    var named: [String: [Int]] = [:]
+    for index in partNames.indices.dropFirst() {
+      if let name = partNames[index] { named[name, default: []].append(index) }
+    }
+    var seen: [String: Int] = [:]
+    var taken = [Bool](repeating: false, count: partNames.count)
+    var next = 1
+    var chosen: [String: Int] = [:]
+    for member in attachments {
+      guard case .object(let attachment) = member.value, attachment["follows"] == true else {
         continue
       }
       var position: Int?
@@ -221,29 +245,24 @@ package enum Multipart {
         seen[member.key] = cursor
       }
       if position == nil {
-        while next < parts.count && taken[next] { next += 1 }
-        if next < parts.count { position = next }
+        while next < partNames.count && taken[next] { next += 1 }
+        if next < partNames.count { position = next }
       }
       guard let position else {
         throw malformed(
           "attachment \(JSONWriter.string(.string(member.key))) follows but no part holds it")
       }
       taken[position] = true
-      let data = parts[position].body
-      try checkLength(of: data, declaredBy: attachment, name: member.key)
-      _ = attachment.removeValue(forKey: "follows")
-      attachment["data"] = .string(Data(data).base64EncodedString())
-      filled.append((member.key, .object(attachment)))
+      chosen[member.key] = position
     }
-    document["_attachments"] = .object(JSONObject(filled))
-    return document
+    return chosen
   }
 
   /// Refuses a part whose length differs from the one its attachment declares, with
   /// CouchDB's words ("attachment longer/shorter than expected"); no declared length, no
   /// check.
-  private static func checkLength(
-    of data: [UInt8], declaredBy attachment: JSONObject, name: String
+  package static func checkLength(
+    _ count: Int, declaredBy attachment: JSONObject, name: String
   ) throws {
     let field = attachment["encoding"] == nil ? "length" : "encoded_length"
     guard let declared = attachment[field] ?? attachment["length"], declared != .null else { return }
@@ -251,18 +270,18 @@ package enum Multipart {
     guard let length = declared.doubleValue, length == length.rounded() else {
       throw malformed("attachment \(quoted) declares a \(field) that is not an integer")
     }
-    if Double(data.count) > length {
+    if Double(count) > length {
       throw malformed(
-        "attachment \(quoted) longer than expected: \(data.count) bytes, \(field) \(JSONWriter.string(declared))")
+        "attachment \(quoted) longer than expected: \(count) bytes, \(field) \(JSONWriter.string(declared))")
     }
-    if Double(data.count) < length {
+    if Double(count) < length {
       throw malformed(
-        "attachment \(quoted) shorter than expected: \(data.count) bytes, \(field) \(JSONWriter.string(declared))")
+        "attachment \(quoted) shorter than expected: \(count) bytes, \(field) \(JSONWriter.string(declared))")
     }
   }
 
   /// The `filename` a `Content-Disposition` gives (`attachment; filename="a.txt"`).
-  private static func filename(_ disposition: String?) -> String? {
+  package static func filename(_ disposition: String?) -> String? {
     guard let disposition, let start = disposition.range(of: "filename=\"") else { return nil }
     let rest = disposition[start.upperBound...]
     guard let end = rest.lastIndex(of: "\"") else { return nil }
@@ -286,5 +305,6 @@ package enum Multipart {
 /// A multipart body that is not what CouchDB sends: why.
 package struct MultipartError: Error, CustomStringConvertible {
   package var reason: String
+  package init(reason: String) { self.reason = reason }
   package var description: String { "malformed multipart body: \(reason)" }
 }

@@ -19,42 +19,22 @@ extension CouchHandler {
     case Self.copy:
       return try await copyDocument(db, id, request)
     case .put:
-      var body: JSONObject
+      let body: JSONObject
       if let type = request.headers[.contentType], type.lowercased().hasPrefix("multipart/related")
       {
         guard let boundary = Multipart.boundary(ofContentType: type) else {
           throw CouchError(.badRequest, "bad_request", "multipart/related without a boundary")
         }
-        do {
-          body = try Multipart.document(
-            fromRelated: try await request.bodyBytes(), boundary: boundary)
-        } catch let error as MultipartError {
-          throw CouchError(.badRequest, "bad_request", error.description)
-        }
+        // Read as it arrives: the attachments wait in a temporary file, and the engine
+        // stores them from there a chunk at a time.
+        let upload = try await MultipartUpload.read(
+          request, boundary: boundary, maxDocumentBytes: configuration.maxRequestBytes)
+        defer { upload.close() }
+        return try await putDocument(db, id, upload.document, request, upload.sources)
       } else {
         body = try await request.jsonObjectBody(requiresJSONType: false)
       }
-      // The URL names the document; an _id in the body that is not a string is refused,
-      // as CouchDB refuses it.
-      if let given = body["_id"], given.stringValue == nil {
-        throw CouchError(.badRequest, "bad_request", "Document id must be a string")
-      }
-      body["_id"] = .string(id)
-      if let rev = try request.revision(), body["_rev"] == nil {
-        body["_rev"] = .string(rev.description)
-      }
-      let location = "/\(Self.escape(db.name))/\(Self.escape(id))"
-      if try !request.bool("new_edits", default: true) {
-        let result = try await db.put(body, newEdits: false)
-        try await syncDesignDocuments(db, [id])
-        return CouchResponse.written(result, location: location)
-      }
-      let result = try await db.put(body)
-      try await syncDesignDocuments(db, [id])
-      if request.query["batch"] == "ok" {
-        return CouchResponse.json(["ok": true, "id": .string(id)], status: .accepted)
-      }
-      return CouchResponse.written(result, location: location)
+      return try await putDocument(db, id, body, request)
     case .delete:
       guard let rev = try request.revision() else {
         throw CouchError(.conflict, "conflict", "Document update conflict.")
@@ -65,6 +45,35 @@ extension CouchHandler {
     default:
       return try await readDocument(db, id, request)
     }
+  }
+
+  /// `PUT /{db}/{docid}` with the document read: its attachments' data inline, or
+  /// following in `sources` (a `multipart/related` body).
+  private func putDocument(
+    _ db: DocumentCollection, _ id: String, _ body: JSONObject, _ request: CouchRequest,
+    _ sources: [String: AttachmentSource] = [:]
+  ) async throws -> Response {
+    var body = body
+    // The URL names the document; an _id in the body that is not a string is refused,
+    // as CouchDB refuses it.
+    if let given = body["_id"], given.stringValue == nil {
+      throw CouchError(.badRequest, "bad_request", "Document id must be a string")
+    }
+    body["_id"] = .string(id)
+    if let rev = try request.revision(), body["_rev"] == nil {
+      body["_rev"] = .string(rev.description)
+    }
+    let location = "/\(Self.escape(db.name))/\(Self.escape(id))"
+    let newEdits = try request.bool("new_edits", default: true)
+    let result =
+      sources.isEmpty
+      ? try await (newEdits ? db.put(body) : db.put(body, newEdits: false))
+      : try await db.put(body, newEdits: newEdits, attachmentSources: sources)
+    try await syncDesignDocuments(db, [id])
+    if newEdits && request.query["batch"] == "ok" {
+      return CouchResponse.json(["ok": true, "id": .string(id)], status: .accepted)
+    }
+    return CouchResponse.written(result, location: location)
   }
 
   private func readDocument(_ db: DocumentCollection, _ id: String, _ request: CouchRequest)
@@ -323,26 +332,13 @@ extension CouchHandler {
   func spool(_ request: CouchRequest) async throws -> TemporaryFile {
     let file = try TemporaryFile(for: "an upload")
     do {
-      switch request.headers[.contentEncoding]?.lowercased() {
-      case nil, "identity":
-        try await request.forEachRawChunk(limit: nil) { try file.write($0) }
-      case "gzip", "x-gzip":
-        let decoder = try GzipDecoder(limit: Attachment.maxDecodedLength)
-        do {
-          try await request.forEachRawChunk(limit: nil) { chunk in
-            var pending = ArraySlice(chunk)
-            while !pending.isEmpty { try file.write(try decoder.decode(taking: &pending)) }
-          }
-          _ = try decoder.finish()
-        } catch let error as GzipError {
-          throw decoder.produced > Attachment.maxDecodedLength
-            ? CouchError(.contentTooLarge, "too_large", "the upload \(error.reason)")
-            : CouchError(.badRequest, "bad_request", "the upload is not valid gzip: \(error.reason)")
-        }
-      default:
-        try file.write(try await request.bodyBytes())
-      }
+      try await request.forEachStreamedChunk { try file.write($0) }
       try file.rewind()
+    } catch let error as CouchError {
+      file.close()
+      // The upload's words for what the body's were.
+      throw CouchError(
+        error.status, error.error, error.reason.replacingOccurrences(of: "the body", with: "the upload"))
     } catch {
       file.close()
       throw error

@@ -138,6 +138,32 @@ struct CouchRequest: Sendable {
     try await forEachRawChunk(limit: maxBodyBytes, body)
   }
 
+  /// The body as it arrives, with no limit on its size (the caller bounds what it keeps:
+  /// an attachment upload, a `multipart/related` document). A gzip body (Cloudant's SDKs
+  /// compress bodies) is inflated as it arrives, up to ``Attachment/maxDecodedLength``; a
+  /// `deflate` one is inflated whole, within the request limit.
+  func forEachStreamedChunk(_ body: ([UInt8]) throws -> Void) async throws {
+    switch headers[.contentEncoding]?.lowercased() {
+    case nil, "identity":
+      try await forEachRawChunk(limit: nil) { try body(Array($0)) }
+    case "gzip", "x-gzip":
+      let decoder = try GzipDecoder(limit: Attachment.maxDecodedLength)
+      do {
+        try await forEachRawChunk(limit: nil) { chunk in
+          var pending = ArraySlice(chunk)
+          while !pending.isEmpty { try body(try decoder.decode(taking: &pending)) }
+        }
+        _ = try decoder.finish()
+      } catch let error as GzipError {
+        throw decoder.produced > Attachment.maxDecodedLength
+          ? CouchError(.contentTooLarge, "too_large", "the body \(error.reason)")
+          : CouchError(.badRequest, "bad_request", "the body is not valid gzip: \(error.reason)")
+      }
+    default:
+      try body(try await bodyBytes())
+    }
+  }
+
   /// The body's bytes as they arrive, refused with `413` beyond `limit` (`nil`: none): by
   /// its `Content-Length` before reading, or as soon as a streamed body passes it. A body
   /// slower than ``bodyPace`` is cut: the connection's input is closed and the request

@@ -48,6 +48,12 @@ struct TemporaryFile: Sendable {
     return Array(data)
   }
 
+  /// Up to `count` bytes from `offset`; `nil` at the end.
+  func read(at offset: UInt64, upTo count: Int) throws -> [UInt8]? {
+    try handle.seek(toOffset: offset)
+    return try read(upTo: count)
+  }
+
   /// Everything written, read from the first byte.
   func readAll() throws -> [UInt8] {
     try rewind()

@@ -33,19 +33,33 @@ extension DocumentWriter {
     }
     var resolved: [StoredAttachment] = []
     for attachment in listed {
-      if let data = attachment.data {
-        var length = Int64(data.count)
-        if attachment.encoding != nil {
-          do {
-            length = try Gzip.decodedLength(of: data, limit: Attachment.maxDecodedLength)
-          } catch let error as GzipError {
-            throw SetteeError(
-              .invalidDocument,
-              "attachment \(quoted(attachment.name)) is marked \"encoding\": \"gzip\", but \(error.reason)",
-              documentID: document.id)
-          }
+      if attachment.data != nil || attachment.source != nil {
+        // Inline bytes are one chunk; a source's come a chunk at a time, never whole.
+        var inline = attachment.data
+        let source = attachment.source
+        func next() throws -> [UInt8]? {
+          if let source { return try source.read() }
+          defer { inline = nil }
+          return inline
         }
-        let blob = try AttachmentStore.store(db, bytes: data)
+        let decoder = try attachment.encoding.map { _ in
+          try GzipDecoder(limit: Attachment.maxDecodedLength)
+        }
+        let blob: (aid: Int64, digest: String, length: Int64)
+        do {
+          blob = try AttachmentStore.store(db) {
+            let chunk = try next()
+            if let chunk, let decoder { _ = try decoder.decode(chunk) }
+            return chunk
+          }
+          _ = try decoder?.finish()
+        } catch let error as GzipError {
+          throw SetteeError(
+            .invalidDocument,
+            "attachment \(quoted(attachment.name)) is marked \"encoding\": \"gzip\", but \(error.reason)",
+            documentID: document.id)
+        }
+        let length = decoder?.produced ?? blob.length
         resolved.append(
           StoredAttachment(
             name: attachment.name, aid: blob.aid, contentType: attachment.contentType,

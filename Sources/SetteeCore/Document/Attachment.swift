@@ -29,6 +29,9 @@ public struct Attachment: Sendable, Hashable {
   /// Written as a stub: the revision keeps the attachment of this name (or digest) that
   /// the edited revision has.
   public var isStub: Bool
+  /// The bytes as stored, read a chunk at a time when the revision is written, instead of
+  /// held in ``data``: a `multipart/related` upload's attachments wait in a file.
+  package var source: AttachmentSource?
 
   /// An attachment written inline from its bytes.
   public init(name: String, contentType: String = "application/octet-stream", data: [UInt8]) {
@@ -206,5 +209,27 @@ public struct Attachment: Sendable, Hashable {
     }
     attachment.revpos = Int(try integer("revpos") ?? 0)
     return attachment
+  }
+}
+
+/// Attachment bytes given a chunk at a time, inside the write that stores them (see
+/// ``Attachment/source``). Equal only to itself.
+package final class AttachmentSource: @unchecked Sendable, Hashable {
+  private let next: () throws -> [UInt8]?
+
+  /// A source whose chunks `next` gives until it answers `nil`; it is read once.
+  package init(_ next: @escaping () throws -> [UInt8]?) {
+    self.next = next
+  }
+
+  /// The next chunk; `nil` at the end.
+  package func read() throws -> [UInt8]? { try next() }
+
+  package static func == (one: AttachmentSource, other: AttachmentSource) -> Bool {
+    one === other
+  }
+
+  package func hash(into hasher: inout Hasher) {
+    hasher.combine(ObjectIdentifier(self))
   }
 }
