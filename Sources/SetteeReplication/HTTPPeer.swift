@@ -291,6 +291,13 @@ struct HTTPPeer: ReplicationPeer {
     let answer = try await send(
       .PUT, "/" + Self.escapeID(id), query: [("new_edits", "false")], rawBody: body,
       contentType: "multipart/related; boundary=\"\(boundary)\"")
+    return try refusal(answer, of: id)
+  }
+
+  /// A single document write's answer: `nil` when written, the target's refusal
+  /// otherwise. An answer that may pass on a retry (5xx, 429, 408, 401) fails the batch
+  /// instead.
+  func refusal(_ answer: Answer, of id: String) throws -> WriteFailure? {
     do { try check(answer) } catch let refusal as ReplicationError {
       if refusal.isTransient || answer.status == 401 { throw refusal }
       return WriteFailure(id: id, error: refusal.error, reason: refusal.reason)
@@ -401,9 +408,34 @@ struct HTTPPeer: ReplicationPeer {
   /// (`unreachable`, `timeout`) naming the peer without credentials.
   func send(
     _ method: HTTPMethod, _ path: String, query: [(String, String)] = [], body: JSON? = nil,
-    rawBody: [UInt8]? = nil, contentType: String = "application/json",
-    headers: [(String, String)] = [], timeout: Duration? = nil
+    rawBody: [UInt8]? = nil, streamedBody: HTTPClientRequest.Body? = nil,
+    contentType: String = "application/json", headers: [(String, String)] = [],
+    timeout: Duration? = nil
   ) async throws -> Answer {
+    var request = self.request(method, path, query: query, headers: headers)
+    if let bytes = rawBody ?? body.map(JSONWriter.bytes) {
+      request.headers.add(name: "Content-Type", value: contentType)
+      request.body = .bytes(ByteBuffer(bytes: bytes))
+    } else if let streamedBody {
+      request.headers.add(name: "Content-Type", value: contentType)
+      request.body = streamedBody
+    }
+    let seconds = (timeout ?? requestTimeout).components.seconds
+    return try await translatingFailures(method, path, seconds: seconds) {
+      let response = try await Self.client.execute(request, timeout: .seconds(seconds))
+      let bytes = try await response.body.collect(upTo: Self.maxAnswerBytes)
+      return Answer(
+        status: Int(response.status.code), body: bytes, peer: label,
+        contentType: response.headers.first(name: "Content-Type"))
+    }
+  }
+
+  /// A request to the database's `path` with `query`, the peer's credentials and
+  /// `headers` (`Accept: application/json` unless they say otherwise).
+  func request(
+    _ method: HTTPMethod, _ path: String, query: [(String, String)] = [],
+    headers: [(String, String)] = []
+  ) -> HTTPClientRequest {
     var url = base + path
     if !query.isEmpty {
       url +=
@@ -416,23 +448,24 @@ struct HTTPPeer: ReplicationPeer {
     request.headers.add(name: "Accept", value: "application/json")
     for (name, value) in headers { request.headers.replaceOrAdd(name: name, value: value) }
     if let authorization { request.headers.add(name: "Authorization", value: authorization) }
-    if let bytes = rawBody ?? body.map(JSONWriter.bytes) {
-      request.headers.add(name: "Content-Type", value: contentType)
-      request.body = .bytes(ByteBuffer(bytes: bytes))
-    }
-    let limit = timeout ?? requestTimeout
-    let seconds = limit.components.seconds
+    return request
+  }
+
+  /// Runs `operation` (a request and the reading of its answer) with transport failures
+  /// and timeouts as ``ReplicationError``s (`unreachable`, `timeout`) naming the peer
+  /// without credentials; Settee's own errors pass as they are.
+  func translatingFailures<T>(
+    _ method: HTTPMethod, _ path: String, seconds: Int64, _ operation: () async throws -> T
+  ) async throws -> T {
     do {
-      let response = try await Self.client.execute(request, timeout: .seconds(seconds))
-      let bytes = try await response.body.collect(upTo: Self.maxAnswerBytes)
-      return Answer(
-        status: Int(response.status.code), body: bytes, peer: label,
-        contentType: response.headers.first(name: "Content-Type"))
+      return try await operation()
     } catch let error as HTTPClientError where error == .deadlineExceeded || error == .readTimeout {
       throw ReplicationError(
         peer: label, status: nil, error: "timeout",
         reason: "\(method) \(path.isEmpty ? "/" : path) took more than \(seconds) s")
     } catch let error as ReplicationError {
+      throw error
+    } catch let error as SetteeError {
       throw error
     } catch is CancellationError {
       throw CancellationError()
@@ -465,7 +498,7 @@ struct HTTPPeer: ReplicationPeer {
       reason: object["reason"]?.stringValue ?? "")
   }
 
-  private func malformed(_ reason: String) -> ReplicationError {
+  func malformed(_ reason: String) -> ReplicationError {
     ReplicationError(peer: label, status: nil, error: "bad_response", reason: reason)
   }
 

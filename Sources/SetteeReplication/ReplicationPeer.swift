@@ -36,6 +36,13 @@ protocol ReplicationPeer: Sendable {
   func prepare(_ documents: [BulkDocument]) throws -> [BulkDocument]
   /// Writes documents as the source has them (`new_edits: false`); the refused ones.
   func write(_ documents: [BulkDocument]) async throws -> [WriteFailure]
+  /// The asked revision (or the leaves that follow it) with `_revisions` and the data of
+  /// the attachments the target lacks (after `attachmentsSince`) in a temporary file: a
+  /// document too large to hold (``SpooledDocument``).
+  func spool(_ wanted: WantedRevisions) async throws -> [SpooledDocument]
+  /// Writes a spooled document as the source has it (`new_edits: false`), its attachments
+  /// read from its file as they are sent; `nil` when written, the refusal otherwise.
+  func write(_ document: SpooledDocument) async throws -> WriteFailure?
   /// Makes what was written durable (`_ensure_full_commit`).
   func ensureFullCommit() async throws
   /// How many revisions were asked of `_bulk_get` and how many it gave, since the peer was
@@ -233,15 +240,7 @@ extension BulkDocument {
       let id = object["_id"]?.stringValue, let text = object["_rev"]?.stringValue,
       let rev = try? RevisionID(parsing: text)
     else { return nil }
-    // The revisions it descends from, by `_revisions` (malformed ones are the target's to
-    // refuse; the revision alone counts then).
-    var ancestry: Set<RevisionID> = [rev]
-    if let revisions = object["_revisions"],
-      let history = try? Document.parseRevisions(revisions, documentID: id)
-    {
-      ancestry.formUnion(history)
-    }
-    let held = since(id).filter(ancestry.contains).map(\.generation).max() ?? 0
+    let held = Self.heldGeneration(rev, object["_revisions"], id: id, since: since(id))
     var bytes = 0
     var needed = false
     for attachment in attachments {
@@ -255,6 +254,19 @@ extension BulkDocument {
         attachment.value["encoded_length"]?.intValue ?? attachment.value["length"]?.intValue ?? 0
     }
     return needed ? (id, rev, bytes) : nil
+  }
+
+  /// The newest generation of `since` that `rev` descends from by its `_revisions` (0 for
+  /// none): the attachments written up to it the target holds already. Malformed
+  /// `_revisions` are the target's to refuse; the revision alone counts then.
+  static func heldGeneration(
+    _ rev: RevisionID, _ revisions: JSON?, id: String, since: [RevisionID]
+  ) -> Int {
+    var ancestry: Set<RevisionID> = [rev]
+    if let revisions, let history = try? Document.parseRevisions(revisions, documentID: id) {
+      ancestry.formUnion(history)
+    }
+    return since.filter(ancestry.contains).map(\.generation).max() ?? 0
   }
 
   /// The document as an object when it may carry `_attachments` (a text is parsed only

@@ -100,7 +100,8 @@ struct ReplicationWorker: Sendable {
   /// document as soon as it has it): a batch's attachments are never in memory together.
   /// They are written before the batch's other documents, which is safe: a document
   /// appears once in a batch, and the batch's sequence is recorded only when all of it is
-  /// written.
+  /// written. A document with more attachment data than a slice is passed on by itself,
+  /// its attachments streamed through a temporary file (``SpooledDocument``).
   func fetch(_ compared: Compared) async throws -> Fetched {
     var fetched = Fetched(
       page: compared.page, missingChecked: compared.missingChecked,
@@ -111,11 +112,16 @@ struct ReplicationWorker: Sendable {
     for item in compared.wanted { since[item.id, default: []] += item.attachmentsSince }
     var plain: [BulkDocument] = []
     var withData: [(wanted: WantedRevisions, bytes: Int)] = []
+    var large: [WantedRevisions] = []
     for document in documents {
       if let needed = document.attachmentDataNeeded(since: { since[$0] ?? [] }) {
         let wanted = WantedRevisions(
           id: needed.id, revs: [needed.rev], attachmentsSince: since[needed.id] ?? [])
-        withData.append((wanted, needed.bytes))
+        if needed.bytes > Self.writeBytes {
+          large.append(wanted)
+        } else {
+          withData.append((wanted, needed.bytes))
+        }
       } else {
         plain.append(document)
       }
@@ -132,7 +138,39 @@ struct ReplicationWorker: Sendable {
       fetched.written.add(try await write(read))
       (slice, bytes) = ([], 0)
     }
+    for wanted in large { fetched.written.add(try await writeSpooled(wanted)) }
     return fetched
+  }
+
+  /// A document too large to hold, read from the source into a temporary file and written
+  /// to the target from it. A target that lacks an attachment the stubs count on
+  /// (`missing_stub`) gets the revision again with every attachment.
+  private func writeSpooled(_ wanted: WantedRevisions) async throws -> Written {
+    var written = Written()
+    for document in try await source.spool(wanted) {
+      defer { document.close() }
+      var failure = try await target.write(document)
+      if failure?.error == "missing_stub", let rev = document.document["_rev"]?.stringValue,
+        let revision = try? RevisionID(parsing: rev)
+      {
+        for again in try await source.spool(
+          WantedRevisions(id: document.id, revs: [revision], attachmentsSince: []))
+        {
+          defer { again.close() }
+          failure = try await target.write(again)
+        }
+      }
+      written.documents += 1
+      if let failure {
+        written.failures += 1
+        written.lastError = "\(target.label): \(failure.id): \(failure.error): \(failure.reason)"
+        if written.refused.count < ReplicationProgress.maxListedFailures {
+          written.refused.append(
+            ReplicationFailure(id: failure.id, error: failure.error, reason: failure.reason))
+        }
+      }
+    }
+    return written
   }
 
   /// Documents a source sent, made ready for the target (``ReplicationPeer/prepare(_:)``).

@@ -25,18 +25,16 @@ struct ReplicatorCLITests {
     // Started in the background; stopped with SIGTERM once both documents have a final
     // state (bounded: 30 s).
     let out = directory.path("out.jsonl")
-    let run = try await Task.detached {
-      try SetteeBinary.runShell(
-        #"""
-        "$0" replicator --db "$1" > "$2" & pid=$!
-        for i in $(seq 1 300); do
-          [ "$(grep -c -e '"completed"' -e '"failed"' "$2")" = 2 ] && break
-          sleep 0.1
-        done
-        kill -TERM $pid; wait $pid; echo "exit $?" >&2
-        """#.replacingOccurrences(of: "\"$1\"", with: "'\(path)'")
-          .replacingOccurrences(of: "\"$2\"", with: "'\(out)'"))
-    }.value
+    let run = try await SetteeBinary.runShell(
+      #"""
+      "$0" replicator --db "$1" > "$2" & pid=$!
+      for i in $(seq 1 300); do
+        [ "$(grep -c -e '"completed"' -e '"failed"' "$2")" = 2 ] && break
+        sleep 0.1
+      done
+      kill -TERM $pid; wait $pid; echo "exit $?" >&2
+      """#.replacingOccurrences(of: "\"$1\"", with: "'\(path)'")
+        .replacingOccurrences(of: "\"$2\"", with: "'\(out)'"))
     #expect(run.stderr.contains("exit 0"), "\(run.stderr)")
     let lines = try String(contentsOfFile: out, encoding: .utf8).split(separator: "\n")
     let states = lines.compactMap { line -> String? in

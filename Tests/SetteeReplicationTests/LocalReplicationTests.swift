@@ -212,3 +212,56 @@ struct LocalReplicationTests {
     }
   }
 }
+
+/// Documents with more attachment data than a write carries (8 MB) pass from file to file
+/// by themselves, their attachments through a temporary file (``SpooledDocument``): every
+/// byte arrives, gzip-encoded attachments stay encoded, and an edit that keeps the large
+/// attachment sends only what changed.
+@Suite("Replication of large documents")
+struct LargeDocumentReplicationTests {
+  let directory = TemporaryDirectory()
+
+  @Test func largeDocumentsPassThroughASpool() async throws {
+    let source = try directory.replica("large-source.db", "notes")
+    let target = try directory.replica("large-target.db", "notes")
+    var big = [UInt8](repeating: 0, count: 12 << 20)
+    for index in big.indices { big[index] = UInt8(truncatingIfNeeded: index &* 131 &+ index >> 9) }
+    let text = Array(String(repeating: "compressible line\n", count: 50_000).utf8)
+    let hash = String(repeating: "cd", count: 16)
+    try await source.put(
+      [
+        "_id": "large", "_rev": .string("1-\(hash)"),
+        "_revisions": ["start": 1, "ids": [.string(hash)]],
+        "_attachments": [
+          "big.bin": ["content_type": "application/octet-stream", "data": .string(Data(big).base64EncodedString())],
+          "notes.txt": [
+            "content_type": "text/plain", "encoding": "gzip", "revpos": 1,
+            "data": .string(Data(Gzip.encode(text)).base64EncodedString()),
+          ],
+        ],
+      ], newEdits: false)
+    try await source.putAll((0..<20).map { ["_id": .string("small\($0)")] })
+    let first = try await Replicator(
+      ReplicationConfiguration(
+        source: .collection(source), target: .collection(target), createTarget: true)
+    ).run()
+    #expect(first.docsWritten == 21 && first.docWriteFailures == 0, "\(first.json)")
+    #expect(try await ReplicaComparison.differences(source, target) == [])
+    // Kept encoded, as stored on the source.
+    let read = try await target.openRevisions(
+      "large", nil, options: RevisionReadOptions(attachmentEncodingInfo: true))
+    guard case .found(let copy)? = read.first else { Issue.record("not found"); return }
+    #expect(copy["_attachments"]?["notes.txt"]?["encoding"] == "gzip", "\(copy)")
+
+    // An edit of the body: the 12 MB are not sent again (the target holds them).
+    var edited = try #require(try await source.get("large")).json
+    edited["v"] = 2
+    try await source.put(edited)
+    let second = try await Replicator(
+      ReplicationConfiguration(
+        source: .collection(source), target: .collection(target), createTarget: true)
+    ).run()
+    #expect(second.docsWritten == 1)
+    #expect(try await ReplicaComparison.differences(source, target) == [])
+  }
+}

@@ -1,4 +1,5 @@
 import Foundation
+import Settee
 import SetteeCore
 import SetteeReplication
 import SetteeTestSupport
@@ -157,6 +158,59 @@ struct MultipartUploadTests {
     #expect(try await server.get("/db/cut").status == 404)
     let whole = try put(5, closed: true)
     #expect(whole.status == 201, "\(String(decoding: whole.body, as: UTF8.self))")
+  }
+
+  /// A document with a 100 MB attachment replicates server to server, server to file and
+  /// file to server through `settee replicate`, each process under 128 MB: the
+  /// replicator reads it as `open_revs` multipart as it arrives, into a temporary file,
+  /// and sends it as a streamed `multipart/related` PUT (it read it whole through
+  /// `_bulk_get`, base64 inside JSON, and held several copies). Every copy has the digest
+  /// of the bytes sent.
+  @Test func aLargeDocumentReplicatesInBoundedMemory() async throws {
+    #if os(Linux)
+      let first = try ServerProcess(db: directory.path("first.db"), ["--log-level", "none"])
+      let second = try ServerProcess(db: directory.path("second.db"), ["--log-level", "none"])
+      defer {
+        first.stop()
+        second.stop()
+      }
+      _ = try RawHTTP.send(WireMessage(method: "PUT", path: "/db"), to: first)
+      let total = 100 << 20
+      var chunk = [UInt8](repeating: 0, count: 1 << 20)
+      for index in chunk.indices { chunk[index] = UInt8(truncatingIfNeeded: index &* 29 &+ 3) }
+      let upload = try first.connectAndSend(
+        Array(
+          "PUT /db/doc/big.bin HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Type: application/octet-stream\r\nContent-Length: \(total)\r\n\r\n"
+            .utf8))
+      defer { close(upload) }
+      var md5 = MD5()
+      for _ in 0..<(total / chunk.count) {
+        try Self.send(upload, chunk[...])
+        chunk.withUnsafeBytes { md5.update($0) }
+      }
+      #expect(first.receive(upload, timeout: 300).hasPrefix("HTTP/1.1 201"))
+      let digest = "md5-" + Data(md5.finalize()).base64EncodedString()
+      let file = directory.path("copy.db")
+      for (from, to) in [
+        (first.url + "db", second.url + "db"), (second.url + "db", file + "#db"),
+        (file + "#db", first.url + "back"),
+      ] {
+        let run = try await SetteeBinary.runShell(
+          "/usr/bin/time -v \"$0\" replicate '\(from)' '\(to)' --create-target")
+        #expect(run.status == 0, "\(from) → \(to): \(run.stderr)")
+        let summary = try? JSONParser.parse(run.stdout)
+        #expect(summary?["history"]?[0]?["docs_written"] == 1, "\(run.stdout)")
+        let peak = run.stderr.split(separator: "\n").first { $0.contains("Maximum resident set size") }
+        let kilobytes = peak.flatMap { Int($0.split(separator: ":").last!.trimmingCharacters(in: .whitespaces)) }
+        #expect((kilobytes ?? .max) < 128_000, "\(from) → \(to): \(peak ?? "no peak")")
+      }
+      for (server, path) in [(second, "/db/doc"), (first, "/back/doc")] {
+        let stub = try RawHTTP.send(WireMessage(method: "GET", path: path), to: server)
+        #expect(stub.json?["_attachments"]?["big.bin"]?["digest"] == .string(digest), "\(path)")
+      }
+      let copy = try Database(path: file).collection("db")
+      #expect(try await copy.attachment("big.bin", of: "doc")?.digest == digest)
+    #endif
   }
 
   private static func send(_ socket: Int32, _ bytes: ArraySlice<UInt8>) throws {

@@ -81,6 +81,16 @@ public enum SetteeBinary {
     try run(executable: "/bin/sh", ["-c", script, path], stdin: stdin)
   }
 
+  /// ``runShell(_:stdin:)`` from async code, waited for on a thread of its own (see
+  /// ``run(_:stdin:unprivileged:timeout:)-swift.method``).
+  public static func runShell(_ script: String, stdin: [UInt8]? = nil) async throws -> Run {
+    try await withCheckedThrowingContinuation { continuation in
+      Thread {
+        continuation.resume(with: Result { try runShell(script, stdin: stdin) })
+      }.start()
+    }
+  }
+
   /// A child that exits before reading all its input must not kill the test runner.
   private static let ignoreBrokenPipes: Void = { signal(SIGPIPE, SIG_IGN) }()
 

@@ -307,6 +307,28 @@ extension DocumentCollection {
     try await database.withConnection(.reading) { try self.attachment(name, of: id, rev: rev) }
   }
 
+  /// Streams an attachment's bytes as stored to `body` (gzip-encoded ones not decoded),
+  /// without blocking the caller's thread: the replicator passes such bytes on as they
+  /// are, with their ``Attachment/encoding``. `nil` when there is no such attachment.
+  package func readStoredAttachment(
+    _ name: String, of id: String, rev: RevisionID? = nil,
+    _ body: @escaping @Sendable ([UInt8]) throws -> Void
+  ) async throws -> Attachment? {
+    try await database.withConnection(.reading) {
+      try CallerError.unmarking {
+        try self.database.read { db in
+          guard let cid = try self.database.collectionID(db, self.name),
+            let stored = try DocumentCollection.stored(db, cid: cid, name, of: id, rev: rev)
+          else { return nil }
+          try AttachmentStore.read(db, aid: stored.aid) { chunk in
+            try CallerError.marking { try body(chunk) }
+          }
+          return stored.attachment
+        }
+      }
+    }
+  }
+
   /// Streams an attachment's bytes to `body`, without blocking the caller's thread.
   @discardableResult
   public func readAttachment(
