@@ -24,6 +24,8 @@ let package = Package(
     // Request bodies sent gzip-compressed (Cloudant's SDKs do by default): zlib through
     // NIO buffers, with a bound on the inflated size.
     .package(url: "https://github.com/adam-fowler/compress-nio", from: "1.5.0"),
+    // The server's request log (one line per request), built with Hummingbird.
+    .package(url: "https://github.com/apple/swift-log", from: "1.5.0"),
     // Graceful shutdown (Hummingbird's services run in its ServiceGroup), built with it.
     .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.0.0"),
     // NIOHTTPTypes (HTTP parts in NIO pipelines), built with Hummingbird.
@@ -77,6 +79,7 @@ let package = Package(
         .product(name: "CompressNIO", package: "compress-nio"),
         .product(name: "HTTPTypes", package: "swift-http-types"),
         .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+        .product(name: "Logging", package: "swift-log"),
       ]
     ),
     .target(

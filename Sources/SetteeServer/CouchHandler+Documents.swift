@@ -325,20 +325,14 @@ extension CouchHandler {
   /// size never sits whole in memory and a slow client holds no transaction. The file has
   /// no name (``TemporaryFile``) and is read from its first byte.
   ///
-  /// A gzip upload (Cloudant's SDKs compress bodies) is inflated as it arrives, up to
-  /// ``Attachment/maxDecodedLength``: the attachment is stored as the bytes it stands for,
-  /// and a 100 MB one never sits whole in memory (it was inflated whole, and past the
-  /// request limit refused). A `deflate` upload is inflated whole, within the request limit.
+  /// A gzip upload (Cloudant's SDKs compress bodies) comes inflated as it arrives
+  /// (``RequestDecompression``): the attachment is stored as the bytes it stands for, and a
+  /// 100 MB one never sits whole in memory.
   func spool(_ request: CouchRequest) async throws -> TemporaryFile {
     let file = try TemporaryFile(for: "an upload")
     do {
       try await request.forEachStreamedChunk { try file.write($0) }
       try file.rewind()
-    } catch let error as CouchError {
-      file.close()
-      // The upload's words for what the body's were.
-      throw CouchError(
-        error.status, error.error, error.reason.replacingOccurrences(of: "the body", with: "the upload"))
     } catch {
       file.close()
       throw error

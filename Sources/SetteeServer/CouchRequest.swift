@@ -1,4 +1,3 @@
-import CompressNIO
 import Foundation
 import HTTPTypes
 import Hummingbird
@@ -101,67 +100,23 @@ struct CouchRequest: Sendable {
 
   /// The whole body, refused with `413` beyond the server's limit: by its
   /// `Content-Length` before reading, or as soon as a streamed body passes it. Past 1 MiB
-  /// the body waits in a temporary file until it is whole (``BodyCollector``).
+  /// the body waits in a temporary file until it is whole (``BodyCollector``). A
+  /// compressed body comes inflated (``RequestDecompression``), within the same limit.
   func bodyBytes() async throws -> [UInt8] {
     var collected = BodyCollector()
     try await forEachRawChunk(limit: maxBodyBytes) { try collected.append($0) }
-    let bytes = try collected.finish()
-    switch headers[.contentEncoding]?.lowercased() {
-    case nil, "identity": return bytes
-    case "gzip", "x-gzip", "deflate":
-      // Inflated within the same limit: a small body cannot expand past it.
-      var compressed = ByteBuffer(bytes: bytes)
-      let algorithm: CompressionAlgorithm =
-        headers[.contentEncoding]?.lowercased() == "deflate" ? .zlib() : .gzip()
-      do {
-        let inflated = try compressed.decompress(with: algorithm, maxSize: maxBodyBytes)
-        return Array(inflated.readableBytesView)
-      } catch let error as CompressNIOError where error == .bufferOverflow {
-        throw Self.tooLarge
-      } catch {
-        throw CouchError(.badRequest, "bad_request", "the request body is not valid \(algorithm)")
-      }
-    case let encoding?:
-      throw CouchError(
-        .unsupportedMediaType, "bad_content_type", "unsupported Content-Encoding: \(encoding)")
-    }
+    return try collected.finish()
   }
 
   /// The body a chunk at a time as it arrives, within the same limit as ``bodyBytes()``.
-  /// A compressed body is inflated whole (within the limit) and given as one chunk.
   func forEachBodyChunk(_ body: (ByteBufferView) throws -> Void) async throws {
-    if let encoding = headers[.contentEncoding]?.lowercased(), encoding != "identity" {
-      let inflated = ByteBuffer(bytes: try await bodyBytes())
-      try body(inflated.readableBytesView)
-      return
-    }
     try await forEachRawChunk(limit: maxBodyBytes, body)
   }
 
   /// The body as it arrives, with no limit on its size (the caller bounds what it keeps:
-  /// an attachment upload, a `multipart/related` document). A gzip body (Cloudant's SDKs
-  /// compress bodies) is inflated as it arrives, up to ``Attachment/maxDecodedLength``; a
-  /// `deflate` one is inflated whole, within the request limit.
+  /// an attachment upload, a `multipart/related` document).
   func forEachStreamedChunk(_ body: ([UInt8]) throws -> Void) async throws {
-    switch headers[.contentEncoding]?.lowercased() {
-    case nil, "identity":
-      try await forEachRawChunk(limit: nil) { try body(Array($0)) }
-    case "gzip", "x-gzip":
-      let decoder = try GzipDecoder(limit: Attachment.maxDecodedLength)
-      do {
-        try await forEachRawChunk(limit: nil) { chunk in
-          var pending = ArraySlice(chunk)
-          while !pending.isEmpty { try body(try decoder.decode(taking: &pending)) }
-        }
-        _ = try decoder.finish()
-      } catch let error as GzipError {
-        throw decoder.produced > Attachment.maxDecodedLength
-          ? CouchError(.contentTooLarge, "too_large", "the body \(error.reason)")
-          : CouchError(.badRequest, "bad_request", "the body is not valid gzip: \(error.reason)")
-      }
-    default:
-      try body(try await bodyBytes())
-    }
+    try await forEachRawChunk(limit: nil) { try body(Array($0)) }
   }
 
   /// The body's bytes as they arrive, refused with `413` beyond `limit` (`nil`: none): by

@@ -6,75 +6,39 @@ import NIOHTTP1
 import Settee
 import SetteeCore
 
-/// Hummingbird's entry: every request goes to ``CouchHandler``, and its errors become
-/// CouchDB's error bodies here; one log line per request.
-struct CouchResponder: HTTPResponder {
+/// Hummingbird's entry: every request goes through the server's middleware
+/// (``ServerMiddleware``: the log, CORS, HEAD, errors, decompression, authentication) to
+/// ``CouchHandler``.
+struct CouchResponder<Middleware: MiddlewareProtocol>: HTTPResponder
+where
+  Middleware.Input == Request, Middleware.Output == Response,
+  Middleware.Context == CouchRequestContext
+{
   typealias Context = CouchRequestContext
   let handler: CouchHandler
+  let middleware: Middleware
 
   func respond(to request: Request, context: Context) async throws -> Response {
-    let start = ContinuousClock.now
-    let origin = allowedOrigin(request)
-    var response: Response
-    if let origin, request.method == .options,
-      request.headers[.accessControlRequestMethod] != nil
-    {
-      response = preflight(request, origin)
-    } else {
-      do {
-        response = try await handler.handle(
-          request, client: context.clientAddress, channel: context.channel)
-      } catch {
-        response = CouchError(error).response
-      }
-      if let origin {
-        response.headers[.accessControlAllowOrigin] = origin
-        response.headers[.accessControlAllowCredentials] = "true"
-        response.headers[.accessControlExposeHeaders] =
-          "content-type, cache-control, accept-ranges, etag, server, location"
-      }
+    try await middleware.handle(request, context: context) { request, context in
+      try await handler.handle(
+        request, identity: context.identity, client: context.clientAddress,
+        channel: context.channel)
     }
-    // With CORS on, an answer depends on the request's Origin: caches must key on it, or
-    // one origin's answer (with its Access-Control-Allow-Origin) is served to another.
-    if !handler.configuration.corsOrigins.isEmpty { response.headers[.vary] = "Origin" }
-    if request.method == .head { response.body = ResponseBody() }
-    log(request, response.status, start)
-    return response
   }
+}
 
-  /// The request's `Origin` when CORS is on and allows it.
-  private func allowedOrigin(_ request: Request) -> String? {
-    let allowed = handler.configuration.corsOrigins
-    guard !allowed.isEmpty, let origin = request.headers[.origin] else { return nil }
-    return allowed.contains("*") || allowed.contains(origin) ? origin : nil
-  }
-
-  /// A browser's preflight: what it may send (no credentials needed, as CouchDB).
-  private func preflight(_ request: Request, _ origin: String) -> Response {
-    var headers: HTTPFields = [
-      .accessControlAllowOrigin: origin, .accessControlAllowCredentials: "true",
-      .accessControlAllowMethods: "GET, PUT, POST, HEAD, DELETE",
-      .accessControlAllowHeaders:
-        request.headers[.accessControlRequestHeaders]
-        ?? "accept, authorization, content-type, origin, referer",
-      .accessControlMaxAge: "600",
-    ]
-    headers[.contentLength] = "0"
-    return Response(status: .noContent, headers: headers)
-  }
-
-  private func log(
-    _ request: Request, _ status: HTTPResponse.Status, _ start: ContinuousClock.Instant
-  ) {
-    let level = handler.configuration.logLevel
-    guard level == .info || (level == .error && status.code >= 500) else { return }
-    let elapsed = ContinuousClock.now - start
-    let milliseconds =
-      Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15
-    let line =
-      "\(request.method.rawValue) \(request.uri.path) \(status.code) \(String(format: "%.1f", milliseconds))ms\n"
-    FileHandle.standardError.write(Data(line.utf8))
-  }
+/// What every request goes through before `handler`, outermost first.
+@MiddlewareFixedTypeBuilder<Request, Response, CouchRequestContext>
+func serverMiddleware(_ handler: CouchHandler) -> some MiddlewareProtocol<
+  Request, Response, CouchRequestContext
+> {
+  let configuration = handler.configuration
+  if configuration.logLevel != .none { RequestLog(level: configuration.logLevel) }
+  CrossOrigin(origins: configuration.corsOrigins)
+  HeadRequests()
+  CouchErrors()
+  RequestDecompression(maxRequestBytes: configuration.maxRequestBytes)
+  Authentication(authenticator: handler.authenticator)
 }
 
 /// Hummingbird's request context, with the client's address (the failed-login lockout
@@ -85,6 +49,8 @@ struct CouchRequestContext: RequestContext {
   let clientAddress: String?
   /// The connection the request came on.
   let channel: any Channel
+  /// Who is asking, once ``Authentication`` knows (`nil`: nobody, or no administrator).
+  var identity: Authenticator.Identity?
 
   init(source: ApplicationRequestContextSource) {
     coreContext = .init(source: source)

@@ -138,7 +138,7 @@ public struct CouchServer: Sendable {
     var logger = Logger(label: "settee.serve")
     logger.logLevel = .critical
     let app = Application(
-      responder: CouchResponder(handler: handler),
+      responder: CouchResponder(handler: handler, middleware: serverMiddleware(handler)),
       server: .http1(
         configuration: HTTP1Channel.Configuration(
           additionalChannelHandlers: [HTTPRefusals()],
