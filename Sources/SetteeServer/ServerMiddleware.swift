@@ -162,7 +162,10 @@ struct RequestDecompression: RouterMiddleware {
 
   /// A `deflate` (zlib) body, read and inflated within `limit`.
   static func inflateWhole(_ body: RequestBody, limit: Int) async throws -> ByteBuffer {
-    var compressed = try await body.collect(upTo: limit)
+    var compressed: ByteBuffer
+    do { compressed = try await body.collect(upTo: limit) } catch is NIOTooManyBytesError {
+      throw CouchRequest.tooLarge
+    }
     do {
       return try compressed.decompress(with: .zlib(), maxSize: limit)
     } catch let error as CompressNIOError where error == .bufferOverflow {
