@@ -330,3 +330,16 @@ extension Database {
     return messages == ["ok"] ? [] : messages
   }
 }
+
+// The async twins: the same calls without blocking the caller's thread.
+extension Database {
+  /// The names of the collections, without blocking the caller's thread.
+  public func collectionNames() async throws -> [String] {
+    try await withConnection(.reading) { try self.collectionNames() }
+  }
+
+  /// SQLite's integrity check alone, without blocking the caller's thread.
+  public func checkIntegrity() async throws -> [String] {
+    try await withConnection(.reading) { try self.checkIntegrity() }
+  }
+}

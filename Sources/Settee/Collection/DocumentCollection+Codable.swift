@@ -69,3 +69,27 @@ extension DocumentCollection {
     return object
   }
 }
+
+// The async twins: the same calls without blocking the caller's thread.
+extension DocumentCollection {
+  /// Stores an `Encodable` value as a document, without blocking the caller's thread.
+  @discardableResult
+  public func put<T: Encodable & Sendable>(_ value: T, id: String? = nil, rev: RevisionID? = nil)
+    async throws -> WriteResult
+  {
+    try await database.withConnection(.writing) { try self.put(value, id: id, rev: rev) }
+  }
+
+  /// Creates or replaces a document from an `Encodable` value, without blocking.
+  @discardableResult
+  public func upsert<T: Encodable & Sendable>(_ value: T, id: String? = nil) async throws
+    -> WriteResult
+  {
+    try await database.withConnection(.writing) { try self.upsert(value, id: id) }
+  }
+
+  /// Reads a live document decoded as `type`, without blocking the caller's thread.
+  public func get<T: Decodable & Sendable>(_ type: T.Type, id: String) async throws -> T? {
+    try await database.withConnection(.reading) { try self.get(type, id: id) }
+  }
+}

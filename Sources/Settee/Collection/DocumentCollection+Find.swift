@@ -289,3 +289,76 @@ extension FindQuery {
     return query
   }
 }
+
+// The async twins: the same calls without blocking the caller's thread.
+extension DocumentCollection {
+  /// The documents that match a query, without blocking the caller's thread.
+  public func find(_ query: FindQuery) async throws -> [Document] {
+    let (name, database) = (self.name, self.database)
+    return try await database.query { db in
+      var results: [Document] = []
+      try DocumentCollection.find(query, collection: name, in: database, db: db) {
+        results.append($0)
+      }
+      return results
+    }
+  }
+
+  /// A page of results with its bookmark, without blocking the caller's thread.
+  public func findPage(_ query: FindQuery) async throws -> FindResult {
+    let (name, database) = (self.name, self.database)
+    return try await database.query { db in
+      var documents: [Document] = []
+      let summary = try DocumentCollection.find(
+        query, collection: name, in: database, db: db, summary: true
+      ) {
+        documents.append($0)
+      }
+      return FindResult(documents: documents, summary: summary)
+    }
+  }
+
+  /// The matching documents decoded as `type`, without blocking the caller's thread.
+  public func find<T: Decodable & Sendable>(_ type: T.Type, _ query: FindQuery) async throws -> [T]
+  {
+    try await find(query).map { try $0.decode(type) }
+  }
+
+  /// How many documents match, without blocking the caller's thread.
+  public func count(_ query: FindQuery) async throws -> Int {
+    let (name, database) = (self.name, self.database)
+    return try await database.query { db in
+      try DocumentCollection.count(query, collection: name, in: database, db: db)
+    }
+  }
+
+  /// The first matching document, without blocking the caller's thread.
+  public func findOne(_ query: FindQuery) async throws -> Document? {
+    try await database.withConnection(.reading) { try self.findOne(query) }
+  }
+
+  /// The seed's `find(_:skip:limit:fields:sort:)`, without blocking the caller's thread.
+  public func find(
+    _ selector: JSONObject, skip: Int = 0, limit: Int = 0, fields: [String]? = nil,
+    sort: [JSON]? = nil
+  ) async throws -> [Document] {
+    try await database.withConnection(.reading) {
+      try self.find(selector, skip: skip, limit: limit, fields: fields, sort: sort)
+    }
+  }
+
+  /// The plan a query would run with, without blocking the caller's thread.
+  public func explain(_ query: FindQuery) async throws -> QueryPlan {
+    try await database.withConnection(.reading) { try self.explain(query) }
+  }
+
+  /// Streams the matching documents to `body`, from one snapshot, without blocking the
+  /// caller's thread (`body` runs on the reader connection's queue), and returns what CouchDB's `_find`
+  /// response carries besides them, as the blocking form does.
+  @discardableResult
+  public func find(_ query: FindQuery, _ body: @escaping @Sendable (Document) throws -> Void)
+    async throws -> FindSummary
+  {
+    try await database.withConnection(.reading) { try self.find(query, body) }
+  }
+}

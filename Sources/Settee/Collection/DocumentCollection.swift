@@ -253,3 +253,100 @@ public struct DocumentCollection: Sendable {
     }
   }
 }
+
+// The async twins: the same calls without blocking the caller's thread.
+extension DocumentCollection {
+  /// Creates or updates a document, without blocking the caller's thread.
+  @discardableResult
+  public func put(_ json: JSONObject) async throws -> WriteResult {
+    try await putAll([json])[0]
+  }
+
+  /// Writes several documents in one transaction: all of them or none.
+  @discardableResult
+  public func putAll(_ documents: [JSONObject]) async throws -> [WriteResult] {
+    try await database.write(writeOperation(validate(documents), mode: .edit))
+  }
+
+  /// Creates a document or replaces its current revision, without naming one.
+  @discardableResult
+  public func upsert(_ json: JSONObject) async throws -> WriteResult {
+    try await database.write(writeOperation(validate([json]), mode: .overwrite))[0]
+  }
+
+  /// Deletes a document given its revision as text.
+  @discardableResult
+  public func delete(_ id: String, rev: String) async throws -> WriteResult {
+    try await delete(id, rev: RevisionID(parsing: rev))
+  }
+
+  /// Deletes a document, leaving a tombstone revision.
+  @discardableResult
+  public func delete(_ id: String, rev: RevisionID) async throws -> WriteResult {
+    try await database.write(
+      writeOperation([Document(id: id, rev: rev, isDeleted: true)], mode: .edit))[0]
+  }
+
+  /// The current revision of a live document; `nil` when missing or deleted.
+  public func get(_ id: String) async throws -> Document? {
+    try await database.read(getOperation([id]))[0]
+  }
+
+  /// Several documents read from one consistent snapshot, in the order of `ids`.
+  public func get(_ ids: [String]) async throws -> [Document?] {
+    try await database.read(getOperation(ids))
+  }
+
+  /// The changes feed from `since` on.
+  public func changes(since: Int64 = 0, limit: Int? = nil) async throws -> [Change] {
+    try await database.read(changesOperation(since: since, limit: limit))
+  }
+
+  /// Creates or updates a document, without blocking the caller's thread.
+  @discardableResult
+  public func put(_ document: Document) async throws -> WriteResult {
+    try await database.withConnection(.writing) { try self.put(document) }
+  }
+
+  /// Deletes the document an `Encodable` value stands for, without blocking.
+  @discardableResult
+  public func delete<T: Encodable & Sendable>(_ value: T) async throws -> WriteResult {
+    try await database.withConnection(.writing) { try self.delete(value) }
+  }
+
+  /// The winning revision of a document, tombstones included, without blocking.
+  public func getRevision(_ id: String) async throws -> Document? {
+    try await database.withConnection(.reading) { try self.getRevision(id) }
+  }
+
+  /// A document's history, without blocking the caller's thread.
+  public func revisions(of id: String) async throws -> [RevisionInfo] {
+    try await database.withConnection(.reading) { try self.revisions(of: id) }
+  }
+
+  /// The number of live documents, without blocking the caller's thread.
+  public func count() async throws -> Int {
+    try await database.withConnection(.reading) { try self.count() }
+  }
+
+  /// How many documents changed after `since`, without blocking the caller's thread.
+  public func changeCount(since: Int64 = 0) async throws -> Int {
+    try await database.withConnection(.reading) { try self.changeCount(since: since) }
+  }
+
+  /// The number of deleted documents (tombstones), without blocking the caller's thread.
+  public func deletedCount() async throws -> Int {
+    try await database.withConnection(.reading) { try self.deletedCount() }
+  }
+
+  /// The highest sequence number written so far, without blocking.
+  public func lastSequence() async throws -> Int64 {
+    try await database.withConnection(.reading) { try self.lastSequence() }
+  }
+
+  /// Deletes a stored document without blocking the caller's thread.
+  @discardableResult
+  public func delete(_ document: Document) async throws -> WriteResult {
+    try await database.withConnection(.writing) { try self.delete(document) }
+  }
+}

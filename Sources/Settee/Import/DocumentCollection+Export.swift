@@ -61,3 +61,14 @@ extension DocumentCollection {
     }
   }
 }
+
+// The async twins: the same calls without blocking the caller's thread.
+extension DocumentCollection {
+  /// Every live document as NDJSON chunks, without blocking the caller's thread.
+  @discardableResult
+  public func exportDocuments(_ output: @escaping @Sendable ([UInt8]) throws -> Void)
+    async throws -> Int
+  {
+    try await database.withConnection(.reading) { try self.exportDocuments(output) }
+  }
+}

@@ -127,3 +127,39 @@ extension Database {
     }
   }
 }
+
+// The async twins: the same calls without blocking the caller's thread.
+extension DocumentCollection {
+  /// Creates an index if it does not exist, without blocking the caller's thread.
+  @discardableResult
+  public func ensureIndexed(
+    _ fields: [String], name: String, type: IndexDefinition.Kind = .json,
+    settings: [String: String] = [:], partialFilter: Where? = nil
+  ) async throws -> String {
+    try await database.withConnection(.writing) {
+      try self.ensureIndexed(
+        fields, name: name, type: type, settings: settings, partialFilter: partialFilter)
+    }
+  }
+
+  /// Creates an index from a definition, without blocking the caller's thread.
+  @discardableResult
+  public func ensureIndexed(_ definition: IndexDefinition) async throws -> String {
+    try await database.withConnection(.writing) { try self.ensureIndexed(definition) }
+  }
+
+  /// The collection's index definitions, without blocking the caller's thread.
+  public func indexes() async throws -> [IndexDefinition] {
+    try await database.withConnection(.reading) { try self.indexes() }
+  }
+
+  /// The indexes in the seed's dictionary shape, without blocking the caller's thread.
+  public func listIndexes() async throws -> [String: JSONObject] {
+    try await database.withConnection(.reading) { try self.listIndexes() }
+  }
+
+  /// Deletes an index, without blocking the caller's thread.
+  public func deleteIndex(named name: String) async throws {
+    try await database.withConnection(.writing) { try self.deleteIndex(named: name) }
+  }
+}

@@ -133,3 +133,11 @@ extension Database {
     }
   }
 }
+
+// The async twins: the same calls without blocking the caller's thread.
+extension Database {
+  /// Checks the whole file (``check()-854zx``), without blocking the caller's thread.
+  public func check() async throws -> CheckReport {
+    try await withConnection(.reading) { try self.check() }
+  }
+}
