@@ -32,13 +32,13 @@ struct ReplicatorDatabaseTests {
 
     var replicator = ReplicatorDatabase(database: database)
     var following = Task { [replicator] in await replicator.follow() }
-    #expect(try await waitUntil { try await state(replicator, "once") == "completed" })
+    #expect(try await waitUntil(300) { try await state(replicator, "once") == "completed" })
     #expect(try await database.collection("copy").count() == 40)
-    #expect(try await waitUntil { try await state(replicator, "live") == "running" })
-    #expect(try await waitUntil { try await database.collection("live-copy").count() == 40 })
+    #expect(try await waitUntil(300) { try await state(replicator, "live") == "running" })
+    #expect(try await waitUntil(300) { try await database.collection("live-copy").count() == 40 })
     try await notes.put(["_id": "later"])
-    #expect(try await waitUntil { try await database.collection("live-copy").get("later") != nil })
-    #expect(try await waitUntil { try await state(replicator, "broken") == "failed" })
+    #expect(try await waitUntil(300) { try await database.collection("live-copy").get("later") != nil })
+    #expect(try await waitUntil(300) { try await state(replicator, "broken") == "failed" })
     let broken = try #require(try await replicator.schedulerDocument("broken"))
     #expect(broken["info"]?["error"]?.stringValue?.contains("target") == true, "\(broken)")
     #expect(replicator.schedulerDocuments.count == 3)
@@ -53,14 +53,14 @@ struct ReplicatorDatabaseTests {
     replicator = ReplicatorDatabase(database: database)
     following = Task { [replicator] in await replicator.follow() }
     #expect(
-      try await waitUntil { try await database.collection("live-copy").get("while-stopped") != nil })
-    #expect(try await waitUntil { try await state(replicator, "once") == "completed" })
+      try await waitUntil(300) { try await database.collection("live-copy").get("while-stopped") != nil })
+    #expect(try await waitUntil(300) { try await state(replicator, "once") == "completed" })
     #expect(try await database.collection("copy").get("while-stopped") == nil, "not run again")
 
     // Deleting the continuous document stops its replication.
     let live = try #require(try await documents.get("live"))
     _ = try await documents.delete("live", rev: live.rev!)
-    #expect(await waitUntil { replicator.scheduler.jobs.isEmpty })
+    #expect(await waitUntil(300) { replicator.scheduler.jobs.isEmpty })
     #expect(try await replicator.schedulerDocument("live") == nil)
     try await notes.put(["_id": "after-delete"])
     try await Task.sleep(for: .milliseconds(300))

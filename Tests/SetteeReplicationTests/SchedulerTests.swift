@@ -58,7 +58,7 @@ struct SchedulerTests {
       let running = scheduler.jobs.filter { $0.state == .running }.count
       mostRunning.withLock { $0 = max($0, running) }
     }
-    let done = await waitUntil {
+    let done = await waitUntil(300) {
       let running = scheduler.jobs.filter { $0.state == .running }.count
       mostRunning.withLock { $0 = max($0, running) }
       return order.withLock { $0.count } == 3
@@ -84,7 +84,7 @@ struct SchedulerTests {
     scheduler.add(
       try replicator(secondSource, to: .collection(second), continuous: true), id: "two")
     #expect(scheduler.job("two")?.state == .pending)
-    let both = try await waitUntil {
+    let both = try await waitUntil(300) {
       let counts = (try await first.count(), try await second.count())
       return counts == (50, 50)
     }
@@ -92,7 +92,7 @@ struct SchedulerTests {
     // Both keep following while they take turns.
     try await firstSource.put(["_id": "later-1"])
     try await secondSource.put(["_id": "later-2"])
-    let followed = try await waitUntil {
+    let followed = try await waitUntil(300) {
       let found = (try await first.get("later-1"), try await second.get("later-2"))
       return found.0 != nil && found.1 != nil
     }
@@ -100,7 +100,7 @@ struct SchedulerTests {
     #expect(scheduler.jobs.filter { $0.state == .running }.count <= 1)
     #expect(scheduler.jobs.count == 2)
     scheduler.stopAll()
-    #expect(await waitUntil { scheduler.jobs.isEmpty })
+    #expect(await waitUntil(300) { scheduler.jobs.isEmpty })
   }
 
   /// A job that fails and restarts after failures crashes, waits, runs again, and waits
@@ -114,14 +114,14 @@ struct SchedulerTests {
       try replicator(try await source("failing", 1), to: .url(Self.nowhere), retries: 0),
       id: "failing", restartsAfterFailure: true
     ) { last in ended.withLock { $0 = last } }
-    #expect(await waitUntil { (scheduler.job("failing")?.crashes ?? 0) >= 3 })
+    #expect(await waitUntil(300) { (scheduler.job("failing")?.crashes ?? 0) >= 3 })
     // Waits of 100 and 200 ms came between the three failures.
     #expect(ContinuousClock.now - started >= .milliseconds(300))
     let job = try #require(scheduler.job("failing"))
     #expect(job.progress.lastError?.contains("127.0.0.1:9") == true)
     #expect(ended.withLock { $0 } == nil, "it has not ended")
     await scheduler.cancelAndWait("failing")
-    #expect(await waitUntil { ended.withLock { $0 } != nil })
+    #expect(await waitUntil(300) { ended.withLock { $0 } != nil })
     #expect(ended.withLock { $0?.state } == .stopped)
     #expect(scheduler.job("failing") == nil)
   }
@@ -145,7 +145,7 @@ struct SchedulerTests {
     scheduler.add(
       try replicator(try await source("down", 1), to: .url(Self.nowhere), continuous: true),
       id: "down")
-    #expect(await waitUntil { scheduler.job("down")?.progress.state == .retrying })
+    #expect(await waitUntil(300) { scheduler.job("down")?.progress.state == .retrying })
     let target = try directory.replica("up-copy.db", "notes")
     let progress = try await scheduler.run(
       try replicator(try await source("up", 20), to: .collection(target)), id: "up")

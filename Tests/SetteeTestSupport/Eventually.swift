@@ -15,8 +15,9 @@ public func eventually(_ timeout: Double = 300, _ condition: () -> Bool) async -
 }
 
 /// Waits until an async `condition` holds (a read of a collection, say), for at most
-/// `timeout` seconds; ``eventually(_:_:)`` for conditions that must await.
-public func waitUntil(_ timeout: Double = 60, _ condition: () async throws -> Bool)
+/// `timeout` seconds; ``eventually(_:_:)`` for conditions that must await. As long by
+/// default, for the same reason: under the whole suite, tasks wait for threads.
+public func waitUntil(_ timeout: Double = 300, _ condition: () async throws -> Bool)
   async rethrows -> Bool
 {
   let deadline = Date().addingTimeInterval(timeout)
