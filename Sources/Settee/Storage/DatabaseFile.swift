@@ -61,7 +61,11 @@ enum DatabaseFile {
 
   /// What a SQLite file holding these tables is; throws for another application's.
   private static func state(_ path: String, tables: [String]) throws -> State {
-    if tables.isEmpty { return .empty }
+    // GRDB's migrations table alone: another opener is creating the file right now (its
+    // migrator records itself before Settee's tables commit), so this one migrates too,
+    // under the same lock, and finds the work done (an opener refused such a file as
+    // another application's under load).
+    if tables.isEmpty || tables == ["grdb_migrations"] { return .empty }
     if setteeTables.isSubset(of: tables) { return .settee }
     let shown = tables.sorted().prefix(5).map { JSONWriter.string(.string($0)) }
     throw SetteeError(
