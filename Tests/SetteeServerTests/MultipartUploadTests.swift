@@ -226,15 +226,7 @@ struct MultipartUploadTests {
       for _ in range(\(megabytes)): md5.update(chunk)
       print("md5-" + base64.b64encode(md5.digest()).decode())
       """
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-    process.arguments = ["python3", "-c", script]
-    let output = Pipe()
-    process.standardOutput = output
-    try process.run()
-    let text = output.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    return String(decoding: text, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+    return try ServerAuthTests.python(script)
   }
 
   private static func send(_ socket: Int32, _ bytes: ArraySlice<UInt8>) throws {
