@@ -95,11 +95,11 @@ struct CredentialsReferenceTests {
     let text = cases.map { JSONWriter.string($0) }.joined(separator: "\n") + "\n"
     // Written from another thread: the reference's answers could fill the pipe first.
     let writer = Thread {
-      input.fileHandleForWriting.write(Data(text.utf8))
+      input.fileHandleForWriting.writeAllBytes(Array(text.utf8))
       try? input.fileHandleForWriting.close()
     }
     writer.start()
-    let answer = output.fileHandleForReading.readDataToEndOfFile()
+    let answer = output.fileHandleForReading.readAllBytes()
     process.waitUntilExit()
     #expect(process.terminationStatus == 0, "python3 failed: is it installed?")
     return String(decoding: answer, as: UTF8.self).split(separator: "\n").map(String.init)

@@ -200,10 +200,10 @@ struct ReplicationTests {
     while process.isRunning && Date() < deadline { try await Task.sleep(for: .milliseconds(10)) }
     #expect(!process.isRunning, "SIGTERM did not stop the continuous replication")
     process.waitUntilExit()
-    let stderr = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+    let stderr = String(decoding: errors.fileHandleForReading.readAllBytes(), as: UTF8.self)
     #expect(process.terminationStatus == 0, "\(stderr)")
     let summary = try JSONParser.parse(
-      [UInt8](output.fileHandleForReading.readDataToEndOfFile()))
+      output.fileHandleForReading.readAllBytes())
     #expect(summary["ok"] == true, "\(summary)")
     // Four writes; the update and the deletion may travel with the creation they follow.
     let written = summary["history"]?[0]?["docs_written"]?.intValue ?? 0

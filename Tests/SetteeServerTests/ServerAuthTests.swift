@@ -177,7 +177,7 @@ struct ServerAuthTests {
     let output = Pipe()
     process.standardOutput = output
     try process.run()
-    let text = output.fileHandleForReading.readDataToEndOfFile()
+    let text = output.fileHandleForReading.readAllBytes()
     process.waitUntilExit()
     return String(decoding: text, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
   }

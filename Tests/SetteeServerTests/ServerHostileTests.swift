@@ -346,7 +346,7 @@ struct ServerHostileTests {
         for start in stride(from: 0, to: body.count, by: 400) {
           Thread.sleep(forTimeInterval: 0.1)
           let slice = Array(body[start..<min(body.count, start + 400)])
-          _ = slice.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+          _ = slice.withUnsafeBytes { sendRetrying(fd, $0) }
         }
         let answer = server.receive(fd, timeout: 10)
         return answer.hasPrefix("HTTP/1.1 201") ? [] : ["the steady client: \(answer.prefix(200))"]

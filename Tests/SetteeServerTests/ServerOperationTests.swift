@@ -182,13 +182,8 @@ struct ServerOperationTests {
     while remaining > 0 {
       let count = min(remaining, chunk.count)
       try chunk.withUnsafeBytes { bytes in
-        let part = UnsafeRawBufferPointer(rebasing: bytes[0..<count])
-        var offset = 0
-        while offset < count {
-          let written = send(
-            upload, part.baseAddress! + offset, count - offset, Int32(MSG_NOSIGNAL))
-          guard written > 0 else { throw POSIXError(.EPIPE) }
-          offset += written
+        guard sendRetrying(upload, UnsafeRawBufferPointer(rebasing: bytes[0..<count])) else {
+          throw POSIXError(.EPIPE)
         }
       }
       remaining -= count
@@ -209,7 +204,7 @@ struct ServerOperationTests {
     var buffer = [UInt8](repeating: 0, count: 1 << 20)
     let deadline = Date().addingTimeInterval(300)
     while Date() < deadline {
-      let count = recv(download, &buffer, buffer.count, 0)
+      let count = receiveRetrying(download, &buffer)
       if count <= 0 { break }
       var start = 0
       while !inBody && start < count {

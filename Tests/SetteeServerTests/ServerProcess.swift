@@ -34,8 +34,7 @@ final class ServerProcess: @unchecked Sendable {
     else {
       process.terminate()
       process.waitUntilExit()
-      let stderr = String(
-        decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+      let stderr = String(decoding: errors.fileHandleForReading.readAllBytes(), as: UTF8.self)
       throw ServerError.didNotStart(stdout: line ?? "", stderr: stderr)
     }
     self.url = url
@@ -51,8 +50,7 @@ final class ServerProcess: @unchecked Sendable {
     let done = DispatchSemaphore(value: 0)
     DispatchQueue.global().async {
       while true {
-        let data = handle.availableData
-        if data.isEmpty { break }
+        guard let data = handle.readSomeBytes(), !data.isEmpty else { break }
         let complete = result.withLock { bytes -> Bool in
           bytes += data
           return bytes.contains(10)
@@ -76,7 +74,7 @@ final class ServerProcess: @unchecked Sendable {
       kill(process.processIdentifier, SIGKILL)
       process.waitUntilExit()
     }
-    let stderr = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+    let stderr = String(decoding: errors.fileHandleForReading.readAllBytes(), as: UTF8.self)
     return (process.terminationStatus, stderr)
   }
 
@@ -172,7 +170,7 @@ final class ServerProcess: @unchecked Sendable {
       close(fd)
       throw POSIXError(.ECONNREFUSED)
     }
-    _ = bytes.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+    _ = bytes.withUnsafeBytes { sendRetrying(fd, $0) }
     return fd
   }
 
@@ -189,7 +187,7 @@ final class ServerProcess: @unchecked Sendable {
     var received: [UInt8] = []
     var buffer = [UInt8](repeating: 0, count: 65536)
     while Date() < deadline {
-      let count = recv(fd, &buffer, buffer.count, 0)
+      let count = receiveRetrying(fd, &buffer)
       if count == 0 || (count < 0 && errno != EAGAIN && errno != EWOULDBLOCK) { break }
       if count > 0 { received += buffer[0..<count] }
     }

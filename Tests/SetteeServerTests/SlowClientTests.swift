@@ -214,7 +214,7 @@ struct SlowClientTests {
       if sent < 0 && errno != EAGAIN && errno != EWOULDBLOCK { return "" }
     }
     var buffer = [UInt8](repeating: 0, count: 4096)
-    let received = recv(fd, &buffer, buffer.count, Int32(MSG_DONTWAIT))
+    let received = receiveRetrying(fd, &buffer, flags: Int32(MSG_DONTWAIT))
     if received > 0 { return String(decoding: buffer[0..<received], as: UTF8.self) }
     if received == 0 { return "" }
     return errno == EAGAIN || errno == EWOULDBLOCK ? nil : ""

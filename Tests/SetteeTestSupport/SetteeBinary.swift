@@ -118,26 +118,26 @@ public enum SetteeBinary {
       }
     }
     // Read both pipes on their own threads so that a full pipe never blocks the child.
-    let outData = Guarded(Data())
-    let errData = Guarded(Data())
+    let outData = Guarded([UInt8]())
+    let errData = Guarded([UInt8]())
     let group = DispatchGroup()
     for (pipe, data) in [(output, outData), (errors, errData)] {
       group.enter()
       Thread {
-        data.set(pipe.fileHandleForReading.readDataToEndOfFile())
+        data.set(pipe.fileHandleForReading.readAllBytes())
         group.leave()
       }.start()
     }
     if let stdin {
       let handle = input.fileHandleForWriting
       DispatchQueue.global().async {
-        try? handle.write(contentsOf: Data(stdin))
+        handle.writeAllBytes(stdin)
         try? handle.close()
       }
     }
     process.waitUntilExit()
     group.wait()
-    let out = [UInt8](outData.get())
+    let out = outData.get()
     var run = Run(
       status: process.terminationStatus, stdout: String(decoding: out, as: UTF8.self),
       stderr: String(decoding: errData.get(), as: UTF8.self), stdoutBytes: out)

@@ -169,7 +169,7 @@ extension BenchSuite {
       process.standardOutput = FileHandle.nullDevice
       process.standardError = errors
       try process.run()
-      let report = errors.fileHandleForReading.readDataToEndOfFile()
+      let report = try InputFile(errors.fileHandleForReading, name: time).readAll()
       process.waitUntilExit()
       guard process.terminationStatus == 0,
         let kilobytes = String(decoding: report, as: UTF8.self)

@@ -136,7 +136,7 @@ struct CompareSQLite3 {
     process.standardOutput = pipe
     process.standardError = FileHandle.nullDevice
     try process.run()
-    let data = pipe.fileHandleForReading.readDataToEndOfFile()
+    let data = try InputFile(pipe.fileHandleForReading, name: executable).readAll()
     process.waitUntilExit()
     return String(decoding: data, as: UTF8.self)
   }

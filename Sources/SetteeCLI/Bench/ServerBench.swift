@@ -185,6 +185,7 @@ struct BenchClient {
       let written = request[sent...].withUnsafeBytes {
         Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL))
       }
+      if written < 0 && errno == EINTR { continue }
       guard written > 0 else { throw SetteeError(.io, "the connection closed while sending") }
       sent += written
     }
@@ -238,7 +239,8 @@ struct BenchClient {
 
   private mutating func receive() throws {
     var chunk = [UInt8](repeating: 0, count: 1 << 16)
-    let received = recv(fd, &chunk, chunk.count, 0)
+    var received: Int
+    repeat { received = recv(fd, &chunk, chunk.count, 0) } while received < 0 && errno == EINTR
     guard received > 0 else { throw SetteeError(.io, "the connection closed while reading") }
     buffer += chunk[0..<received]
   }

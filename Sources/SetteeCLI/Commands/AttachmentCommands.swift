@@ -36,13 +36,10 @@ struct AttachmentPutCommand: ParsableCommand {
     let collection = try local.merged(with: root.options).openCollection(readOnly: false)
     let result: WriteResult
     if file == "-" {
-      let input = FileHandle.standardInput
+      let input = try InputFile(path: "-")
       result = try collection.putAttachment(
         name, to: id, rev: revision, contentType: contentType
-      ) {
-        let chunk = input.readData(ofLength: 256 * 1024)
-        return chunk.isEmpty ? nil : Array(chunk)
-      }
+      ) { try input.read(upTo: 256 * 1024) }
     } else {
       result = try collection.putAttachment(
         name, to: id, rev: revision, contentType: contentType,

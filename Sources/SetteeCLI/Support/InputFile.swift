@@ -1,20 +1,34 @@
 import Foundation
 import SetteeCore
 
-/// A file (or standard input, `-`) read in chunks through a POSIX descriptor.
+/// A file (or standard input, `-`, or a pipe) read in chunks through a POSIX descriptor,
+/// again after `EINTR` (Foundation's `FileHandle` reads end in a `try!` that a signal
+/// interrupting the call turns into a crash).
 final class InputFile {
   let path: String
   private let descriptor: Int32
+  private let owned: Bool
   /// The size in bytes when known (regular files), for progress.
   let size: Int?
+
+  /// Reads `handle` (a pipe's end, standard input), named `name` in errors; the handle
+  /// stays its owner's to close.
+  init(_ handle: FileHandle, name: String) {
+    path = name
+    descriptor = handle.fileDescriptor
+    owned = false
+    size = nil
+  }
 
   init(path: String) throws {
     self.path = path
     if path == "-" {
       descriptor = STDIN_FILENO
+      owned = false
       size = nil
       return
     }
+    owned = true
     descriptor = open(path, O_RDONLY)
     guard descriptor >= 0 else {
       throw SetteeError(.io, "cannot open \(path): \(String(cString: strerror(errno)))")
@@ -28,7 +42,7 @@ final class InputFile {
   }
 
   deinit {
-    if descriptor != STDIN_FILENO { close(descriptor) }
+    if owned && descriptor >= 0 { close(descriptor) }
   }
 
   /// The next chunk of up to `count` bytes; `nil` at the end.

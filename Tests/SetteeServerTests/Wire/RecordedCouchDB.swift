@@ -1,4 +1,5 @@
 import Foundation
+import SetteeTestSupport
 import SetteeCore
 import SetteeReplication
 
@@ -80,17 +81,10 @@ final class RecordedCouchDB: @unchecked Sendable {
         for (name, value) in answer.headers { head += "\(name): \(value)\r\n" }
         head += "Content-Length: \(answer.body.count)\r\n\r\n"
         let bytes = Array(head.utf8) + answer.body
-        var sent = 0
-        while sent < bytes.count {
-          let count = bytes[sent...].withUnsafeBytes {
-            send(connection, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL))
-          }
-          guard count > 0 else { return }
-          sent += count
-        }
+        guard bytes.withUnsafeBytes({ sendRetrying(connection, $0) }) else { return }
         continue
       }
-      let count = recv(connection, &chunk, chunk.count, 0)
+      let count = receiveRetrying(connection, &chunk)
       guard count > 0 else { return }
       buffer += chunk[0..<count]
     }
