@@ -54,6 +54,17 @@ struct ReplicationWorker: Sendable {
         max(0, ReplicationProgress.maxListedFailures - progress.failures.count))
     }
 
+    /// `count` documents written to `target`, of which `failures` were refused.
+    mutating func record(_ count: Int, _ failures: [WriteFailure], to target: String) {
+      documents += count
+      self.failures += failures.count
+      if let failure = failures.first {
+        lastError = "\(target): \(failure.id): \(failure.error): \(failure.reason)"
+      }
+      refused += failures.prefix(max(0, ReplicationProgress.maxListedFailures - refused.count))
+        .map { ReplicationFailure(id: $0.id, error: $0.error, reason: $0.reason) }
+    }
+
     mutating func add(_ other: Written) {
       documents += other.documents
       failures += other.failures
@@ -160,15 +171,7 @@ struct ReplicationWorker: Sendable {
           failure = try await target.write(again)
         }
       }
-      written.documents += 1
-      if let failure {
-        written.failures += 1
-        written.lastError = "\(target.label): \(failure.id): \(failure.error): \(failure.reason)"
-        if written.refused.count < ReplicationProgress.maxListedFailures {
-          written.refused.append(
-            ReplicationFailure(id: failure.id, error: failure.error, reason: failure.reason))
-        }
-      }
+      written.record(1, failure.map { [$0] } ?? [], to: target.label)
     }
     return written
   }
@@ -207,14 +210,7 @@ struct ReplicationWorker: Sendable {
       if failures.contains(where: { $0.error == "missing_stub" }) {
         failures = try await writeWithAllAttachments(group, failures)
       }
-      written.documents += group.count
-      written.failures += failures.count
-      if let failure = failures.first {
-        written.lastError = "\(target.label): \(failure.id): \(failure.error): \(failure.reason)"
-      }
-      written.refused += failures.prefix(
-        max(0, ReplicationProgress.maxListedFailures - written.refused.count)
-      ).map { ReplicationFailure(id: $0.id, error: $0.error, reason: $0.reason) }
+      written.record(group.count, failures, to: target.label)
     }
     return written
   }

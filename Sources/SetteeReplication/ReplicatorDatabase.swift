@@ -138,6 +138,9 @@ public final class ReplicatorDatabase: Sendable {
     if Document.isDesignID(id) { return }
     if let running = entry(id) {
       if running.rev == change.rev { return }
+      // A deleted document's entry goes before its job stops: once the job is gone, so
+      // is the entry.
+      if change.isDeleted { _ = entries.withLock { $0.removeValue(forKey: id) } }
       if let replicationID = running.replicationID,
         scheduler.job(replicationID)?.documentID == id
       {
