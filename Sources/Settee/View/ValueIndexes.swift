@@ -94,6 +94,13 @@ public struct ValueIndexes: Sendable {
       view, mapper: definition.mapper, definition: JSONWriter.string(definition.json))
   }
 
+  /// Defines an index over one field without blocking the caller's thread.
+  public func define(_ name: String, field: String, type: ValueType = .string) async throws {
+    try await collection.database.withConnection(.writing) {
+      try self.define(name, field: field, type: type)
+    }
+  }
+
   /// Defines an index whose values a Swift function computes (the seed's `CDTIndexer`):
   /// it returns the values to index for a document (none to leave it out). Call it at
   /// every launch before querying; a new `version` rebuilds the index.
@@ -117,6 +124,16 @@ public struct ValueIndexes: Sendable {
     try collection.store(view, mapper: mapper, definition: nil)
   }
 
+  /// Defines an index computed by a Swift function without blocking the caller's thread.
+  public func define(
+    _ name: String, type: ValueType, version: String,
+    indexer: @escaping @Sendable (Document) throws -> [JSON]
+  ) async throws {
+    try await collection.database.withConnection(.writing) {
+      try self.define(name, type: type, version: version, indexer: indexer)
+    }
+  }
+
   /// Deletes an index.
   ///
   /// - Throws: ``SetteeError`` with code `notFound` when there is none of that name.
@@ -127,6 +144,11 @@ public struct ValueIndexes: Sendable {
     collection.database.viewRegistry.withLock { $0[view.registryKey] = nil }
   }
 
+  /// Deletes an index without blocking the caller's thread.
+  public func delete(_ name: String) async throws {
+    try await collection.database.withConnection(.writing) { try self.delete(name) }
+  }
+
   /// The names of the collection's value indexes.
   @available(*, noasync, message: "blocks its thread; await its async form from an async func")
   public func names() throws -> [String] {
@@ -134,6 +156,11 @@ public struct ValueIndexes: Sendable {
       guard let cid = try collection.database.collectionID(db, collection.name) else { return [] }
       return try ViewStore.all(db, cid: cid, kind: .value).map(\.name)
     }
+  }
+
+  /// The names of the collection's value indexes, without blocking the caller's thread.
+  public func names() async throws -> [String] {
+    try await collection.database.withConnection(.reading) { try self.names() }
   }
 
   /// The documents that satisfy every condition (each naming an index), sorted by an
@@ -150,6 +177,18 @@ public struct ValueIndexes: Sendable {
     try run(conditions, sortIndex, descending, offset, limit, documents: true).documents
   }
 
+  /// The documents that satisfy every condition, without blocking the caller's thread.
+  public func documents(
+    matching conditions: [String: Condition], sortedBy sortIndex: String? = nil,
+    descending: Bool = false, offset: Int = 0, limit: Int? = nil
+  ) async throws -> [Document] {
+    try await collection.database.withConnection(.reading) {
+      try self.documents(
+        matching: conditions, sortedBy: sortIndex, descending: descending, offset: offset,
+        limit: limit)
+    }
+  }
+
   /// The ids of the documents ``documents(matching:sortedBy:descending:offset:limit:)-7lc2c``
   /// returns, without reading the documents.
   @available(*, noasync, message: "blocks its thread; await its async form from an async func")
@@ -158,6 +197,18 @@ public struct ValueIndexes: Sendable {
     descending: Bool = false, offset: Int = 0, limit: Int? = nil
   ) throws -> [String] {
     try run(conditions, sortIndex, descending, offset, limit, documents: false).ids
+  }
+
+  /// The ids of the matching documents, without blocking the caller's thread.
+  public func documentIDs(
+    matching conditions: [String: Condition], sortedBy sortIndex: String? = nil,
+    descending: Bool = false, offset: Int = 0, limit: Int? = nil
+  ) async throws -> [String] {
+    try await collection.database.withConnection(.reading) {
+      try self.documentIDs(
+        matching: conditions, sortedBy: sortIndex, descending: descending, offset: offset,
+        limit: limit)
+    }
   }
 
   /// Every distinct value an index holds, in order (the seed's `uniqueValuesForIndex`).
@@ -175,6 +226,11 @@ public struct ValueIndexes: Sendable {
     return result
   }
 
+  /// Every distinct value an index holds, without blocking the caller's thread.
+  public func uniqueValues(of name: String) async throws -> [JSON] {
+    try await collection.database.withConnection(.reading) { try self.uniqueValues(of: name) }
+  }
+
   /// Brings every index of the collection up to date now.
   @available(*, noasync, message: "blocks its thread; await its async form from an async func")
   public func updateAll() throws {
@@ -183,182 +239,13 @@ public struct ValueIndexes: Sendable {
     }
   }
 
-  // MARK: - Internals
-
-  private func run(
-    _ conditions: [String: Condition], _ sortIndex: String?, _ descending: Bool, _ offset: Int,
-    _ limit: Int?, documents wanted: Bool
-  ) throws -> (ids: [String], documents: [Document]) {
-    guard offset >= 0, (limit ?? 0) >= 0 else {
-      throw SetteeError(.invalidQuery, "offset and limit must be 0 or more")
-    }
-    let conditionNames = conditions.keys.sorted()
-    let names = conditionNames + (sortIndex.map { [$0] } ?? [])
-    let views = names.map { View(collection: collection, name: $0, kind: .value) }
-    return try catchingUp(views) { db, stored in
-      var filters: [SQLFragment] = []
-      for (index, name) in conditionNames.enumerated() {
-        let view = stored[index]
-        let type = try ValueIndexDefinition.type(of: view)
-        let key = { (value: JSON) -> SQLFragment in
-          guard let converted = ValueIndexDefinition.convert(value, to: type) else {
-            return SQLFragment("NULL")
-          }
-          return .value(Data(try ViewCollation.raw.key(converted)))
-        }
-        let condition: SQLFragment
-        switch conditions[name]! {
-        case .equals(let value): condition = SQLFragment("key = ") + (try key(value))
-        case .atLeast(let value): condition = SQLFragment("key >= ") + (try key(value))
-        case .atMost(let value): condition = SQLFragment("key <= ") + (try key(value))
-        case .between(let low, let high):
-          condition =
-            SQLFragment("key BETWEEN ") + (try key(low)) + SQLFragment(" AND ")
-            + (try key(high))
-        case .oneOf(let values):
-          condition =
-            SQLFragment("key IN (")
-            + .joined(try values.map(key), separator: ", ") + SQLFragment(")")
-        }
-        filters.append(
-          SQLFragment("d.id IN (SELECT doc_id FROM ") + view.table + SQLFragment(" WHERE ")
-            + condition + SQLFragment(")"))
-      }
-      var sql =
-        SQLFragment("SELECT d.id, d.rev, d.body FROM ")
-        + .liveDocuments(cid: try collectionID(db))
-        + SQLFragment(" AND ") + .notDesignID(SQLFragment("d.id"))
-      for filter in filters { sql += SQLFragment(" AND ") + filter }
-      if sortIndex != nil, let sortView = stored.last {
-        sql +=
-          SQLFragment(" ORDER BY (SELECT ") + (descending ? SQLFragment("max") : SQLFragment("min"))
-          + SQLFragment("(key) FROM ") + sortView.table + SQLFragment(" WHERE doc_id = d.id)")
-          + (descending ? SQLFragment(" DESC") : SQLFragment(" ASC"))
-          + SQLFragment(" NULLS LAST, d.id")
-      } else {
-        sql += SQLFragment(" ORDER BY d.id")
-      }
-      if limit != nil || offset > 0 {
-        sql +=
-          SQLFragment(" LIMIT ") + .value(Int64(limit ?? -1)) + SQLFragment(" OFFSET ")
-          + .value(Int64(offset))
-      }
-      var ids: [String] = []
-      var documents: [Document] = []
-      let rows = try Row.fetchCursor(
-        db.makeStatement(sql: sql.text), arguments: sql.statementArguments)
-      while let row = try rows.next() {
-        let id: String = try row.value(0)
-        ids.append(id)
-        if wanted {
-          documents.append(
-            try Document(
-              id: id, rev: DocumentReader.storedRevision(try row.value(1), documentID: id),
-              body: DocumentReader.parseBody(row, at: 2, documentID: id)))
-        }
-      }
-      return (ids, documents)
-    }
-  }
-
-  private func collectionID(_ db: SQLConnection) throws -> Int64 {
-    try collection.database.collectionID(db, collection.name) ?? -1
-  }
-
-  /// Runs `body` over the views' stored rows once every one of them is up to date:
-  /// in a read when none is behind, else in one write that catches them all up first.
-  private func catchingUp<T>(_ views: [View], _ body: (SQLConnection, [StoredView]) throws -> T)
-    throws -> T
-  {
-    let database = collection.database
-    let answer: T? = try database.query { db in
-      let stored = try views.map { try $0.stored(db) }
-      for view in stored where try ViewStore.isBehind(db, view) { return nil }
-      return try body(db, stored)
-    }
-    if let answer { return answer }
-    if database.configuration.readOnly {
-      throw SetteeError(
-        .readOnly,
-        "value indexes of collection \(JSON.string(collection.name)) are behind its documents and the database was opened read-only"
-      )
-    }
-    // In slices, as a view query catches up (see View.query).
-    while true {
-      let answer: T? = try database.write { db in
-        var stored: [StoredView] = []
-        for view in views {
-          let current = try view.stored(db)
-          let after = try ViewStore.catchUp(
-            db, current, mapper: view.mapper(db, for: current), sliced: true)
-          if try ViewStore.isBehind(db, after) { return nil }
-          stored.append(after)
-        }
-        return try body(db, stored)
-      }
-      if let answer { return answer }
-      ViewStore.pauseBetweenSlices()
-    }
+  /// Brings every index of the collection up to date without blocking the caller's thread.
+  public func updateAll() async throws {
+    try await collection.database.withConnection(.writing) { try self.updateAll() }
   }
 }
 
 extension DocumentCollection {
   /// The collection's value indexes (seed 001's indexing functions).
   public var valueIndexes: ValueIndexes { ValueIndexes(collection: self) }
-}
-
-/// A stored field index: `{"field": "firstname", "type": "string"}`.
-struct ValueIndexDefinition {
-  let field: FieldPath
-  let type: ValueIndexes.ValueType
-
-  init(field: FieldPath, type: ValueIndexes.ValueType) {
-    self.field = field
-    self.type = type
-  }
-
-  init(json: JSON) throws {
-    guard case .string(let path)? = json["field"],
-      let type = json["type"]?.stringValue.flatMap(ValueIndexes.ValueType.init(rawValue:))
-    else { throw SetteeError(.corruption, "a stored value index definition is damaged: \(json)") }
-    self.init(field: try FieldPath(parsing: path, allowingDollar: true), type: type)
-  }
-
-  var json: JSON { ["field": .string(field.description), "type": .string(type.rawValue)] }
-
-  var mapper: ViewMapper {
-    let field = field
-    let type = type
-    return ViewMapper(
-      version: "field:" + JSONWriter.string(json), collation: .raw, reduce: nil
-    ) { document in
-      guard let value = JSON.object(document.json).value(at: field) else { return [] }
-      let values = value.arrayValue ?? [value]
-      return values.compactMap { Self.convert($0, to: type) }.map { (key: $0, value: JSON.null) }
-    }
-  }
-
-  /// A value as an index of `type` holds it; `nil` when it cannot be (left out).
-  static func convert(_ value: JSON, to type: ValueIndexes.ValueType) -> JSON? {
-    switch (type, value) {
-    case (.string, .string): value
-    case (.string, .int), (.string, .double), (.string, .bool): .string(JSONWriter.string(value))
-    case (.integer, .int): value
-    case (.integer, .double(let number)):
-      number.rounded() == number && abs(number) < 9.2e18 ? .int(Int64(number)) : nil
-    case (.integer, .string(let text)): Int64(text).map(JSON.int)
-    default: nil
-    }
-  }
-
-  /// The type of a stored index, from its version (`field:{…"type":…}` or
-  /// `swift:<type>:<version>`).
-  static func type(of view: StoredView) throws -> ValueIndexes.ValueType {
-    if view.version.hasPrefix("field:") {
-      return try StoredData.reading("the definition of value index \(JSON.string(view.name))") {
-        try ValueIndexDefinition(json: JSONParser.parse(String(view.version.dropFirst(6)))).type
-      }
-    }
-    return view.version.hasPrefix("swift:integer:") ? .integer : .string
-  }
 }
