@@ -114,11 +114,21 @@ let package = Package(
     ),
     .testTarget(
       name: "SetteeServerTests",
-      dependencies: ["Settee", "SetteeServer", "SetteeReplication", "settee", "SetteeTestSupport"]
+      dependencies: [
+        "Settee", "SetteeServer", "SetteeReplication", "settee", "SetteeTestSupport",
+        // The middleware tested in process, without a socket (built with Hummingbird).
+        .product(name: "HummingbirdTesting", package: "hummingbird"),
+        .product(name: "CompressNIO", package: "compress-nio"),
+      ]
     ),
     .testTarget(
       name: "SetteeReplicationTests",
-      dependencies: ["Settee", "SetteeCore", "SetteeReplication", "SetteeTestSupport"]
+      dependencies: [
+        "Settee", "SetteeCore", "SetteeReplication", "SetteeTestSupport",
+        // Small peers served on loopback (built with Hummingbird for `settee serve`).
+        .product(name: "Hummingbird", package: "hummingbird"),
+        .product(name: "HummingbirdTesting", package: "hummingbird"),
+      ]
     ),
     .testTarget(
       name: "SetteeCLITests",
