@@ -10,6 +10,7 @@ let package = Package(
     .library(name: "SetteeServer", targets: ["SetteeServer"]),
     .library(name: "SetteeReplication", targets: ["SetteeReplication"]),
     .executable(name: "settee", targets: ["settee"]),
+    .executable(name: "settee-net", targets: ["settee-net"]),
   ],
   dependencies: [
     .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
@@ -90,16 +91,26 @@ let package = Package(
         .product(name: "NIOHTTP1", package: "swift-nio"),
       ]
     ),
+    // `settee`: the local commands, without an HTTP stack (a newcomer's first build and
+    // every local command's start-up stay small); `serve`, `replicate`, `replicator` and
+    // `bench` hand over to `settee-net` (Support/HandOver.swift).
     .target(
       name: "SetteeCLI",
       dependencies: [
-        "Settee", "SetteeServer", "SetteeReplication",
+        "Settee", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+      ]
+    ),
+    .executableTarget(name: "settee", dependencies: ["SetteeCLI"]),
+    .target(
+      name: "SetteeNetCLI",
+      dependencies: [
+        "SetteeCLI", "Settee", "SetteeServer", "SetteeReplication",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
         // The benchmarks' hand-written baselines talk to SQLite through GRDB directly.
         .product(name: "GRDB", package: "GRDB.swift"),
       ]
     ),
-    .executableTarget(name: "settee", dependencies: ["SetteeCLI"]),
+    .executableTarget(name: "settee-net", dependencies: ["SetteeNetCLI"]),
     .target(
       name: "SetteeTestSupport",
       // An ordinary target (built by `swift build -c release` too): it reaches the engine
@@ -115,7 +126,8 @@ let package = Package(
     .testTarget(
       name: "SetteeServerTests",
       dependencies: [
-        "Settee", "SetteeServer", "SetteeReplication", "settee", "SetteeTestSupport",
+        "Settee", "SetteeServer", "SetteeReplication", "settee", "settee-net",
+        "SetteeTestSupport",
         // The middleware tested in process, without a socket (built with Hummingbird).
         .product(name: "HummingbirdTesting", package: "hummingbird"),
         .product(name: "CompressNIO", package: "compress-nio"),
@@ -132,7 +144,7 @@ let package = Package(
     ),
     .testTarget(
       name: "SetteeCLITests",
-      dependencies: ["Settee", "SetteeCLI", "settee", "SetteeTestSupport"]
+      dependencies: ["Settee", "SetteeCLI", "settee", "settee-net", "SetteeTestSupport"]
     ),
   ],
   swiftLanguageModes: [.v6]

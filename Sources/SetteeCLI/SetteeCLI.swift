@@ -44,7 +44,17 @@ public enum SetteeCLI {
   /// Commands that wait on async work (`serve`, `replicate`, `changes`) are
   /// `AsyncParsableCommand`s and are awaited; the others run as they are.
   public static func main(_ arguments: [String]) async -> Int32 {
+    NetworkCommands.arguments.withLock { $0 = arguments }
     do {
+      // `settee help serve`: the help of the command that runs in settee-net.
+      if arguments.count >= 2, arguments[0] == "help",
+        let command = NetworkCommands.commands.withLock({ $0 }).first(where: {
+          $0.configuration.commandName == arguments[1]
+        }), command is any HandOverCommand.Type
+      {
+        NetworkCommands.arguments.withLock { $0 = [arguments[1], "--help"] + arguments.dropFirst(2) }
+        try NetworkCommands.handOver(arguments[1])
+      }
       var command = try SetteeCommand.parseAsRoot(arguments)
       if var asynchronous = command as? any AsyncParsableCommand {
         try await asynchronous.run()
@@ -78,12 +88,14 @@ public enum SetteeCLI {
   }
 }
 
-struct SetteeCommand: ParsableCommand {
-  static let configuration = CommandConfiguration(
+package struct SetteeCommand: ParsableCommand {
+  package static var configuration: CommandConfiguration {
+    CommandConfiguration(
     commandName: "settee",
     abstract: "An embedded JSON document database on SQLite.",
     discussion:
       "Documents live in one SQLite file (--db, default ./settee.db), in named collections (--collection, default _default). JSON shapes follow CouchDB's HTTP bodies.",
+    version: SetteeVersion.string,
     subcommands: [
       DemoCommand.self, ImportCommand.self, ExportCommand.self, GetCommand.self,
       PutCommand.self, DeleteCommand.self, ChangesCommand.self, ConflictsCommand.self,
@@ -94,10 +106,12 @@ struct SetteeCommand: ParsableCommand {
       DefaultsCommand.self, AliasCommand.self, ViewCommand.self, AllDocsCommand.self,
       MetadataCommand.self,
       CheckCommand.self, RebuildCommand.self, DescribeCommand.self, BackupCommand.self,
-      ServeCommand.self, ReplicateCommand.self, ReplicatorCommand.self, BenchCommand.self,
-    ]
-  )
+    ] + NetworkCommands.commands.withLock { $0 }
+    )
+  }
 
   /// `--db` and `--collection` given before the subcommand (`settee --db x.db get id`).
-  @OptionGroup var options: GlobalOptions
+  @OptionGroup package var options: GlobalOptions
+
+  package init() {}
 }

@@ -22,7 +22,7 @@ struct CouchHandler: Sendable {
 
   /// The API level Settee answers as, in `GET /`.
   static let couchDBVersion = "3.3.3"
-  static let setteeVersion = "0.1.0"
+  static let setteeVersion = SetteeVersion.string
 
   /// Answers `raw` from `client` (its address, for the failed-login lockout), whom
   /// ``Authentication`` identified, on `channel` (closed when the body comes too slowly;

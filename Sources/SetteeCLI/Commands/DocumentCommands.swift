@@ -222,10 +222,12 @@ extension Change {
 
 /// An async result handed to a waiting thread: written by the task before it signals,
 /// read after the wait, so the semaphore orders the two.
-final class BlockingOutcome<T>: @unchecked Sendable { var result: Result<T, any Error>? }
+package final class BlockingOutcome<T>: @unchecked Sendable {
+  package var result: Result<T, any Error>?
+}
 
 /// Runs async work from a synchronous command and waits for it.
-func runBlocking<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) throws -> T {
+package func runBlocking<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) throws -> T {
   let outcome = BlockingOutcome<T>()
   let done = DispatchSemaphore(value: 0)
   Task {

@@ -3,31 +3,31 @@ import SetteeCore
 
 /// Standard output and error, written straight to their descriptors (callers write in
 /// large chunks, so no buffering is needed and nothing is left unflushed at exit).
-enum Console {
-  static func out(_ text: String) { write(Array(text.utf8), to: STDOUT_FILENO) }
+package enum Console {
+  package static func out(_ text: String) { write(Array(text.utf8), to: STDOUT_FILENO) }
 
-  static func out(_ bytes: [UInt8]) { write(bytes, to: STDOUT_FILENO) }
+  package static func out(_ bytes: [UInt8]) { write(bytes, to: STDOUT_FILENO) }
 
   /// Prints a JSON value and a newline on standard output.
-  static func outJSON(_ value: JSON) {
+  package static func outJSON(_ value: JSON) {
     var bytes = JSONWriter.bytes(value)
     bytes.append(UInt8(ascii: "\n"))
     out(bytes)
   }
 
-  static func err(_ text: String) { write(Array(text.utf8), to: STDERR_FILENO) }
+  package static func err(_ text: String) { write(Array(text.utf8), to: STDERR_FILENO) }
 
   /// Whether standard error is a terminal (so progress can be drawn).
-  static var stderrIsTerminal: Bool { isatty(STDERR_FILENO) != 0 }
+  package static var stderrIsTerminal: Bool { isatty(STDERR_FILENO) != 0 }
 
   /// Prints `{"error": …, "reason": …}` on standard error.
-  static func error(name: String, reason: String, extra: JSONObject = [:]) {
+  package static func error(name: String, reason: String, extra: JSONObject = [:]) {
     var body: JSONObject = ["error": .string(name), "reason": .string(reason)]
     for member in extra { body[member.key] = member.value }
     err(JSONWriter.string(.object(body)) + "\n")
   }
 
-  static func error(_ error: SetteeError) {
+  package static func error(_ error: SetteeError) {
     var extra: JSONObject = [:]
     if let id = error.documentID { extra["id"] = .string(id) }
     if let line = error.location?.line { extra["line"] = .int(Int64(line)) }

@@ -3,32 +3,34 @@ import Settee
 import SetteeCore
 
 /// The options every command that opens a database takes.
-struct GlobalOptions: ParsableArguments {
+package struct GlobalOptions: ParsableArguments {
+  package init() {}
+
   @Option(name: .long, help: "The database file (default: ./settee.db).")
-  var db: String?
+  package var db: String?
 
   @Option(name: .long, help: "The collection to use (default: _default).")
-  var collection: String?
+  package var collection: String?
 
   @Option(
     name: .long,
     help: ArgumentHelp(
       "How long a write waits for another process's write lock, in seconds (default: 10).",
       valueName: "seconds"))
-  var busyTimeout: Double?
+  package var busyTimeout: Double?
 
   @Option(
     name: .long,
     help: ArgumentHelp(
       "The longest a query may run, in seconds (default: 60; 0 for no limit).",
       valueName: "seconds"))
-  var queryTimeLimit: Double?
+  package var queryTimeLimit: Double?
 
-  var databasePath: String { db ?? "./settee.db" }
-  var collectionName: String { collection ?? Database.defaultCollectionName }
+  package var databasePath: String { db ?? "./settee.db" }
+  package var collectionName: String { collection ?? Database.defaultCollectionName }
 
   /// These options, with any the parent command was given filling the gaps.
-  func merged(with parent: GlobalOptions) -> GlobalOptions {
+  package func merged(with parent: GlobalOptions) -> GlobalOptions {
     var merged = self
     merged.db = db ?? parent.db
     merged.collection = collection ?? parent.collection
@@ -40,7 +42,7 @@ struct GlobalOptions: ParsableArguments {
   /// Opens the database: for writing (creating it if needed) or, for commands that only
   /// read, read-only, so that they write nothing and work on read-only files and mounts;
   /// a command reads on one thread, so a read-only open makes one connection.
-  func openDatabase(readOnly: Bool) throws -> Database {
+  package func openDatabase(readOnly: Bool) throws -> Database {
     var configuration = Database.Configuration(readOnly: readOnly)
     if readOnly { configuration.maximumReaderCount = 1 }
     if let busyTimeout {
@@ -63,7 +65,7 @@ struct GlobalOptions: ParsableArguments {
     return try Database(path: databasePath, configuration: configuration)
   }
 
-  func openCollection(readOnly: Bool) throws -> DocumentCollection {
+  package func openCollection(readOnly: Bool) throws -> DocumentCollection {
     try openDatabase(readOnly: readOnly).collection(collectionName)
   }
 }

@@ -4,23 +4,23 @@ import SetteeCore
 /// A file (or standard input, `-`, or a pipe) read in chunks through a POSIX descriptor,
 /// again after `EINTR` (Foundation's `FileHandle` reads end in a `try!` that a signal
 /// interrupting the call turns into a crash).
-final class InputFile {
-  let path: String
+package final class InputFile {
+  package let path: String
   private let descriptor: Int32
   private let owned: Bool
   /// The size in bytes when known (regular files), for progress.
-  let size: Int?
+  package let size: Int?
 
   /// Reads `handle` (a pipe's end, standard input), named `name` in errors; the handle
   /// stays its owner's to close.
-  init(_ handle: FileHandle, name: String) {
+  package init(_ handle: FileHandle, name: String) {
     path = name
     descriptor = handle.fileDescriptor
     owned = false
     size = nil
   }
 
-  init(path: String) throws {
+  package init(path: String) throws {
     self.path = path
     if path == "-" {
       descriptor = STDIN_FILENO
@@ -46,7 +46,7 @@ final class InputFile {
   }
 
   /// The next chunk of up to `count` bytes; `nil` at the end.
-  func read(upTo count: Int = 1 << 20) throws -> [UInt8]? {
+  package func read(upTo count: Int = 1 << 20) throws -> [UInt8]? {
     var chunk = [UInt8](repeating: 0, count: count)
     while true {
       let got = chunk.withUnsafeMutableBytes { Foundation.read(descriptor, $0.baseAddress, count) }
@@ -61,7 +61,7 @@ final class InputFile {
   }
 
   /// The whole input as bytes.
-  func readAll() throws -> [UInt8] {
+  package func readAll() throws -> [UInt8] {
     var bytes: [UInt8] = []
     while let chunk = try read() { bytes.append(contentsOf: chunk) }
     return bytes

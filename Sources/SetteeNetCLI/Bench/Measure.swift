@@ -1,4 +1,5 @@
 import Foundation
+import SetteeCLI
 
 /// Times work: a warm-up run, then the median of several.
 enum Measure {

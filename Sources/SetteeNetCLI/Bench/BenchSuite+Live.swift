@@ -1,4 +1,5 @@
 import Foundation
+import SetteeCLI
 import Settee
 import SetteeCore
 

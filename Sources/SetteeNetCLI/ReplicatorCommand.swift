@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import SetteeCLI
 import Settee
 import SetteeCore
 import SetteeReplication
@@ -9,7 +10,7 @@ import SetteeReplication
 struct ReplicatorCommand: AsyncParsableCommand {
   static let configuration = CommandConfiguration(
     commandName: "replicator",
-    abstract: "Run the replications the file's _replicator documents describe, until stopped.",
+    abstract: NetworkCommands.replicatorAbstract,
     discussion:
       #"Each document of the _replicator collection describes a replication in the shape of CouchDB's _replicate body (source and target: URLs, or names of collections of the same file), as settee serve runs them: one-shot ones once (not again unless their document changes), continuous ones until their document is deleted. At most --max-jobs run at once; the others wait their turn, and a failing one waits longer after each failure (CouchDB's scheduler). Prints CouchDB's _scheduler/docs entry of a document as a JSON line on standard output each time its state changes; stops on Ctrl-C or SIGTERM, and the continuous ones resume from their checkpoints next time."#
   )

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import SetteeCLI
 import GRDB
 import Settee
 import SetteeCore
@@ -7,7 +8,7 @@ import SetteeCore
 struct BenchCommand: ParsableCommand {
   static let configuration = CommandConfiguration(
     commandName: "bench",
-    abstract: "Measure Settee against hand-written SQL on the same SQLite file and data.",
+    abstract: NetworkCommands.benchAbstract,
     discussion:
       "Build with 'swift build -c release' first: a debug build measures the compiler's checks. Each workload runs Settee's API and a baseline that does the same work with hand-written SQL through GRDB, on the same file and the same documents, and prints the medians and their ratio."
   )

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import SetteeCLI
 
 #if canImport(Glibc)
   import Glibc
@@ -12,7 +13,7 @@ import SetteeServer
 struct ServeCommand: AsyncParsableCommand {
   static let configuration = CommandConfiguration(
     commandName: "serve",
-    abstract: "Serve the database with CouchDB's HTTP API.",
+    abstract: NetworkCommands.serveAbstract,
     discussion:
       #"Each collection is a CouchDB database (the default collection is /_default). Listens on 127.0.0.1 unless --bind says otherwise, which needs an administrator (--admin); --port 0 picks a free port. Prints {"ok":true,"url":…} on standard output once listening, one log line per request on standard error, and stops cleanly on Ctrl-C or SIGTERM (requests in flight finish first)."#
   )

@@ -1,4 +1,5 @@
 import Foundation
+import SetteeCLI
 import SetteeCore
 
 #if canImport(Glibc)
@@ -21,7 +22,7 @@ struct CompareSQLite3 {
   }
 
   func run() throws -> [Row] {
-    guard let shell = Self.which("sqlite3") else {
+    guard let shell = NetworkCommands.onPath("sqlite3") else {
       throw SetteeError(.invalidArgument, "--compare-sqlite3 needs the sqlite3 shell on PATH")
     }
     let settee = Self.runningExecutable()
@@ -204,19 +205,11 @@ struct CompareSQLite3 {
   /// The path of this very binary, however it was started: by a path (`./settee`,
   /// `.build/release/settee`) or by its name from `PATH` (as an installed `settee` is),
   /// where `argv[0]` alone would be read relative to the current directory.
+  /// The `settee` users run (beside this `settee-net`, or on `PATH`): its whole processes
+  /// are what is timed; this executable when there is none.
   static func runningExecutable() -> String {
-    let invoked = CommandLine.arguments[0]
-    if !invoked.contains("/"), let found = which(invoked) { return found }
-    if let path = Bundle.main.executablePath { return path }
-    return URL(fileURLWithPath: invoked).standardizedFileURL.path
-  }
-
-  static func which(_ name: String) -> String? {
-    for directory in (ProcessInfo.processInfo.environment["PATH"] ?? "").split(separator: ":") {
-      let path = "\(directory)/\(name)"
-      if FileManager.default.isExecutableFile(atPath: path) { return path }
-    }
-    return nil
+    NetworkCommands.sibling("settee") ?? NetworkCommands.runningExecutable
+      ?? CommandLine.arguments[0]
   }
 
   static func table(_ rows: [Row]) -> String {

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import SetteeCLI
 import Settee
 import SetteeCore
 import SetteeReplication
@@ -7,7 +8,7 @@ import SetteeReplication
 struct ReplicateCommand: AsyncParsableCommand {
   static let configuration = CommandConfiguration(
     commandName: "replicate",
-    abstract: "Replicate by CouchDB's protocol between two databases, local or remote.",
+    abstract: NetworkCommands.replicateAbstract,
     discussion:
       #"Each side is a URL of a CouchDB-protocol database (http://name:password@host:5984/db: CouchDB, settee serve), or a collection of a local file written FILE#COLLECTION (FILE alone: its default collection). A replication resumes from the checkpoints both sides keep. Shows progress on standard error when it is a terminal, and prints CouchDB's _replicate answer as JSON at the end. --continuous runs until Ctrl-C or SIGTERM."#
   )
