@@ -59,9 +59,12 @@ extension DocumentCollection {
       // A larger page cache for the import's duration: with SQLite's 2 MB, a large
       // transaction spills pages into the WAL and reads them back, then writes them again
       // (100,000 documents: 22,600 page writes and 12,100 reads, with 64 MB 17,000 and
-      // 5,600; whole import about 9% faster).
+      // 5,600; whole import about 9% faster). 16 MiB: as fast as 64 MiB on a million
+      // documents in random id order (7.40 s against 7.39 s; 8 MiB took 8.13 s), and the
+      // import's peak stays at 48 MB whatever its size, where 64 MiB grew it from 56 MB
+      // (100,000 documents) to 102 MB (a million) (docs/performance.md, issue 46).
       try database.writeWithoutTransaction { db in
-        try db.withLargePageCache {
+        try db.withLargePageCache(mebibytes: 16) {
           var finished = false
           while !finished {
             var inBatch = 0

@@ -210,14 +210,15 @@ extension SQLConnection {
     return result
   }
 
-  /// Runs `body` with a page cache of up to 64 MB (SQLite's default is 2 MB), then gives
-  /// the connection its own size back. For writes that touch more pages than 2 MB hold: a
-  /// smaller cache spills changed pages into the WAL and writes them again when they
-  /// change again, and reads pages a second time that the same write already read. The
-  /// cache only grows as pages are used, and shrinks again when the size goes back.
-  func withLargePageCache<T>(_ body: () throws -> T) throws -> T {
+  /// Runs `body` with a page cache of up to `mebibytes` (SQLite's default is 2 MB), then
+  /// gives the connection its own size back. For writes that touch more pages than 2 MB
+  /// hold: a smaller cache spills changed pages into the WAL and writes them again when
+  /// they change again, and reads pages a second time that the same write already read.
+  /// The cache only grows as pages are used, and shrinks again when the size goes back:
+  /// the size is what the write may hold in memory at its peak.
+  func withLargePageCache<T>(mebibytes: Int = 64, _ body: () throws -> T) throws -> T {
     let size = try Int.fetchOne(self, sql: "PRAGMA cache_size") ?? -2_000
-    try execute(sql: "PRAGMA cache_size = -65536")
+    try execute(sql: "PRAGMA cache_size = -\(mebibytes * 1024)")
     defer { try? execute(sql: "PRAGMA cache_size = \(size)") }
     return try body()
   }
