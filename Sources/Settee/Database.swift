@@ -211,6 +211,14 @@ public final class Database: Sendable {
     }
   }
 
+  /// The async form of ``write(_:)``.
+  func write<T: Sendable>(_ body: @escaping @Sendable (SQLConnection) throws -> T) async throws
+    -> T
+  {
+    try checkWritable()
+    return try await withConnection(.writing) { try self.write(body) }
+  }
+
   /// Runs `body` with the writer connection outside any transaction (it opens its own,
   /// as an import does for each batch), under the same rules as ``write(_:)``. Errors
   /// are passed through as they are.
@@ -253,11 +261,24 @@ public final class Database: Sendable {
     }
   }
 
+  /// The async form of ``read(_:)``.
+  func read<T: Sendable>(_ body: @escaping @Sendable (SQLConnection) throws -> T) async throws -> T
+  {
+    try await withConnection(.reading) { try self.read(body) }
+  }
+
   /// Runs a query of any face in a read transaction (``read(_:)``) under the time budget
   /// of ``Configuration/queryTimeLimit`` (see ``QueryBudget``).
   func query<T>(_ body: (SQLConnection) throws -> T) throws -> T {
     let limit = configuration.queryTimeLimit
     return try read { db in try QueryBudget.within(limit) { try body(db) } }
+  }
+
+  /// The async form of ``query(_:)``.
+  func query<T: Sendable>(_ body: @escaping @Sendable (SQLConnection) throws -> T) async throws
+    -> T
+  {
+    try await withConnection(.reading) { try self.query(body) }
   }
 }
 

@@ -74,25 +74,4 @@ extension Database {
       throw error
     }
   }
-
-  /// The async form of ``query(_:)``.
-  func query<T: Sendable>(_ body: @escaping @Sendable (SQLConnection) throws -> T) async throws
-    -> T
-  {
-    try await withConnection(.reading) { try self.query(body) }
-  }
-
-  /// The async form of ``write(_:)``.
-  func write<T: Sendable>(_ body: @escaping @Sendable (SQLConnection) throws -> T) async throws
-    -> T
-  {
-    try checkWritable()
-    return try await withConnection(.writing) { try self.write(body) }
-  }
-
-  /// The async form of ``read(_:)``.
-  func read<T: Sendable>(_ body: @escaping @Sendable (SQLConnection) throws -> T) async throws -> T
-  {
-    try await withConnection(.reading) { try self.read(body) }
-  }
 }
