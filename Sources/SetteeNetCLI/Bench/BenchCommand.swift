@@ -5,7 +5,7 @@ import GRDB
 import Settee
 import SetteeCore
 
-struct BenchCommand: ParsableCommand {
+struct BenchCommand: AsyncParsableCommand {
   static let configuration = CommandConfiguration(
     commandName: "bench",
     abstract: NetworkCommands.benchAbstract,
@@ -66,7 +66,7 @@ struct BenchCommand: ParsableCommand {
     only.map { Set($0.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }) }
   }
 
-  func run() throws {
+  func run() async throws {
     let count = docs ?? (quick ? 2_000 : 100_000)
     guard count >= 100 else { throw ValidationError("--docs must be at least 100") }
     let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
@@ -74,18 +74,24 @@ struct BenchCommand: ParsableCommand {
     try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
     defer { try? FileManager.default.removeItem(at: directory) }
     if compareSQLite3 {
-      let rows = try CompareSQLite3(count: count, directory: directory) { message in
-        Console.err(message + "\n")
-      }.run()
+      let rows = try await onOwnThread {
+        try CompareSQLite3(count: count, directory: directory) { message in
+          Console.err(message + "\n")
+        }.run()
+      }
       Console.out(CompareSQLite3.table(rows))
       return
     }
     if server || replication {
-      let log: (String) -> Void = { message in if !json { Console.err(message + "\n") } }
+      let json = json
+      let log: @Sendable (String) -> Void = { message in
+        if !json { Console.err(message + "\n") }
+      }
       let results =
         server
-        ? try ServerBench(count: count, quick: quick, directory: directory, log: log).run()
-        : try ReplicationBench(count: count, quick: quick, directory: directory, log: log).run()
+        ? try await ServerBench(count: count, quick: quick, directory: directory, log: log).run()
+        : try await ReplicationBench(count: count, quick: quick, directory: directory, log: log)
+          .run()
       if json {
         Console.outJSON(["machine": BenchSuite.machine, "benchmarks": .array(results.map(\.json))])
       } else {
@@ -105,7 +111,7 @@ struct BenchCommand: ParsableCommand {
         )
       }
     #endif
-    let results = try suite.run()
+    let results = try await BenchSuite.run(suite)
     if json {
       Console.outJSON([
         "machine": BenchSuite.machine,
@@ -120,7 +126,7 @@ struct BenchCommand: ParsableCommand {
 }
 
 /// One measured workload.
-struct BenchResult {
+struct BenchResult: Sendable {
   var name: String
   var n: Int
   var settee: Double

@@ -13,7 +13,11 @@ import SetteeCore
 /// tables, and once `PRAGMA optimize` has measured `documents` it may prefer to scan every
 /// document and build an automatic index on the entries (milliseconds instead of
 /// microseconds for a `limit 10`).
-struct BenchSuite {
+///
+/// `@unchecked Sendable`: a suite goes from the command's task to the thread that runs its
+/// synchronous workloads and back (``run(_:)``), used by one of them at a time; its log
+/// closure writes to standard error.
+struct BenchSuite: @unchecked Sendable {
   let path: String
   let count: Int
   let quick: Bool
@@ -61,13 +65,40 @@ struct BenchSuite {
 
   var repetitions: Int { quick ? 1 : 5 }
 
-  mutating func run() throws -> [BenchResult] {
+  /// Runs the chosen workloads in their order: the synchronous ones on a thread of their
+  /// own (timed off Swift's cooperative threads), the live queries' as async work.
+  static func run(_ suite: BenchSuite) async throws -> [BenchResult] {
+    var (results, suite) = try await onOwnThread {
+      var copy = suite
+      return (try copy.runBeforeLiveQueries(), copy)
+    }
+    if suite.wanted("live") {
+      for result in try await suite.liveQueries() {
+        suite.report(result)
+        results.append(result)
+      }
+    }
+    let afterLive = suite
+    results += try await onOwnThread {
+      var copy = afterLive
+      return try copy.runAfterLiveQueries()
+    }
+    return results
+  }
+
+  func wanted(_ key: String) -> Bool { only?.contains(key) ?? true }
+
+  func report(_ result: BenchResult) {
+    log(
+      String(
+        format: "  %@ (n=%d): %.4f s vs %.4f s", result.name, result.n, result.settee,
+        result.baseline))
+  }
+
+  private mutating func runBeforeLiveQueries() throws -> [BenchResult] {
     var results: [BenchResult] = []
     func add(_ result: BenchResult) {
-      log(
-        String(
-          format: "  %@ (n=%d): %.4f s vs %.4f s", result.name, result.n, result.settee,
-          result.baseline))
+      report(result)
       results.append(result)
     }
     log("preparing \(count) documents…")
@@ -77,7 +108,6 @@ struct BenchSuite {
     try main.ensureIndexed(["name", "age", "pet"], name: "nap")
     let cid = try collectionID("people")
 
-    func wanted(_ key: String) -> Bool { only?.contains(key) ?? true }
     if wanted("insert") { add(try bulkInsert()) }
     if wanted("get") { add(try getByID(main, cid)) }
     if wanted("json") { add(try jsonRoundTrip(cid)) }
@@ -109,7 +139,18 @@ struct BenchSuite {
     }
     if wanted("views") { for result in try views(main, cid) { add(result) } }
     if wanted("value-index") { add(try valueIndex(main, cid)) }
-    if wanted("live") { for result in try liveQueries() { add(result) } }
+    return results
+  }
+
+  /// The workloads after the live queries.
+  private mutating func runAfterLiveQueries() throws -> [BenchResult] {
+    var results: [BenchResult] = []
+    func add(_ result: BenchResult) {
+      report(result)
+      results.append(result)
+    }
+    let main = database.collection("people")
+    let cid = try collectionID("people")
     // Before `where`: its triggers on `documents` call functions that only Settee's
     // connections have, which the baselines' hand-written inserts would then meet.
     if wanted("revisions") {

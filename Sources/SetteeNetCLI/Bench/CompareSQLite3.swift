@@ -14,7 +14,7 @@ struct CompareSQLite3 {
   let directory: URL
   let log: (String) -> Void
 
-  struct Row {
+  struct Row: Sendable {
     var name: String
     var settee: Double
     var sqlite3: Double

@@ -12,29 +12,41 @@ struct ServerBench {
   let count: Int
   let quick: Bool
   let directory: URL
-  let log: (String) -> Void
+  let log: @Sendable (String) -> Void
 
-  func run() throws -> [BenchResult] {
+  /// Starts the two servers in this process and times the requests from a thread of its
+  /// own (the servers' handlers have Swift's cooperative threads to themselves).
+  func run() async throws -> [BenchResult] {
     var data = BenchData()
     let people = data.people(count)
     let database = try Settee.Database(path: directory.appendingPathComponent("server.db").path)
     let main = database.collection("people")
     log("preparing \(count) documents…")
-    var iterator = people.makeIterator()
-    var reader = JSONRecordReader(maxRecordBytes: 1 << 20) { iterator.next() }
-    try main.importDocuments(from: &reader)
-    try main.ensureIndexed(["docNumber"], name: "num")
+    try await onOwnThread {
+      var iterator = people.makeIterator()
+      var reader = JSONRecordReader(maxRecordBytes: 1 << 20) { iterator.next() }
+      try main.importDocuments(from: &reader)
+      try main.ensureIndexed(["docNumber"], name: "num")
+    }
 
     let server = CouchServer(
       database: database, configuration: ServerConfiguration(port: 0, logLevel: .none))
-    let (serving, servedPort) = try Self.listening { try await server.run(onListening: $0) }
-    let (floor, floorPort) = try Self.listening {
+    let (serving, servedPort) = try await Self.listening { try await server.run(onListening: $0) }
+    let (floor, floorPort) = try await Self.listening {
       try await CouchServer.runFloor(maxBytes: 8 << 20, onListening: $0)
     }
     defer {
       serving.cancel()
       floor.cancel()
     }
+    return try await onOwnThread {
+      try measure(people, database, servedPort: servedPort, floorPort: floorPort)
+    }
+  }
+
+  private func measure(
+    _ people: [[UInt8]], _ database: Settee.Database, servedPort: Int, floorPort: Int
+  ) throws -> [BenchResult] {
     var settee = try BenchClient(port: servedPort)
     var baseline = try BenchClient(port: floorPort)
 
@@ -132,7 +144,7 @@ struct ServerBench {
   /// Runs a server in a task of this process; the task and the port, once it listens.
   static func listening(
     _ run: @escaping @Sendable (@escaping @Sendable (Int) async -> Void) async throws -> Void
-  ) throws -> (Task<Void, any Error>, Int) {
+  ) async throws -> (Task<Void, any Error>, Int) {
     let port = Locked<Int?>(nil)
     let task = Task { try await run { listening in port.withLock { $0 = listening } } }
     let deadline = Date().addingTimeInterval(30)
@@ -141,7 +153,7 @@ struct ServerBench {
         task.cancel()
         throw SetteeError(.io, "the benchmark's servers did not start within 30 s")
       }
-      usleep(10_000)
+      try await Task.sleep(for: .milliseconds(10))
     }
     return (task, port.withLock { $0! })
   }
