@@ -56,10 +56,8 @@ struct HandOverCLITests {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: SetteeBinary.path)
     process.arguments = ["--db", path, "serve", "--port", "0", "--log-level", "none"]
-    let output = Pipe()
-    process.standardOutput = output
-    process.standardError = FileHandle.nullDevice
-    try process.run()
+    let output = ChildPipe()
+    try process.run(output: output, errors: nil)
     defer { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
     let line = output.fileHandleForReading.readSomeBytes() ?? []
     #expect(String(decoding: line, as: UTF8.self).contains("\"url\""))

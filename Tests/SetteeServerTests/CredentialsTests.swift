@@ -1,4 +1,5 @@
 import Foundation
+import SetteeTestSupport
 import SetteeCore
 import SetteeServer
 import Testing
@@ -87,11 +88,9 @@ struct CredentialsReferenceTests {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
     process.arguments = ["python3", "-c", script]
-    let input = Pipe()
-    let output = Pipe()
-    process.standardInput = input
-    process.standardOutput = output
-    try process.run()
+    let input = ChildPipe()
+    let output = ChildPipe()
+    try process.run(output: output, errors: nil, input: input)
     let text = cases.map { JSONWriter.string($0) }.joined(separator: "\n") + "\n"
     // Written from another thread: the reference's answers could fill the pipe first.
     let writer = Thread {

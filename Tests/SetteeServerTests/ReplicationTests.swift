@@ -174,10 +174,9 @@ struct ReplicationTests {
       "replicate", source.url + "db", local + "#db", "--continuous", "--create-target",
       "--checkpoint-interval", "0.2",
     ]
-    let output = Pipe()
-    let errors = Pipe()
-    (process.standardOutput, process.standardError) = (output, errors)
-    try process.run()
+    let output = ChildPipe()
+    let errors = ChildPipe()
+    try process.run(output: output, errors: errors)
     defer { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
     let target = try Database(path: local).collection("db")
     func arrived(_ check: @escaping (Document?) -> Bool, _ id: String) async -> Bool {

@@ -174,9 +174,8 @@ struct ServerAuthTests {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
     process.arguments = ["python3", "-c", script]
-    let output = Pipe()
-    process.standardOutput = output
-    try process.run()
+    let output = ChildPipe()
+    try process.run(output: output, errors: nil)
     let text = output.fileHandleForReading.readAllBytes()
     process.waitUntilExit()
     return String(decoding: text, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)

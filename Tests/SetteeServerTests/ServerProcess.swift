@@ -12,8 +12,8 @@ final class ServerProcess: @unchecked Sendable {
   let process = Process()
   /// The server's base URL, `http://127.0.0.1:PORT/`, as it printed it.
   let url: String
-  private let errors = Pipe()
-  private let output = Pipe()
+  private let errors = ChildPipe()
+  private let output = ChildPipe()
 
   /// Starts the server on `path` and waits (at most 60 s) for its "listening" line.
   init(
@@ -25,9 +25,7 @@ final class ServerProcess: @unchecked Sendable {
       process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
     }
     process.arguments = ["--db", path, "serve", "--port", "0"] + extra
-    process.standardOutput = output
-    process.standardError = errors
-    try process.run()
+    try process.run(output: output, errors: errors)
     let line = Self.readLine(output.fileHandleForReading, timeout: 60)
     guard let line, case .object(let started) = try? JSONParser.parse(line),
       let url = started["url"]?.stringValue
@@ -155,7 +153,7 @@ final class ServerProcess: @unchecked Sendable {
 
   /// Opens a TCP connection to the server and sends `bytes`; the caller closes it.
   func connectAndSend(_ bytes: [UInt8]) throws -> Int32 {
-    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
     precondition(fd >= 0)
     var address = sockaddr_in()
     address.sin_family = sa_family_t(AF_INET)

@@ -101,14 +101,11 @@ public enum SetteeBinary {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: executable)
     process.arguments = arguments
-    let output = Pipe()
-    let errors = Pipe()
-    let input = Pipe()
-    process.standardOutput = output
-    process.standardError = errors
-    process.standardInput = stdin == nil ? FileHandle.nullDevice : input
+    let output = ChildPipe()
+    let errors = ChildPipe()
+    let input = stdin == nil ? nil : ChildPipe()
     let start = Date()
-    try process.run()
+    try process.run(output: output, errors: errors, input: input)
     let timedOut = Guarded(false)
     let pid = process.processIdentifier
     DispatchQueue.global().asyncAfter(deadline: .now() + timeout) {
@@ -128,7 +125,7 @@ public enum SetteeBinary {
         group.leave()
       }.start()
     }
-    if let stdin {
+    if let stdin, let input {
       let handle = input.fileHandleForWriting
       DispatchQueue.global().async {
         handle.writeAllBytes(stdin)

@@ -26,7 +26,7 @@ final class RecordedCouchDB: @unchecked Sendable {
   init(database: String, rounds: [[WireExchange]]) throws {
     self.database = database
     self.rounds = rounds
-    let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
     self.listener = listener
     var address = sockaddr_in()
     address.sin_family = sa_family_t(AF_INET)
@@ -64,6 +64,8 @@ final class RecordedCouchDB: @unchecked Sendable {
   private func acceptLoop() {
     while true {
       let connection = accept(listener, nil, nil)
+      // Not inherited by the processes other tests start (a copy would keep it open).
+      if connection >= 0 { _ = fcntl(connection, F_SETFD, FD_CLOEXEC) }
       guard connection >= 0 else { return }
       Thread { [self] in serve(connection) }.start()
     }
