@@ -181,6 +181,30 @@ struct CLITests {
     let unknown = try SetteeBinary.run(["bench", "--quick", "--only", "nonsense"])
     #expect(unknown.status == 2)
     #expect(unknown.stderr.contains("nonsense"))
+
+    // --compare names a row whose ratio left the earlier run's range, and only that one:
+    // an earlier report where `get by id` was 50 times its baseline, and the equality row
+    // as it was measured (both runs alternate Settee and the baseline, so each row has a
+    // range of ratios).
+    var rows = report["benchmarks"]?.arrayValue ?? []
+    #expect(rows.allSatisfy { $0["ratio_low"] != nil && $0["ratio_high"] != nil })
+    guard case .object(var get) = rows.first else { return }
+    get["ratio"] = 50
+    get["ratio_low"] = 49
+    get["ratio_high"] = 51
+    rows[0] = .object(get)
+    rows.removeLast()
+    let earlier = directory.path("earlier.json")
+    try JSONWriter.string(["benchmarks": .array(rows)]).write(
+      toFile: earlier, atomically: true, encoding: .utf8)
+    let compared = try SetteeBinary.run([
+      "bench", "--quick", "--only", "get,equality", "--compare", earlier,
+    ])
+    #expect(compared.status == 0, "\(compared.stderr)")
+    let moved = compared.stdout.split(separator: "\n").filter { $0.hasPrefix("moved: ") }
+    #expect(moved.count == 1)
+    #expect(moved.first?.contains("get by id (n=100): ratio 50.00 (49.00-51.00) before") == true)
+    #expect(moved.first?.hasSuffix("faster than its noise explains") == true)
   }
 
   /// An installed `settee`, run by name from `PATH` in another directory, finds itself

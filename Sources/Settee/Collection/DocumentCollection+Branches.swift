@@ -24,18 +24,12 @@ extension DocumentCollection {
   public func putAll(_ documents: [JSONObject], newEdits: Bool) throws -> [WriteResult] {
     guard !newEdits else { return try putAll(documents) }
     let limits = database.configuration.limits
-    var grafts: [(Document, [RevisionID])] = []
-    grafts.reserveCapacity(documents.count)
-    for (index, json) in documents.enumerated() {
-      do {
-        grafts.append(try Document.replicated(validating: .object(json), limits: limits))
-      } catch let error as SetteeError where documents.count > 1 {
-        throw error.at(record: index)
-      }
-    }
+    // Each document is checked as it is written, not all first: a batch is then held once
+    // (as the caller's objects), not twice; an invalid one rolls the transaction back.
     return try database.write(
-      writeOperation(grafts) { writer, graft in
-        try writer.graft(graft.0, history: graft.1, validated: true)
+      writeOperation(documents) { writer, json in
+        let graft = try Document.replicated(validating: .object(json), limits: limits)
+        return try writer.graft(graft.document, history: graft.history, validated: true)
       })
   }
 

@@ -45,6 +45,11 @@ struct BenchCommand: AsyncParsableCommand {
       "Instead: push and pull between a file and settee serve and between two servers against import, a no-op replication, and continuous latency (issue 33's figures)."
   )
   var replication = false
+  @Option(
+    help: ArgumentHelp(
+      "An earlier run's --json report: after this run, name each row whose ratio moved beyond the two runs' noise.",
+      valueName: "file"))
+  var compare: String?
 
   /// `--db` given before or after `bench`.
   var keptPath: String? { db ?? root.options.db }
@@ -111,16 +116,28 @@ struct BenchCommand: AsyncParsableCommand {
         )
       }
     #endif
+    let earlier = try compare.map { path in
+      try JSONParser.parse(try InputFile(path: path).readAll())
+    }
     let results = try await BenchSuite.run(suite)
+    let moved = earlier.map { BenchComparison.moved(from: $0, to: results) }
     if json {
-      Console.outJSON([
+      var report: JSONObject = [
         "machine": BenchSuite.machine,
         "benchmarks": .array(results.map(\.json)),
         "peak_memory_bytes": .int(Int64(Measure.peakMemory)),
-      ])
+      ]
+      if let moved { report["moved"] = .array(moved.map { .string($0) }) }
+      Console.outJSON(.object(report))
     } else {
       Console.out(BenchSuite.table(results))
       Console.out("peak memory: \(Measure.peakMemory / 1_048_576) MB\n")
+      if let moved {
+        Console.out(
+          moved.isEmpty
+            ? "no row moved beyond its noise since \(compare ?? "")\n"
+            : moved.joined(separator: "\n") + "\n")
+      }
     }
   }
 }
@@ -137,6 +154,9 @@ struct BenchResult: Sendable {
   var seed: Double?
   /// For a figure with no baseline (a latency): the most it should take, in seconds.
   var limit: Double? = nil
+  /// The lowest and highest ratio of one run of each side, when the two were timed in
+  /// alternation: how far the ratio moves by itself on this machine.
+  var ratios: ClosedRange<Double>? = nil
 
   var ratio: Double { baseline > 0 ? settee / baseline : 0 }
 
@@ -149,6 +169,19 @@ struct BenchResult: Sendable {
     if let target { object["target"] = .double(target) }
     if let limit { object["limit_s"] = .double(limit) }
     if let seed { object["seed_iphone5_s"] = .double(seed) }
+    if let ratios {
+      object["ratio_low"] = .double((ratios.lowerBound * 1000).rounded() / 1000)
+      object["ratio_high"] = .double((ratios.upperBound * 1000).rounded() / 1000)
+    }
     return .object(object)
+  }
+}
+
+extension BenchResult {
+  /// A row from work timed in alternation against its baseline.
+  init(name: String, n: Int, _ timed: Paired, target: Double?, seed: Double? = nil) {
+    self.init(
+      name: name, n: n, settee: timed.settee, baseline: timed.baseline, target: target,
+      seed: seed, ratios: timed.ratios)
   }
 }

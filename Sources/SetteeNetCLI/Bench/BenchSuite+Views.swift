@@ -24,21 +24,18 @@ extension BenchSuite {
           """, arguments: [cid])
     }
     // Building: the first query of a new view maps every document.
-    let build = try medianOfWrites(repetitions: runs, prepare: { _ in () }) { _ in
-      try byName.update()
-    } cleanUp: {
-      try collection.deleteView(named: "bench_name")
-      _ = try collection.defineView(json: ["name": "bench_name", "key": "name"])
-    }
-    let buildBaseline = try medianOfWrites(repetitions: runs, prepare: { _ in () }) { _ in
-      try pool.write { db in try Self.largePageCache(db) { try makeBaselineTable(db) } }
-    } cleanUp: {
-      try pool.write { db in try db.execute(sql: "DROP TABLE bench_view") }
-    }
-    results.append(
-      BenchResult(
-        name: "view build, 1 string key", n: count, settee: build, baseline: buildBaseline,
-        target: 2))
+    let build = try pairedWrites(
+      repetitions: runs, prepare: { _ in () }, settee: { _ in try byName.update() },
+      cleanUp: {
+        try collection.deleteView(named: "bench_name")
+        _ = try collection.defineView(json: ["name": "bench_name", "key": "name"])
+      },
+      prepareBaseline: { _ in () },
+      baseline: { _ in
+        try pool.write { db in try Self.largePageCache(db) { try makeBaselineTable(db) } }
+      },
+      cleanUpBaseline: { try pool.write { db in try db.execute(sql: "DROP TABLE bench_view") } })
+    results.append(BenchResult(name: "view build, 1 string key", n: count, build, target: 2))
     try byName.update()
     try pool.write { db in try makeBaselineTable(db) }
     let rows = try pool.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM bench_view")! }
@@ -54,7 +51,7 @@ extension BenchSuite {
         arguments: [starts[0]])
     }
     try check("view range rows", first, firstBaseline)
-    let (range, rangeBaseline) = try Measure.medians(repetitions: repetitions) {
+    let range = try Measure.medians(repetitions: repetitions) {
       for start in starts { _ = try byName.query(ViewQuery(startKey: .string(start), limit: 10)) }
     } _: {
       for start in starts {
@@ -72,7 +69,7 @@ extension BenchSuite {
     }
     results.append(
       BenchResult(
-        name: "view key range, limit 10", n: starts.count, settee: range, baseline: rangeBaseline,
+        name: "view key range, limit 10", n: starts.count, range,
         target: 1.5))
 
     // Reductions over all rows and grouped by the first key element.
@@ -105,7 +102,7 @@ extension BenchSuite {
           try Row.fetchAll(db, sql: sql).map { JSON.int($0[grouped ? 1 : 0]) }
         }
         try check("\(name) rows", mine, theirs)
-        let (settee, baseline) = try Measure.medians(repetitions: repetitions) {
+        let timed = try Measure.medians(repetitions: repetitions) {
           _ = try view.query(query)
         } _: {
           _ = try read { db in try Row.fetchAll(db.cachedStatement(sql: sql)).count }
@@ -113,7 +110,7 @@ extension BenchSuite {
         results.append(
           BenchResult(
             name: "view \(name)\(grouped ? ", group level 1" : ", all rows")", n: count,
-            settee: settee, baseline: baseline, target: 2))
+            timed, target: 2))
       }
     }
 
@@ -130,9 +127,6 @@ extension BenchSuite {
         try collection.put(document)
       }
     }
-    let catchUp = try medianOfWrites(repetitions: runs, prepare: change) { _ in
-      try byName.update()
-    }
     // By hand, as Settee does it: the documents changed since the last catch-up are found
     // by their sequence numbers (the table remembers the last one it saw), and each loses
     // its rows and is mapped again, with the page cache Settee gives its catch-ups.
@@ -140,7 +134,10 @@ extension BenchSuite {
       try Int64.fetchOne(db, sql: "SELECT max(seq) FROM documents WHERE cid = ?", arguments: [cid])!
     }
     var caughtUp: Set<String> = []
-    let catchUpBaseline = try medianOfWrites(repetitions: runs, prepare: change) { _ in
+    let catchUp = try pairedWrites(
+      repetitions: runs, prepare: change, settee: { _ in try byName.update() },
+      prepareBaseline: change
+    ) { _ in
       caughtUp = []
       try pool.write { db in
         try Self.largePageCache(db) {
@@ -167,8 +164,7 @@ extension BenchSuite {
     try check("view rows after catching up", try byName.query(ViewQuery(limit: 0)).totalRows, rows)
     results.append(
       BenchResult(
-        name: "view catch-up, \(changed.count) changed", n: changed.count, settee: catchUp,
-        baseline: catchUpBaseline, target: 2))
+        name: "view catch-up, \(changed.count) changed", n: changed.count, catchUp, target: 2))
     try pool.write { db in try db.execute(sql: "DROP TABLE bench_view; DROP TABLE bench_pets") }
     return results
   }
@@ -201,7 +197,7 @@ extension BenchSuite {
       }
     }
     try check("value index rows", mine, theirs)
-    let (settee, baseline) = try Measure.medians(repetitions: repetitions) {
+    let timed = try Measure.medians(repetitions: repetitions) {
       for low in ranges {
         _ = try indexes.documents(matching: ["bench_age": .between(.int(low), .int(low + 1))])
       }
@@ -215,7 +211,7 @@ extension BenchSuite {
     }
     try pool.write { db in try db.execute(sql: "DROP TABLE bench_age") }
     return BenchResult(
-      name: "value index min+max (seed 001)", n: ranges.count, settee: settee, baseline: baseline,
+      name: "value index min+max (seed 001)", n: ranges.count, timed,
       target: 1.5)
   }
 

@@ -20,11 +20,11 @@ extension BenchSuite {
     // insertBatch: all of them in one transaction, against the hand-written insert of
     // the same objects (printed with the same JSON writer).
     let runs = quick ? 1 : 3
-    let batch = try medianOfWrites(repetitions: runs, prepare: { "where-batch-s\($0)" }) { name in
-      try database.collection(name).insertBatch(objects)
-    }
-    let batchBaseline = try medianOfWrites(repetitions: runs, prepare: { "where-batch-b\($0)" }) {
-      name in
+    let batch = try pairedWrites(
+      repetitions: runs, prepare: { "where-batch-s\($0)" },
+      settee: { name in try database.collection(name).insertBatch(objects) },
+      prepareBaseline: { "where-batch-b\($0)" }
+    ) { name in
       try handInsert(name, ids: ids) { JSONWriter.bytes(.object(objects[$0])) }
     }
     try check(
@@ -38,7 +38,7 @@ extension BenchSuite {
       })
     results.append(
       BenchResult(
-        name: "where: insertBatch", n: count, settee: batch, baseline: batchBaseline, target: 1.5))
+        name: "where: insertBatch", n: count, batch, target: 1.5))
 
     let collection = database.collection("where-batch-s0")
     let cid = try collectionID("where-batch-s0")
@@ -119,7 +119,7 @@ extension BenchSuite {
       ).map(\.id)
       try check(title + " ids", mine, try hand(item.sql).map { $0[0] as String })
     }
-    let (settee, baseline) = try Measure.medians(repetitions: repetitions) {
+    let timed = try Measure.medians(repetitions: repetitions) {
       for item in cases {
         _ = try collection.find(
           where: item.where, args: item.args, orderBy: item.orderBy, limit: item.limit)
@@ -127,6 +127,6 @@ extension BenchSuite {
     } _: {
       for item in cases { _ = BenchSuite.documents(try hand(item.sql)) }
     }
-    return BenchResult(name: title, n: n, settee: settee, baseline: baseline, target: target)
+    return BenchResult(name: title, n: n, timed, target: target)
   }
 }

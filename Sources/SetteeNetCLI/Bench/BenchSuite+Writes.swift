@@ -12,14 +12,13 @@ extension BenchSuite {
     let lines = people
     let ids = (0..<count).map { BenchData.id($0, prefix: "p") }
     let runs = quick ? 1 : 3
-    let settee = try medianOfWrites(repetitions: runs, prepare: { "bulk-s\($0)" }) { name in
-      try load(name, lines)
-    }
-    let baseline = try medianOfWrites(repetitions: runs, prepare: { "bulk-b\($0)" }) { name in
+    let timed = try pairedWrites(
+      repetitions: runs, prepare: { "bulk-s\($0)" }, settee: { name in try load(name, lines) },
+      prepareBaseline: { "bulk-b\($0)" }
+    ) { name in
       try handInsert(name, ids: ids) { lines[$0] }
     }
-    return BenchResult(
-      name: "bulk insert", n: count, settee: settee, baseline: baseline, target: 1.5)
+    return BenchResult(name: "bulk insert", n: count, timed, target: 1.5)
   }
 
   /// The hand-written bulk insert: one transaction, prepared statements, the document row,
@@ -52,10 +51,9 @@ extension BenchSuite {
 
   mutating func getByID(_ collection: DocumentCollection, _ cid: Int64) throws -> BenchResult {
     let ids = sampleIDs(quick ? 100 : 1_000)
-    let settee = try Measure.median(repetitions: repetitions) {
+    let timed = try Measure.medians(repetitions: repetitions) {
       for id in ids { _ = try collection.get(id) }
-    }
-    let baseline = try Measure.median(repetitions: repetitions) {
+    } _: {
       for id in ids {
         _ = try read { db in
           try Row.fetchAll(
@@ -66,8 +64,7 @@ extension BenchSuite {
         }
       }
     }
-    return BenchResult(
-      name: "get by id", n: ids.count, settee: settee, baseline: baseline, target: 1.5)
+    return BenchResult(name: "get by id", n: ids.count, timed, target: 1.5)
   }
 
   /// Settee's JSON parser and printer over every stored body, against SQLite's `json()`
@@ -76,7 +73,7 @@ extension BenchSuite {
   func jsonRoundTrip(_ cid: Int64) throws -> BenchResult {
     let select = "SELECT body FROM documents WHERE cid = ? AND deleted = 0"
     var printed = (settee: 0, baseline: 0)
-    let settee = try Measure.median(repetitions: repetitions) {
+    let timed = try Measure.medians(repetitions: repetitions) {
       printed.settee = 0
       var output: [UInt8] = []
       try pool.read { db in
@@ -92,8 +89,7 @@ extension BenchSuite {
           printed.settee += output.count
         }
       }
-    }
-    let baseline = try Measure.median(repetitions: repetitions) {
+    } _: {
       printed.baseline = 0
       try pool.read { db in
         let rows = try Row.fetchCursor(
@@ -109,9 +105,7 @@ extension BenchSuite {
         .storage,
         "bench: JSON round trip printed \(printed.settee) bytes, json() \(printed.baseline)")
     }
-    return BenchResult(
-      name: "JSON parse and print, every body", n: count, settee: settee, baseline: baseline,
-      target: 3)
+    return BenchResult(name: "JSON parse and print, every body", n: count, timed, target: 3)
   }
 
   /// Read a document, change a field, write it: against the same work by hand, which
@@ -121,14 +115,13 @@ extension BenchSuite {
     let ids = Array(Set(sampleIDs(quick ? 50 : 300))).sorted()
     let (nap, num) = (try table("nap", cid), try table("num", cid))
     let runs = quick ? 1 : 3
-    let settee = try Measure.median(repetitions: runs) {
+    let timed = try Measure.medians(repetitions: runs) {
       for id in ids {
         var document = try collection.get(id)!.json
         document["age"] = .int(Int64((document["age"]?.doubleValue ?? 0) + 1))
         try collection.put(document)
       }
-    }
-    let baseline = try Measure.median(repetitions: runs) {
+    } _: {
       for id in ids {
         try pool.write { db in
           let row = try Row.fetchOne(
@@ -201,8 +194,7 @@ extension BenchSuite {
         document.rev)
     }
     return BenchResult(
-      name: "update (read, change, write)", n: ids.count, settee: settee, baseline: baseline,
-      target: 1.5)
+      name: "update (read, change, write)", n: ids.count, timed, target: 1.5)
   }
 
   /// Seed 000's indexing table: 1 and 3 fields at 1,000 to 100,000 documents.
@@ -218,11 +210,6 @@ extension BenchSuite {
       let cid = try collectionID(name)
       for fields in [["name"], ["name", "age", "pet"]] {
         let runs = quick ? 1 : 3
-        let settee = try medianOfWrites(repetitions: runs, prepare: { _ in () }) { _ in
-          try collection.ensureIndexed(fields, name: "bench")
-        } cleanUp: {
-          try collection.deleteIndex(named: "bench")
-        }
         // By hand: the collection's rows (found through its id index, as Settee finds them;
         // named, since statistics gathered when one collection held every document make
         // SQLite scan the whole table for a small one) with json_extract of each field,
@@ -231,7 +218,12 @@ extension BenchSuite {
         let columns = fields.enumerated().map { "json_extract(body, '$.\($1)') AS k\($0)" }.joined(
           separator: ", ")
         let keys = fields.indices.map { "k\($0)" }.joined(separator: ", ")
-        let baseline = try medianOfWrites(repetitions: runs, prepare: { _ in () }) { _ in
+        let timed = try pairedWrites(
+          repetitions: runs, prepare: { _ in () },
+          settee: { _ in try collection.ensureIndexed(fields, name: "bench") },
+          cleanUp: { try collection.deleteIndex(named: "bench") },
+          prepareBaseline: { _ in () }
+        ) { _ in
           try pool.write { db in
             // A helper thread for the sort and no cache spill, as Settee's build has.
             try Self.buildPragmas(db) {
@@ -244,13 +236,13 @@ extension BenchSuite {
                 sql: "CREATE INDEX bench_baseline_keys ON bench_baseline (\(keys), id)")
             }
           }
-        } cleanUp: {
+        } cleanUpBaseline: {
           try pool.write { db in try db.execute(sql: "DROP TABLE bench_baseline") }
         }
         results.append(
           BenchResult(
             name: "index build, \(fields.count) field\(fields.count == 1 ? "" : "s")", n: size,
-            settee: settee, baseline: baseline, target: 2,
+            timed, target: 2,
             seed: fields.count == 1 ? seed[size]?.0 : seed[size]?.1))
       }
     }
@@ -276,6 +268,32 @@ extension BenchSuite {
         try pool.writeWithoutTransaction { db in _ = try db.checkpoint(.passive) }
         return state
       }, body, cleanUp: cleanUp)
+  }
+
+  /// Times Settee's writes and the baseline's in alternation, each run prepared and its
+  /// WAL copied into the database as ``medianOfWrites(repetitions:prepare:_:cleanUp:)``
+  /// does: a machine's load that comes and goes then weighs on both sides of the ratio.
+  func pairedWrites<A, B>(
+    repetitions: Int,
+    prepare: (Int) throws -> A, settee: (A) throws -> Void, cleanUp: () throws -> Void = {},
+    prepareBaseline: (Int) throws -> B, baseline: (B) throws -> Void,
+    cleanUpBaseline: () throws -> Void = {}
+  ) throws -> Paired {
+    func checkpoint() throws {
+      try pool.writeWithoutTransaction { db in _ = try db.checkpoint(.passive) }
+    }
+    return try Measure.paired(
+      repetitions: repetitions,
+      prepareFirst: { run in
+        let state = try prepare(run)
+        try checkpoint()
+        return state
+      }, settee, cleanUpFirst: cleanUp,
+      prepareSecond: { run in
+        let state = try prepareBaseline(run)
+        try checkpoint()
+        return state
+      }, baseline, cleanUpSecond: cleanUpBaseline)
   }
 
   /// Runs a baseline build as Settee runs its own: a helper thread for the sort, and the
@@ -312,13 +330,13 @@ extension BenchSuite {
     let collection = database.collection(name)
     let cid = try collectionID(name)
     let runs = quick ? 1 : 3
-    let settee = try medianOfWrites(repetitions: runs, prepare: { _ in () }) { _ in
-      try collection.ensureIndexed(["name", "age", "pet"], name: "bench")
-    } cleanUp: {
-      try collection.deleteIndex(named: "bench")
-    }
     // cid is a number Settee made, not user input.
-    let baseline = try medianOfWrites(repetitions: runs, prepare: { _ in () }) { _ in
+    let timed = try pairedWrites(
+      repetitions: runs, prepare: { _ in () },
+      settee: { _ in try collection.ensureIndexed(["name", "age", "pet"], name: "bench") },
+      cleanUp: { try collection.deleteIndex(named: "bench") },
+      prepareBaseline: { _ in () }
+    ) { _ in
       try pool.write { db in
         try Self.buildPragmas(db) {
           try db.execute(
@@ -337,11 +355,9 @@ extension BenchSuite {
           try db.execute(sql: "CREATE INDEX bench_baseline_keys ON bench_baseline (k0, k1, k2, id)")
         }
       }
-    } cleanUp: {
+    } cleanUpBaseline: {
       try pool.write { db in try db.execute(sql: "DROP TABLE bench_baseline") }
     }
-    return BenchResult(
-      name: "index build, 3 fields, arrays", n: count, settee: settee, baseline: baseline,
-      target: 2)
+    return BenchResult(name: "index build, 3 fields, arrays", n: count, timed, target: 2)
   }
 }

@@ -89,6 +89,7 @@ struct BenchSuite: @unchecked Sendable {
   func wanted(_ key: String) -> Bool { only?.contains(key) ?? true }
 
   func report(_ result: BenchResult) {
+    Measure.returnFreedMemory()
     log(
       String(
         format: "  %@ (n=%d): %.4f s vs %.4f s", result.name, result.n, result.settee,
@@ -241,7 +242,7 @@ struct BenchSuite: @unchecked Sendable {
     }
     var lines = [
       pad("workload", 32, left: true) + pad("n", 9) + pad("settee s", 11) + pad("baseline s", 12)
-        + pad("ratio", 8)
+        + pad("ratio", 8) + pad("range", 11)
         + pad("target", 8) + pad("seed iPhone5 s", 16)
     ]
     for result in results {
@@ -250,6 +251,9 @@ struct BenchSuite: @unchecked Sendable {
           + pad(String(format: "%.5f", result.settee), 11)
           + pad(result.baseline > 0 ? String(format: "%.5f", result.baseline) : "-", 12)
           + pad(result.baseline > 0 ? String(format: "%.2f", result.ratio) : "-", 8)
+          + pad(
+            result.ratios.map { String(format: "%.2f-%.2f", $0.lowerBound, $0.upperBound) } ?? "",
+            11)
           + pad(
             result.target.map { String(format: "<= %.1f", $0) }
               ?? result.limit.map { String(format: "<%.0f ms", $0 * 1000) } ?? "", 8)
