@@ -9,6 +9,7 @@ let package = Package(
     .library(name: "SetteeCore", targets: ["SetteeCore"]),
     .library(name: "SetteeServer", targets: ["SetteeServer"]),
     .library(name: "SetteeReplication", targets: ["SetteeReplication"]),
+    .library(name: "SetteeJavaScript", targets: ["SetteeJavaScript"]),
     .executable(name: "settee", targets: ["settee"]),
     .executable(name: "settee-net", targets: ["settee-net"]),
   ],
@@ -66,6 +67,24 @@ let package = Package(
         .product(name: "GRDBSQLite", package: "GRDB.swift"),
       ]
     ),
+    // JavaScriptCore's C API, for design documents' JavaScript: the system framework on
+    // Apple platforms; on Linux WebKitGTK's libjavascriptcoregtk-4.1 (Debian/Ubuntu:
+    // libjavascriptcoregtk-4.1-0), loaded with dlopen when the first function is compiled,
+    // so that a build needs no JavaScript library and a process that runs none loads none.
+    .target(
+      name: "CSetteeJavaScriptCore",
+      linkerSettings: [
+        .linkedLibrary("dl", .when(platforms: [.linux, .android])),
+        .linkedFramework(
+          "JavaScriptCore", .when(platforms: [.macOS, .iOS, .tvOS, .watchOS, .visionOS])),
+      ]
+    ),
+    // CouchDB's JavaScript design documents (views, reduces) on JavaScriptCore: a target of
+    // its own, so that `import Settee` stays without it.
+    .target(
+      name: "SetteeJavaScript",
+      dependencies: ["Settee", "SetteeCore", "CSetteeJavaScriptCore"]
+    ),
     .target(
       name: "SetteeServer",
       dependencies: [
@@ -117,6 +136,10 @@ let package = Package(
       // through `package` access, never `@testable`, which only debug builds allow.
       dependencies: ["SetteeCore", "Settee", .product(name: "GRDB", package: "GRDB.swift")],
       path: "Tests/SetteeTestSupport"),
+    .testTarget(
+      name: "SetteeJavaScriptTests",
+      dependencies: ["Settee", "SetteeCore", "SetteeJavaScript", "SetteeTestSupport"]
+    ),
     .testTarget(name: "SetteeCoreTests", dependencies: ["SetteeCore", "SetteeTestSupport"]),
     .testTarget(
       name: "SetteeTests",

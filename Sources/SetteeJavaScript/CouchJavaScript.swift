@@ -1,0 +1,119 @@
+/// The JavaScript environment CouchDB's query server gives design documents' functions
+/// (its documentation's "JavaScript Functions" and "Query Server Protocol"), written for
+/// Settee: `emit`, `log`, `sum`, `isArray`, `toJSON`, and `require` of CommonJS modules
+/// kept in the design document. Functions are compiled as couchjs compiles them: their
+/// source text evaluated as an expression in the global scope, in sloppy mode.
+///
+/// Swift calls three global functions with one JSON argument each:
+/// - `__settee_define({ddoc, map, reduce, maxEmits})`: compiles the functions;
+/// - `__settee_map(doc)`: `{"rows": [[key, value], …], "log": […]}` or `{"error": text}`;
+/// - `__settee_reduce([keys, values, rereduce])`: `{"value": v}` or `{"error": text}`.
+enum CouchJavaScript {
+  static let environment = #"""
+    (function (global) {
+      var compile = eval; // indirect: the global scope, sloppy mode, as couchjs compiles
+      var ddoc = {}, map = null, reduce = null, maxEmits = 0;
+      var emitted = null, logged = [], modules = {};
+
+      function describe(error) {
+        if (error instanceof Error) return error.name + ": " + error.message;
+        try { return JSON.stringify(error); } catch (e) { return String(error); }
+      }
+      function compileFunction(source, what) {
+        var value = compile("(" + source + "\n)");
+        if (typeof value !== "function") {
+          throw new TypeError("the " + what + " function's source is not a function expression");
+        }
+        return value;
+      }
+      // CommonJS modules kept in the design document, by path ("views/lib/names", or
+      // relative to the requiring module: "./names", "../lib/names"). A view's functions may
+      // load only what is under views.lib, as in CouchDB.
+      function makeRequire(directory) {
+        return function require(name) {
+          if (typeof name !== "string" || name === "") throw new Error("require needs a module path");
+          var parts = name.charAt(0) === "." ? directory.concat(name.split("/")) : name.split("/");
+          var path = [];
+          for (var i = 0; i < parts.length; i++) {
+            if (parts[i] === "" || parts[i] === ".") continue;
+            if (parts[i] === "..") {
+              if (path.length === 0) throw new Error("require: " + name + " leaves the design document");
+              path.pop();
+            } else {
+              path.push(parts[i]);
+            }
+          }
+          if (path[0] !== "views" || path[1] !== "lib") {
+            throw new Error("require: a view may only load modules under views.lib, not " + path.join("/"));
+          }
+          var key = path.join("/");
+          if (Object.prototype.hasOwnProperty.call(modules, key)) return modules[key].exports;
+          var source = ddoc;
+          for (var j = 0; j < path.length; j++) {
+            source = source !== null && typeof source === "object" &&
+              Object.prototype.hasOwnProperty.call(source, path[j]) ? source[path[j]] : undefined;
+          }
+          if (typeof source !== "string") throw new Error("require: no module " + key + " in the design document");
+          var module = {id: key, exports: {}};
+          modules[key] = module;
+          var body = compile("(function (module, exports, require) {" + source + "\n})");
+          try {
+            body.call(module.exports, module, module.exports, makeRequire(path.slice(0, -1)));
+          } catch (error) {
+            delete modules[key];
+            throw error;
+          }
+          return module.exports;
+        };
+      }
+
+      global.emit = function (key, value) {
+        if (emitted === null) throw new Error("emit is called from a map function");
+        if (emitted.length >= maxEmits) {
+          throw new Error("a map function emitted more than " + maxEmits + " rows for one document");
+        }
+        emitted.push([key === undefined ? null : key, value === undefined ? null : value]);
+      };
+      global.log = function (message) {
+        if (logged.length < 100) logged.push(typeof message === "string" ? message : describe(message));
+      };
+      global.sum = function (values) {
+        var total = 0;
+        for (var i = 0; i < values.length; i++) total += values[i];
+        return total;
+      };
+      global.isArray = function (value) { return Array.isArray(value); };
+      global.toJSON = function (value) { return JSON.stringify(value); };
+      global.require = makeRequire([]);
+
+      global.__settee_define = function (definition) {
+        ddoc = definition.ddoc || {};
+        maxEmits = definition.maxEmits;
+        modules = {};
+        map = definition.map === undefined ? null : compileFunction(definition.map, "map");
+        reduce = definition.reduce === undefined ? null : compileFunction(definition.reduce, "reduce");
+        return true;
+      };
+      global.__settee_map = function (doc) {
+        emitted = [];
+        logged = [];
+        try {
+          map(doc);
+          return {rows: emitted, log: logged};
+        } catch (error) {
+          return {error: describe(error), log: logged};
+        } finally {
+          emitted = null;
+        }
+      };
+      global.__settee_reduce = function (call) {
+        try {
+          var value = reduce(call[0], call[1], call[2]);
+          return {value: value === undefined ? null : value};
+        } catch (error) {
+          return {error: describe(error)};
+        }
+      };
+    })(this);
+    """#
+}

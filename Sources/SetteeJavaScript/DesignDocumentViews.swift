@@ -1,0 +1,207 @@
+import Foundation
+import Settee
+import SetteeCore
+
+extension DocumentCollection {
+  /// The view `v` of the design document `_design/d` (`"d/v"`), as CouchDB runs it: a
+  /// JavaScript map function (and reduce) on JavaScriptCore, with CouchDB's environment
+  /// (`emit`, `log`, `sum`, `isArray`, `toJSON`, `require` of modules under `views.lib`).
+  /// A design document with `"language": "settee"` gives its declarative view instead.
+  ///
+  /// The view's rows persist in the file like any view's and catch up when it is queried.
+  /// A changed map or reduce (or `views.lib`) rebuilds them; an unchanged one keeps them.
+  /// A map function that throws for a document skips that document (CouchDB's rule),
+  /// recorded as the view's error for it; one that runs past `timeLimit` seconds
+  /// (CouchDB's `os_process_timeout`) fails the query.
+  ///
+  /// ```swift
+  /// let byName = try db.collection("people").designView("people/by_name")
+  /// let rows = try byName.query(ViewQuery(limit: 10)).rows
+  /// ```
+  ///
+  /// - Throws: ``SetteeError`` with code `notFound` when the design document or its view
+  ///   is missing, `invalidArgument` when a function does not compile, the reduce is a
+  ///   built-in Settee lacks, or JavaScriptCore is not installed (naming the package).
+  @available(*, noasync, message: "blocks its thread; await its async form from an async func")
+  public func designView(_ path: String, timeLimit: Double = DesignFunctions.defaultTimeLimit)
+    throws -> View
+  {
+    let (design, name) = try DesignFunctions.split(path)
+    let document = try get("_design/" + design)
+    switch try DesignFunctions.resolve(document, design: design, name: name, timeLimit: timeLimit)
+    {
+    case .declarative(let qualified): return view(named: qualified)
+    case .javaScript(let qualified, let functions, let reduce):
+      return try view(
+        qualified, version: functions.version, collation: .unicode, reduce: reduce,
+        map: functions.mapFunction)
+    }
+  }
+
+  /// The view `v` of the design document `_design/d`, without blocking the caller's
+  /// thread (see ``designView(_:timeLimit:)``).
+  public func designView(_ path: String, timeLimit: Double = DesignFunctions.defaultTimeLimit)
+    async throws -> View
+  {
+    let (design, name) = try DesignFunctions.split(path)
+    let document = try await get("_design/" + design)
+    switch try DesignFunctions.resolve(document, design: design, name: name, timeLimit: timeLimit)
+    {
+    case .declarative(let qualified): return view(named: qualified)
+    case .javaScript(let qualified, let functions, let reduce):
+      return try await view(
+        qualified, version: functions.version, collation: .unicode, reduce: reduce,
+        map: functions.mapFunction)
+    }
+  }
+}
+
+/// A design document's compiled functions, shared by every query of the same version.
+public final class DesignFunctions: Sendable {
+  /// How long one call of a function may run by default, in seconds (CouchDB's
+  /// `os_process_timeout`, 5 s).
+  public static let defaultTimeLimit = 5.0
+  /// The most rows a map function may emit for one document.
+  public static let maxEmits = 100_000
+
+  /// Identifies the functions and the modules they may load: a view's rows are rebuilt
+  /// when it changes.
+  let version: String
+  private let engine: JavaScriptEngine
+
+  private init(version: String, engine: JavaScriptEngine) {
+    self.version = version
+    self.engine = engine
+  }
+
+  /// Engines by version and time limit: compiled once per process.
+  private static let cache = Locked<[String: DesignFunctions]>([:])
+
+  static func compiled(
+    ddoc: JSON, map: String, reduce: String?, library: JSON, timeLimit: Double
+  ) throws -> DesignFunctions {
+    var digest = MD5()
+    let identity: JSON = [
+      "map": .string(map), "reduce": reduce.map(JSON.string) ?? .null, "lib": library,
+    ]
+    JSONWriter.bytes(identity).withUnsafeBytes { digest.update($0) }
+    let version = "js-" + digest.finalize().map { String(format: "%02x", $0) }.joined()
+    let key = "\(version) \(timeLimit)"
+    if let cached = cache.withLock({ $0[key] }) { return cached }
+    let engine = try JavaScriptEngine(timeLimit: timeLimit)
+    try engine.evaluate(CouchJavaScript.environment)
+    var definition: JSONObject = [
+      "ddoc": ddoc, "map": .string(map), "maxEmits": .int(Int64(maxEmits)),
+    ]
+    if let reduce, !reduce.trimmingCharacters(in: .whitespacesAndNewlines).hasPrefix("_") {
+      definition["reduce"] = .string(reduce)
+    }
+    do {
+      _ = try engine.call("__settee_define", .object(definition))
+    } catch let error as SetteeError where error.code == .invalidArgument {
+      throw SetteeError(.invalidArgument, "compilation_error: \(error.message)")
+    }
+    let functions = DesignFunctions(version: version, engine: engine)
+    cache.withLock { $0[key] = functions }
+    return functions
+  }
+
+  /// What a design document's view is: a declarative view's name, or compiled functions.
+  enum Resolved {
+    case declarative(String)
+    case javaScript(String, DesignFunctions, ViewReduce?)
+  }
+
+  /// The view `name` of the design document `design` (read as `document`).
+  static func resolve(_ document: Document?, design: String, name: String, timeLimit: Double)
+    throws -> Resolved
+  {
+    guard let document else {
+      throw SetteeError(.notFound, "no design document _design/\(design)")
+    }
+    let ddoc = document.json
+    let qualified = design + "/" + name
+    if ddoc["language"]?.stringValue == "settee" { return .declarative(qualified) }
+    let language = ddoc["language"]?.stringValue ?? "javascript"
+    guard language == "javascript" else {
+      throw SetteeError(
+        .invalidArgument,
+        "_design/\(design) is in \(JSON.string(language)), not JavaScript: its views are not run as functions"
+      )
+    }
+    guard case .object(let definition)? = ddoc["views"]?[name],
+      case .string(let map)? = definition["map"]
+    else {
+      throw SetteeError(.notFound, "_design/\(design) has no view \(JSON.string(name))")
+    }
+    let reduceSource = definition["reduce"]?.stringValue
+    let functions = try compiled(
+      ddoc: .object(ddoc), map: map, reduce: reduceSource,
+      library: ddoc["views"]?["lib"] ?? .null, timeLimit: timeLimit)
+    guard let reduceSource else { return .javaScript(qualified, functions, nil) }
+    let trimmed = reduceSource.trimmingCharacters(in: .whitespacesAndNewlines)
+    if trimmed.hasPrefix("_") {
+      guard let builtin = ViewReduce(builtin: trimmed) else {
+        throw SetteeError(
+          .invalidArgument,
+          "_design/\(design)/_view/\(name): the built-in reduce \(trimmed) is not one Settee runs (_sum, _count, _stats)"
+        )
+      }
+      return .javaScript(qualified, functions, builtin)
+    }
+    return .javaScript(
+      qualified, functions,
+      .custom { keys, values, rereduce in
+        try functions.reduce(keys: keys, values: values, rereduce: rereduce)
+      })
+  }
+
+  /// The map function as a Swift view's.
+  var mapFunction: ViewMapFunction {
+    { document, emit in
+      for row in try self.map(document) { emit(row.key, row.value) }
+    }
+  }
+
+  /// `"d/v"` (or `"_design/d/v"`) as its design document's name and the view's.
+  static func split(_ path: String) throws -> (design: String, name: String) {
+    var rest = Substring(path)
+    if rest.hasPrefix("_design/") { rest = rest.dropFirst("_design/".count) }
+    guard let slash = rest.firstIndex(of: "/"), slash != rest.startIndex,
+      rest.index(after: slash) != rest.endIndex
+    else {
+      throw SetteeError(
+        .invalidArgument, "\(JSON.string(path)) names no design view: expected \"design/view\"")
+    }
+    return (String(rest[..<slash]), String(rest[rest.index(after: slash)...]))
+  }
+
+  /// The rows the map function emits for a document.
+  ///
+  /// - Throws: ``SetteeError`` with code `invalidDocument` naming the function's exception
+  ///   (the document is skipped), `limitExceeded` past the time limit.
+  func map(_ document: Document) throws -> [(key: JSON, value: JSON)] {
+    guard let result = try engine.call("__settee_map", .object(document.json)) else {
+      throw SetteeError(.invalidDocument, "the map function returned nothing")
+    }
+    if let error = result["error"]?.stringValue {
+      throw SetteeError(
+        .invalidDocument, "map function: \(error)", documentID: document.id)
+    }
+    return (result["rows"]?.arrayValue ?? []).map { row in
+      let pair = row.arrayValue ?? []
+      return (pair.first ?? .null, pair.count > 1 ? pair[1] : .null)
+    }
+  }
+
+  /// The reduce function's result (CouchDB's arguments: `keys` as `[key, id]` pairs, `null`
+  /// on rereduce).
+  func reduce(keys: [JSON], values: [JSON], rereduce: Bool) throws -> JSON {
+    let call: JSON = [rereduce ? .null : .array(keys), .array(values), .bool(rereduce)]
+    guard let result = try engine.call("__settee_reduce", call) else { return .null }
+    if let error = result["error"]?.stringValue {
+      throw SetteeError(.invalidArgument, "reduce function: \(error)")
+    }
+    return result["value"] ?? .null
+  }
+}

@@ -1,0 +1,90 @@
+import CSetteeJavaScriptCore
+import Foundation
+import SetteeCore
+
+/// One JavaScript global scope on JavaScriptCore, in a context group of its own (nothing
+/// is shared with another engine), whose every call is stopped after a time limit. Calls
+/// take turns: one runs at a time.
+///
+/// JSON text is what crosses between Swift and JavaScript: an argument is parsed by
+/// JavaScriptCore's own JSON parser, a result printed by its `JSON.stringify`.
+final class JavaScriptEngine: @unchecked Sendable {
+  private let engine: OpaquePointer
+  private let lock = NSLock()
+  /// How long one call may run, in seconds.
+  let timeLimit: Double
+
+  /// - Throws: ``SetteeError`` with code `invalidArgument` when JavaScriptCore cannot be
+  ///   loaded, naming the package to install.
+  init(timeLimit: Double) throws {
+    var error = [CChar](repeating: 0, count: 512)
+    guard let engine = settee_js_create(timeLimit, &error, Int32(error.count)) else {
+      let text = error.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }
+      throw SetteeError(.invalidArgument, String(decoding: text, as: UTF8.self))
+    }
+    self.engine = engine
+    self.timeLimit = timeLimit
+  }
+
+  deinit { settee_js_destroy(engine) }
+
+  /// Whether JavaScriptCore can be loaded in this process (on Linux, whether
+  /// `libjavascriptcoregtk` is installed).
+  static var isAvailable: Bool { (try? JavaScriptEngine(timeLimit: 1)) != nil }
+
+  /// Runs a script in the global scope.
+  ///
+  /// - Throws: ``SetteeError`` with code `invalidArgument` naming the exception, or
+  ///   `limitExceeded` past the time limit.
+  func evaluate(_ source: String) throws {
+    try lock.withLock {
+      var error: UnsafeMutablePointer<CChar>?
+      var timedOut: Int32 = 0
+      let utf8 = Array(source.utf8) + [0]
+      let ok = utf8.withUnsafeBufferPointer { buffer in
+        buffer.withMemoryRebound(to: CChar.self) { text in
+          settee_js_evaluate(engine, text.baseAddress!, text.count - 1, &error, &timedOut)
+        }
+      }
+      if ok == 0 { throw failure(error, timedOut: timedOut != 0, while: "evaluating a script") }
+    }
+  }
+
+  /// Calls the global function `name` with `argument` and returns its result (`nil` for a
+  /// result that JSON cannot hold, such as `undefined`).
+  ///
+  /// - Throws: ``SetteeError`` with code `invalidArgument` naming the exception, or
+  ///   `limitExceeded` past the time limit.
+  func call(_ name: String, _ argument: JSON) throws -> JSON? {
+    let text = JSONWriter.bytes(argument)
+    return try lock.withLock {
+      var error: UnsafeMutablePointer<CChar>?
+      var timedOut: Int32 = 0
+      var length = 0
+      let result = text.withUnsafeBufferPointer { buffer in
+        buffer.withMemoryRebound(to: CChar.self) { bytes in
+          settee_js_call(engine, name, bytes.baseAddress!, bytes.count, &length, &error, &timedOut)
+        }
+      }
+      guard let result else { throw failure(error, timedOut: timedOut != 0, while: name) }
+      defer { free(result) }
+      let bytes = UnsafeRawBufferPointer(start: result, count: length)
+      if bytes.elementsEqual("undefined".utf8) { return nil }
+      return try JSONParser.parse(bytes.bindMemory(to: UInt8.self))
+    }
+  }
+
+  private func failure(_ error: UnsafeMutablePointer<CChar>?, timedOut: Bool, while doing: String)
+    -> SetteeError
+  {
+    let message = error.map { String(cString: $0) } ?? "an exception"
+    free(error)
+    if timedOut {
+      return SetteeError(
+        .limitExceeded,
+        "JavaScript ran past its time limit of \(timeLimit) s (os_process_timeout) and was stopped"
+      )
+    }
+    return SetteeError(.invalidArgument, "JavaScript: \(message)")
+  }
+}
