@@ -88,7 +88,7 @@ let package = Package(
     .target(
       name: "SetteeServer",
       dependencies: [
-        "Settee", "SetteeReplication", .product(name: "Hummingbird", package: "hummingbird"),
+        "Settee", "SetteeReplication", "SetteeJavaScript", .product(name: "Hummingbird", package: "hummingbird"),
         .product(name: "HummingbirdCore", package: "hummingbird"),
         .product(name: "NIOCore", package: "swift-nio"),
         // HTTPParserError, to answer a client's framing errors 400 (built with Hummingbird).
@@ -116,14 +116,15 @@ let package = Package(
     .target(
       name: "SetteeCLI",
       dependencies: [
-        "Settee", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+        "Settee", "SetteeJavaScript",
+        .product(name: "ArgumentParser", package: "swift-argument-parser"),
       ]
     ),
     .executableTarget(name: "settee", dependencies: ["SetteeCLI"]),
     .target(
       name: "SetteeNetCLI",
       dependencies: [
-        "SetteeCLI", "Settee", "SetteeServer", "SetteeReplication",
+        "SetteeCLI", "Settee", "SetteeServer", "SetteeReplication", "SetteeJavaScript",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
         // The benchmarks' hand-written baselines talk to SQLite through GRDB directly.
         .product(name: "GRDB", package: "GRDB.swift"),
@@ -149,7 +150,7 @@ let package = Package(
     .testTarget(
       name: "SetteeServerTests",
       dependencies: [
-        "Settee", "SetteeServer", "SetteeReplication", "settee", "settee-net",
+        "Settee", "SetteeServer", "SetteeReplication", "SetteeJavaScript", "settee", "settee-net",
         "SetteeTestSupport",
         // The middleware tested in process, without a socket (built with Hummingbird).
         .product(name: "HummingbirdTesting", package: "hummingbird"),
@@ -167,7 +168,9 @@ let package = Package(
     ),
     .testTarget(
       name: "SetteeCLITests",
-      dependencies: ["Settee", "SetteeCLI", "settee", "settee-net", "SetteeTestSupport"]
+      dependencies: [
+        "Settee", "SetteeCLI", "SetteeJavaScript", "settee", "settee-net", "SetteeTestSupport",
+      ]
     ),
   ],
   swiftLanguageModes: [.v6]

@@ -61,6 +61,10 @@ public final class DesignFunctions: Sendable {
   /// How long one call of a function may run by default, in seconds (CouchDB's
   /// `os_process_timeout`, 5 s).
   public static let defaultTimeLimit = 5.0
+  /// Whether JavaScriptCore can be loaded in this process (on Linux: whether
+  /// `libjavascriptcoregtk-4.1-0` or another version of it is installed).
+  public static let isAvailable: Bool = JavaScriptEngine.isAvailable
+
   /// The most rows a map function may emit for one document.
   public static let maxEmits = 100_000
 

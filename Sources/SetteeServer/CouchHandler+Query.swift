@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import Settee
+import SetteeJavaScript
 import SetteeCore
 
 extension CouchHandler {
@@ -125,9 +126,10 @@ extension CouchHandler {
 
   // MARK: - Views
 
-  /// `_design/{d}/_view/{v}` queries the view `{d}/{v}` that a `"language": "settee"`
-  /// design document defines, else the collection's view named `v` (declarative, or a Swift
-  /// view registered in this process); a JavaScript view of that design document is a 400.
+  /// `_design/{d}/_view/{v}` runs the design document's JavaScript view `v` (on
+  /// JavaScriptCore, see SetteeJavaScript), else queries the view `{d}/{v}` that a
+  /// `"language": "settee"` design document defines, else the collection's view named `v`
+  /// (declarative, or a Swift view registered in this process).
   func view(_ db: DocumentCollection, _ ddoc: String, _ name: String, _ request: CouchRequest)
     async throws -> Response
   {
@@ -136,17 +138,23 @@ extension CouchHandler {
     // A view of a "language": "settee" design document first, then the collection's own.
     let views = try await db.views()
     let qualified = String(ddoc.dropFirst("_design/".count)) + "/" + name
-    let name = views.contains(where: { $0.name == qualified }) ? qualified : name
-    guard views.contains(where: { $0.name == name }) else {
-      if let design = try await db.get(ddoc),
-        design.json["views"]?[name]?["map"]?.stringValue != nil
-      {
+    let view: View
+    if let design = try await db.get(ddoc),
+      design.json["views"]?[name]?["map"]?.stringValue != nil,
+      design.json["language"]?.stringValue ?? "javascript" == "javascript"
+    {
+      // A JavaScript map function, run on JavaScriptCore.
+      do { view = try await db.designView(qualified) } catch let error as SetteeError {
         throw CouchError(
-          .badRequest, "bad_request",
-          "\(ddoc)/_view/\(name) is a JavaScript map function: Settee stores it but never runs JavaScript (define a declarative view named \(JSONWriter.string(.string(name))) instead)"
-        )
+          .badRequest, error.message.hasPrefix("compilation_error") ? "compilation_error" : "bad_request",
+          error.message)
       }
-      throw CouchError(.notFound, "not_found", "missing_named_view")
+    } else {
+      let name = views.contains(where: { $0.name == qualified }) ? qualified : name
+      guard views.contains(where: { $0.name == name }) else {
+        throw CouchError(.notFound, "not_found", "missing_named_view")
+      }
+      view = db.view(named: name)
     }
     var options = try viewOptions(request)
     if request.method == .post {
@@ -156,6 +164,6 @@ extension CouchHandler {
     do { query = try ViewQuery(json: .object(options)) } catch let error as SetteeError {
       throw CouchError(.badRequest, "query_parse_error", error.message)
     }
-    return CouchResponse.json(try await db.view(named: name).query(query).json)
+    return CouchResponse.json(try await view.query(query).json)
   }
 }

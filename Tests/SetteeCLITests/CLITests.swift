@@ -1,6 +1,7 @@
 import Foundation
 import Settee
 import SetteeCore
+import SetteeJavaScript
 import SetteeTestSupport
 import Testing
 
@@ -164,6 +165,24 @@ struct CLITests {
     let run = try SetteeBinary.run(["--help"])
     #expect(run.status == 0)
     #expect(run.stdout.contains("import") && run.stdout.contains("export"))
+  }
+
+  /// `settee view query d/v` runs the design document's JavaScript view (issue 47).
+  @Test(.enabled(if: DesignFunctions.isAvailable))
+  func viewQueryRunsADesignDocumentsJavaScript() throws {
+    for document in [
+      #"{"_id":"a","name":"Zoë","age":30}"#, #"{"_id":"b","name":"adam","age":25}"#,
+      #"{"_id":"_design/p","views":{"n":{"map":"function (doc) { if (doc.name) emit(doc.name, doc.age); }","reduce":"_sum"}}}"#,
+    ] {
+      #expect(try settee("put", document).status == 0)
+    }
+    let rows = try settee("view", "query", "p/n", #"{"reduce":false}"#)
+    #expect(rows.status == 0, "\(rows.stderr)")
+    #expect(
+      try JSONParser.parse(rows.stdout)["rows"]
+        == [["id": "b", "key": "adam", "value": 25], ["id": "a", "key": "Zoë", "value": 30]])
+    let reduced = try settee("view", "query", "p/n")
+    #expect(try JSONParser.parse(reduced.stdout)["rows"] == [["key": nil, "value": 55]])
   }
 
   @Test func benchRunsChosenWorkloadsAndPrintsJSON() throws {

@@ -1,5 +1,6 @@
 import Foundation
 import Settee
+import SetteeJavaScript
 import SetteeCore
 import SetteeTestSupport
 import Testing
@@ -512,12 +513,24 @@ struct ServerReplicationTests {
       try await server.post("/copy/_find", ["selector": ["$text": ["$search": "brown"]]]).status
         == 400)
 
-    // JavaScript is data.
+    // A JavaScript view runs on JavaScriptCore (issue 47) where it is installed; a function
+    // that does not compile is CouchDB's compilation_error.
     try await server.put(
-      "/db/_design/js", ["views": ["v": ["map": "function (doc) { emit(doc._id, 1) }"]]])
-    let refused = try await server.get("/db/_design/js/_view/v")
-    #expect(
-      refused.status == 400 && refused.json["reason"]?.stringValue?.contains("JavaScript") == true)
+      "/db/_design/js",
+      [
+        "views": [
+          "v": ["map": "function (doc) { if (doc._id.indexOf('t') === 0) emit(doc._id, 1) }"],
+          "broken": ["map": "function (doc) { emit(doc._id, }"],
+        ]
+      ])
+    if DesignFunctions.isAvailable {
+      let rows = try await server.get("/db/_design/js/_view/v?reduce=false").json
+      #expect(rows["rows"]?.arrayValue?.isEmpty == false, "\(rows)")
+      #expect(
+        rows["rows"]?.arrayValue?.allSatisfy { $0["value"] == 1 && $0["key"] == $0["id"] } == true)
+      let broken = try await server.get("/db/_design/js/_view/broken")
+      #expect(broken.status == 400 && broken.json["error"] == "compilation_error", "\(broken.json)")
+    }
     #expect(try await server.get("/db/_design/js/_view/nothing").status == 404)
   }
 }

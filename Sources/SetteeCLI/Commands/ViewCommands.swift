@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Settee
+import SetteeJavaScript
 import SetteeCore
 
 struct ViewCommand: ParsableCommand {
@@ -57,7 +58,7 @@ struct ViewQueryCommand: ParsableCommand {
     commandName: "query",
     abstract: "Query a view with CouchDB's options; prints CouchDB's view response.",
     discussion:
-      #"Example: settee view query by_store '{"startkey":["Safeway"],"endkey":["Safeway",{}],"group_level":1}'. Options: key, keys, startkey, endkey, startkey_docid, endkey_docid, inclusive_end, descending, skip, limit, group, group_level, reduce, include_docs, stale ("ok", "update_after"), update, prefix_match_level. Prints {"total_rows":N,"offset":K,"rows":[{"id","key","value"}]} ({"rows":[{"key","value"}]} when reduced). A view whose map function is Swift code can be queried here only with "stale":"ok" when it is behind."#
+      #"Example: settee view query by_store '{"startkey":["Safeway"],"endkey":["Safeway",{}],"group_level":1}'. Options: key, keys, startkey, endkey, startkey_docid, endkey_docid, inclusive_end, descending, skip, limit, group, group_level, reduce, include_docs, stale ("ok", "update_after"), update, prefix_match_level. Prints {"total_rows":N,"offset":K,"rows":[{"id","key","value"}]} ({"rows":[{"key","value"}]} when reduced). A view whose map function is Swift code can be queried here only with "stale":"ok" when it is behind. "design/view" queries the view of the design document _design/design, JavaScript views included (run on JavaScriptCore: libjavascriptcoregtk-4.1-0 on Linux)."#
   )
 
   @OptionGroup var local: GlobalOptions
@@ -70,6 +71,14 @@ struct ViewQueryCommand: ParsableCommand {
     let options = local.merged(with: root.options)
     let query = try parseViewQuery(self.query)
     let collection = try openForView(options, stale: query.stale)
+    // "d/v" names the view v of the design document _design/d (JavaScript, run on
+    // JavaScriptCore, or "language": "settee") when that design document exists.
+    if let slash = name.firstIndex(of: "/"),
+      try collection.get("_design/" + name[..<slash]) != nil
+    {
+      Console.outJSON(try collection.designView(name).query(query).json)
+      return
+    }
     Console.outJSON(try collection.view(named: name).query(query).json)
   }
 }

@@ -3,6 +3,7 @@ import SetteeCLI
 import GRDB
 import Settee
 import SetteeCore
+import SetteeJavaScript
 
 /// Views (seed 002) and value indexes (seed 001) against the tables a careful programmer
 /// would keep by hand: key, document id and value, a primary key on (key, document id)
@@ -36,6 +37,7 @@ extension BenchSuite {
       },
       cleanUpBaseline: { try pool.write { db in try db.execute(sql: "DROP TABLE bench_view") } })
     results.append(BenchResult(name: "view build, 1 string key", n: count, build, target: 2))
+    if let javaScript = try javaScriptViewBuild(collection) { results.append(javaScript) }
     try byName.update()
     try pool.write { db in try makeBaselineTable(db) }
     let rows = try pool.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM bench_view")! }
@@ -220,5 +222,41 @@ extension BenchSuite {
     guard mine == theirs else {
       throw SetteeError(.storage, "bench: \(what) differ: Settee \(mine), baseline \(theirs)")
     }
+  }
+
+  /// The same view as a JavaScript map function in a design document (issue 47), built on
+  /// JavaScriptCore, against the declarative view built in SQL: `nil` without
+  /// JavaScriptCore on this machine.
+  func javaScriptViewBuild(_ collection: DocumentCollection) throws -> BenchResult? {
+    guard DesignFunctions.isAvailable else {
+      log("  (no JavaScriptCore here: the JavaScript view build is not measured)")
+      return nil
+    }
+    try collection.put([
+      "_id": "_design/bench",
+      "views": ["by_name": ["map": "function (doc) { if (doc.name) emit(doc.name, null); }"]],
+    ])
+    var round = 0
+    let timed = try pairedWrites(
+      repetitions: quick ? 1 : 3, prepare: { _ in () },
+      settee: { _ in try collection.designView("bench/by_name").update() },
+      cleanUp: { try collection.deleteView(named: "bench/by_name") },
+      prepareBaseline: { _ in () },
+      baseline: { _ in
+        round += 1
+        try collection.defineView(json: ["name": .string("bench_js\(round)"), "key": "name"]).update()
+      },
+      cleanUpBaseline: { try collection.deleteView(named: "bench_js\(round)") })
+    let declared = try collection.defineView(json: ["name": "bench_js_check", "key": "name"])
+    let javaScript = try collection.designView("bench/by_name")
+    try check(
+      "JavaScript view rows", try javaScript.query(ViewQuery(limit: 0)).totalRows,
+      try declared.query(ViewQuery(limit: 0)).totalRows)
+    try collection.deleteView(named: "bench_js_check")
+    try collection.deleteView(named: "bench/by_name")
+    // The baselines' tables take every live document of the collection as a person.
+    if let design = try collection.get("_design/bench") { try collection.delete(design) }
+    return BenchResult(
+      name: "JavaScript view build (vs declarative)", n: count, timed, target: 2)
   }
 }
