@@ -7,6 +7,7 @@
 /// Swift calls three global functions with one JSON argument each:
 /// - `__settee_define({ddoc, map, reduce, maxEmits})`: compiles the functions;
 /// - `__settee_map(doc)`: `{"rows": [[key, value], …], "log": […]}` or `{"error": text}`;
+/// - `__settee_map_batch([doc, …])`: `__settee_map`'s result for each;
 /// - `__settee_reduce([keys, values, rereduce])`: `{"value": v}` or `{"error": text}`.
 enum CouchJavaScript {
   static let environment = #"""
@@ -105,6 +106,11 @@ enum CouchJavaScript {
         } finally {
           emitted = null;
         }
+      };
+      global.__settee_map_batch = function (docs) {
+        var results = new Array(docs.length);
+        for (var i = 0; i < docs.length; i++) results[i] = global.__settee_map(docs[i]);
+        return results;
       };
       global.__settee_reduce = function (call) {
         try {

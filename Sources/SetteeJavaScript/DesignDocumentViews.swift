@@ -34,7 +34,7 @@ extension DocumentCollection {
     case .javaScript(let qualified, let functions, let reduce):
       return try view(
         qualified, version: functions.version, collation: .unicode, reduce: reduce,
-        map: functions.mapFunction)
+        mapTexts: functions.mapTexts)
     }
   }
 
@@ -51,7 +51,7 @@ extension DocumentCollection {
     case .javaScript(let qualified, let functions, let reduce):
       return try await view(
         qualified, version: functions.version, collation: .unicode, reduce: reduce,
-        map: functions.mapFunction)
+        mapTexts: functions.mapTexts)
     }
   }
 }
@@ -160,10 +160,24 @@ public final class DesignFunctions: Sendable {
       })
   }
 
-  /// The map function as a Swift view's.
-  var mapFunction: ViewMapFunction {
-    { document, emit in
-      for row in try self.map(document) { emit(row.key, row.value) }
+  /// The map function over documents given as JSON text, a batch per call into
+  /// JavaScriptCore (one call per document cost twice the mapping).
+  var mapTexts: ViewTextMapper {
+    { documents in
+      var argument: [UInt8] = [UInt8(ascii: "[")]
+      argument.reserveCapacity(documents.reduce(2) { $0 + $1.count + 1 })
+      for (index, document) in documents.enumerated() {
+        if index > 0 { argument.append(UInt8(ascii: ",")) }
+        argument += document
+      }
+      argument.append(UInt8(ascii: "]"))
+      let results = try self.engine.call("__settee_map_batch", text: argument)?.arrayValue ?? []
+      guard results.count == documents.count else {
+        throw SetteeError(.invalidArgument, "the map function's batch came back incomplete")
+      }
+      return results.map { result in
+        Result { try Self.rows(result) }
+      }
     }
   }
 
@@ -180,17 +194,13 @@ public final class DesignFunctions: Sendable {
     return (String(rest[..<slash]), String(rest[rest.index(after: slash)...]))
   }
 
-  /// The rows the map function emits for a document.
+  /// The rows of one document's map result (`{"rows": …}` or `{"error": …}`).
   ///
   /// - Throws: ``SetteeError`` with code `invalidDocument` naming the function's exception
-  ///   (the document is skipped), `limitExceeded` past the time limit.
-  func map(_ document: Document) throws -> [(key: JSON, value: JSON)] {
-    guard let result = try engine.call("__settee_map", .object(document.json)) else {
-      throw SetteeError(.invalidDocument, "the map function returned nothing")
-    }
+  ///   (the document is skipped).
+  static func rows(_ result: JSON) throws -> [(key: JSON, value: JSON)] {
     if let error = result["error"]?.stringValue {
-      throw SetteeError(
-        .invalidDocument, "map function: \(error)", documentID: document.id)
+      throw SetteeError(.invalidDocument, "map function: \(error)")
     }
     return (result["rows"]?.arrayValue ?? []).map { row in
       let pair = row.arrayValue ?? []

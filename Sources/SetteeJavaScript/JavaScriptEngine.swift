@@ -56,8 +56,13 @@ final class JavaScriptEngine: @unchecked Sendable {
   /// - Throws: ``SetteeError`` with code `invalidArgument` naming the exception, or
   ///   `limitExceeded` past the time limit.
   func call(_ name: String, _ argument: JSON) throws -> JSON? {
-    let text = JSONWriter.bytes(argument)
-    return try lock.withLock {
+    try call(name, text: JSONWriter.bytes(argument))
+  }
+
+  /// Calls the global function `name` with an argument given as JSON text (JavaScriptCore
+  /// parses it; text that is not JSON is an error).
+  func call(_ name: String, text: [UInt8]) throws -> JSON? {
+    try lock.withLock {
       var error: UnsafeMutablePointer<CChar>?
       var timedOut: Int32 = 0
       var length = 0

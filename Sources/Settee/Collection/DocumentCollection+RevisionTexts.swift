@@ -57,24 +57,13 @@ extension DocumentCollection {
       return (deleted: row.int64(1) != 0, rid: row.int64(3), body: Array(body))
     }
     guard let row = found ?? nil else { return nil }
-    // The body's members: what is inside its braces (JSONWriter prints no space, but a
-    // stored body is not relied on for that).
-    let body = row.body
-    var members =
-      (body.firstIndex(of: UInt8(ascii: "{"))! + 1)..<body.lastIndex(of: UInt8(ascii: "}"))!
-    while let first = members.first, body[first].isJSONSpace { members.removeFirst() }
-    while let last = members.last, body[last].isJSONSpace { members.removeLast() }
-    var text: [UInt8] = []
-    text.reserveCapacity(body.count + request.id.utf8.count + 300)
-    text += #"{"_id":"#.utf8
-    JSONWriter.write(.string(request.id), into: &text)
-    text += #","_rev":"#.utf8
-    JSONWriter.write(.string(rev.description), into: &text)
-    if row.deleted { text += #","_deleted":true"#.utf8 }
-    if !members.isEmpty {
-      text.append(UInt8(ascii: ","))
-      text += body[members]
+    var text = row.body.withUnsafeBufferPointer { body in
+      DocumentReader.documentText(
+        id: request.id, rev: rev.description, deleted: row.deleted, body: body,
+        reserving: request.id.utf8.count + 300)
     }
+    // What follows closes the object.
+    text.removeLast()
     if options.revs {
       let ancestry =
         rev.generation == 1

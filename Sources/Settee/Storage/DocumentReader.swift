@@ -147,6 +147,38 @@ enum DocumentReader {
     try bytes.withUnsafeBufferPointer { try parseBody($0, documentID: documentID) }
   }
 
+  /// A document's JSON text made from its stored body without parsing it: `{"_id": …,
+  /// "_rev": …` (and `"_deleted": true`), then the body's members, then `}`. The body must
+  /// be a JSON object (checked by the caller, as ``JSONValidator`` checks).
+  static func documentText(
+    id: String, rev: String, deleted: Bool = false, body: UnsafeBufferPointer<UInt8>,
+    reserving extra: Int = 64
+  ) -> [UInt8] {
+    // The body's members: what is inside its braces (JSONWriter prints no space, but a
+    // stored body is not relied on for that).
+    var members = 0..<0
+    if let open = body.firstIndex(of: UInt8(ascii: "{")),
+      let close = body.lastIndex(of: UInt8(ascii: "}")), open < close
+    {
+      members = (open + 1)..<close
+    }
+    while let first = members.first, body[first].isJSONSpace { members.removeFirst() }
+    while let last = members.last, body[last].isJSONSpace { members.removeLast() }
+    var text: [UInt8] = []
+    text.reserveCapacity(body.count + id.utf8.count + rev.utf8.count + extra)
+    text += #"{"_id":"#.utf8
+    JSONWriter.write(.string(id), into: &text)
+    text += #","_rev":"#.utf8
+    JSONWriter.write(.string(rev), into: &text)
+    if deleted { text += #","_deleted":true"#.utf8 }
+    if !members.isEmpty {
+      text.append(UInt8(ascii: ","))
+      text += body[members]
+    }
+    text.append(UInt8(ascii: "}"))
+    return text
+  }
+
   /// A stored revision id.
   ///
   /// - Throws: ``SetteeError`` with code `corruption` when the text is not a revision.

@@ -64,6 +64,24 @@ extension DocumentCollection {
     return view
   }
 
+  /// Registers a view whose map function runs in another engine (a design document's
+  /// JavaScript), fed documents as JSON text in batches (``ViewTextMapper``); otherwise as
+  /// ``view(_:version:collation:reduce:map:)-65yqv``.
+  @discardableResult
+  @available(*, noasync, message: "blocks its thread; await its async form from an async func")
+  package func view(
+    _ name: String, version: String, collation: ViewCollation = .unicode,
+    reduce: ViewReduce? = nil, mapTexts: @escaping ViewTextMapper
+  ) throws -> View {
+    try Self.checkViewName(name)
+    let view = View(collection: self, name: name, kind: .view)
+    let mapper = ViewMapper.texts(
+      version: version, collation: collation, reduce: reduce, mapTexts: mapTexts)
+    database.viewRegistry.withLock { $0[view.registryKey] = mapper }
+    try store(view, mapper: mapper, definition: nil)
+    return view
+  }
+
   /// Defines (or redefines) a declarative view, stored in the database so that any
   /// process and the command line can query it; a changed definition rebuilds it.
   ///
@@ -197,6 +215,19 @@ extension DocumentCollection {
   ) async throws -> View {
     try await database.withConnection(.writing) {
       try self.view(name, version: version, collation: collation, reduce: reduce, map: map)
+    }
+  }
+
+  /// Registers a view whose map function runs in another engine, without blocking the
+  /// caller's thread.
+  @discardableResult
+  package func view(
+    _ name: String, version: String, collation: ViewCollation = .unicode,
+    reduce: ViewReduce? = nil, mapTexts: @escaping ViewTextMapper
+  ) async throws -> View {
+    try await database.withConnection(.writing) {
+      try self.view(
+        name, version: version, collation: collation, reduce: reduce, mapTexts: mapTexts)
     }
   }
 

@@ -16,6 +16,12 @@ import SetteeCore
 public typealias ViewMapFunction =
   @Sendable (_ document: Document, _ emit: (_ key: JSON, _ value: JSON) -> Void) throws -> Void
 
+/// Maps documents given as JSON text (`{"_id": …, "_rev": …, body members…}`), many at a
+/// time, to each one's rows or the error that skips it: for map functions that run in
+/// another engine, where one call per document would cost more than the mapping.
+package typealias ViewTextMapper =
+  @Sendable (_ documents: [[UInt8]]) throws -> [Result<[(key: JSON, value: JSON)], any Error>]
+
 /// Which registered mapper belongs to which view.
 struct ViewRegistryKey: Hashable, Sendable {
   let collection: [UInt8]
@@ -253,6 +259,19 @@ extension ViewMapper {
     self.init(
       version: definition.version, collation: definition.collation, reduce: definition.reduce,
       map: definition.map, declared: definition)
+  }
+
+  /// The mapper of a map function fed JSON text in batches; mapping one document (as
+  /// `settee check` does) is a batch of one.
+  static func texts(
+    version: String, collation: ViewCollation, reduce: ViewReduce?,
+    mapTexts: @escaping ViewTextMapper
+  ) -> ViewMapper {
+    var mapper = ViewMapper(version: version, collation: collation, reduce: reduce) { document in
+      try mapTexts([document.jsonBytes()])[0].get()
+    }
+    mapper.mapTexts = mapTexts
+    return mapper
   }
 
   /// The mapper of a Swift map function.

@@ -81,7 +81,9 @@ extension ViewStore {
       let counts = try plan.catchUp(db, view, from: view.lastSeq, to: target, fresh: fresh)
       return try finish(db, view, target: target, counts)
     }
-    let insert = try db.makeStatement(
+    // Rows are read and written through SQLite's C API (RawStatement): GRDB's arguments
+    // and rows cost as much as the rest of a Swift-mapped build.
+    let insert = try db.rawStatement(
       sql: (SQLFragment("INSERT INTO ") + view.table
         + SQLFragment(" (key, doc_id, n, key_json, value) VALUES (?, ?, ?, ?, ?)")).text)
     let deleteRows = try db.makeStatement(
@@ -91,38 +93,26 @@ extension ViewStore {
       sql: "DELETE FROM view_errors WHERE vid = ? AND doc_id = ?")
     let insertError = try db.cachedStatement(
       sql: "INSERT OR REPLACE INTO view_errors (vid, doc_id, seq, message) VALUES (?, ?, ?, ?)")
-    let changed = try Row.fetchCursor(
-      db.makeStatement(
-        sql:
-          "SELECT id, rev, deleted, body, seq FROM documents WHERE cid = ? AND seq > ? AND seq <= ? ORDER BY seq"
-      ), arguments: [view.cid, view.lastSeq, target])
+    let changed = try RawStatement(
+      db,
+      SQLFragment(
+        "SELECT id, rev, deleted, body, seq FROM documents WHERE cid = ") + .value(view.cid)
+        + SQLFragment(" AND seq > ") + .value(view.lastSeq) + SQLFragment(" AND seq <= ")
+        + .value(target) + SQLFragment(" ORDER BY seq"))
     var counts = RowCounts()
     var key: [UInt8] = []
+    var text: [UInt8] = []
     // The last change this call has mapped (`nil` before the first).
     var mappedUpTo: Int64? = nil
-    while let row = try changed.next() {
-      let id: String = try row.value(0)
-      let seq: Int64 = try row.value(4)
-      if let deadline, let mappedUpTo, DispatchTime.now().uptimeNanoseconds > deadline {
-        // This slice ends before this change; the next maps it.
-        return try finish(db, view, target: mappedUpTo, counts)
-      }
-      mappedUpTo = seq
-      if !fresh {
-        for other in try Bool.fetchAll(deleteRows, arguments: [id]) {
-          counts.removed += 1
-          if other { counts.otherRemoved += 1 }
-        }
-        try deleteError.execute(arguments: [view.vid, id])
-      }
-      let deleted: Bool = try row.value(2)
-      if deleted || Document.isDesignID(id) { continue }
-      let document = try Document(
-        id: id, rev: DocumentReader.storedRevision(try row.value(1), documentID: id),
-        body: DocumentReader.parseBody(row, at: 3, documentID: id))
+    // Where a slice ended, when the deadline ended it.
+    var sliceEnd: Int64? = nil
+    // A document's rows, or the error that skips it (recorded for the view).
+    func store(_ id: String, _ seq: Int64, _ result: Result<[(key: JSON, value: JSON)], any Error>)
+      throws
+    {
       let emitted: [(key: JSON, value: JSON)]
       do {
-        emitted = try mapper.map(document)
+        emitted = try result.get()
         for pair in emitted {
           try checkEmitted(pair.key, "key")
           try checkEmitted(pair.value, "value")
@@ -134,20 +124,86 @@ extension ViewStore {
       } catch {
         let message = (error as? SetteeError)?.message ?? "\(error)"
         try insertError.execute(arguments: [view.vid, id, seq, message])
-        continue
+        return
       }
       for (n, pair) in emitted.enumerated() {
         key.removeAll(keepingCapacity: true)
         try view.collation.append(pair.key, to: &key)
-        try insert.execute(arguments: [
-          Data(key), id, n, JSONWriter.string(pair.key), encodeValue(pair.value),
-        ])
+        let statement = RawStatement(db, statement: insert)
+        key.withUnsafeBufferPointer { statement.bind(1, blob: $0) }
+        statement.bind(2, text: id)
+        statement.bind(3, Int64(n))
+        text.removeAll(keepingCapacity: true)
+        JSONWriter.write(pair.key, into: &text)
+        text.withUnsafeBufferPointer { statement.bind(4, text: $0) }
+        switch pair.value {
+        case .null: statement.bindNull(5)
+        case .int(let number): statement.bind(5, number)
+        case .double(let number): statement.bind(5, double: number)
+        default:
+          text.removeAll(keepingCapacity: true)
+          JSONWriter.write(pair.value, into: &text)
+          text.withUnsafeBufferPointer { statement.bind(5, text: $0) }
+        }
+        try statement.execute()
       }
       counts.added += emitted.count
       counts.otherAdded += emitted.count { !$0.value.isNumber }
     }
+    // Documents waiting for a batch mapper (``ViewMapper/mapTexts``): id, seq, JSON text.
+    var pending: [(id: String, seq: Int64, text: [UInt8])] = []
+    func mapPending() throws {
+      guard let mapTexts = mapper.mapTexts, !pending.isEmpty else { return }
+      let results = try mapTexts(pending.map(\.text))
+      for (document, result) in zip(pending, results) { try store(document.id, document.seq, result) }
+      pending.removeAll(keepingCapacity: true)
+    }
+    try changed.forEach { row in
+      let id = row.string(0)
+      let seq = row.int64(4)
+      if let deadline, let mappedUpTo, DispatchTime.now().uptimeNanoseconds > deadline {
+        // This slice ends before this change; the next maps it.
+        sliceEnd = mappedUpTo
+        return false
+      }
+      mappedUpTo = seq
+      if !fresh {
+        for other in try Bool.fetchAll(deleteRows, arguments: [id]) {
+          counts.removed += 1
+          if other { counts.otherRemoved += 1 }
+        }
+        try deleteError.execute(arguments: [view.vid, id])
+      }
+      if row.int64(2) != 0 || Document.isDesignID(id) { return true }
+      if mapper.mapTexts != nil {
+        // The document's text from the stored body: no parse, no print. A damaged body
+        // is named as parsing it names it.
+        let body = row.bytes(3)
+        guard
+          body.isEmpty
+            || JSONValidator.isObject(body, maxDepth: Database.Configuration.maxNestingDepth)
+        else {
+          _ = try DocumentReader.parseBody(body, documentID: id)
+          throw DocumentReader.damaged(id, "its stored body is not a JSON object")
+        }
+        let document = DocumentReader.documentText(id: id, rev: row.string(1), body: body)
+        pending.append((id, seq, document))
+        if pending.count == Self.mapBatch { try mapPending() }
+        return true
+      }
+      let document = try Document(
+        id: id, rev: DocumentReader.storedRevision(row.string(1), documentID: id),
+        body: DocumentReader.parseBody(row.bytes(3), documentID: id))
+      try store(id, seq, Result { try mapper.map(document) })
+      return true
+    }
+    try mapPending()
+    if let sliceEnd { return try finish(db, view, target: sliceEnd, counts) }
     return try finish(db, view, target: target, counts)
   }
+
+  /// How many documents a batch mapper (``ViewMapper/mapTexts``) is handed at a time.
+  static let mapBatch = 256
 
   /// Whether a view row's value is not a number (NULL, or JSON text; values are never
   /// blobs): text sorts after every number in SQLite, and the empty string before all

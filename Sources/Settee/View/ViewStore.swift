@@ -18,6 +18,10 @@ struct ViewMapper: Sendable {
   let map: @Sendable (Document) throws -> [(key: JSON, value: JSON)]
   /// For a declarative view, its definition, which may map in SQL (``DeclaredViewSQL``).
   var declared: ViewDefinition? = nil
+  /// For a map function that runs elsewhere (JavaScript): maps documents many at a time,
+  /// given as JSON text (`_id`, `_rev`, then the body), one result per document. A
+  /// catch-up then hands it batches instead of calling ``map`` per document.
+  var mapTexts: ViewTextMapper? = nil
 
   /// The name stored for the reduce: a built-in's, `"custom"`, or `nil`.
   var reduceName: String? { reduce.map { $0.builtinName ?? "custom" } }

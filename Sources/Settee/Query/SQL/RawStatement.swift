@@ -41,7 +41,7 @@ struct RawStatement {
       switch value.storage {
       case .null: bindNull(index)
       case .int64(let number): bind(index, number)
-      case .double(let number): sqlite3_bind_double(handle, index, number)
+      case .double(let number): bind(index, double: number)
       case .string(let text): bind(index, text: text)
       case .blob(let data):
         data.withUnsafeBytes { bind(index, blob: $0.assumingMemoryBound(to: UInt8.self)) }
@@ -63,6 +63,9 @@ struct RawStatement {
 
   /// Binds parameter `index` (from 1) to an integer.
   func bind(_ index: Int32, _ number: Int64) { sqlite3_bind_int64(handle, index, number) }
+
+  /// Binds parameter `index` (from 1) to a floating-point number.
+  func bind(_ index: Int32, double number: Double) { sqlite3_bind_double(handle, index, number) }
 
   /// Binds parameter `index` (from 1) to text.
   func bind(_ index: Int32, text: String) {
