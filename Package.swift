@@ -105,7 +105,8 @@ let package = Package(
     .target(
       name: "SetteeReplication",
       dependencies: [
-        "Settee", .product(name: "AsyncHTTPClient", package: "async-http-client"),
+        "Settee", "SetteeJavaScript",
+        .product(name: "AsyncHTTPClient", package: "async-http-client"),
         .product(name: "NIOCore", package: "swift-nio"),
         .product(name: "NIOHTTP1", package: "swift-nio"),
       ]
@@ -160,7 +161,7 @@ let package = Package(
     .testTarget(
       name: "SetteeReplicationTests",
       dependencies: [
-        "Settee", "SetteeCore", "SetteeReplication", "SetteeTestSupport",
+        "Settee", "SetteeCore", "SetteeReplication", "SetteeJavaScript", "SetteeTestSupport",
         // Small peers served on loopback (built with Hummingbird for `settee serve`).
         .product(name: "Hummingbird", package: "hummingbird"),
         .product(name: "HummingbirdTesting", package: "hummingbird"),

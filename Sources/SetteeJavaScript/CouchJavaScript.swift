@@ -5,15 +5,16 @@
 /// source text evaluated as an expression in the global scope, in sloppy mode.
 ///
 /// Swift calls three global functions with one JSON argument each:
-/// - `__settee_define({ddoc, map, reduce, maxEmits})`: compiles the functions;
+/// - `__settee_define({ddoc, map, reduce, filter, maxEmits})`: compiles the functions;
 /// - `__settee_map(doc)`: `{"rows": [[key, value], …], "log": […]}` or `{"error": text}`;
 /// - `__settee_map_batch([doc, …])`: `__settee_map`'s result for each;
-/// - `__settee_reduce([keys, values, rereduce])`: `{"value": v}` or `{"error": text}`.
+/// - `__settee_reduce([keys, values, rereduce])`: `{"value": v}` or `{"error": text}`;
+/// - `__settee_filter_batch({docs, req})`: `{"results": [Bool, …]}` or `{"error": text}`.
 enum CouchJavaScript {
   static let environment = #"""
     (function (global) {
       var compile = eval; // indirect: the global scope, sloppy mode, as couchjs compiles
-      var ddoc = {}, map = null, reduce = null, maxEmits = 0;
+      var ddoc = {}, map = null, reduce = null, filter = null, maxEmits = 0, viewsOnly = true;
       var emitted = null, logged = [], modules = {};
 
       function describe(error) {
@@ -44,7 +45,7 @@ enum CouchJavaScript {
               path.push(parts[i]);
             }
           }
-          if (path[0] !== "views" || path[1] !== "lib") {
+          if (viewsOnly && (path[0] !== "views" || path[1] !== "lib")) {
             throw new Error("require: a view may only load modules under views.lib, not " + path.join("/"));
           }
           var key = path.join("/");
@@ -93,7 +94,19 @@ enum CouchJavaScript {
         modules = {};
         map = definition.map === undefined ? null : compileFunction(definition.map, "map");
         reduce = definition.reduce === undefined ? null : compileFunction(definition.reduce, "reduce");
+        filter = definition.filter === undefined ? null : compileFunction(definition.filter, "filter");
+        // A filter may load any module of its design document; a view only views.lib's.
+        viewsOnly = filter === null;
         return true;
+      };
+      global.__settee_filter_batch = function (call) {
+        var docs = call.docs, req = call.req, results = new Array(docs.length);
+        try {
+          for (var i = 0; i < docs.length; i++) results[i] = filter(docs[i], req) ? true : false;
+          return {results: results};
+        } catch (error) {
+          return {error: describe(error)};
+        }
       };
       global.__settee_map = function (doc) {
         emitted = [];

@@ -24,6 +24,11 @@ struct ReplicateCommand: AsyncParsableCommand {
   ) var docIds: String?
   @Option(help: "Replicate only documents this Mango selector (JSON) matches.") var selector:
     String?
+  @Option(
+    help:
+      "Replicate only the changes this design document's JavaScript filter function keeps (\"design/filter\"): a server source runs it, a file source runs it here on JavaScriptCore."
+  ) var filter: String?
+  @Option(help: "With --filter: the filter's req.query, as a JSON object.") var queryParams: String?
   @Option(help: "Start after this source sequence instead of at the checkpoint.") var since: String?
   @Option(help: "Changes read at a time.") var batchSize = 1_000
   @Option(help: "Seconds between checkpoints, at most.") var checkpointInterval: Double = 5
@@ -39,8 +44,11 @@ struct ReplicateCommand: AsyncParsableCommand {
   var bulkGet = true
 
   func validate() throws {
-    guard docIds == nil || selector == nil else {
-      throw ValidationError("give --doc-ids or --selector, not both")
+    guard [docIds, selector, filter].compactMap({ $0 }).count <= 1 else {
+      throw ValidationError("give one of --doc-ids, --selector and --filter")
+    }
+    guard queryParams == nil || filter != nil else {
+      throw ValidationError("--query-params goes with --filter")
     }
     guard batchSize >= 1 else { throw ValidationError("--batch-size must be at least 1") }
     guard requestTimeout.isFinite, (1...86_400).contains(requestTimeout) else {
@@ -90,6 +98,15 @@ struct ReplicateCommand: AsyncParsableCommand {
         throw SetteeError(.invalidArgument, "--selector must be a JSON object")
       }
       filter = .selector(object)
+    } else if let name = self.filter {
+      var parameters: JSONObject = [:]
+      if let queryParams {
+        guard case .object(let object)? = try? JSONParser.parse(queryParams) else {
+          throw SetteeError(.invalidArgument, "--query-params must be a JSON object")
+        }
+        parameters = ReplicationFilter.queryParameters(object)
+      }
+      filter = .design(name, queryParameters: parameters)
     }
     let replicator = try Replicator(
       ReplicationConfiguration(

@@ -104,6 +104,13 @@ struct HTTPPeer: ReplicationPeer {
     case .selector(let selector):
       query.append(("filter", "_selector"))
       body = ["selector": .object(selector)]
+    case .design(let name, let parameters):
+      // The source runs it; its parameters travel as the query string's, as CouchDB's
+      // replicator sends them.
+      query.append(("filter", name))
+      for member in parameters where !["filter", "since", "limit", "style", "feed", "timeout"].contains(member.key) {
+        query.append((member.key, member.value.stringValue ?? JSONWriter.string(member.value)))
+      }
     }
     let answer = try await send(
       body == nil ? .GET : .POST, "/_changes", query: query, body: body,

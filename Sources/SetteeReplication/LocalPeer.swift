@@ -1,4 +1,5 @@
 import Settee
+import SetteeJavaScript
 import SetteeCore
 
 /// A collection of a Settee file as a replication peer: the engine's own calls (its async
@@ -103,6 +104,24 @@ struct LocalPeer: ReplicationPeer {
       return try live.filter { change in
         try documents[change.id].map { try Matcher.matches(selector, $0) } ?? false
       }
+    case .design(let name, let parameters):
+      // Run here, on JavaScriptCore, as CouchDB runs a source's filter: every change, a
+      // deleted document as its tombstone, the parameters as req.query.
+      let filter = try await collection.designFilter(name)
+      var documents: [String: JSON] = [:]
+      for document in try await collection.get(changes.filter { !$0.isDeleted }.map(\.id)) {
+        if let document { documents[document.id] = .object(document.json) }
+      }
+      let given: [JSON] = changes.map { change in
+        documents[change.id]
+          ?? ["_id": .string(change.id), "_rev": .string(change.rev.description), "_deleted": true]
+      }
+      let request: JSON = [
+        "query": .object(parameters), "method": "GET", "info": ["db_name": .string(collection.name)],
+        "userCtx": ["db": .string(collection.name), "name": .null, "roles": []],
+      ]
+      let kept = try filter.keeps(given, request: request)
+      return zip(changes, kept).filter(\.1).map(\.0)
     }
   }
 

@@ -59,13 +59,31 @@ public enum ReplicationFilter: Sendable, Hashable {
   case documentIDs([String])
   /// The live documents this Mango selector matches (CouchDB's `selector`).
   case selector(JSONObject)
+  /// The changes a design document's JavaScript filter function keeps (CouchDB's
+  /// `filter: "d/f"`), given `queryParameters` as `req.query` (CouchDB's `query_params`).
+  /// An HTTP source runs it; a Settee file source runs it on JavaScriptCore.
+  case design(String, queryParameters: JSONObject)
 
-  /// The filter as it enters the replication id.
+  /// `query_params` as a filter sees them in `req.query`: strings, as CouchDB passes
+  /// them in a query string (a value that is not a string is its JSON text).
+  public static func queryParameters(_ object: JSONObject) -> JSONObject {
+    var parameters: JSONObject = [:]
+    for member in object {
+      parameters[member.key] =
+        member.value.stringValue.map(JSON.string) ?? .string(JSONWriter.string(member.value))
+    }
+    return parameters
+  }
+
+  /// The filter as it enters the replication id. (CouchDB's id also digests the filter
+  /// function's source; Settee's names the function and its parameters.)
   var json: JSON {
     switch self {
     case .none: return .null
     case .documentIDs(let ids): return ["doc_ids": .array(ids.sorted().map(JSON.string))]
     case .selector(let selector): return ["selector": .object(selector)]
+    case .design(let name, let parameters):
+      return ["filter": .string(name), "query_params": .object(parameters)]
     }
   }
 }

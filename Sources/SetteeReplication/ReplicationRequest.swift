@@ -26,7 +26,8 @@ public struct ReplicationRequest: Sendable {
   /// The replication a CouchDB `POST /_replicate` body or `_replicator` document describes:
   /// `source` and `target` (a URL, CouchDB's `{"url": …}` object, or the name of a
   /// collection that `database` opens), `continuous`, `create_target`, `doc_ids`,
-  /// `selector`, `since_seq`, `winning_revs_only`, `use_checkpoints`, `use_bulk_get`.
+  /// `selector`, `filter` with `query_params`, `since_seq`, `winning_revs_only`,
+  /// `use_checkpoints`, `use_bulk_get`.
   ///
   /// - Throws: ``SetteeError`` with code `invalidArgument` naming the member that is
   ///   wrong; what `database` throws for a name, as it threw it.
@@ -45,11 +46,20 @@ public struct ReplicationRequest: Sendable {
       }
       filter = .selector(object)
     }
-    if let name = body["filter"]?.stringValue {
-      throw SetteeError(
-        .invalidArgument,
-        "filter \(name) is a JavaScript filter function, which Settee never runs: use doc_ids or selector"
-      )
+    if let value = body["filter"] {
+      guard case .string(let name) = value, name.contains("/"), filter == .none else {
+        throw SetteeError(
+          .invalidArgument,
+          "filter must name a design document's filter function, \"design/filter\", and not be given with doc_ids or selector"
+        )
+      }
+      var parameters: JSONObject = [:]
+      switch body["query_params"] {
+      case nil, .null?: break
+      case .object(let object)?: parameters = ReplicationFilter.queryParameters(object)
+      default: throw SetteeError(.invalidArgument, "query_params must be an object")
+      }
+      filter = .design(name, queryParameters: parameters)
     }
     func flag(_ name: String, default value: Bool) throws -> Bool {
       switch body[name] {

@@ -3,6 +3,7 @@ import HTTPTypes
 import Hummingbird
 import ServiceLifecycle
 import Settee
+import SetteeJavaScript
 import SetteeCore
 
 /// CouchDB's `_changes`: `normal`, `longpoll`, `continuous` and `eventsource` feeds.
@@ -31,6 +32,8 @@ extension CouchHandler {
       case documentIDs(Set<String>)
       case selector(Selector)
       case design
+      /// A design document's JavaScript filter, with CouchDB's `req` object.
+      case javaScript(DesignFilter, request: JSON)
     }
 
     func keeps(_ change: Change, _ document: JSON?) throws -> Bool {
@@ -41,13 +44,28 @@ extension CouchHandler {
       case .selector(let selector):
         guard !change.isDeleted, let document else { return false }
         return try Matcher.matches(selector, document)
+      case .javaScript(let filter, let request):
+        return try filter.keeps([Self.filtered(change, document)], request: request)[0]
       }
+    }
+
+    /// The document a JavaScript filter is given for a change: a deleted one as
+    /// `{"_id", "_rev", "_deleted": true}`, as CouchDB gives it.
+    static func filtered(_ change: Change, _ document: JSON?) -> JSON {
+      if change.isDeleted || document == nil {
+        return [
+          "_id": .string(change.id), "_rev": .string(change.rev.description), "_deleted": true,
+        ]
+      }
+      return document!
     }
 
     var needsDocuments: Bool {
       if includeDocs { return true }
-      if case .selector = filter { return true }
-      return false
+      switch filter {
+      case .selector, .javaScript: return true
+      default: return false
+      }
     }
   }
 
@@ -89,7 +107,7 @@ extension CouchHandler {
       }
       asked.timeout = .milliseconds(timeout)
     }
-    asked.filter = try changesFilter(request, body)
+    asked.filter = try await changesFilter(db, request, body)
     asked.conflicts = try request.bool("conflicts")
 
     switch request.query["feed"] ?? "normal" {
@@ -126,9 +144,9 @@ extension CouchHandler {
     }
   }
 
-  private func changesFilter(_ request: CouchRequest, _ body: JSONObject) throws
-    -> ChangesRequest.Filter
-  {
+  private func changesFilter(
+    _ db: DocumentCollection, _ request: CouchRequest, _ body: JSONObject
+  ) async throws -> ChangesRequest.Filter {
     guard let filter = request.query["filter"] else { return .none }
     switch filter {
     case "_doc_ids":
@@ -154,11 +172,43 @@ extension CouchHandler {
         .badRequest, "bad_request",
         "filter=_view runs a JavaScript map function, which Settee never runs")
     default:
-      throw CouchError(
-        .badRequest, "bad_request",
-        "filter=\(filter) is a JavaScript filter function, which Settee stores but never runs: use _doc_ids, _selector or _design"
-      )
+      // A design document's JavaScript filter, "d/f".
+      let compiled: DesignFilter
+      do {
+        compiled = try await db.designFilter(filter)
+      } catch let error as SetteeError {
+        switch error.code {
+        case .notFound: throw CouchError(.notFound, "not_found", error.message)
+        default:
+          throw CouchError(
+            .badRequest,
+            error.message.hasPrefix("compilation_error") ? "compilation_error" : "bad_request",
+            error.message)
+        }
+      }
+      return .javaScript(compiled, request: filterRequest(db, request, body))
     }
+  }
+
+  /// CouchDB's `req` object as a filter function sees it: the query parameters (as
+  /// strings), the method, path, headers and body, and the user's context.
+  private func filterRequest(_ db: DocumentCollection, _ request: CouchRequest, _ body: JSONObject)
+    -> JSON
+  {
+    var headers: JSONObject = [:]
+    for field in request.headers { headers[field.name.canonicalName] = .string(field.value) }
+    return [
+      "info": ["db_name": .string(db.name)],
+      "id": .null,
+      "method": .string(request.method.rawValue),
+      "path": .array(request.segments.map(JSON.string)),
+      "query": .object(JSONObject(request.query.sorted { $0.key < $1.key }.map { ($0.key, .string($0.value)) })),
+      "headers": .object(headers),
+      "body": body.isEmpty ? "undefined" : .string(JSONWriter.string(.object(body))),
+      "form": [:], "cookie": [:],
+      "userCtx": ["db": .string(db.name), "name": .null, "roles": []],
+      "secObj": [:],
+    ]
   }
 
   /// One change the feed sends, with its document when the request includes them.
@@ -248,9 +298,23 @@ extension CouchHandler {
     }
     var entries: [FeedEntry] = []
     entries.reserveCapacity(changes.count)
-    for change in changes {
+    // A JavaScript filter judges the whole page in one call.
+    var passing: [Bool]? = nil
+    if case .javaScript(let filter, let request) = asked.filter {
+      let given = changes.map { ChangesRequest.filtered($0, documents[$0.id].map(JSON.object)) }
+      do {
+        passing = try filter.keeps(given, request: request)
+      } catch let error as SetteeError {
+        throw CouchError(.internalServerError, "filter_error", error.message)
+      }
+    }
+    for (index, change) in changes.enumerated() {
       let document = documents[change.id]
-      guard try asked.keeps(change, document.map(JSON.object)) else { continue }
+      if let passing {
+        guard passing[index] else { continue }
+      } else {
+        guard try asked.keeps(change, document.map(JSON.object)) else { continue }
+      }
       entries.append(FeedEntry(change: change, document: asked.includeDocs ? document : nil))
     }
     return entries

@@ -214,4 +214,28 @@ struct DesignViewTests {
       (error as? SetteeError)?.code == .invalidArgument
     }
   }
+
+  /// A filter function gets each document and CouchDB's req; a deleted document comes as
+  /// its tombstone; require may load any module of the design document (filters are not
+  /// limited to views.lib).
+  @Test func filtersJudgeDocumentsWithTheRequest() throws {
+    let docs = try collection(
+      [],
+      design: [
+        "_id": "_design/f",
+        "lib": ["kinds": "exports.wanted = function (doc, kind) { return doc.kind === kind; };"],
+        "filters": [
+          "kind": "function (doc, req) { return require('lib/kinds').wanted(doc, req.query.kind) || doc._deleted === true; }"
+        ],
+      ])
+    let filter = try docs.designFilter("f/kind")
+    let kept = try filter.keeps(
+      [
+        ["_id": "a", "kind": "cat"], ["_id": "b", "kind": "dog"],
+        ["_id": "c", "_rev": "2-x", "_deleted": true],
+      ],
+      request: ["query": ["kind": "cat"]])
+    #expect(kept == [true, false, true])
+    #expect(throws: SetteeError.self) { try docs.designFilter("f/none") }
+  }
 }

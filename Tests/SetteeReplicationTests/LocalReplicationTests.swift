@@ -1,6 +1,7 @@
 import Foundation
 import Settee
 import SetteeCore
+import SetteeJavaScript
 import SetteeReplication
 import SetteeTestSupport
 import Testing
@@ -109,6 +110,27 @@ struct LocalReplicationTests {
     try await replicate(
       .collection(source), .collection(bySelector), filter: .selector(["n": ["$lt": 4]]))
     #expect(try await bySelector.count() == 4)
+  }
+
+  /// A design document's JavaScript filter with query_params, run on JavaScriptCore for a
+  /// file source (issue 47); deletions pass as tombstones when the filter keeps them.
+  @Test(.enabled(if: DesignFunctions.isAvailable))
+  func filtersByADesignDocumentsJavaScript() async throws {
+    let source = try collection("js-source.db")
+    try await source.putAll((0..<10).map { ["_id": .string("d\($0)"), "n": .int(Int64($0))] })
+    try await source.put([
+      "_id": "_design/rep",
+      "filters": [
+        "below": "function (doc, req) { return doc._deleted || doc.n < Number(req.query.limit); }"
+      ],
+    ])
+    _ = try await source.delete("d8", rev: try #require(try await source.get("d8")?.rev).description)
+    let copy = try collection("js-copy.db")
+    try await replicate(
+      .collection(source), .collection(copy),
+      filter: .design("rep/below", queryParameters: ReplicationFilter.queryParameters(["limit": 3])))
+    #expect(try await copy.changes().map(\.id).sorted() == ["d0", "d1", "d2", "d8"])
+    #expect(try await copy.get("d8") == nil)
   }
 
   /// The progress's `pending` counts down as the batches are written, to 0 at the end:

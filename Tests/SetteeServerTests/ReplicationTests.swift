@@ -1,6 +1,7 @@
 import Foundation
 import Settee
 import SetteeCore
+import SetteeJavaScript
 import SetteeReplication
 import SetteeTestSupport
 import Testing
@@ -112,8 +113,27 @@ struct ReplicationTests {
     ])
     #expect(bySelector.status == 0, "\(bySelector.stderr)")
     #expect(try await second.get("/selected/_all_docs").json["total_rows"] == 10)
+    if DesignFunctions.isAvailable {
+      // A design document's JavaScript filter, run by the source server, with
+      // query_params as its req.query (issue 47).
+      try await first.put(
+        "/db/_design/rep",
+        [
+          "filters": [
+            "below": "function (doc, req) { return doc.n !== undefined && doc.n < Number(req.query.below); }"
+          ]
+        ])
+      let byFilter = try await SetteeBinary.run([
+        "replicate", first.url + "db", second.url + "filtered", "--create-target", "--filter",
+        "rep/below", "--query-params", #"{"below": 5}"#,
+      ])
+      #expect(byFilter.status == 0, "\(byFilter.stderr)")
+      #expect(try await second.get("/filtered/_all_docs").json["total_rows"] == 5)
+    }
     let rest = try await SetteeBinary.run(["replicate", first.url + "db", second.url + "db"])
-    #expect(try JSONParser.parse(rest.stdout)["history"]?[0]?["docs_written"] == 1)
+    #expect(
+      try JSONParser.parse(rest.stdout)["history"]?[0]?["docs_written"]
+        == (DesignFunctions.isAvailable ? 2 : 1))
     let indexes = try await second.get("/db/_index").json["indexes"]?.arrayValue ?? []
     #expect(indexes.contains { $0["ddoc"] == "_design/by-n" && $0["name"] == "n" })
 

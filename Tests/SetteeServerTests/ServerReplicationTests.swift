@@ -178,7 +178,30 @@ struct ServerReplicationTests {
       "/db/_changes?filter=_selector&include_docs=true", ["selector": ["even": false]]
     ).json
     #expect(bySelector["results"]?.arrayValue?.map { $0["doc"]?["id"] } == ["b"])
-    #expect(try await server.get("/db/_changes?filter=app/mine").status == 400)
+    #expect(try await server.get("/db/_changes?filter=app/mine").status == 404)
+    if DesignFunctions.isAvailable {
+      // A design document's JavaScript filter, with the request's query parameters in
+      // req.query, as CouchDB passes them (issue 47), in a database of its own.
+      #expect(try await server.put("/filtered", [:]).status == 201)
+      for id in ["a", "b", "c"] {
+        try await server.put("/filtered/\(id)", ["even": .bool(id != "b")])
+      }
+      try await server.put(
+        "/filtered/_design/app",
+        [
+          "filters": [
+            "even": "function (doc, req) { return doc.even === (req.query.even === 'true'); }",
+            "broken": "function (doc, req) { return doc.nothing.here; }",
+          ]
+        ])
+      let even = try await server.get("/filtered/_changes?filter=app/even&even=true").json
+      #expect(even["results"]?.arrayValue?.map { $0["id"] } == ["a", "c"], "\(even)")
+      let odd = try await server.get("/filtered/_changes?filter=app/even&even=false").json
+      #expect(odd["results"]?.arrayValue?.map { $0["id"] } == ["b"], "\(odd)")
+      #expect(try await server.get("/filtered/_changes?filter=app/none").status == 404)
+      let broken = try await server.get("/filtered/_changes?filter=app/broken")
+      #expect(broken.status == 500 && broken.json["error"] == "filter_error", "\(broken.json)")
+    }
 
     // A long poll answers with the first change made while it waits.
     async let waiting = server.get("/db/_changes?feed=longpoll&since=\(lastSeq)&timeout=20000")
