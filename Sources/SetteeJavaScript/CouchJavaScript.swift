@@ -9,12 +9,16 @@
 /// - `__settee_map(doc)`: `{"rows": [[key, value], …], "log": […]}` or `{"error": text}`;
 /// - `__settee_map_batch([doc, …])`: `__settee_map`'s result for each;
 /// - `__settee_reduce([keys, values, rereduce])`: `{"value": v}` or `{"error": text}`;
-/// - `__settee_filter_batch({docs, req})`: `{"results": [Bool, …]}` or `{"error": text}`.
+/// - `__settee_filter_batch({docs, req})`: `{"results": [Bool, …]}` or `{"error": text}`;
+/// - `__settee_validate_batch({writes: [[newDoc, oldDoc], …], userCtx, secObj})`: for each
+///   write `true`, `{"forbidden": reason}`, `{"unauthorized": reason}` or
+///   `{"error": name, "reason": text}` (couchjs's answers for `validate_doc_update`).
 enum CouchJavaScript {
   static let environment = #"""
     (function (global) {
       var compile = eval; // indirect: the global scope, sloppy mode, as couchjs compiles
-      var ddoc = {}, map = null, reduce = null, filter = null, maxEmits = 0, viewsOnly = true;
+      var ddoc = {}, map = null, reduce = null, filter = null, validate = null, maxEmits = 0;
+      var viewsOnly = true;
       var emitted = null, logged = [], modules = {};
 
       function describe(error) {
@@ -95,18 +99,46 @@ enum CouchJavaScript {
         map = definition.map === undefined ? null : compileFunction(definition.map, "map");
         reduce = definition.reduce === undefined ? null : compileFunction(definition.reduce, "reduce");
         filter = definition.filter === undefined ? null : compileFunction(definition.filter, "filter");
-        // A filter may load any module of its design document; a view only views.lib's.
-        viewsOnly = filter === null;
+        validate = definition.validate === undefined ? null :
+          compileFunction(definition.validate, "validate_doc_update");
+        // A filter or validate_doc_update may load any module of its design document; a
+        // view only views.lib's.
+        viewsOnly = filter === null && validate === null;
         return true;
       };
       global.__settee_filter_batch = function (call) {
         var docs = call.docs, req = call.req, results = new Array(docs.length);
         try {
-          for (var i = 0; i < docs.length; i++) results[i] = filter(docs[i], req) ? true : false;
+          for (var i = 0; i < docs.length; i++) results[i] = filter.call(ddoc, docs[i], req) ? true : false;
           return {results: results};
         } catch (error) {
           return {error: describe(error)};
         }
+      };
+      // couchjs's rule: an Error (it has a name and a stack) is the function failing; any
+      // other value thrown is the answer, {forbidden: …} and {unauthorized: …} refusals.
+      function validateOne(newDoc, oldDoc, userCtx, secObj) {
+        try {
+          validate.call(ddoc, newDoc, oldDoc, userCtx, secObj);
+          return true;
+        } catch (error) {
+          if (error !== null && typeof error === "object" && !(error.name && error.stack)) {
+            if (Object.prototype.hasOwnProperty.call(error, "forbidden")) return {forbidden: error.forbidden};
+            if (Object.prototype.hasOwnProperty.call(error, "unauthorized")) return {unauthorized: error.unauthorized};
+            var keys = Object.keys(error);
+            if (keys.length === 1) return {error: "unknown_error", reason: typeof error[keys[0]] === "string" ? error[keys[0]] : describe(error[keys[0]])};
+          } else if (typeof error === "string") {
+            return {error: "unknown_error", reason: error};
+          }
+          return {error: error instanceof Error ? error.name : "unknown_error", reason: describe(error)};
+        }
+      }
+      global.__settee_validate_batch = function (call) {
+        var writes = call.writes, results = new Array(writes.length);
+        for (var i = 0; i < writes.length; i++) {
+          results[i] = validateOne(writes[i][0], writes[i][1], call.userCtx, call.secObj);
+        }
+        return results;
       };
       global.__settee_map = function (doc) {
         emitted = [];

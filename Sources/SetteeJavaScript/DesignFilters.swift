@@ -6,7 +6,8 @@ extension DocumentCollection {
   /// The filter function `f` of the design document `_design/d` (`"d/f"`), as CouchDB
   /// runs it for `_changes?filter=d/f` and filtered replications: `function (doc, req)`
   /// returning whether a change passes, on JavaScriptCore. `require` may load any module of
-  /// the design document (CouchDB's rule for filters).
+  /// the design document (CouchDB's rule for filters). A design document compiles once per
+  /// process and revision: asking again gives the same compiled filter.
   ///
   /// - Throws: ``SetteeError`` with code `notFound` when the design document or its filter
   ///   is missing, `invalidArgument` when it does not compile or JavaScriptCore is not
@@ -16,7 +17,7 @@ extension DocumentCollection {
     _ path: String, timeLimit: Double = DesignFunctions.defaultTimeLimit
   ) throws -> DesignFilter {
     let (design, name) = try DesignFunctions.split(path)
-    return try DesignFilter(
+    return try DesignFilter.compiled(
       try get("_design/" + design), design: design, name: name, timeLimit: timeLimit)
   }
 
@@ -26,8 +27,76 @@ extension DocumentCollection {
     _ path: String, timeLimit: Double = DesignFunctions.defaultTimeLimit
   ) async throws -> DesignFilter {
     let (design, name) = try DesignFunctions.split(path)
-    return try DesignFilter(
+    return try DesignFilter.compiled(
       try await get("_design/" + design), design: design, name: name, timeLimit: timeLimit)
+  }
+}
+
+/// CouchDB's `req` object as a filter function sees it (CouchDB's request object): the
+/// query parameters, who asks, the database's security object, and the request's method,
+/// path, headers and body when a server was asked.
+public struct FilterRequest: Sendable {
+  /// The database (collection) name, `req.info.db_name` and `req.userCtx.db`.
+  public var database: String
+  /// The query parameters (`req.query`), as JSON values: strings from a URL, anything a
+  /// replication's `query_params` holds.
+  public var query: JSONObject
+  /// Who asks (`req.userCtx`).
+  public var user: UserContext
+  /// The database's `_security` object (`req.secObj`).
+  public var security: JSONObject
+  /// The HTTP method (`req.method`).
+  public var method: String
+  /// The path's segments (`req.path`).
+  public var path: [String]
+  /// The request's headers (`req.headers`).
+  public var headers: JSONObject
+  /// The request's body, if any (`req.body`, as JSON text; the string `"undefined"` when
+  /// empty, as CouchDB gives it).
+  public var body: JSONObject
+
+  /// A request on `database` with `query`; the rest as a plain `GET` by an anonymous user.
+  public init(
+    database: String, query: JSONObject = [:], user: UserContext = UserContext(),
+    security: JSONObject = [:], method: String = "GET", path: [String] = [],
+    headers: JSONObject = [:], body: JSONObject = [:]
+  ) {
+    self.database = database
+    self.query = query
+    self.user = user
+    self.security = security
+    self.method = method
+    self.path = path
+    self.headers = headers
+    self.body = body
+  }
+
+  /// The object a filter function is given.
+  public var json: JSON {
+    [
+      "info": ["db_name": .string(database)],
+      "id": .null,
+      "method": .string(method),
+      "path": .array(path.map(JSON.string)),
+      "query": .object(query),
+      "headers": .object(headers),
+      "body": body.isEmpty ? "undefined" : .string(JSONWriter.string(.object(body))),
+      "form": [:], "cookie": [:],
+      "userCtx": .object(user.json(database: database)),
+      "secObj": .object(security),
+    ]
+  }
+}
+
+extension Change {
+  /// The document a filter function is given for this change: `document` (the revision's
+  /// body), or for a deleted document `{"_id", "_rev", "_deleted": true}`, as CouchDB gives
+  /// it.
+  public func filtered(_ document: JSON?) -> JSON {
+    if isDeleted || document == nil {
+      return ["_id": .string(id), "_rev": .string(rev.description), "_deleted": true]
+    }
+    return document!
   }
 }
 
@@ -36,7 +105,14 @@ extension DocumentCollection {
 public final class DesignFilter: Sendable {
   private let engine: JavaScriptEngine
 
-  init(_ document: Document?, design: String, name: String, timeLimit: Double) throws {
+  /// Compiled filters by design document revision, filter and time limit.
+  private static let cache = Locked<[String: DesignFilter]>([:])
+  /// How many compiled filters the process keeps (each holds a JavaScript context).
+  private static let cacheLimit = 64
+
+  static func compiled(_ document: Document?, design: String, name: String, timeLimit: Double)
+    throws -> DesignFilter
+  {
     guard let document else {
       throw SetteeError(.notFound, "no design document _design/\(design)")
     }
@@ -44,6 +120,21 @@ public final class DesignFilter: Sendable {
     guard case .string(let source)? = ddoc["filters"]?[name] else {
       throw SetteeError(.notFound, "_design/\(design) has no filter \(JSON.string(name))")
     }
+    // A revision names its body: the same revision compiles to the same filter. A
+    // document without one (never the case for a stored design document) is not kept.
+    let key = document.rev.map { "\(document.id) \($0) \(name) \(timeLimit)" }
+    if let key, let cached = cache.withLock({ $0[key] }) { return cached }
+    let filter = try DesignFilter(ddoc, source: source, timeLimit: timeLimit)
+    if let key {
+      cache.withLock { cache in
+        if cache.count >= cacheLimit { cache.removeAll() }
+        cache[key] = filter
+      }
+    }
+    return filter
+  }
+
+  private init(_ ddoc: JSONObject, source: String, timeLimit: Double) throws {
     engine = try JavaScriptEngine(timeLimit: timeLimit)
     try engine.evaluate(CouchJavaScript.environment)
     do {
@@ -56,19 +147,33 @@ public final class DesignFilter: Sendable {
   }
 
   /// Whether each document passes (the function's result, truthy or not), given CouchDB's
-  /// `req` object (`query`, `userCtx`, `info`, …). A deleted document is passed as
-  /// `{"_id", "_rev", "_deleted": true}`, as CouchDB passes it.
+  /// `req` object. Give a deleted document as ``Change/filtered(_:)`` gives it.
   ///
   /// - Throws: ``SetteeError`` with code `invalidArgument` naming the function's exception,
   ///   `limitExceeded` past the time limit.
-  public func keeps(_ documents: [JSON], request: JSON) throws -> [Bool] {
+  @available(*, noasync, message: "blocks its thread; await its async form from an async func")
+  public func keeps(_ documents: [JSON], request: FilterRequest) throws -> [Bool] {
     guard !documents.isEmpty else { return [] }
-    let result = try engine.call(
-      "__settee_filter_batch", ["docs": .array(documents), "req": request])
+    return try Self.answers(
+      engine.call("__settee_filter_batch", ["docs": .array(documents), "req": request.json]),
+      count: documents.count)
+  }
+
+  /// Whether each document passes, without holding the caller's thread: the function runs
+  /// on a thread of its own (see ``keeps(_:request:)-4uxbb``).
+  public func keeps(_ documents: [JSON], request: FilterRequest) async throws -> [Bool] {
+    guard !documents.isEmpty else { return [] }
+    return try Self.answers(
+      await engine.call(
+        "__settee_filter_batch", ["docs": .array(documents), "req": request.json]),
+      count: documents.count)
+  }
+
+  private static func answers(_ result: JSON?, count: Int) throws -> [Bool] {
     if let error = result?["error"]?.stringValue {
       throw SetteeError(.invalidArgument, "filter function: \(error)")
     }
-    guard let results = result?["results"]?.arrayValue, results.count == documents.count else {
+    guard let results = result?["results"]?.arrayValue, results.count == count else {
       throw SetteeError(.invalidArgument, "the filter function's answers came back incomplete")
     }
     return results.map { $0 == true }

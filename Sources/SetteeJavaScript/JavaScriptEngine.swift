@@ -11,6 +11,9 @@ import SetteeCore
 final class JavaScriptEngine: @unchecked Sendable {
   private let engine: OpaquePointer
   private let lock = NSLock()
+  /// Where async calls run: a thread of Dispatch's, never one of Swift's cooperative pool,
+  /// which a function running to its time limit would hold.
+  private let queue = DispatchQueue(label: "settee.javascript")
   /// How long one call may run, in seconds.
   let timeLimit: Double
 
@@ -57,6 +60,14 @@ final class JavaScriptEngine: @unchecked Sendable {
   ///   `limitExceeded` past the time limit.
   func call(_ name: String, _ argument: JSON) throws -> JSON? {
     try call(name, text: JSONWriter.bytes(argument))
+  }
+
+  /// ``call(_:_:)`` without holding a thread of Swift's cooperative pool: the function runs
+  /// on the engine's own queue while the task waits.
+  func call(_ name: String, _ argument: JSON) async throws -> JSON? {
+    try await withCheckedThrowingContinuation { continuation in
+      queue.async { continuation.resume(with: Result { try self.call(name, argument) }) }
+    }
   }
 
   /// Calls the global function `name` with an argument given as JSON text (JavaScriptCore

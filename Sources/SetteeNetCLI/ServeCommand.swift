@@ -42,6 +42,11 @@ struct ServeCommand: AsyncParsableCommand {
   @Option(help: "Browser origins allowed to call (CORS), comma-separated, or *.") var cors: String?
   @Option(help: "How many replications run at once (CouchDB's max_jobs); others wait their turn.")
   var maxJobs = 500
+  @Option(
+    help:
+      "Seconds a design document's JavaScript may run per call before it is stopped (CouchDB's os_process_timeout)."
+  )
+  var osProcessTimeout: Double = 5
 
   /// A server lives long and sees bodies of many sizes: glibc's allocator raises its mmap
   /// threshold each time a large block is freed, up to 32 MiB, and keeps what is freed
@@ -93,7 +98,7 @@ struct ServeCommand: AsyncParsableCommand {
         host: bind, port: port, maxRequestBytes: maxRequestSize,
         logLevel: ServerConfiguration.LogLevel(rawValue: logLevel) ?? .info,
         idleTimeout: idleTimeout, minimumBodyRate: minBodyRate, corsOrigins: origins,
-        replicationLimits: .init(maxJobs: maxJobs)))
+        replicationLimits: .init(maxJobs: maxJobs), javaScriptTimeLimit: osProcessTimeout))
     let host = bind.contains(":") ? "[\(bind)]" : bind
     try await server.run { port in
       Console.outJSON([

@@ -3,6 +3,7 @@ import HTTPTypes
 import Hummingbird
 import Settee
 import SetteeCore
+import SetteeJavaScript
 
 extension CouchHandler {
   // MARK: - _all_docs
@@ -111,13 +112,13 @@ extension CouchHandler {
       throw CouchError(.badRequest, "bad_request", "POST body must include `docs` parameter.")
     }
     let writesNew = newEdits ?? true
-    var answers = try await writeBulk(db, held, newEdits: writesNew)
+    var answers = try await writeBulk(db, held, newEdits: writesNew, request)
     if var spool {
       try spool.rewind()
       while let batch = try spool.next(Self.spooledBatch) {
         answers += try await writeBulk(
           db, try batch.map { try Self.bulkDocument($0[...], limits: limits) },
-          newEdits: writesNew)
+          newEdits: writesNew, request)
       }
     }
     return CouchResponse.json(.array(answers), status: .created)
@@ -144,20 +145,42 @@ extension CouchHandler {
   }
 
   /// Writes one batch of `_bulk_docs`; CouchDB's answer for each document.
-  private func writeBulk(_ db: DocumentCollection, _ documents: [BulkDocument], newEdits: Bool)
-    async throws -> [JSON]
-  {
+  private func writeBulk(
+    _ db: DocumentCollection, _ documents: [BulkDocument], newEdits: Bool,
+    _ request: CouchRequest
+  ) async throws -> [JSON] {
     guard !documents.isEmpty else { return [] }
+    // validate_doc_update judges each document; those it refuses are answered with its
+    // error and the others written.
+    var refusals = [ValidationRefusal?](repeating: nil, count: documents.count)
+    if documents.contains(where: { Self.isJudged($0.idAndRev.id?.stringValue ?? "") }),
+      try await validation(db) != nil
+    {
+      refusals = try await validate(
+        db, documents.map { $0.object ?? [:] }, newEdits: newEdits, request)
+    }
+    let accepted = documents.indices.filter { refusals[$0] == nil }
     // The engine writes a batch whole and goes document by document only when one is
     // refused; a document without `_id` is given one there.
     // A replicated revision with a stub the target lacks refuses the request, 412
     // missing_stub, nothing written: CouchDB's replicator then sends the document again
     // with its attachments' data.
-    let outcomes = try await db.putEach(
-      prepared: documents, newEdits: newEdits, refusingWhole: newEdits ? [] : [.missingStub])
+    let written =
+      accepted.isEmpty
+      ? []
+      : try await db.putEach(
+        prepared: accepted.count == documents.count ? documents : accepted.map { documents[$0] },
+        newEdits: newEdits, refusingWhole: newEdits ? [] : [.missingStub])
+    var outcomes = documents.indices.map { index in
+      refusals[index].map { Result<WriteResult, any Error>.failure(CouchError($0)) }
+    }
+    for (index, outcome) in zip(accepted, written) {
+      outcomes[index] = outcome.mapError { $0 as any Error }
+    }
     var designIDs: [String] = []
     var answers: [JSON] = []
     for (document, outcome) in zip(documents, outcomes) {
+      guard let outcome else { continue }
       switch outcome {
       case .success(let written):
         if Document.isDesignID(written.id) { designIDs.append(written.id) }
@@ -171,10 +194,11 @@ extension CouchHandler {
         let couch = CouchError(error)
         let (id, rev) = document.idAndRev
         if let id = id?.stringValue, Document.isDesignID(id) { designIDs.append(id) }
-        var answer: JSONObject = [
-          "id": id ?? .null, "error": .string(couch.error), "reason": .string(couch.reason),
-        ]
+        // CouchDB's order: id, rev, error, reason.
+        var answer: JSONObject = ["id": id ?? .null]
         if let rev { answer["rev"] = rev }
+        answer["error"] = .string(couch.error)
+        answer["reason"] = .string(couch.reason)
         answers.append(.object(answer))
       }
     }
@@ -343,6 +367,11 @@ extension CouchHandler {
     }
     return CouchResponse.json(
       ["purge_seq": .null, "purged": .object(answer)], status: .created)
+  }
+
+  /// A database's `_security` object (`{}` when none was set).
+  func securityObject(_ db: DocumentCollection) async throws -> JSONObject {
+    try await database.metadata(forKey: Self.securityKey(db.name))?.objectValue ?? [:]
   }
 
   /// The metadata key of a database's `_security` object.

@@ -33,10 +33,10 @@ extension CouchHandler {
       case selector(Selector)
       case design
       /// A design document's JavaScript filter, with CouchDB's `req` object.
-      case javaScript(DesignFilter, request: JSON)
+      case javaScript(DesignFilter, request: FilterRequest)
     }
 
-    func keeps(_ change: Change, _ document: JSON?) throws -> Bool {
+    func keeps(_ change: Change, _ document: JSON?) async throws -> Bool {
       switch filter {
       case .none: return true
       case .documentIDs(let ids): return ids.contains(change.id)
@@ -45,19 +45,8 @@ extension CouchHandler {
         guard !change.isDeleted, let document else { return false }
         return try Matcher.matches(selector, document)
       case .javaScript(let filter, let request):
-        return try filter.keeps([Self.filtered(change, document)], request: request)[0]
+        return try await filter.keeps([change.filtered(document)], request: request)[0]
       }
-    }
-
-    /// The document a JavaScript filter is given for a change: a deleted one as
-    /// `{"_id", "_rev", "_deleted": true}`, as CouchDB gives it.
-    static func filtered(_ change: Change, _ document: JSON?) -> JSON {
-      if change.isDeleted || document == nil {
-        return [
-          "_id": .string(change.id), "_rev": .string(change.rev.description), "_deleted": true,
-        ]
-      }
-      return document!
     }
 
     var needsDocuments: Bool {
@@ -175,7 +164,8 @@ extension CouchHandler {
       // A design document's JavaScript filter, "d/f".
       let compiled: DesignFilter
       do {
-        compiled = try await db.designFilter(filter)
+        compiled = try await db.designFilter(
+          filter, timeLimit: configuration.javaScriptTimeLimit)
       } catch let error as SetteeError {
         switch error.code {
         case .notFound: throw CouchError(.notFound, "not_found", error.message)
@@ -186,29 +176,23 @@ extension CouchHandler {
             error.message)
         }
       }
-      return .javaScript(compiled, request: filterRequest(db, request, body))
+      return .javaScript(compiled, request: try await filterRequest(db, request, body))
     }
   }
 
   /// CouchDB's `req` object as a filter function sees it: the query parameters (as
-  /// strings), the method, path, headers and body, and the user's context.
-  private func filterRequest(_ db: DocumentCollection, _ request: CouchRequest, _ body: JSONObject)
-    -> JSON
-  {
+  /// strings), the method, path, headers and body, the user's context and the database's
+  /// security object.
+  private func filterRequest(
+    _ db: DocumentCollection, _ request: CouchRequest, _ body: JSONObject
+  ) async throws -> FilterRequest {
     var headers: JSONObject = [:]
     for field in request.headers { headers[field.name.canonicalName] = .string(field.value) }
-    return [
-      "info": ["db_name": .string(db.name)],
-      "id": .null,
-      "method": .string(request.method.rawValue),
-      "path": .array(request.segments.map(JSON.string)),
-      "query": .object(JSONObject(request.query.sorted { $0.key < $1.key }.map { ($0.key, .string($0.value)) })),
-      "headers": .object(headers),
-      "body": body.isEmpty ? "undefined" : .string(JSONWriter.string(.object(body))),
-      "form": [:], "cookie": [:],
-      "userCtx": ["db": .string(db.name), "name": .null, "roles": []],
-      "secObj": [:],
-    ]
+    return FilterRequest(
+      database: db.name,
+      query: JSONObject(request.query.sorted { $0.key < $1.key }.map { ($0.key, .string($0.value)) }),
+      user: request.user, security: try await securityObject(db),
+      method: request.method.rawValue, path: request.segments, headers: headers, body: body)
   }
 
   /// One change the feed sends, with its document when the request includes them.
@@ -301,9 +285,9 @@ extension CouchHandler {
     // A JavaScript filter judges the whole page in one call.
     var passing: [Bool]? = nil
     if case .javaScript(let filter, let request) = asked.filter {
-      let given = changes.map { ChangesRequest.filtered($0, documents[$0.id].map(JSON.object)) }
+      let given = changes.map { $0.filtered(documents[$0.id].map(JSON.object)) }
       do {
-        passing = try filter.keeps(given, request: request)
+        passing = try await filter.keeps(given, request: request)
       } catch let error as SetteeError {
         throw CouchError(.internalServerError, "filter_error", error.message)
       }
@@ -313,7 +297,7 @@ extension CouchHandler {
       if let passing {
         guard passing[index] else { continue }
       } else {
-        guard try asked.keeps(change, document.map(JSON.object)) else { continue }
+        guard try await asked.keeps(change, document.map(JSON.object)) else { continue }
       }
       entries.append(FeedEntry(change: change, document: asked.includeDocs ? document : nil))
     }

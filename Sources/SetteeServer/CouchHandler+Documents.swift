@@ -39,6 +39,8 @@ extension CouchHandler {
       guard let rev = try request.revision() else {
         throw CouchError(.conflict, "conflict", "Document update conflict.")
       }
+      try await requireValid(
+        db, ["_id": .string(id), "_rev": .string(rev.description), "_deleted": true], request)
       let result = try await db.delete(id, rev: rev)
       try await syncDesignDocuments(db, [id])
       return CouchResponse.written(result, status: .ok)
@@ -65,6 +67,7 @@ extension CouchHandler {
     }
     let location = "/\(Self.escape(db.name))/\(Self.escape(id))"
     let newEdits = try request.bool("new_edits", default: true)
+    try await requireValid(db, body, newEdits: newEdits, request)
     let result =
       sources.isEmpty
       ? try await (newEdits ? db.put(body) : db.put(body, newEdits: false))
@@ -174,6 +177,7 @@ extension CouchHandler {
     }
     body["_id"] = .string(target)
     body["_rev"] = targetRev.map(JSON.string)
+    try await requireValid(db, body, request)
     let result = try await db.put(body)
     try await syncDesignDocuments(db, [target])
     return CouchResponse.written(
@@ -276,6 +280,9 @@ extension CouchHandler {
       let file = try await spool(request)
       defer { file.close() }
       let type = request.headers[.contentType] ?? "application/octet-stream"
+      try await requireValidAttachment(
+        db, id, rev: try request.revision(), name,
+        ["content_type": .string(type), "length": .int(Int64(try file.size())), "stub": true], request)
       let result = try await db.putAttachment(
         name, to: id, rev: try request.revision(), contentType: type,
         chunks: { try file.read(upTo: 256 << 10) })
@@ -286,6 +293,7 @@ extension CouchHandler {
       guard let rev = try request.revision() else {
         throw CouchError(.conflict, "conflict", "Document update conflict.")
       }
+      try await requireValidAttachment(db, id, rev: rev, name, nil, request)
       return CouchResponse.written(
         try await db.deleteAttachment(name, from: id, rev: rev), status: .ok)
     default:
@@ -328,6 +336,23 @@ extension CouchHandler {
   /// A gzip upload (Cloudant's SDKs compress bodies) comes inflated as it arrives
   /// (``RequestDecompression``): the attachment is stored as the bytes it stands for, and a
   /// 100 MB one never sits whole in memory.
+  /// Validates the document an attachment write makes: the revision `rev` (or a new
+  /// document) with the attachment `name` set to `stub`, or removed when `stub` is `nil`.
+  private func requireValidAttachment(
+    _ db: DocumentCollection, _ id: String, rev: RevisionID?, _ name: String, _ stub: JSON?,
+    _ request: CouchRequest
+  ) async throws {
+    guard Self.isJudged(id), try await validation(db) != nil else { return }
+    var document: JSONObject = ["_id": .string(id)]
+    if let rev, let current = try await db.document(id, RevisionReadOptions(rev: rev)) {
+      document = current
+    }
+    var attachments = document["_attachments"]?.objectValue ?? [:]
+    attachments[name] = stub
+    document["_attachments"] = attachments.isEmpty ? nil : .object(attachments)
+    try await requireValid(db, document, request)
+  }
+
   func spool(_ request: CouchRequest) async throws -> TemporaryFile {
     let file = try TemporaryFile(for: "an upload")
     do {

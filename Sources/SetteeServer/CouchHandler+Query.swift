@@ -144,7 +144,9 @@ extension CouchHandler {
       design.json["language"]?.stringValue ?? "javascript" == "javascript"
     {
       // A JavaScript map function, run on JavaScriptCore.
-      do { view = try await db.designView(qualified) } catch let error as SetteeError {
+      do {
+        view = try await db.designView(qualified, timeLimit: configuration.javaScriptTimeLimit)
+      } catch let error as SetteeError {
         throw CouchError(
           .badRequest, error.message.hasPrefix("compilation_error") ? "compilation_error" : "bad_request",
           error.message)

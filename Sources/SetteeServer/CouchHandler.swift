@@ -4,6 +4,7 @@ import Hummingbird
 import NIOCore
 import Settee
 import SetteeCore
+import SetteeJavaScript
 import SetteeReplication
 
 /// Routes CouchDB's endpoints to Settee's calls. Every call is an async form of the engine
@@ -19,6 +20,8 @@ struct CouchHandler: Sendable {
   var scheduler: ReplicationScheduler { replicatorDatabase.scheduler }
   /// The pace request bodies must keep (``BodyWatchdog``); `nil` in-process.
   var bodyWatchdog: BodyWatchdog? = nil
+  /// Each database's `validate_doc_update` functions, compiled.
+  let validations = ValidationCache()
 
   /// The API level Settee answers as, in `GET /`.
   static let couchDBVersion = "3.3.3"
@@ -31,11 +34,18 @@ struct CouchHandler: Sendable {
     _ raw: Request, identity: Authenticator.Identity? = nil, client: String? = nil,
     channel: (any Channel)? = nil
   ) async throws -> Response {
-    let request = try CouchRequest(
+    var request = try CouchRequest(
       raw, maxBodyBytes: configuration.maxRequestBytes,
       bodyPace: bodyWatchdog.flatMap { watchdog in
         channel.map { BodyPace(watchdog: watchdog, channel: $0) }
       })
+    // Settee's one kind of user is the server's administrator; without one, every client
+    // on loopback is an administrator ("admin party"), as CouchDB's session says.
+    if let identity {
+      request.user = UserContext(name: identity.name, roles: ["_admin"])
+    } else if !authenticator.isEnabled {
+      request.user = .administrator
+    }
     if request.segments == ["_session"] {
       return try await session(request, identity, client: client)
     }

@@ -4,6 +4,7 @@ import Hummingbird
 import NIOCore
 import Settee
 import SetteeCore
+import SetteeJavaScript
 
 /// A request as the handlers see it: its path split into percent-decoded segments (so that
 /// `%2F` in a database or document name stays inside its segment), its query parameters
@@ -15,6 +16,8 @@ struct CouchRequest: Sendable {
   let maxBodyBytes: Int
   /// How fast the body must arrive; `nil`: no bound (a request made in-process).
   let bodyPace: BodyPace?
+  /// Who is asking, as design documents' functions see it (CouchDB's `userCtx`).
+  var user = UserContext()
 
   init(_ request: Request, maxBodyBytes: Int, bodyPace: BodyPace? = nil) throws {
     self.request = request

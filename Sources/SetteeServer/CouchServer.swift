@@ -32,6 +32,10 @@ public struct ServerConfiguration: Sendable {
   /// How many replications run at once and how failing ones wait (CouchDB's
   /// `[replicator]` `max_jobs`, `interval`, `max_churn`; ``ReplicationScheduler``).
   public var replicationLimits: ReplicationScheduler.Limits
+  /// Seconds one call into a design document's JavaScript may run (a view's batch, a
+  /// filter's page, a `validate_doc_update`) before it is stopped and its request answered
+  /// with an error: CouchDB's `os_process_timeout`, 5 by default.
+  public var javaScriptTimeLimit: Double
 
   /// What the server logs.
   public enum LogLevel: String, Sendable, CaseIterable {
@@ -48,8 +52,10 @@ public struct ServerConfiguration: Sendable {
     host: String = "127.0.0.1", port: Int = 5984, maxRequestBytes: Int = 64 << 20,
     logLevel: LogLevel = .info, idleTimeout: Double = 60, minimumBodyRate: Int = 500,
     corsOrigins: [String] = [],
-    replicationLimits: ReplicationScheduler.Limits = ReplicationScheduler.Limits()
+    replicationLimits: ReplicationScheduler.Limits = ReplicationScheduler.Limits(),
+    javaScriptTimeLimit: Double = 5
   ) {
+    self.javaScriptTimeLimit = javaScriptTimeLimit
     self.replicationLimits = replicationLimits
     self.corsOrigins = corsOrigins
     self.idleTimeout = idleTimeout

@@ -234,8 +234,60 @@ struct DesignViewTests {
         ["_id": "a", "kind": "cat"], ["_id": "b", "kind": "dog"],
         ["_id": "c", "_rev": "2-x", "_deleted": true],
       ],
-      request: ["query": ["kind": "cat"]])
+      request: FilterRequest(database: "docs", query: ["kind": "cat"]))
     #expect(kept == [true, false, true])
     #expect(throws: SetteeError.self) { try docs.designFilter("f/none") }
+  }
+
+  /// A Swift app runs a pulled database's validate_doc_update as CouchDB would: the old
+  /// revision (the one `_rev` names, or for a replicated write the newest ancestor it
+  /// holds), the user and the security object; refusals are typed.
+  @Test func validationJudgesSwiftWrites() async throws {
+    let notes = try collection(
+      [],
+      design: [
+        "_id": "_design/rules",
+        "lib": ["check": "exports.owner = function (doc) { return doc.owner; };"],
+        "validate_doc_update": """
+          function (newDoc, oldDoc, userCtx, secObj) {
+            var owner = require('lib/check').owner;
+            if (oldDoc && owner(oldDoc) !== userCtx.name) throw({unauthorized: 'not yours: ' + oldDoc._rev});
+            if (!owner(newDoc)) throw({forbidden: 'who owns ' + newDoc._id + '?'});
+            if (secObj.frozen) throw({forbidden: 'frozen ' + userCtx.db});
+          }
+          """,
+      ])
+    let rules = try await notes.designValidation()
+    #expect(rules.designDocuments == ["_design/rules"])
+    let ann = UserContext(name: "ann")
+    let first = try await notes.put(["_id": "n", "owner": "ann"], validatedBy: rules, as: ann)
+    await #expect(throws: ValidationRefusal.self) {
+      try await notes.put(["_id": "m"], validatedBy: rules, as: ann)
+    }
+    do {
+      _ = try await notes.put(
+        ["_id": "n", "_rev": .string(first.rev.description), "owner": "bob"], validatedBy: rules,
+        as: UserContext(name: "bob"))
+      Issue.record("bob replaced ann's note")
+    } catch let refusal as ValidationRefusal {
+      #expect(refusal.kind == .unauthorized)
+      #expect(refusal.reason == "not yours: \(first.rev)")
+      #expect(refusal.documentID == "n" && refusal.designDocument == "_design/rules")
+    }
+    // Replicated: the old document is the newest ancestor the collection holds as a leaf.
+    let replicated: JSONObject = [
+      "_id": "n", "_rev": "3-c", "owner": "ann",
+      "_revisions": ["start": 3, "ids": ["c", "b", .string(first.rev.digest)]],
+    ]
+    let judged = try await rules.check(
+      [replicated, ["_id": "_design/x"], ["_id": "new", "_rev": "1-a"]], in: notes,
+      newEdits: false, as: UserContext(name: "bob"), security: ["frozen": false])
+    #expect(judged[0]?.kind == .unauthorized)
+    #expect(judged[1] == nil)
+    #expect(judged[2]?.reason == "who owns new?")
+    let frozen = try await rules.check(
+      [["_id": "k", "owner": "ann"]], in: notes, as: ann, security: ["frozen": true])
+    #expect(frozen[0]?.reason == "frozen docs")
+    #expect(try await notes.get("m") == nil)
   }
 }

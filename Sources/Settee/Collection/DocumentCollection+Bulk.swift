@@ -165,6 +165,14 @@ package enum BulkDocument: Sendable {
     return object
   }
 
+  /// The document as a JSON object (its text parsed); `nil` for text that is not one.
+  package var object: JSONObject? {
+    switch self {
+    case .object(let object): object
+    case .encoded(_, let text), .text(let text): try? Self.object(text)
+    }
+  }
+
   /// The document's `_id` and `_rev` as written (for answers about it).
   package var idAndRev: (id: JSON?, rev: JSON?) {
     switch self {

@@ -1,0 +1,96 @@
+import Foundation
+import HTTPTypes
+import Settee
+import SetteeCore
+import SetteeJavaScript
+
+/// Each database's compiled `validate_doc_update` functions, kept while its design
+/// documents stay as they were compiled from.
+final class ValidationCache: Sendable {
+  private let compiled = Locked<[String: DesignValidation]>([:])
+
+  /// The functions of `db`, compiled again when a design document changed; `nil` when none
+  /// has a `validate_doc_update`.
+  func validation(_ db: DocumentCollection, timeLimit: Double) async throws -> DesignValidation? {
+    let revisions = try await db.designRevisions()
+    guard !revisions.isEmpty else {
+      compiled.withLock { $0[db.name] = nil }
+      return nil
+    }
+    if let cached = compiled.withLock({ $0[db.name] }), cached.designRevisions == revisions,
+      cached.timeLimit == timeLimit
+    {
+      return cached.isEmpty ? nil : cached
+    }
+    let fresh: DesignValidation
+    do { fresh = try await db.designValidation(timeLimit: timeLimit) } catch let error as SetteeError
+      where error.code == .invalidArgument
+    {
+      // A function that does not compile refuses every write it would have judged, as
+      // CouchDB's does; the design document itself can still be replaced.
+      throw CouchError(
+        .badRequest,
+        error.message.hasPrefix("compilation_error") ? "compilation_error" : "bad_request",
+        error.message)
+    }
+    compiled.withLock { $0[db.name] = fresh }
+    return fresh.isEmpty ? nil : fresh
+  }
+}
+
+extension CouchError {
+  /// CouchDB's answer to a refused write: `403 forbidden`, `401 unauthorized`, or `500`
+  /// naming the function's exception.
+  init(_ refusal: ValidationRefusal) {
+    switch refusal.kind {
+    case .forbidden: self.init(.forbidden, "forbidden", refusal.reason)
+    case .unauthorized: self.init(.unauthorized, "unauthorized", refusal.reason)
+    case .failed: self.init(.internalServerError, refusal.error, refusal.reason)
+    }
+  }
+}
+
+extension CouchHandler {
+  /// The database's `validate_doc_update` functions; `nil` when it has none.
+  func validation(_ db: DocumentCollection) async throws -> DesignValidation? {
+    try await validations.validation(db, timeLimit: configuration.javaScriptTimeLimit)
+  }
+
+  /// Runs the database's `validate_doc_update` functions on each document about to be
+  /// written (CouchDB validates every write but to design and local documents): `nil` for
+  /// a document they accept.
+  func validate(
+    _ db: DocumentCollection, _ documents: [JSONObject], newEdits: Bool, _ request: CouchRequest
+  ) async throws -> [ValidationRefusal?] {
+    // Design and local documents are never validated: a design document that does not
+    // compile can still be replaced.
+    let judged = documents.contains { Self.isJudged($0["_id"]?.stringValue ?? "") }
+    guard judged, let rules = try await validation(db) else {
+      return documents.map { _ in nil }
+    }
+    do {
+      return try await rules.check(
+        documents, in: db, newEdits: newEdits, as: request.user,
+        security: try await securityObject(db))
+    } catch let error as SetteeError where error.code == .limitExceeded {
+      throw CouchError(.internalServerError, "os_process_error", error.message)
+    }
+  }
+
+  /// Whether writes to the document `id` are validated: all but design and local
+  /// documents'.
+  static func isJudged(_ id: String) -> Bool {
+    !Document.isDesignID(id) && !id.hasPrefix("_local/")
+  }
+
+  /// Refuses the write of `document` with CouchDB's error when a `validate_doc_update`
+  /// function refuses it.
+  func requireValid(
+    _ db: DocumentCollection, _ document: JSONObject, newEdits: Bool = true,
+    _ request: CouchRequest
+  ) async throws {
+    if let refusal = try await validate(db, [document], newEdits: newEdits, request)[0] {
+      throw CouchError(refusal)
+    }
+  }
+}
