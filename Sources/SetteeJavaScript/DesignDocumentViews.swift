@@ -148,7 +148,7 @@ public final class DesignFunctions: Sendable {
       guard let builtin = ViewReduce(builtin: trimmed) else {
         throw SetteeError(
           .invalidArgument,
-          "_design/\(design)/_view/\(name): the built-in reduce \(trimmed) is not one Settee runs (_sum, _count, _stats)"
+          "_design/\(design)/_view/\(name): the built-in reduce \(trimmed) is not one Settee runs (_sum, _count, _stats, _approx_count_distinct)"
         )
       }
       return .javaScript(qualified, functions, builtin)

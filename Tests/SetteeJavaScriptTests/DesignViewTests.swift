@@ -290,4 +290,31 @@ struct DesignViewTests {
     #expect(frozen[0]?.reason == "frozen docs")
     #expect(try await notes.get("m") == nil)
   }
+
+  /// `_approx_count_distinct` counts the distinct keys of a range or a group (exactly;
+  /// CouchDB estimates), the same in SQL and in Swift's chunked reduce and rereduce.
+  @Test func approximateCountDistinctCountsKeys() throws {
+    let tags = ["red", "blue", "red", "green", "blue", "red"]
+    let docs = try collection(
+      tags.enumerated().map { ["_id": .string("d\($0.offset)"), "tag": .string($0.element)] },
+      design: [
+        "_id": "_design/t",
+        "views": [
+          "tags": [
+            "map": "function (doc) { emit(doc.tag, 1); emit([doc.tag, doc._id.length], null); }",
+            "reduce": "_approx_count_distinct",
+          ]
+        ],
+      ])
+    let view = try docs.designView("t/tags")
+    // Three tags and three [tag, 2] arrays.
+    #expect(try view.query(ViewQuery()).rows.map(\.value) == [6])
+    #expect(try view.query(ViewQuery(startKey: "a", endKey: "z")).rows.map(\.value) == [3])
+    #expect(try view.query(ViewQuery(group: true)).rows.map(\.value) == [1, 1, 1, 1, 1, 1])
+    // Swift's path, over more rows than one chunk, agrees.
+    let keys = (0..<2000).map { JSON.string("k\($0 % 700)") }
+    let reduced = try ViewReduce.approximateCountDistinct.reduceAll(
+      keys: keys, ids: keys.map { _ in "x" }, values: keys.map { _ in .null })
+    #expect(reduced == 700)
+  }
 }

@@ -36,6 +36,8 @@ extension ViewStore {
     let aggregates =
       switch builtin {
       case "_count": SQLFragment("SELECT count(*), count(*), NULL, NULL, NULL, 0.0")
+      case "_approx_count_distinct":
+        SQLFragment("SELECT count(*), count(*), count(DISTINCT key_json), NULL, NULL, 0.0")
       case "_sum" where numbersOnly:
         SQLFragment("SELECT count(*), count(*), sum(value), NULL, NULL, 0.0")
       case _ where numbersOnly:
@@ -62,6 +64,7 @@ extension ViewStore {
       if try row.value(1) as Int64 != count { return nil }
       switch builtin {
       case "_count": return .int(count)
+      case "_approx_count_distinct": return .int(try row.value(2) as Int64)
       case "_sum": return try decodeValue(try row.value(2))
       default:
         return [

@@ -18,7 +18,7 @@ struct ViewCreateCommand: ParsableCommand {
     commandName: "create",
     abstract: "Define a view (or change its definition, which rebuilds it).",
     discussion:
-      #"Example: settee view create '{"name":"by_store","key":["store","item"],"value":"price","reduce":"_sum"}'. Members: name, key (a field or an array of fields), each (the field whose array elements or object values emit a row each; true for a one-field key), value (null, a field, an array of fields, or "_doc"), filter (a Mango selector), reduce ("_count", "_sum", "_stats"), collation ("unicode" or "raw"). Prints {"result":"created"|"updated"|"exists","name":…}; the view is built by its first query."#
+      #"Example: settee view create '{"name":"by_store","key":["store","item"],"value":"price","reduce":"_sum"}'. Members: name, key (a field or an array of fields), each (the field whose array elements or object values emit a row each; true for a one-field key), value (null, a field, an array of fields, or "_doc"), filter (a Mango selector), reduce ("_count", "_sum", "_stats", "_approx_count_distinct"), collation ("unicode" or "raw"). Prints {"result":"created"|"updated"|"exists","name":…}; the view is built by its first query."#
   )
 
   @OptionGroup var local: GlobalOptions

@@ -161,7 +161,8 @@ public struct ViewDefinition: Sendable, Hashable {
     case .string(let name)?:
       guard let builtin = ViewReduce(builtin: name) else {
         throw refuse(
-          "\"reduce\" must be \"_count\", \"_sum\" or \"_stats\", not \(JSON.string(name))")
+          "\"reduce\" must be \"_count\", \"_sum\", \"_stats\" or \"_approx_count_distinct\", not \(JSON.string(name))"
+        )
       }
       reduce = builtin
     case let other?: throw refuse("\"reduce\" must be a string, not \(other)")

@@ -12,6 +12,10 @@ public enum ViewReduce: Sendable {
   /// `_stats`: `{"sum", "count", "min", "max", "sumsqr"}` of numbers, or an array of
   /// those for arrays of numbers.
   case stats
+  /// `_approx_count_distinct`: how many distinct keys (by their JSON text, as CouchDB's
+  /// hashes its keys' terms). CouchDB estimates with HyperLogLog; Settee counts exactly,
+  /// which is within any estimate's error.
+  case approximateCountDistinct
   /// A Swift function. `keys` are the rows' `[key, documentID]` pairs (empty on
   /// rereduce), `values` their values (on rereduce: earlier results).
   case custom(@Sendable (_ keys: [JSON], _ values: [JSON], _ rereduce: Bool) throws -> JSON)
@@ -22,6 +26,7 @@ public enum ViewReduce: Sendable {
     case "_count": self = .count
     case "_sum": self = .sum
     case "_stats": self = .stats
+    case "_approx_count_distinct": self = .approximateCountDistinct
     default: return nil
     }
   }
@@ -32,6 +37,7 @@ public enum ViewReduce: Sendable {
     case .count: "_count"
     case .sum: "_sum"
     case .stats: "_stats"
+    case .approximateCountDistinct: "_approx_count_distinct"
     case .custom: nil
     }
   }
@@ -67,6 +73,9 @@ public enum ViewReduce: Sendable {
         total = try total.map { try Self.combineStats($0, stats) } ?? stats
       }
       return total ?? .null
+    case .approximateCountDistinct:
+      // A partial result is the distinct keys' texts, sorted; ``finished(_:)`` counts them.
+      return .array(Set(keys.map { JSONWriter.string($0) }).sorted().map(JSON.string))
     case .custom(let function):
       let pairs = zip(keys, ids).map { JSON.array([$0, .string($1)]) }
       return try Self.calling { try function(pairs, values, false) }
@@ -92,9 +101,20 @@ public enum ViewReduce: Sendable {
       guard var total = values.first else { return .null }
       for value in values.dropFirst() { total = try Self.combineStats(total, value) }
       return total
+    case .approximateCountDistinct:
+      var keys = Set<String>()
+      for value in values { for key in value.arrayValue ?? [] { keys.insert(key.stringValue ?? "") } }
+      return .array(keys.sorted().map(JSON.string))
     case .custom(let function):
       return try Self.calling { try function([], values, true) }
     }
+  }
+
+  /// A group's value from its reduction: the count of `_approx_count_distinct`'s distinct
+  /// keys; any other reduction's value as it is.
+  public func finished(_ value: JSON) -> JSON {
+    guard case .approximateCountDistinct = self else { return value }
+    return .int(Int64(value.arrayValue?.count ?? 0))
   }
 
   /// Reduces any number of rows: in chunks of ``chunkSize``, then a rereduce of the
@@ -249,9 +269,11 @@ package struct GroupReducer {
 
   /// The group's reduced value.
   package mutating func finish() throws -> JSON {
-    if partials.isEmpty { return try reduce.reduce(keys: keys, ids: ids, values: values) }
+    if partials.isEmpty {
+      return reduce.finished(try reduce.reduce(keys: keys, ids: ids, values: values))
+    }
     if !values.isEmpty { try flush() }
-    return partials.count == 1 ? partials[0] : try reduce.rereduce(partials)
+    return reduce.finished(partials.count == 1 ? partials[0] : try reduce.rereduce(partials))
   }
 }
 
