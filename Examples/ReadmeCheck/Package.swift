@@ -14,6 +14,7 @@ let package = Package(
       dependencies: [
         .product(name: "Settee", package: "Settee"),
         .product(name: "SetteeReplication", package: "Settee"),
+        .product(name: "SetteeJavaScript", package: "Settee"),
       ]),
     .executableTarget(
       name: "TopLevelAwait", dependencies: [.product(name: "Settee", package: "Settee")]),

@@ -48,6 +48,7 @@ static struct {
   JSValueRef (*getProperty)(JSContextRef, JSObjectRef, JSStringRef, JSValueRef *);
   JSObjectRef (*toObject)(JSContextRef, JSValueRef, JSValueRef *);
   bool (*isObject)(JSContextRef, JSValueRef);
+  bool (*isString)(JSContextRef, JSValueRef);
   JSValueRef (*call)(JSContextRef, JSObjectRef, JSObjectRef, size_t, const JSValueRef[],
                      JSValueRef *);
   char failure[512];
@@ -58,7 +59,7 @@ static struct {
        JSEvaluateScript, JSStringCreateWithUTF8CString, JSStringRelease,
        JSStringGetMaximumUTF8CStringSize, JSStringGetUTF8CString, JSValueMakeFromJSONString,
        JSValueCreateJSONString, JSValueToStringCopy, JSObjectGetProperty, JSValueToObject,
-       JSValueIsObject, JSObjectCallAsFunction, ""}
+       JSValueIsObject, JSValueIsString, JSObjectCallAsFunction, ""}
 #endif
 ;
 
@@ -117,6 +118,7 @@ static void settee_jsc_load(void) {
   SETTEE_JSC_RESOLVE(getProperty, JSObjectGetProperty)
   SETTEE_JSC_RESOLVE(toObject, JSValueToObject)
   SETTEE_JSC_RESOLVE(isObject, JSValueIsObject)
+  SETTEE_JSC_RESOLVE(isString, JSValueIsString)
   SETTEE_JSC_RESOLVE(call, JSObjectCallAsFunction)
 }
 
@@ -225,7 +227,8 @@ int settee_js_evaluate(settee_js_engine *engine, const char *source, size_t leng
 }
 
 char *settee_js_call(settee_js_engine *engine, const char *name, const char *argument,
-                     size_t length, size_t *resultLength, char **error, int *timedOut) {
+                     size_t length, int textResult, size_t *resultLength, char **error,
+                     int *timedOut) {
   *error = NULL;
   *timedOut = 0;
   *resultLength = 0;
@@ -255,6 +258,17 @@ char *settee_js_call(settee_js_engine *engine, const char *name, const char *arg
   if (exception != NULL) {
     settee_js_describe(engine, exception, error, timedOut);
     return NULL;
+  }
+  if (textResult && settee_jsc.isString(context, result)) {
+    // A string the function printed itself: its text as it is.
+    JSStringRef text = settee_jsc.toStringCopy(context, result, &exception);
+    if (exception != NULL || text == NULL) {
+      *error = strdup("the function's text could not be read");
+      return NULL;
+    }
+    char *bytes = settee_js_utf8(text, resultLength);
+    settee_jsc.stringRelease(text);
+    return bytes;
   }
   JSStringRef printed = settee_jsc.toJSON(context, result, 0, &exception);
   if (exception != NULL) {

@@ -5,9 +5,11 @@
 /// source text evaluated as an expression in the global scope, in sloppy mode.
 ///
 /// Swift calls three global functions with one JSON argument each:
-/// - `__settee_define({ddoc, map, reduce, filter, maxEmits})`: compiles the functions;
+/// - `__settee_define({ddoc, map, reduce, filter, validate, maxEmits, maxBytes})`: compiles
+///   the functions;
 /// - `__settee_map(doc)`: `{"rows": [[key, value], …], "log": […]}` or `{"error": text}`;
-/// - `__settee_map_batch([doc, …])`: `__settee_map`'s result for each;
+/// - `__settee_map_batch([doc, …])`: `__settee_map`'s result for each, as JSON text (one
+///   document's past `maxBytes` replaced by an error);
 /// - `__settee_reduce([keys, values, rereduce])`: `{"value": v}` or `{"error": text}`;
 /// - `__settee_filter_batch({docs, req})`: `{"results": [Bool, …]}` or `{"error": text}`;
 /// - `__settee_validate_batch({writes: [[newDoc, oldDoc], …], userCtx, secObj})`: for each
@@ -18,6 +20,7 @@ enum CouchJavaScript {
     (function (global) {
       var compile = eval; // indirect: the global scope, sloppy mode, as couchjs compiles
       var ddoc = {}, map = null, reduce = null, filter = null, validate = null, maxEmits = 0;
+      var maxBytes = 0;
       var viewsOnly = true;
       var emitted = null, logged = [], modules = {};
 
@@ -95,6 +98,7 @@ enum CouchJavaScript {
       global.__settee_define = function (definition) {
         ddoc = definition.ddoc || {};
         maxEmits = definition.maxEmits;
+        maxBytes = definition.maxBytes || 0;
         modules = {};
         map = definition.map === undefined ? null : compileFunction(definition.map, "map");
         reduce = definition.reduce === undefined ? null : compileFunction(definition.reduce, "reduce");
@@ -152,10 +156,22 @@ enum CouchJavaScript {
           emitted = null;
         }
       };
+      // Printed here, a document at a time, so that one document's rows are bounded in
+      // bytes as they are in number: the batch's text is returned as it is.
       global.__settee_map_batch = function (docs) {
         var results = new Array(docs.length);
-        for (var i = 0; i < docs.length; i++) results[i] = global.__settee_map(docs[i]);
-        return results;
+        for (var i = 0; i < docs.length; i++) {
+          var result = global.__settee_map(docs[i]);
+          var text = JSON.stringify(result);
+          if (text.length > maxBytes) {
+            text = JSON.stringify({
+              error: "a map function emitted more than " + maxBytes + " bytes for one document",
+              log: result.log
+            });
+          }
+          results[i] = text;
+        }
+        return "[" + results.join(",") + "]";
       };
       global.__settee_reduce = function (call) {
         try {

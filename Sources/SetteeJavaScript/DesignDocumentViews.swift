@@ -67,6 +67,9 @@ public final class DesignFunctions: Sendable {
 
   /// The most rows a map function may emit for one document.
   public static let maxEmits = 100_000
+  /// The most bytes a map function's rows for one document may print to (16 MiB: twice
+  /// the largest document, emitted whole as a value).
+  public static let maxEmittedBytes = 16 << 20
 
   /// Identifies the functions and the modules they may load: a view's rows are rebuilt
   /// when it changes.
@@ -96,6 +99,7 @@ public final class DesignFunctions: Sendable {
     try engine.evaluate(CouchJavaScript.environment)
     var definition: JSONObject = [
       "ddoc": ddoc, "map": .string(map), "maxEmits": .int(Int64(maxEmits)),
+      "maxBytes": .int(Int64(maxEmittedBytes)),
     ]
     if let reduce, !reduce.trimmingCharacters(in: .whitespacesAndNewlines).hasPrefix("_") {
       definition["reduce"] = .string(reduce)
@@ -171,7 +175,9 @@ public final class DesignFunctions: Sendable {
         argument += document
       }
       argument.append(UInt8(ascii: "]"))
-      let results = try self.engine.call("__settee_map_batch", text: argument)?.arrayValue ?? []
+      let results =
+        try self.engine.call("__settee_map_batch", text: argument, textResult: true)?.arrayValue
+        ?? []
       guard results.count == documents.count else {
         throw SetteeError(.invalidArgument, "the map function's batch came back incomplete")
       }

@@ -160,7 +160,7 @@ public final class DesignFilter: Sendable {
   }
 
   /// Whether each document passes, without holding the caller's thread: the function runs
-  /// on a thread of its own (see ``keeps(_:request:)-4uxbb``).
+  /// on a thread of its own (see `keeps(_:request:)`).
   public func keeps(_ documents: [JSON], request: FilterRequest) async throws -> [Bool] {
     guard !documents.isEmpty else { return [] }
     return try Self.answers(

@@ -107,17 +107,12 @@ extension DocumentCollection {
       database: name, timeLimit: timeLimit)
   }
 
-  /// The revisions of the collection's design documents (`"id rev"`), which say whether a
-  /// ``DesignValidation`` made earlier still holds (its ``DesignValidation/designRevisions``).
-  public func designRevisions() async throws -> [String] {
-    DesignValidation.revisions(try await allDocuments(DesignValidation.designDocuments()))
-  }
-
-  /// Writes `json` as ``put(_:)-6ilsd`` does once `rules` accept it: the revision it
+  /// Writes `json` as `put(_:)` does once `rules` accept it: the revision it
   /// replaces is read, and every `validate_doc_update` runs with `user` and `security`.
   ///
-  /// - Throws: ``ValidationRefusal`` when a function refuses or fails; what ``put(_:)-6ilsd``
+  /// - Throws: ``ValidationRefusal`` when a function refuses or fails; what `put(_:)`
   ///   throws.
+  @discardableResult
   @available(*, noasync, message: "blocks its thread; await its async form from an async func")
   public func put(
     _ json: JSONObject, validatedBy rules: DesignValidation, as user: UserContext,
@@ -131,6 +126,7 @@ extension DocumentCollection {
 
   /// Writes `json` once `rules` accept it, without blocking the caller's thread (see
   /// ``put(_:validatedBy:as:security:)``).
+  @discardableResult
   public func put(
     _ json: JSONObject, validatedBy rules: DesignValidation, as user: UserContext,
     security: JSONObject = [:]
@@ -149,7 +145,7 @@ public final class DesignValidation: Sendable {
   /// The design documents whose functions run, in the order they run.
   public let designDocuments: [String]
   /// Every design document's id and revision when these were compiled (`"id rev"`):
-  /// compare with ``DocumentCollection/designRevisions()`` to know whether they still hold.
+  /// compare with `DocumentCollection/designRevisions()` to know whether they still hold.
   public let designRevisions: [String]
   private let engines: [(id: String, engine: JavaScriptEngine)]
   /// The collection's name, given to the functions as `userCtx.db`.
@@ -221,7 +217,7 @@ public final class DesignValidation: Sendable {
   }
 
   /// Runs every function on each write without holding the caller's thread (each engine
-  /// runs on a thread of its own; see ``validate(_:as:security:)-3q0fv``).
+  /// runs on a thread of its own; see `validate(_:as:security:)`).
   public func validate(_ writes: [ValidatedWrite], as user: UserContext, security: JSONObject)
     async throws -> [ValidationRefusal?]
   {
@@ -311,7 +307,7 @@ public final class DesignValidation: Sendable {
   }
 
   /// Reads the revision each document replaces and validates the writes (see
-  /// ``validate(_:as:security:)-3q0fv``): for an interactive write (`newEdits`), the leaf
+  /// `validate(_:as:security:)`): for an interactive write (`newEdits`), the leaf
   /// its `_rev` names; for a replicated one, the newest revision of its `_revisions` that is
   /// a leaf of the collection. `nil` for a write all functions accept.
   @available(*, noasync, message: "blocks its thread; await its async form from an async func")
@@ -326,7 +322,7 @@ public final class DesignValidation: Sendable {
       Self.writes(documents, requests, answers, newEdits: newEdits), as: user, security: security)
   }
 
-  /// ``check(_:in:newEdits:as:security:)-8xv8a`` without blocking the caller's thread.
+  /// `check(_:in:newEdits:as:security:)` without blocking the caller's thread.
   public func check(
     _ documents: [JSONObject], in collection: DocumentCollection, newEdits: Bool = true,
     as user: UserContext, security: JSONObject = [:]

@@ -71,15 +71,18 @@ final class JavaScriptEngine: @unchecked Sendable {
   }
 
   /// Calls the global function `name` with an argument given as JSON text (JavaScriptCore
-  /// parses it; text that is not JSON is an error).
-  func call(_ name: String, text: [UInt8]) throws -> JSON? {
+  /// parses it; text that is not JSON is an error). With `textResult`, a function that
+  /// returns a string returns JSON it printed itself, parsed here as it is.
+  func call(_ name: String, text: [UInt8], textResult: Bool = false) throws -> JSON? {
     try lock.withLock {
       var error: UnsafeMutablePointer<CChar>?
       var timedOut: Int32 = 0
       var length = 0
       let result = text.withUnsafeBufferPointer { buffer in
         buffer.withMemoryRebound(to: CChar.self) { bytes in
-          settee_js_call(engine, name, bytes.baseAddress!, bytes.count, &length, &error, &timedOut)
+          settee_js_call(
+            engine, name, bytes.baseAddress!, bytes.count, textResult ? 1 : 0, &length, &error,
+            &timedOut)
         }
       }
       guard let result else { throw failure(error, timedOut: timedOut != 0, while: name) }

@@ -145,6 +145,10 @@ struct DesignViewTests {
           "loop": ["map": "function (doc) { while (true) {} }"],
           "million": ["map": "function (doc) { for (var i = 0; i < 1000000; i++) emit(i, null); }"],
           "broken": ["map": "function (doc) { emit(doc._id, }"],
+          "huge": [
+            "map":
+              "function (doc) { var s = 'x'; for (var i = 0; i < 25; i++) s = s + s; emit(doc._id, s); }"
+          ],
           "reduce": [
             "map": "function (doc) { emit(doc._id, 1); }",
             "reduce": "function (keys, values) { throw new Error('no sums today'); }",
@@ -162,6 +166,10 @@ struct DesignViewTests {
     let million = try docs.designView("h/million").query(ViewQuery())
     #expect(million.rows.isEmpty)
     #expect(million.errors.first?.message.contains("more than 100000 rows") == true)
+    // 32 MiB of rows for one document: past the bound in bytes, that document is skipped.
+    let huge = try docs.designView("h/huge").query(ViewQuery())
+    #expect(huge.rows.isEmpty)
+    #expect(huge.errors.first?.message.contains("more than 16777216 bytes") == true)
     #expect {
       try docs.designView("h/broken")
     } throws: { error in
@@ -316,5 +324,31 @@ struct DesignViewTests {
     let reduced = try ViewReduce.approximateCountDistinct.reduceAll(
       keys: keys, ids: keys.map { _ in "x" }, values: keys.map { _ in .null })
     #expect(reduced == 700)
+  }
+
+  /// A map function gets the document's attachments as stubs, as CouchDB gives them (no
+  /// data, no encoding), and a document without any has no `_attachments`.
+  @Test func mapsSeeAttachmentStubs() throws {
+    let docs = try collection(
+      [["_id": "plain"]],
+      design: [
+        "_id": "_design/a",
+        "views": [
+          "atts": [
+            "map": """
+              function (doc) {
+                var atts = doc._attachments;
+                if (!atts) { emit(doc._id, null); return; }
+                for (var name in atts) emit([doc._id, name], [atts[name].content_type, atts[name].length, atts[name].stub === true, atts[name].data === undefined]);
+              }
+              """
+          ]
+        ],
+      ])
+    try docs.putAttachment(
+      "note.txt", to: "with", rev: nil, contentType: "text/plain", data: Array("hello".utf8))
+    let rows = try docs.designView("a/atts").query(ViewQuery()).rows
+    #expect(rows.map(\.key) == ["plain", ["with", "note.txt"]])
+    #expect(rows.map(\.value) == [.null, ["text/plain", 5, true, true]])
   }
 }

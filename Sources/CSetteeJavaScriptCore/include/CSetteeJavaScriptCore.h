@@ -29,11 +29,13 @@ int settee_js_evaluate(settee_js_engine *_Nonnull engine, const char *_Nonnull s
 
 /// Calls the global function `name` with one argument, given as JSON text (`length`
 /// bytes), and returns its result printed as JSON (free it with `free`; its length in
-/// `*resultLength`; the text `undefined` for a result JSON cannot print). On an exception
+/// `*resultLength`; the text `undefined` for a result JSON cannot print); with
+/// `textResult`, a string result is returned as its own text (JSON the function printed
+/// itself). On an exception
 /// returns NULL with the exception as text in `*error` (free it with `free`); `*timedOut`
 /// is set when the time limit stopped it.
 char *_Nullable settee_js_call(settee_js_engine *_Nonnull engine, const char *_Nonnull name,
-                               const char *_Nonnull argument, size_t length,
+                               const char *_Nonnull argument, size_t length, int textResult,
                                size_t *_Nonnull resultLength, char *_Nullable *_Nonnull error,
                                int *_Nonnull timedOut);
 

@@ -37,6 +37,27 @@ extension DocumentCollection {
     try await database.withConnection(.reading) { try self.allDocuments(query) }
   }
 
+  /// The live design documents' ids and revisions, `"id rev"` in id order: what functions
+  /// compiled from them (JavaScript, `validate_doc_update`) check before each use, so it
+  /// reads only their index range.
+  @available(*, noasync, message: "blocks its thread; await its async form from an async func")
+  public func designRevisions() throws -> [String] {
+    try database.query { db in
+      guard let cid = try database.collectionID(db, name) else { return [] }
+      return try String.fetchAll(
+        db.cachedStatement(
+          sql:
+            "SELECT id || ' ' || rev FROM documents WHERE cid = ? AND id >= '_design/' AND id < '_design0' AND deleted = 0 ORDER BY id"
+        ), arguments: [cid])
+    }
+  }
+
+  /// The live design documents' ids and revisions, without blocking the caller's thread
+  /// (see ``designRevisions()-9p3yi``).
+  public func designRevisions() async throws -> [String] {
+    try await database.withConnection(.reading) { try self.designRevisions() }
+  }
+
   static func allDocuments(_ db: SQLConnection, cid: Int64, _ query: ViewQuery) throws
     -> ViewResult
   {

@@ -96,7 +96,8 @@ extension ViewStore {
     let changed = try RawStatement(
       db,
       SQLFragment(
-        "SELECT id, rev, deleted, body, seq FROM documents WHERE cid = ") + .value(view.cid)
+        "SELECT id, rev, deleted, body, seq, rid, attachments FROM documents WHERE cid = ")
+        + .value(view.cid)
         + SQLFragment(" AND seq > ") + .value(view.lastSeq) + SQLFragment(" AND seq <= ")
         + .value(target) + SQLFragment(" ORDER BY seq"))
     var counts = RowCounts()
@@ -186,7 +187,25 @@ extension ViewStore {
           _ = try DocumentReader.parseBody(body, documentID: id)
           throw DocumentReader.damaged(id, "its stored body is not a JSON object")
         }
-        let document = DocumentReader.documentText(id: id, rev: row.string(1), body: body)
+        var document = DocumentReader.documentText(id: id, rev: row.string(1), body: body)
+        if row.int64(6) != 0 {
+          // Its attachments as stubs, as CouchDB gives a map function the document.
+          let stubs = try AttachmentStore.attachments(
+            db, rid: row.int64(5),
+            rev: DocumentReader.storedRevision(row.string(1), documentID: id)
+          ).map { stored in
+            var stub = stored.attachment
+            stub.encoding = nil
+            stub.encodedLength = nil
+            return (stub.name, JSON.object(stub.json))
+          }
+          if !stubs.isEmpty {
+            document.removeLast()
+            document += #","_attachments":"#.utf8
+            JSONWriter.write(.object(JSONObject(stubs)), into: &document)
+            document.append(UInt8(ascii: "}"))
+          }
+        }
         pending.append((id, seq, document))
         if pending.count == Self.mapBatch { try mapPending() }
         return true

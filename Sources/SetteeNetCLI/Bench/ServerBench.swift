@@ -3,6 +3,7 @@ import SetteeCLI
 import Settee
 import SetteeCore
 import SetteeServer
+import SetteeJavaScript
 
 /// `settee bench --server`: requests per second over loopback with keep-alive, against a
 /// Hummingbird server in the same process answering a constant body of the same size
@@ -93,13 +94,16 @@ struct ServerBench {
       "_changes read of \(rows) rows, vs a constant body", "_changes", n: quick ? 3 : 20
     ) { _ in ("GET", "/people/_changes?limit=\(rows)", []) }
 
-    // _bulk_docs of 1,000 documents at a time, against the engine's import of the same.
-    var run = 0
-    let bulkTime = try Measure.median(repetitions: quick ? 1 : 3) {
-      run += 1
-      let name = "bulk\(run)"
+    // _bulk_docs of 1,000 documents at a time into a new database (with `design` written
+    // first), against the engine's import of the same.
+    func bulkLoad(_ name: String, design: JSON? = nil) throws {
       guard try settee.send("PUT", "/\(name)").status == 201 else {
         throw SetteeError(.io, "cannot create \(name)")
+      }
+      if let design {
+        let answer = try settee.send(
+          "PUT", "/\(name)/_design/bench", body: JSONWriter.bytes(design))
+        guard answer.status == 201 else { throw Self.failed("PUT _design/bench", answer) }
       }
       var start = 0
       while start < people.count {
@@ -114,6 +118,11 @@ struct ServerBench {
         guard answer.status == 201 else { throw Self.failed("_bulk_docs", answer) }
         start += 1000
       }
+    }
+    var run = 0
+    let bulkTime = try Measure.median(repetitions: quick ? 1 : 3) {
+      run += 1
+      try bulkLoad("bulk\(run)")
     }
     var importRun = 0
     let importTime = try Measure.median(repetitions: quick ? 1 : 3) {
@@ -131,6 +140,33 @@ struct ServerBench {
       BenchResult(
         name: "_bulk_docs of 1,000 documents, vs import of the same", n: count, settee: bulkTime,
         baseline: importTime, target: 2))
+
+    // The same load through a validate_doc_update that reads every new document (issue
+    // 47), alternated with the same load without one; both must store every document.
+    if DesignFunctions.isAvailable {
+      let rules: JSON = [
+        "validate_doc_update": """
+          function (newDoc, oldDoc, userCtx) {
+            if (!newDoc._deleted && typeof newDoc.name !== 'string') throw({forbidden: 'a name is required'});
+            if (oldDoc && oldDoc.docNumber !== newDoc.docNumber) throw({forbidden: 'docNumber is fixed'});
+          }
+          """
+      ]
+      var validatedRun = 0
+      let paired = try Measure.paired(
+        repetitions: quick ? 1 : 3, prepareFirst: { _ in validatedRun += 1 },
+        { _ in try bulkLoad("validated\(validatedRun)", design: rules) },
+        prepareSecond: { _ in () }, { _ in try bulkLoad("unvalidated\(validatedRun)") })
+      guard try database.collection("validated1").count() == count + 1,
+        try database.collection("unvalidated1").count() == count
+      else {
+        throw SetteeError(.storage, "_bulk_docs with validation did not store every document")
+      }
+      results.append(
+        BenchResult(
+          name: "_bulk_docs through validate_doc_update, vs without", n: count, paired,
+          target: 1.5))
+    }
     return results
   }
 
