@@ -56,12 +56,8 @@ extension DocumentCollection {
     _ name: String, version: String, collation: ViewCollation = .unicode,
     reduce: ViewReduce? = nil, map: @escaping ViewMapFunction
   ) throws -> View {
-    try Self.checkViewName(name)
-    let mapper = ViewMapper.swift(version: version, collation: collation, reduce: reduce, map: map)
-    let view = View(collection: self, name: name, kind: .view)
-    database.viewRegistry.withLock { $0[view.registryKey] = mapper }
-    try store(view, mapper: mapper, definition: nil)
-    return view
+    try register(
+      name, ViewMapper.swift(version: version, collation: collation, reduce: reduce, map: map))
   }
 
   /// Registers a view whose map function runs in another engine (a design document's
@@ -73,10 +69,15 @@ extension DocumentCollection {
     _ name: String, version: String, collation: ViewCollation = .unicode,
     reduce: ViewReduce? = nil, mapTexts: @escaping ViewTextMapper
   ) throws -> View {
+    try register(
+      name,
+      ViewMapper.texts(version: version, collation: collation, reduce: reduce, mapTexts: mapTexts))
+  }
+
+  /// Registers `mapper` (code of this process) as the view `name` and stores its state.
+  private func register(_ name: String, _ mapper: ViewMapper) throws -> View {
     try Self.checkViewName(name)
     let view = View(collection: self, name: name, kind: .view)
-    let mapper = ViewMapper.texts(
-      version: version, collation: collation, reduce: reduce, mapTexts: mapTexts)
     database.viewRegistry.withLock { $0[view.registryKey] = mapper }
     try store(view, mapper: mapper, definition: nil)
     return view
