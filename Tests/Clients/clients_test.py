@@ -145,6 +145,33 @@ class CouchDBPackageTests(unittest.TestCase):
         self.assertIn("b", purged["purged"])
         self.assertNotIn("b", db)
 
+    def test_design_document_javascript(self):
+        # A CouchApp's design document as the CouchDB package writes it: its JavaScript
+        # view runs, and its validate_doc_update refuses writes with CouchDB's 403 and 401.
+        db = self.server.create("pyjs")
+        db.save({
+            "_id": "_design/app",
+            "views": {"by_kind": {"map": "function (doc) { if (doc.kind) emit(doc.kind, 1); }",
+                                  "reduce": "_count"}},
+            "validate_doc_update": "function (doc, old, user) {"
+                                   " if (!doc._deleted && !doc.kind) throw({forbidden: 'kind is required'});"
+                                   " if (doc.kind === 'secret') throw({unauthorized: 'log in first'}); }",
+        })
+        db.update([{"_id": "a", "kind": "fruit"}, {"_id": "b", "kind": "fruit"}, {"_id": "c", "kind": "nut"}])
+        grouped = {row.key: row.value for row in db.view("app/by_kind", group=True)}
+        self.assertEqual(grouped, {"fruit": 2, "nut": 1})
+        self.assertEqual([row.id for row in db.view("app/by_kind", key="nut", reduce=False)], ["c"])
+        with self.assertRaises(couchdb.http.Forbidden) as refused:
+            db.save({"_id": "d"})
+        self.assertEqual(refused.exception.args[0], ("forbidden", "kind is required"))
+        with self.assertRaises(couchdb.http.Unauthorized):
+            db.save({"_id": "e", "kind": "secret"})
+        results = db.update([{"_id": "f", "kind": "nut"}, {"_id": "g"}])
+        self.assertTrue(results[0][0])
+        self.assertFalse(results[1][0])
+        self.assertNotIn("d", db)
+        self.assertNotIn("g", db)
+
     def test_mango(self):
         db = self.server.create("pymango")
         db.update([{"_id": "p%d" % n, "age": n, "type": "user" if n % 2 else "admin"} for n in range(20)])
