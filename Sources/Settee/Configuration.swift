@@ -31,13 +31,20 @@ extension Database {
     /// error. `nil` sets no limit. Default 60. Bulk work (imports, index and view builds,
     /// exports, `check`) has none.
     public var queryTimeLimit: Double?
+    /// Where the `log(message)` calls of design documents' JavaScript go (`SetteeJavaScript`:
+    /// map, reduce, filter and `validate_doc_update` functions), with the design document's
+    /// id; CouchDB writes them to its log. `nil` (the default) drops them. Called on the
+    /// thread that ran the function.
+    public var javaScriptLog: (@Sendable (_ designDocument: String, _ message: String) -> Void)?
 
     /// Settings with the defaults named in each property.
     public init(
       limits: DocumentLimits = .default, fullSync: Bool = true, maximumReaderCount: Int = 5,
       busyTimeout: Double = 10, readOnly: Bool = false, observationInterval: Double = 0.05,
-      queryTimeLimit: Double? = 60
+      queryTimeLimit: Double? = 60,
+      javaScriptLog: (@Sendable (_ designDocument: String, _ message: String) -> Void)? = nil
     ) {
+      self.javaScriptLog = javaScriptLog
       self.queryTimeLimit = queryTimeLimit
       self.limits = limits
       self.fullSync = fullSync

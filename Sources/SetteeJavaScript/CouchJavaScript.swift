@@ -12,9 +12,13 @@
 ///   document's past `maxBytes` replaced by an error);
 /// - `__settee_reduce([keys, values, rereduce])`: `{"value": v}` or `{"error": text}`;
 /// - `__settee_filter_batch({docs, req})`: `{"results": [Bool, …]}` or `{"error": text}`;
-/// - `__settee_validate_batch({writes: [[newDoc, oldDoc], …], userCtx, secObj})`: for each
-///   write `true`, `{"forbidden": reason}`, `{"unauthorized": reason}` or
-///   `{"error": name, "reason": text}` (couchjs's answers for `validate_doc_update`).
+/// - `__settee_validate_batch({writes: [[newDoc, oldDoc], …], userCtx, secObj})`:
+///   `{"results": […]}`, for each write `true`, `{"forbidden": reason}`,
+///   `{"unauthorized": reason}` or `{"error": name, "reason": text}` (couchjs's answers for
+///   `validate_doc_update`).
+///
+/// Each answer also carries `"log"`: the messages `log` was given during the call (at most
+/// 100 per call, or per document of a map batch).
 enum CouchJavaScript {
   static let environment = #"""
     (function (global) {
@@ -112,11 +116,12 @@ enum CouchJavaScript {
       };
       global.__settee_filter_batch = function (call) {
         var docs = call.docs, req = call.req, results = new Array(docs.length);
+        logged = [];
         try {
           for (var i = 0; i < docs.length; i++) results[i] = filter.call(ddoc, docs[i], req) ? true : false;
-          return {results: results};
+          return {results: results, log: logged};
         } catch (error) {
-          return {error: describe(error)};
+          return {error: describe(error), log: logged};
         }
       };
       // couchjs's rule: an Error (it has a name and a stack) is the function failing; any
@@ -139,10 +144,11 @@ enum CouchJavaScript {
       }
       global.__settee_validate_batch = function (call) {
         var writes = call.writes, results = new Array(writes.length);
+        logged = [];
         for (var i = 0; i < writes.length; i++) {
           results[i] = validateOne(writes[i][0], writes[i][1], call.userCtx, call.secObj);
         }
-        return results;
+        return {results: results, log: logged};
       };
       global.__settee_map = function (doc) {
         emitted = [];
@@ -174,11 +180,12 @@ enum CouchJavaScript {
         return "[" + results.join(",") + "]";
       };
       global.__settee_reduce = function (call) {
+        logged = [];
         try {
           var value = reduce(call[0], call[1], call[2]);
-          return {value: value === undefined ? null : value};
+          return {value: value === undefined ? null : value, log: logged};
         } catch (error) {
-          return {error: describe(error)};
+          return {error: describe(error), log: logged};
         }
       };
     })(this);

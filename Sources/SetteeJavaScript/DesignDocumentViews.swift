@@ -28,13 +28,14 @@ extension DocumentCollection {
   {
     let (design, name) = try DesignFunctions.split(path)
     let document = try get("_design/" + design)
-    switch try DesignFunctions.resolve(document, design: design, name: name, timeLimit: timeLimit)
+    switch try DesignFunctions.resolve(
+      document, design: design, name: name, timeLimit: timeLimit,
+      log: database.configuration.javaScriptLog)
     {
     case .declarative(let qualified): return view(named: qualified)
-    case .javaScript(let qualified, let functions, let reduce):
+    case .javaScript(let qualified, let version, let mapTexts, let reduce):
       return try view(
-        qualified, version: functions.version, collation: .unicode, reduce: reduce,
-        mapTexts: functions.mapTexts)
+        qualified, version: version, collation: .unicode, reduce: reduce, mapTexts: mapTexts)
     }
   }
 
@@ -45,13 +46,14 @@ extension DocumentCollection {
   {
     let (design, name) = try DesignFunctions.split(path)
     let document = try await get("_design/" + design)
-    switch try DesignFunctions.resolve(document, design: design, name: name, timeLimit: timeLimit)
+    switch try DesignFunctions.resolve(
+      document, design: design, name: name, timeLimit: timeLimit,
+      log: database.configuration.javaScriptLog)
     {
     case .declarative(let qualified): return view(named: qualified)
-    case .javaScript(let qualified, let functions, let reduce):
+    case .javaScript(let qualified, let version, let mapTexts, let reduce):
       return try await view(
-        qualified, version: functions.version, collation: .unicode, reduce: reduce,
-        mapTexts: functions.mapTexts)
+        qualified, version: version, collation: .unicode, reduce: reduce, mapTexts: mapTexts)
     }
   }
 }
@@ -114,16 +116,18 @@ public final class DesignFunctions: Sendable {
     return functions
   }
 
-  /// What a design document's view is: a declarative view's name, or compiled functions.
+  /// What a design document's view is: a declarative view's name, or its name, version,
+  /// compiled map and reduce.
   enum Resolved {
     case declarative(String)
-    case javaScript(String, DesignFunctions, ViewReduce?)
+    case javaScript(String, version: String, ViewTextMapper, ViewReduce?)
   }
 
-  /// The view `name` of the design document `design` (read as `document`).
-  static func resolve(_ document: Document?, design: String, name: String, timeLimit: Double)
-    throws -> Resolved
-  {
+  /// The view `name` of the design document `design` (read as `document`), its functions'
+  /// `log` messages going to `log`.
+  static func resolve(
+    _ document: Document?, design: String, name: String, timeLimit: Double, log: LogSink?
+  ) throws -> Resolved {
     guard let document else {
       throw SetteeError(.notFound, "no design document _design/\(design)")
     }
@@ -146,7 +150,11 @@ public final class DesignFunctions: Sendable {
     let functions = try compiled(
       ddoc: .object(ddoc), map: map, reduce: reduceSource,
       library: ddoc["views"]?["lib"] ?? .null, timeLimit: timeLimit)
-    guard let reduceSource else { return .javaScript(qualified, functions, nil) }
+    let id = "_design/" + design
+    let mapTexts = functions.mapTexts(design: id, log: log)
+    guard let reduceSource else {
+      return .javaScript(qualified, version: functions.version, mapTexts, nil)
+    }
     let trimmed = reduceSource.trimmingCharacters(in: .whitespacesAndNewlines)
     if trimmed.hasPrefix("_") {
       guard let builtin = ViewReduce(builtin: trimmed) else {
@@ -155,18 +163,19 @@ public final class DesignFunctions: Sendable {
           "_design/\(design)/_view/\(name): the built-in reduce \(trimmed) is not one Settee runs (_sum, _count, _stats, _approx_count_distinct)"
         )
       }
-      return .javaScript(qualified, functions, builtin)
+      return .javaScript(qualified, version: functions.version, mapTexts, builtin)
     }
     return .javaScript(
-      qualified, functions,
+      qualified, version: functions.version, mapTexts,
       .custom { keys, values, rereduce in
-        try functions.reduce(keys: keys, values: values, rereduce: rereduce)
+        try functions.reduce(keys: keys, values: values, rereduce: rereduce, design: id, log: log)
       })
   }
 
   /// The map function over documents given as JSON text, a batch per call into
-  /// JavaScriptCore (one call per document cost twice the mapping).
-  var mapTexts: ViewTextMapper {
+  /// JavaScriptCore (one call per document cost twice the mapping); what it logs goes to
+  /// `log` as the design document `design`'s.
+  func mapTexts(design: String, log: LogSink?) -> ViewTextMapper {
     { documents in
       var argument: [UInt8] = [UInt8(ascii: "[")]
       argument.reserveCapacity(documents.reduce(2) { $0 + $1.count + 1 })
@@ -182,7 +191,8 @@ public final class DesignFunctions: Sendable {
         throw SetteeError(.invalidArgument, "the map function's batch came back incomplete")
       }
       return results.map { result in
-        Result { try Self.rows(result) }
+        deliverLog(result, design: design, to: log)
+        return Result { try Self.rows(result) }
       }
     }
   }
@@ -216,12 +226,24 @@ public final class DesignFunctions: Sendable {
 
   /// The reduce function's result (CouchDB's arguments: `keys` as `[key, id]` pairs, `null`
   /// on rereduce).
-  func reduce(keys: [JSON], values: [JSON], rereduce: Bool) throws -> JSON {
+  func reduce(keys: [JSON], values: [JSON], rereduce: Bool, design: String, log: LogSink?)
+    throws -> JSON
+  {
     let call: JSON = [rereduce ? .null : .array(keys), .array(values), .bool(rereduce)]
     guard let result = try engine.call("__settee_reduce", call) else { return .null }
+    deliverLog(result, design: design, to: log)
     if let error = result["error"]?.stringValue {
       throw SetteeError(.invalidArgument, "reduce function: \(error)")
     }
     return result["value"] ?? .null
   }
+}
+
+/// Where the messages of JavaScript's `log` go: ``Database/Configuration/javaScriptLog``.
+typealias LogSink = @Sendable (_ designDocument: String, _ message: String) -> Void
+
+/// Hands the messages an answer of the environment carries (`"log"`) to `log`.
+func deliverLog(_ answer: JSON?, design: String, to log: LogSink?) {
+  guard let log, let messages = answer?["log"]?.arrayValue else { return }
+  for message in messages { log(design, message.stringValue ?? "") }
 }

@@ -17,8 +17,9 @@ extension DocumentCollection {
     _ path: String, timeLimit: Double = DesignFunctions.defaultTimeLimit
   ) throws -> DesignFilter {
     let (design, name) = try DesignFunctions.split(path)
-    return try DesignFilter.compiled(
-      try get("_design/" + design), design: design, name: name, timeLimit: timeLimit)
+    return try DesignFilter(
+      try get("_design/" + design), design: design, name: name, timeLimit: timeLimit,
+      log: database.configuration.javaScriptLog)
   }
 
   /// The filter function `f` of the design document `_design/d`, without blocking the
@@ -27,8 +28,9 @@ extension DocumentCollection {
     _ path: String, timeLimit: Double = DesignFunctions.defaultTimeLimit
   ) async throws -> DesignFilter {
     let (design, name) = try DesignFunctions.split(path)
-    return try DesignFilter.compiled(
-      try await get("_design/" + design), design: design, name: name, timeLimit: timeLimit)
+    return try DesignFilter(
+      try await get("_design/" + design), design: design, name: name, timeLimit: timeLimit,
+      log: database.configuration.javaScriptLog)
   }
 }
 
@@ -104,15 +106,18 @@ extension Change {
 /// ``DocumentCollection/designFilter(_:timeLimit:)``).
 public final class DesignFilter: Sendable {
   private let engine: JavaScriptEngine
+  /// The design document's id, for what the function logs.
+  private let design: String
+  private let log: LogSink?
 
   /// Compiled filters by design document revision, filter and time limit.
-  private static let cache = Locked<[String: DesignFilter]>([:])
+  private static let engines = Locked<[String: JavaScriptEngine]>([:])
   /// How many compiled filters the process keeps (each holds a JavaScript context).
   private static let cacheLimit = 64
 
-  static func compiled(_ document: Document?, design: String, name: String, timeLimit: Double)
-    throws -> DesignFilter
-  {
+  init(
+    _ document: Document?, design: String, name: String, timeLimit: Double, log: LogSink?
+  ) throws {
     guard let document else {
       throw SetteeError(.notFound, "no design document _design/\(design)")
     }
@@ -120,21 +125,15 @@ public final class DesignFilter: Sendable {
     guard case .string(let source)? = ddoc["filters"]?[name] else {
       throw SetteeError(.notFound, "_design/\(design) has no filter \(JSON.string(name))")
     }
+    self.design = document.id
+    self.log = log
     // A revision names its body: the same revision compiles to the same filter. A
     // document without one (never the case for a stored design document) is not kept.
     let key = document.rev.map { "\(document.id) \($0) \(name) \(timeLimit)" }
-    if let key, let cached = cache.withLock({ $0[key] }) { return cached }
-    let filter = try DesignFilter(ddoc, source: source, timeLimit: timeLimit)
-    if let key {
-      cache.withLock { cache in
-        if cache.count >= cacheLimit { cache.removeAll() }
-        cache[key] = filter
-      }
+    if let key, let cached = Self.engines.withLock({ $0[key] }) {
+      engine = cached
+      return
     }
-    return filter
-  }
-
-  private init(_ ddoc: JSONObject, source: String, timeLimit: Double) throws {
     engine = try JavaScriptEngine(timeLimit: timeLimit)
     try engine.evaluate(CouchJavaScript.environment)
     do {
@@ -143,6 +142,13 @@ public final class DesignFilter: Sendable {
         ["ddoc": .object(ddoc), "filter": .string(source), "maxEmits": 0])
     } catch let error as SetteeError where error.code == .invalidArgument {
       throw SetteeError(.invalidArgument, "compilation_error: \(error.message)")
+    }
+    if let key {
+      let engine = engine
+      Self.engines.withLock { cache in
+        if cache.count >= Self.cacheLimit { cache.removeAll() }
+        cache[key] = engine
+      }
     }
   }
 
@@ -154,7 +160,7 @@ public final class DesignFilter: Sendable {
   @available(*, noasync, message: "blocks its thread; await its async form from an async func")
   public func keeps(_ documents: [JSON], request: FilterRequest) throws -> [Bool] {
     guard !documents.isEmpty else { return [] }
-    return try Self.answers(
+    return try answers(
       engine.call("__settee_filter_batch", ["docs": .array(documents), "req": request.json]),
       count: documents.count)
   }
@@ -163,13 +169,14 @@ public final class DesignFilter: Sendable {
   /// on a thread of its own (see `keeps(_:request:)`).
   public func keeps(_ documents: [JSON], request: FilterRequest) async throws -> [Bool] {
     guard !documents.isEmpty else { return [] }
-    return try Self.answers(
+    return try answers(
       await engine.call(
         "__settee_filter_batch", ["docs": .array(documents), "req": request.json]),
       count: documents.count)
   }
 
-  private static func answers(_ result: JSON?, count: Int) throws -> [Bool] {
+  private func answers(_ result: JSON?, count: Int) throws -> [Bool] {
+    deliverLog(result, design: design, to: log)
     if let error = result?["error"]?.stringValue {
       throw SetteeError(.invalidArgument, "filter function: \(error)")
     }

@@ -94,7 +94,7 @@ extension DocumentCollection {
   {
     try DesignValidation(
       allDocuments(DesignValidation.designDocuments(includeDocs: true)), database: name,
-      timeLimit: timeLimit)
+      timeLimit: timeLimit, log: database.configuration.javaScriptLog)
   }
 
   /// The collection's `validate_doc_update` functions, without blocking the caller's
@@ -104,7 +104,7 @@ extension DocumentCollection {
   {
     try DesignValidation(
       await allDocuments(DesignValidation.designDocuments(includeDocs: true)),
-      database: name, timeLimit: timeLimit)
+      database: name, timeLimit: timeLimit, log: database.configuration.javaScriptLog)
   }
 
   /// Writes `json` as `put(_:)` does once `rules` accept it: the revision it
@@ -157,8 +157,12 @@ public final class DesignValidation: Sendable {
   /// Whether no design document has a `validate_doc_update`: every write passes.
   public var isEmpty: Bool { engines.isEmpty }
 
-  init(_ designs: ViewResult, database: String, timeLimit: Double) throws {
+  /// Where the functions' `log` messages go.
+  private let log: LogSink?
+
+  init(_ designs: ViewResult, database: String, timeLimit: Double, log: LogSink?) throws {
     self.database = database
+    self.log = log
     self.timeLimit = timeLimit
     designRevisions = Self.revisions(designs)
     var engines: [(String, JavaScriptEngine)] = []
@@ -255,7 +259,8 @@ public final class DesignValidation: Sendable {
     _ answers: JSON?, design: String, _ indexes: [Int], _ writes: [ValidatedWrite],
     into refusals: inout [ValidationRefusal?]
   ) {
-    let answers = answers?.arrayValue ?? []
+    deliverLog(answers, design: design, to: log)
+    let answers = answers?["results"]?.arrayValue ?? []
     for (position, index) in indexes.enumerated() where refusals[index] == nil {
       let answer = position < answers.count ? answers[position] : .null
       if answer == true { continue }

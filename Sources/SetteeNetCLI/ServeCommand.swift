@@ -83,7 +83,9 @@ struct ServeCommand: AsyncParsableCommand {
   func run() async throws {
     Self.returnFreedMemory()
     let options = local.merged(with: root.options)
-    let database = try options.openDatabase(readOnly: false)
+    // What design documents' JavaScript logs goes with the request lines, as CouchDB's
+    // log holds both.
+    let database = try options.openDatabase(readOnly: false, logsJavaScript: logLevel == "info")
     if let admin {
       let password = try Self.adminPassword(for: admin)
       try await CouchServer.setAdmin(admin, password: password, in: database)

@@ -351,4 +351,88 @@ struct DesignViewTests {
     #expect(rows.map(\.key) == ["plain", ["with", "note.txt"]])
     #expect(rows.map(\.value) == [.null, ["text/plain", 5, true, true]])
   }
+
+  /// `log(message)` of every kind of function reaches the database's `javaScriptLog` with
+  /// its design document's id, as CouchDB writes it to its log.
+  @Test func logMessagesReachTheConfiguredLog() async throws {
+    let messages = Locked<[String]>([])
+    var configuration = Database.Configuration()
+    configuration.javaScriptLog = { design, message in
+      messages.withLock { $0.append("\(design): \(message)") }
+    }
+    let logged = try Database(
+      path: directory.appendingPathComponent("log.db").path, configuration: configuration)
+    let docs = logged.collection("docs")
+    try await docs.put(["_id": "a", "n": 1])
+    try await docs.put([
+      "_id": "_design/l",
+      "views": [
+        "v": [
+          "map": "function (doc) { log('map ' + doc._id); emit(doc.n, doc.n); }",
+          "reduce": "function (keys, values) { log({reduced: values.length}); return sum(values); }",
+        ]
+      ],
+      "filters": ["f": "function (doc, req) { log('filter ' + doc._id); return true; }"],
+      "validate_doc_update": "function (doc) { log('validate ' + doc._id); }",
+    ])
+    #expect(try await docs.designView("l/v").query(ViewQuery()).rows.map(\.value) == [1])
+    _ = try await docs.designFilter("l/f").keeps(
+      [["_id": "a"]], request: FilterRequest(database: "docs"))
+    let rules = try await docs.designValidation()
+    try await docs.put(["_id": "b"], validatedBy: rules, as: .administrator)
+    #expect(
+      messages.withLock { $0 } == [
+        "_design/l: map a", "_design/l: {\"reduced\":1}", "_design/l: filter a",
+        "_design/l: validate b",
+      ])
+  }
+
+  /// The validation rules of CouchDB's documentation ("Validate document update
+  /// functions": a required field, deletions by administrators or the document's owner)
+  /// with an owner rule through `secObj`, as a table: the new document, the one it
+  /// replaces, the user, and the refusal expected.
+  @Test(arguments: [
+    (["_id": "a", "address": "x"], nil, UserContext(), nil),
+    (["_id": "a"], nil, UserContext(), "forbidden: Document must have an address."),
+    (["_id": "a", "_deleted": true], ["_id": "a", "name": "ann"], UserContext(name: "ann"), nil),
+    (
+      ["_id": "a", "_deleted": true], ["_id": "a", "name": "ann"], UserContext(name: "bob"),
+      "forbidden: Only admins may delete other user docs."
+    ),
+    (["_id": "a", "_deleted": true], ["_id": "a", "name": "ann"], UserContext.administrator, nil),
+    (
+      ["_id": "a", "address": "y"], ["_id": "a", "name": "ann", "address": "x"],
+      UserContext(name: "bob"), "unauthorized: Only its owner or a database admin may change it."
+    ),
+    (
+      ["_id": "a", "address": "y"], ["_id": "a", "name": "ann", "address": "x"],
+      UserContext(name: "carl"), nil
+    ),
+  ] as [(JSONObject, JSONObject?, UserContext, String?)])
+  func documentedValidationRules(
+    new: JSONObject, old: JSONObject?, user: UserContext, refusal: String?
+  ) async throws {
+    let docs = try collection(
+      [],
+      design: [
+        "_id": "_design/rules",
+        "validate_doc_update": """
+          function (newDoc, oldDoc, userCtx, secObj) {
+            if (newDoc._deleted === true) {
+              if (userCtx.roles.indexOf('_admin') !== -1 || (oldDoc && userCtx.name === oldDoc.name)) return;
+              throw({forbidden: 'Only admins may delete other user docs.'});
+            }
+            if (newDoc.address === undefined) throw({forbidden: 'Document must have an address.'});
+            if (oldDoc && oldDoc.name !== userCtx.name && secObj.admins.names.indexOf(userCtx.name) === -1) {
+              throw({unauthorized: 'Only its owner or a database admin may change it.'});
+            }
+          }
+          """,
+      ])
+    let rules = try await docs.designValidation()
+    let answer = try await rules.validate(
+      [ValidatedWrite(new, replacing: old)], as: user,
+      security: ["admins": ["names": ["carl"], "roles": []]])[0]
+    #expect(answer.map { "\($0.error): \($0.reason)" } == refusal)
+  }
 }

@@ -145,7 +145,9 @@ struct ValidationServerTests {
     let started = Date()
     let stopped = try await server.put("/h/a", ["n": 1])
     #expect(stopped.status == 500 && stopped.error == "os_process_error", "\(stopped.json)")
-    #expect(Date().timeIntervalSince(started) < 10)
+    // The limit is JavaScriptCore's CPU time: under CI's load (the whole suite on two
+    // cores) the request once took 14.5 s. What matters is that it ends.
+    #expect(Date().timeIntervalSince(started) < 60)
     // Deep recursion and a thrown non-object are errors, not crashes.
     let rev = loop.json["rev"]!
     #expect(

@@ -1,3 +1,4 @@
+import Foundation
 import ArgumentParser
 import Settee
 import SetteeCore
@@ -41,9 +42,16 @@ package struct GlobalOptions: ParsableArguments {
 
   /// Opens the database: for writing (creating it if needed) or, for commands that only
   /// read, read-only, so that they write nothing and work on read-only files and mounts;
-  /// a command reads on one thread, so a read-only open makes one connection.
-  package func openDatabase(readOnly: Bool) throws -> Database {
+  /// a command reads on one thread, so a read-only open makes one connection. What design
+  /// documents' JavaScript logs goes to standard error (`log: _design/d: message`, where
+  /// CouchDB writes it to its log) unless `logsJavaScript` is false.
+  package func openDatabase(readOnly: Bool, logsJavaScript: Bool = true) throws -> Database {
     var configuration = Database.Configuration(readOnly: readOnly)
+    if logsJavaScript {
+      configuration.javaScriptLog = { design, message in
+        FileHandle.standardError.write(Data("log: \(design): \(message)\n".utf8))
+      }
+    }
     if readOnly { configuration.maximumReaderCount = 1 }
     if let busyTimeout {
       let most = Database.Configuration.maxBusyTimeout

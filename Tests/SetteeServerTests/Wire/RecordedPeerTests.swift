@@ -1,6 +1,7 @@
 import Foundation
 import Settee
 import SetteeCore
+import SetteeJavaScript
 import SetteeReplication
 import SetteeTestSupport
 import Testing
@@ -39,6 +40,34 @@ struct RecordedPeerTests {
     }
     #expect(source.unansweredRequests.isEmpty, "\(source.unansweredRequests)")
     try expectTargetEqualsSource(exchanges, server)
+    if DesignFunctions.isAvailable {
+      try await expectCouchDBsViewRuns(server, path: directory.path("target.settee"))
+    }
+  }
+
+  /// The design document CouchDB made (`_design/wire`, a JavaScript map
+  /// `if (doc.n !== undefined) emit(doc.n, doc.title)`), pulled with the rest, answers its
+  /// rows from `settee serve` and from Swift on the same file: every document with an `n`,
+  /// by `n` then id, as CouchDB orders them.
+  func expectCouchDBsViewRuns(_ server: ServerProcess, path: String) async throws {
+    let all = try await server.get("/wire-tgt/_all_docs?include_docs=true").json
+    var expected: [(key: Int64, id: String, value: JSON)] = []
+    for row in all["rows"]?.arrayValue ?? [] {
+      guard let id = row["id"]?.stringValue, !id.hasPrefix("_design/"),
+        let n = row["doc"]?["n"]?.int64Value
+      else { continue }
+      expected.append((n, id, row["doc"]?["title"] ?? .null))
+    }
+    expected.sort { ($0.key, $0.id) < ($1.key, $1.id) }
+    #expect(expected.count > 10)
+    let served = try await server.get("/wire-tgt/_design/wire/_view/by_n").json
+    let rows = served["rows"]?.arrayValue ?? []
+    #expect(rows.map { $0["id"] } == expected.map { .string($0.id) }, "\(served)")
+    #expect(rows.map { $0["key"] } == expected.map { .int($0.key) })
+    #expect(rows.map { $0["value"] } == expected.map(\.value))
+    let swift = try await Database(path: path).collection("wire-tgt").designView("wire/by_n")
+      .query(ViewQuery())
+    #expect(swift.rows.map(\.id) == expected.map(\.id))
   }
 
   /// The same pull, continuous: round 1 arrives, the replication waits in a long poll as
@@ -89,6 +118,9 @@ struct RecordedPeerTests {
     #expect(progress.withLock { $0.last?.docWriteFailures } == 0)
     #expect(source.unansweredRequests.isEmpty, "\(source.unansweredRequests)")
     try expectTargetEqualsSource(exchanges, server)
+    if DesignFunctions.isAvailable {
+      try await expectCouchDBsViewRuns(server, path: directory.path("target.settee"))
+    }
   }
 
   /// S5: `settee replicate` pushing to CouchDB, two rounds, against CouchDB's recorded

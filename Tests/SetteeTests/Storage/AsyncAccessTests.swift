@@ -101,21 +101,26 @@ struct AsyncAccessTests {
     try await items.putAll((0..<1000).map { ["_id": .string(String(format: "i%04d", $0))] })
     let all = try FindQuery(json: ["selector": [:]])
     let seen = Guarded(0)
+    // Cancelled from the query's own callback once 20 documents are seen: a task waiting
+    // to cancel it needs a cooperative thread, and under CI's load (the whole suite on two
+    // cores) none came until the query had read all 1,000 (stop 52).
+    let running = Guarded<(task: Task<FindSummary, any Error>?, atCancel: Int?)>((nil, nil))
     let task = Task {
       try await items.find(all) { _ in
-        seen.withLock { $0 += 1 }
+        let count = seen.withLock { $0 += 1; return $0 }
+        running.withLock { state in
+          if count >= 20, state.atCancel == nil, let task = state.task {
+            state.atCancel = count
+            task.cancel()
+          }
+        }
         Thread.sleep(forTimeInterval: 0.005)  // 1,000 documents: 5 s uncancelled
       }
     }
-    // Cancelled once 20 documents are seen, not after a time: under a loaded machine a
-    // 100 ms sleep once lasted as long as 770 documents (CI, stop 51).
-    for _ in 0..<10_000 where seen.withLock({ $0 }) < 20 {
-      try await Task.sleep(nanoseconds: 1_000_000)
-    }
-    task.cancel()
-    let atCancel = seen.withLock { $0 }
-    #expect(atCancel >= 20)
+    running.withLock { $0.task = task }
     await #expect(throws: CancellationError.self) { _ = try await task.value }
+    let atCancel = try #require(running.withLock { $0.atCancel })
+    #expect(atCancel >= 20)
     // Counted in documents, not seconds: on a loaded machine each 5 ms sleep takes longer,
     // but the query still stops within a few documents of the cancellation.
     #expect(seen.withLock { $0 } - atCancel < 50)
