@@ -396,3 +396,37 @@ public final class DesignValidation: Sendable {
     }
   }
 }
+
+/// Collections' compiled `validate_doc_update` functions, each kept while its design
+/// documents stay as they were compiled from: what a server or a replicator asks before
+/// each batch of writes (one read of the design documents' revisions, no compilation).
+public final class DesignValidationCache: Sendable {
+  private let compiled = Locked<[String: DesignValidation]>([:])
+
+  /// An empty cache.
+  public init() {}
+
+  /// The functions of `collection`, compiled again when one of its design documents
+  /// changed; `nil` when none has a `validate_doc_update`.
+  ///
+  /// - Throws: ``SetteeError`` with code `invalidArgument` when a function does not compile
+  ///   (`compilation_error`) or JavaScriptCore is not installed.
+  public func validation(
+    for collection: DocumentCollection, timeLimit: Double = DesignFunctions.defaultTimeLimit
+  ) async throws -> DesignValidation? {
+    let key = "\(ObjectIdentifier(collection.database)) \(collection.name)"
+    let revisions = try await collection.designRevisions()
+    guard !revisions.isEmpty else {
+      compiled.withLock { $0[key] = nil }
+      return nil
+    }
+    if let cached = compiled.withLock({ $0[key] }), cached.designRevisions == revisions,
+      cached.timeLimit == timeLimit
+    {
+      return cached.isEmpty ? nil : cached
+    }
+    let fresh = try await collection.designValidation(timeLimit: timeLimit)
+    compiled.withLock { $0[key] = fresh }
+    return fresh.isEmpty ? nil : fresh
+  }
+}

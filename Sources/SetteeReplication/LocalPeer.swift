@@ -8,6 +8,9 @@ struct LocalPeer: ReplicationPeer {
   let collection: DocumentCollection
   /// The filter's selector, parsed once by the replicator (a source's; `nil` without one).
   let selector: Selector?
+  /// The target's `validate_doc_update` functions, compiled once per state of its design
+  /// documents.
+  private let validations = DesignValidationCache()
 
   /// A peer for `collection`, filtering by `selector` when it is a source with one.
   init(collection: DocumentCollection, selector: Selector? = nil) {
@@ -148,16 +151,48 @@ struct LocalPeer: ReplicationPeer {
   }
 
   func write(_ documents: [BulkDocument]) async throws -> [WriteFailure] {
-    var failures: [WriteFailure] = []
+    // The target's validate_doc_update functions judge each revision, as CouchDB's do on
+    // a replication's writes; a refused one is a failure, and the others are written.
+    var failures = try await refusals(documents.map { ($0.id, $0.object ?? [:]) })
+    let refused = Set(failures.map(\.index))
+    let accepted = documents.indices.filter { !refused.contains($0) }.map { documents[$0] }
+    guard !accepted.isEmpty else { return failures.map(\.failure) }
+    var written: [WriteFailure] = []
     for (document, outcome) in zip(
-      documents, try await collection.putEach(prepared: documents, newEdits: false))
+      accepted, try await collection.putEach(prepared: accepted, newEdits: false))
     {
       if case .failure(let error) = outcome {
-        failures.append(
+        written.append(
           WriteFailure(id: document.id, error: error.code.name, reason: error.message))
       }
     }
-    return failures
+    failures.sort { $0.index < $1.index }
+    return failures.map(\.failure) + written
+  }
+
+  /// The documents the target's `validate_doc_update` functions refuse (by index), as
+  /// failures named as CouchDB names them (`forbidden`, `unauthorized`, the exception's
+  /// name; `compilation_error` for every document when a function does not compile).
+  private func refusals(_ documents: [(id: String, object: JSONObject)]) async throws
+    -> [(index: Int, failure: WriteFailure)]
+  {
+    let rules: DesignValidation?
+    do { rules = try await validations.validation(for: collection) } catch let error
+      as SetteeError where error.code == .invalidArgument
+    {
+      return documents.enumerated().map { index, document in
+        (index, WriteFailure(id: document.id, error: "compilation_error", reason: error.message))
+      }
+    }
+    guard let rules else { return [] }
+    // The replication runs as the file's owner: an administrator.
+    let refusals = try await rules.check(
+      documents.map(\.object), in: collection, newEdits: false, as: .administrator)
+    return refusals.enumerated().compactMap { index, refusal in
+      refusal.map {
+        (index, WriteFailure(id: documents[index].id, error: $0.error, reason: $0.reason))
+      }
+    }
   }
 
   func spool(_ wanted: WantedRevisions) async throws -> [SpooledDocument] {
@@ -205,6 +240,9 @@ struct LocalPeer: ReplicationPeer {
   }
 
   func write(_ document: SpooledDocument) async throws -> WriteFailure? {
+    if let refused = try await refusals([(document.id, document.document)]).first {
+      return refused.failure
+    }
     var sources: [String: AttachmentSource] = [:]
     for name in document.parts.keys { sources[name] = document.source(name) }
     do {

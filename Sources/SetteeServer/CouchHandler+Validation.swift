@@ -4,40 +4,6 @@ import Settee
 import SetteeCore
 import SetteeJavaScript
 
-/// Each database's compiled `validate_doc_update` functions, kept while its design
-/// documents stay as they were compiled from.
-final class ValidationCache: Sendable {
-  private let compiled = Locked<[String: DesignValidation]>([:])
-
-  /// The functions of `db`, compiled again when a design document changed; `nil` when none
-  /// has a `validate_doc_update`.
-  func validation(_ db: DocumentCollection, timeLimit: Double) async throws -> DesignValidation? {
-    let revisions = try await db.designRevisions()
-    guard !revisions.isEmpty else {
-      compiled.withLock { $0[db.name] = nil }
-      return nil
-    }
-    if let cached = compiled.withLock({ $0[db.name] }), cached.designRevisions == revisions,
-      cached.timeLimit == timeLimit
-    {
-      return cached.isEmpty ? nil : cached
-    }
-    let fresh: DesignValidation
-    do { fresh = try await db.designValidation(timeLimit: timeLimit) } catch let error as SetteeError
-      where error.code == .invalidArgument
-    {
-      // A function that does not compile refuses every write it would have judged, as
-      // CouchDB's does; the design document itself can still be replaced.
-      throw CouchError(
-        .badRequest,
-        error.message.hasPrefix("compilation_error") ? "compilation_error" : "bad_request",
-        error.message)
-    }
-    compiled.withLock { $0[db.name] = fresh }
-    return fresh.isEmpty ? nil : fresh
-  }
-}
-
 extension CouchError {
   /// CouchDB's answer to a refused write: `403 forbidden`, `401 unauthorized`, or `500`
   /// naming the function's exception.
@@ -53,7 +19,17 @@ extension CouchError {
 extension CouchHandler {
   /// The database's `validate_doc_update` functions; `nil` when it has none.
   func validation(_ db: DocumentCollection) async throws -> DesignValidation? {
-    try await validations.validation(db, timeLimit: configuration.javaScriptTimeLimit)
+    do {
+      return try await validations.validation(
+        for: db, timeLimit: configuration.javaScriptTimeLimit)
+    } catch let error as SetteeError where error.code == .invalidArgument {
+      // A function that does not compile refuses every write it would have judged, as
+      // CouchDB's does; the design document itself can still be replaced.
+      throw CouchError(
+        .badRequest,
+        error.message.hasPrefix("compilation_error") ? "compilation_error" : "bad_request",
+        error.message)
+    }
   }
 
   /// Runs the database's `validate_doc_update` functions on each document about to be

@@ -21,7 +21,7 @@ struct CouchHandler: Sendable {
   /// The pace request bodies must keep (``BodyWatchdog``); `nil` in-process.
   var bodyWatchdog: BodyWatchdog? = nil
   /// Each database's `validate_doc_update` functions, compiled.
-  let validations = ValidationCache()
+  let validations = DesignValidationCache()
 
   /// The API level Settee answers as, in `GET /`.
   static let couchDBVersion = "3.3.3"

@@ -1,5 +1,7 @@
 import Foundation
+import Settee
 import SetteeCore
+import SetteeReplication
 import SetteeJavaScript
 import SetteeTestSupport
 import Testing
@@ -177,5 +179,30 @@ struct ValidationServerTests {
       ).status == 201)
     #expect(try await server.put("/h/d", ["n": 1]).status == 201)
     #expect(try await server.get("/_up").status == 200)
+  }
+
+  /// A replication into a collection of a file runs the target's validate_doc_update on
+  /// each revision, as CouchDB's target does: refused documents are counted and named, the
+  /// others written, and the replication completes.
+  @Test func replicatedWritesAreJudgedByTheTarget() async throws {
+    let source = try Database(path: directory.path("source.db")).collection("notes")
+    let target = try Database(path: directory.path("target.db")).collection("notes")
+    try await source.putAll([
+      ["_id": "a", "kind": "memo"], ["_id": "b"], ["_id": "c", "kind": "memo"], ["_id": "d"],
+    ])
+    try await target.put([
+      "_id": "_design/rules",
+      "validate_doc_update":
+        "function (doc) { if (!doc._deleted && !doc.kind) throw({forbidden: 'a kind is required'}); }",
+    ])
+    let progress = try await Replicator(
+      ReplicationConfiguration(source: .collection(source), target: .collection(target))
+    ).run()
+    #expect(progress.state == .completed)
+    #expect(progress.docWriteFailures == 2)
+    #expect(Set(progress.failures.map(\.id)) == ["b", "d"])
+    #expect(progress.failures.allSatisfy { $0.error == "forbidden" && $0.reason == "a kind is required" })
+    for id in ["a", "c"] { #expect(try await target.get(id) != nil, "\(id)") }
+    for id in ["b", "d"] { #expect(try await target.get(id) == nil, "\(id)") }
   }
 }
