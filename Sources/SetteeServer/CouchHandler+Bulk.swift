@@ -152,10 +152,18 @@ extension CouchHandler {
     guard !documents.isEmpty else { return [] }
     // validate_doc_update judges each document; those it refuses are answered with its
     // error and the others written.
+    var documents = documents
     var refusals = [ValidationRefusal?](repeating: nil, count: documents.count)
     if documents.contains(where: { Self.isJudged($0.idAndRev.id?.stringValue ?? "") }),
       try await validation(db) != nil
     {
+      // A document without `_id` gets its id before the functions see it, as in CouchDB.
+      for index in documents.indices where documents[index].idAndRev.id == nil {
+        if var object = documents[index].object {
+          object["_id"] = .string(Document.generateID())
+          documents[index] = .object(object)
+        }
+      }
       refusals = try await validate(
         db, documents.map { $0.object ?? [:] }, newEdits: newEdits, request)
     }

@@ -21,6 +21,7 @@ struct ValidationServerTests {
         if (oldDoc && oldDoc.locked) throw({forbidden: 'locked: ' + oldDoc._id});
         return;
       }
+      if (typeof newDoc._id !== 'string') throw({forbidden: 'no _id'});
       if (!newDoc.title) throw({forbidden: 'a title is required'});
       if (newDoc.secret) throw({unauthorized: 'secrets need a name'});
       if (newDoc.boom) throw new TypeError('boom');
@@ -99,6 +100,11 @@ struct ValidationServerTests {
     #expect(answers.map { $0["ok"] } == [true, nil, true])
     #expect(answers[1] == ["id": "e", "error": "forbidden", "reason": "a title is required"])
     #expect(try await server.get("/v/e").status == 404)
+    // A document without _id has its id when the functions see it, as in CouchDB.
+    let unnamed = try await server.post("/v/_bulk_docs", ["docs": [["title": "t"]]])
+    #expect(unnamed.json[0]?["ok"] == true, "\(unnamed.json)")
+    let generated = try #require(unnamed.json[0]?["id"]?.stringValue)
+    #expect(try await server.get("/v/\(generated)").json["title"] == "t")
 
     // Replicated writes (new_edits=false) too: CouchDB lists the refused ones.
     let replicated = try await server.post(
