@@ -329,13 +329,6 @@ extension CouchHandler {
     }
   }
 
-  /// Writes a request body to a temporary file as it arrives, so that an attachment of any
-  /// size never sits whole in memory and a slow client holds no transaction. The file has
-  /// no name (``TemporaryFile``) and is read from its first byte.
-  ///
-  /// A gzip upload (Cloudant's SDKs compress bodies) comes inflated as it arrives
-  /// (``RequestDecompression``): the attachment is stored as the bytes it stands for, and a
-  /// 100 MB one never sits whole in memory.
   /// Validates the document an attachment write makes: the revision `rev` (or a new
   /// document) with the attachment `name` set to `stub`, or removed when `stub` is `nil`.
   private func requireValidAttachment(
@@ -353,6 +346,13 @@ extension CouchHandler {
     try await requireValid(db, document, request)
   }
 
+  /// Writes a request body to a temporary file as it arrives, so that an attachment of any
+  /// size never sits whole in memory and a slow client holds no transaction. The file has
+  /// no name (``TemporaryFile``) and is read from its first byte.
+  ///
+  /// A gzip upload (Cloudant's SDKs compress bodies) comes inflated as it arrives
+  /// (``RequestDecompression``): the attachment is stored as the bytes it stands for, and a
+  /// 100 MB one never sits whole in memory.
   func spool(_ request: CouchRequest) async throws -> TemporaryFile {
     let file = try TemporaryFile(for: "an upload")
     do {
