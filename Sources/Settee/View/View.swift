@@ -58,10 +58,12 @@ public struct View: Sendable {
   public func query(_ query: ViewQuery = ViewQuery()) throws -> ViewResult {
     if let result = try answerFromStoredRows(query) { return result }
     // Catching up in slices, each committed (other writers go in between), until the last
-    // one, which answers the query in the same transaction.
+    // one, which answers the query in the same transaction. A view mapped outside SQL maps
+    // each slice on a reader first, holding no lock, and the write only stores its rows.
     while true {
-      if let result = try catchUpSlice(answering: query) { return result }
-      ViewStore.pauseBetweenSlices()
+      let mapped = try collection.database.read { db in try mapAhead(db) }
+      if let result = try catchUpSlice(answering: query, mapped: mapped) { return result }
+      if mapped == nil { ViewStore.pauseBetweenSlices() }
     }
   }
 
@@ -71,7 +73,11 @@ public struct View: Sendable {
   @available(*, noasync, message: "blocks its thread; await its async form from an async func")
   public func update() throws {
     try refuseReadOnly()
-    while try updateSlice() { ViewStore.pauseBetweenSlices() }
+    while true {
+      let mapped = try collection.database.read { db in try mapAhead(db) }
+      guard try updateSlice(mapped: mapped) else { return }
+      if mapped == nil { ViewStore.pauseBetweenSlices() }
+    }
   }
 
   /// Runs a query without blocking the caller's thread: the rows are read on a reader
@@ -84,20 +90,25 @@ public struct View: Sendable {
       return result
     }
     while true {
+      let mapped = try await database.read { db in try mapAhead(db) }
       if let result = try await database.withConnection(
-        .writing, { try catchUpSlice(answering: query) })
+        .writing, { try catchUpSlice(answering: query, mapped: mapped) })
       {
         return result
       }
-      try await Task.sleep(nanoseconds: ViewStore.slicePause)
+      if mapped == nil { try await Task.sleep(nanoseconds: ViewStore.slicePause) }
     }
   }
 
   /// Brings the view up to date without blocking the caller's thread.
   public func update() async throws {
     try refuseReadOnly()
-    while try await collection.database.withConnection(.writing, { try updateSlice() }) {
-      try await Task.sleep(nanoseconds: ViewStore.slicePause)
+    let database = collection.database
+    while true {
+      let mapped = try await database.read { db in try mapAhead(db) }
+      guard try await database.withConnection(.writing, { try updateSlice(mapped: mapped) })
+      else { return }
+      if mapped == nil { try await Task.sleep(nanoseconds: ViewStore.slicePause) }
     }
   }
 
@@ -131,13 +142,25 @@ public struct View: Sendable {
     return result
   }
 
-  /// Maps one slice of the documents changed since the view's last update, in a write;
-  /// when that brings the view up to date, answers the query in the same transaction.
-  private func catchUpSlice(answering query: ViewQuery) throws -> ViewResult? {
+  /// The next slice of a catch-up mapped on a reader, holding no lock, for a view mapped
+  /// outside SQL that is behind (see ``ViewStore/mapAhead(_:_:mapper:)``); `nil` for any
+  /// other.
+  private func mapAhead(_ db: SQLConnection) throws -> ViewStore.MappedSlice? {
+    let stored = try self.stored(db)
+    guard try ViewStore.isBehind(db, stored) else { return nil }
+    return try ViewStore.mapAhead(db, stored, mapper: mapper(db, for: stored))
+  }
+
+  /// Stores a slice mapped ahead, or maps one slice of the documents changed since the
+  /// view's last update, in a write; when that brings the view up to date, answers the
+  /// query in the same transaction.
+  private func catchUpSlice(answering query: ViewQuery, mapped: ViewStore.MappedSlice?) throws
+    -> ViewResult?
+  {
     let result: ViewResult? = try collection.database.write { db in
       let current = try self.stored(db)
       let stored = try ViewStore.catchUp(
-        db, current, mapper: mapper(db, for: current), sliced: true)
+        db, current, mapper: mapper(db, for: current), sliced: true, mapped: mapped)
       if try ViewStore.isBehind(db, stored) { return nil }
       return try ViewStore.query(db, stored, query, reduce: reduce(for: stored))
     }
@@ -146,12 +169,14 @@ public struct View: Sendable {
     return result
   }
 
-  /// Maps one slice of the changed documents; whether the view is still behind after it.
-  private func updateSlice() throws -> Bool {
+  /// Stores a slice mapped ahead, or maps one slice of the changed documents; whether the
+  /// view is still behind after it.
+  private func updateSlice(mapped: ViewStore.MappedSlice?) throws -> Bool {
     try collection.database.write { db in
       let stored = try self.stored(db)
       guard try ViewStore.isBehind(db, stored) else { return false }
-      let after = try ViewStore.catchUp(db, stored, mapper: mapper(db, for: stored), sliced: true)
+      let after = try ViewStore.catchUp(
+        db, stored, mapper: mapper(db, for: stored), sliced: true, mapped: mapped)
       return try ViewStore.isBehind(db, after)
     }
   }

@@ -23,10 +23,15 @@ extension ViewStore {
   /// change) and records how far it got: the caller commits that slice, letting other
   /// writers in, and goes on in another transaction (the view is consistent at every
   /// slice: as of the sequence number it records). See ``isBehind(_:_:)``.
+  ///
+  /// With `mapped`, a slice mapped ahead on a reader (``mapAhead(_:_:mapper:)``) is stored
+  /// instead, when the view is still where it was mapped from.
   @discardableResult
   static func catchUp(
-    _ db: SQLConnection, _ stored: StoredView, mapper: ViewMapper, sliced: Bool = false
+    _ db: SQLConnection, _ stored: StoredView, mapper: ViewMapper, sliced: Bool = false,
+    mapped: MappedSlice? = nil
   ) throws -> StoredView {
+    if let mapped, let view = try store(db, stored, mapped) { return view }
     var view = stored
     if view.collatorVersion != (try view.collation.version()) {
       try reset(db, view)
@@ -75,38 +80,118 @@ extension ViewStore {
   ) throws -> StoredView {
     // A view with no rows and no history needs no deletes: the first build skips them.
     let fresh = view.lastSeq == 0 && view.totalRows == 0
-    if let definition = mapper.declared, let plan = DeclaredViewSQL(definition),
-      !(try DocumentReader.holdsNUL(db, cid: view.cid))
-    {
+    if let plan = try sqlPlan(db, view, mapper) {
       let counts = try plan.catchUp(db, view, from: view.lastSeq, to: target, fresh: fresh)
       return try finish(db, view, target: target, counts)
     }
-    // Rows are read and written through SQLite's C API (RawStatement): GRDB's arguments
-    // and rows cost as much as the rest of a Swift-mapped build.
-    let insert = try db.rawStatement(
-      sql: (SQLFragment("INSERT INTO ") + view.table
-        + SQLFragment(" (key, doc_id, n, key_json, value) VALUES (?, ?, ?, ?, ?)")).text)
-    let deleteRows = try db.makeStatement(
-      sql: (SQLFragment("DELETE FROM ") + view.table
-        + SQLFragment(" WHERE doc_id = ? RETURNING ") + otherValue).text)
-    let deleteError = try db.cachedStatement(
-      sql: "DELETE FROM view_errors WHERE vid = ? AND doc_id = ?")
-    // Whether a document has rows, probed through the table's index on doc_id before the
-    // delete: a `DELETE … RETURNING` opens an ephemeral table each time it runs, and most
-    // documents of a catch-up have no rows yet (every one after a first build's first
-    // slice: a third of a JavaScript view's build went to deleting nothing).
-    let hasRows = RawStatement(
-      db,
-      statement: try db.rawStatement(
-        sql: (SQLFragment("SELECT 1 FROM ") + view.table + SQLFragment(" WHERE doc_id = ? LIMIT 1"))
-          .text))
-    // The view's errors are few, usually none: none, no delete per document.
-    let hadErrors =
-      try Bool.fetchOne(
-        db, sql: "SELECT EXISTS (SELECT 1 FROM view_errors WHERE vid = ?)", arguments: [view.vid])
-      ?? true
-    let insertError = try db.cachedStatement(
-      sql: "INSERT OR REPLACE INTO view_errors (vid, doc_id, seq, message) VALUES (?, ?, ?, ?)")
+    let writer = try RowWriter(db, view, fresh: fresh)
+    let end = try mapChanges(
+      db, view, to: target, mapper: mapper, until: SliceEnd(deadline: deadline)
+    ) { id, seq, rows in
+      try writer.replace(id, seq, rows)
+    }
+    return try finish(db, view, target: end, writer.counts)
+  }
+
+  /// The SQL that maps a declarative view, when it can (not for documents holding U+0000,
+  /// which SQLite's JSON functions cut short).
+  private static func sqlPlan(
+    _ db: SQLConnection, _ view: StoredView, _ mapper: ViewMapper
+  ) throws -> DeclaredViewSQL? {
+    guard let definition = mapper.declared, let plan = DeclaredViewSQL(definition),
+      !(try DocumentReader.holdsNUL(db, cid: view.cid))
+    else { return nil }
+    return plan
+  }
+
+  // MARK: - Mapping ahead, outside the write lock
+
+  /// A slice of a catch-up mapped on a reader, before the write that stores it: the
+  /// rows of each document changed in `(from, upTo]`, in sequence order (`nil` rows for a
+  /// deleted or design document). Valid for the view's state it was mapped from.
+  struct MappedSlice: Sendable {
+    let vid: Int64
+    let generation: Int64
+    let from: Int64
+    let upTo: Int64
+    let documents: [(id: String, seq: Int64, rows: MappedRows?)]
+  }
+
+  /// A document's rows, or the error that skips it.
+  typealias MappedRows = Result<[(key: JSON, value: JSON)], any Error>
+
+  /// Maps the next slice of a view's catch-up on `db` (a reader: no write lock is held
+  /// while the map function runs), for the write that then stores it
+  /// (``catchUp(_:_:mapper:sliced:mapped:)``). `nil` when there is nothing to map ahead:
+  /// the view is current, maps in SQL, or must be rebuilt for another ICU.
+  ///
+  /// A slice ends after ``sliceTime`` or ``maxMappedRows`` rows, whichever comes first.
+  static func mapAhead(
+    _ db: SQLConnection, _ view: StoredView, mapper: ViewMapper
+  ) throws -> MappedSlice? {
+    guard view.collatorVersion == (try view.collation.version()),
+      try sqlPlan(db, view, mapper) == nil
+    else { return nil }
+    let target = try DocumentReader.lastSequence(db, cid: view.cid)
+    guard view.lastSeq < target else { return nil }
+    var documents: [(id: String, seq: Int64, rows: MappedRows?)] = []
+    var end = SliceEnd(
+      deadline: DispatchTime.now().uptimeNanoseconds + UInt64(sliceTime * 1e9),
+      maxRows: maxMappedRows)
+    let upTo = try mapChanges(db, view, to: target, mapper: mapper, until: end) { id, seq, rows in
+      documents.append((id, seq, rows))
+      if case .success(let emitted) = rows { end.rows += emitted.count }
+    }
+    return MappedSlice(
+      vid: view.vid, generation: view.generation, from: view.lastSeq, upTo: upTo,
+      documents: documents)
+  }
+
+  /// How many rows a slice mapped ahead holds at most before it is written.
+  static let maxMappedRows = 100_000
+
+  /// Stores a slice mapped ahead (``mapAhead(_:_:mapper:)``), if the view is still where
+  /// it was mapped from; `nil` when it moved (another writer caught it up, or its
+  /// definition changed): the caller maps in the write instead.
+  private static func store(
+    _ db: SQLConnection, _ view: StoredView, _ slice: MappedSlice
+  ) throws -> StoredView? {
+    guard slice.vid == view.vid, slice.generation == view.generation,
+      slice.from == view.lastSeq, view.collatorVersion == (try view.collation.version())
+    else { return nil }
+    let writer = try RowWriter(db, view, fresh: view.lastSeq == 0 && view.totalRows == 0)
+    func write() throws {
+      for document in slice.documents { try writer.replace(document.id, document.seq, document.rows) }
+    }
+    // As a catch-up in the write does (see catchUp(_:_:mapper:sliced:mapped:)).
+    if slice.documents.count > 100 { try db.withLargePageCache(write) } else { try write() }
+    return try finish(db, view, target: slice.upTo, writer.counts)
+  }
+
+  // MARK: - Mapping and writing rows
+
+  /// When a slice of a catch-up mapped outside SQL ends: once its deadline passes or it
+  /// holds `maxRows` rows (after one document at least).
+  struct SliceEnd {
+    var deadline: UInt64?
+    var maxRows = Int.max
+    var rows = 0
+
+    var reached: Bool {
+      if rows >= maxRows { return true }
+      guard let deadline else { return false }
+      return DispatchTime.now().uptimeNanoseconds > deadline
+    }
+  }
+
+  /// Maps the documents changed in `(view.lastSeq, target]` in sequence order, handing
+  /// each to `each` with its rows (`nil` for a deleted or design document, which only
+  /// loses its rows), until `end` is reached; returns the last sequence number mapped.
+  private static func mapChanges(
+    _ db: SQLConnection, _ view: StoredView, to target: Int64, mapper: ViewMapper,
+    until end: @autoclosure () -> SliceEnd,
+    each: (_ id: String, _ seq: Int64, _ rows: MappedRows?) throws -> Void
+  ) throws -> Int64 {
     let changed = try RawStatement(
       db,
       SQLFragment(
@@ -114,20 +199,148 @@ extension ViewStore {
         + .value(view.cid)
         + SQLFragment(" AND seq > ") + .value(view.lastSeq) + SQLFragment(" AND seq <= ")
         + .value(target) + SQLFragment(" ORDER BY seq"))
-    var counts = RowCounts()
-    var key: [UInt8] = []
-    var text: [UInt8] = []
     // The last change this call has mapped (`nil` before the first).
     var mappedUpTo: Int64? = nil
-    // Where a slice ended, when the deadline ended it.
+    // Where a slice ended, when its end came first.
     var sliceEnd: Int64? = nil
-    // A document's rows, or the error that skips it (recorded for the view).
-    func store(_ id: String, _ seq: Int64, _ result: Result<[(key: JSON, value: JSON)], any Error>)
-      throws
-    {
+    // Documents waiting for a batch mapper (``ViewMapper/mapTexts``): id, seq, JSON text.
+    var pending: [(id: String, seq: Int64, text: [UInt8])] = []
+    func mapPending() throws {
+      guard let mapTexts = mapper.mapTexts, !pending.isEmpty else { return }
+      let results = try mapTexts(pending.map(\.text))
+      for (document, result) in zip(pending, results) { try each(document.id, document.seq, result) }
+      pending.removeAll(keepingCapacity: true)
+    }
+    try changed.forEach { row in
+      let id = row.string(0)
+      let seq = row.int64(4)
+      if let mappedUpTo, end().reached {
+        // This slice ends before this change; the next maps it.
+        sliceEnd = mappedUpTo
+        return false
+      }
+      mappedUpTo = seq
+      if row.int64(2) != 0 || Document.isDesignID(id) {
+        // Handed on at once, before a pending batch: each document changes once in a
+        // catch-up, so the order of two documents' writes does not matter.
+        try each(id, seq, nil)
+        return true
+      }
+      if mapper.mapTexts != nil {
+        pending.append((id, seq, try documentText(db, row, id: id)))
+        if pending.count == Self.mapBatch { try mapPending() }
+        return true
+      }
+      let document = try Document(
+        id: id, rev: DocumentReader.storedRevision(row.string(1), documentID: id),
+        body: DocumentReader.parseBody(row.bytes(3), documentID: id))
+      try each(id, seq, Result { try mapper.map(document) })
+      return true
+    }
+    try mapPending()
+    return sliceEnd ?? target
+  }
+
+  /// A changed document as JSON text for a batch mapper, from its stored body: no parse,
+  /// no print. A damaged body is named as parsing it names it.
+  private static func documentText(_ db: SQLConnection, _ row: RawStatement, id: String) throws
+    -> [UInt8]
+  {
+    let body = row.bytes(3)
+    guard
+      body.isEmpty
+        || JSONValidator.isObject(body, maxDepth: Database.Configuration.maxNestingDepth)
+    else {
+      _ = try DocumentReader.parseBody(body, documentID: id)
+      throw DocumentReader.damaged(id, "its stored body is not a JSON object")
+    }
+    var document = DocumentReader.documentText(id: id, rev: row.string(1), body: body)
+    guard row.int64(6) != 0 else { return document }
+    // Its attachments as stubs, as CouchDB gives a map function the document.
+    let stubs = try AttachmentStore.attachments(
+      db, rid: row.int64(5),
+      rev: DocumentReader.storedRevision(row.string(1), documentID: id)
+    ).map { stored in
+      var stub = stored.attachment
+      stub.encoding = nil
+      stub.encodedLength = nil
+      return (stub.name, JSON.object(stub.json))
+    }
+    if !stubs.isEmpty {
+      document.removeLast()
+      document += #","_attachments":"#.utf8
+      JSONWriter.write(.object(JSONObject(stubs)), into: &document)
+      document.append(UInt8(ascii: "}"))
+    }
+    return document
+  }
+
+  /// Writes a catch-up's rows: each changed document loses the rows (and error) it had and
+  /// gains what it maps to now. Rows are read and written through SQLite's C API
+  /// (RawStatement): GRDB's arguments and rows cost as much as the rest of a Swift-mapped
+  /// build.
+  private final class RowWriter {
+    let db: SQLConnection
+    let view: StoredView
+    /// A view with no rows and no history needs no deletes: a first build skips them.
+    let fresh: Bool
+    private(set) var counts = RowCounts()
+    private let insert: RawStatement.Prepared
+    private let deleteRows: Statement
+    private let deleteError: Statement
+    private let insertError: Statement
+    /// Whether a document has rows, probed through the table's index on doc_id before the
+    /// delete: a `DELETE … RETURNING` opens an ephemeral table each time it runs, and most
+    /// documents of a catch-up have no rows yet (every one after a first build's first
+    /// slice: a third of a JavaScript view's build went to deleting nothing).
+    private let hasRows: RawStatement
+    /// The view's errors are few, usually none: none, no delete per document.
+    private let hadErrors: Bool
+    private var key: [UInt8] = []
+    private var text: [UInt8] = []
+
+    init(_ db: SQLConnection, _ view: StoredView, fresh: Bool) throws {
+      self.db = db
+      self.view = view
+      self.fresh = fresh
+      insert = try db.rawStatement(
+        sql: (SQLFragment("INSERT INTO ") + view.table
+          + SQLFragment(" (key, doc_id, n, key_json, value) VALUES (?, ?, ?, ?, ?)")).text)
+      deleteRows = try db.makeStatement(
+        sql: (SQLFragment("DELETE FROM ") + view.table
+          + SQLFragment(" WHERE doc_id = ? RETURNING ") + otherValue).text)
+      deleteError = try db.cachedStatement(
+        sql: "DELETE FROM view_errors WHERE vid = ? AND doc_id = ?")
+      insertError = try db.cachedStatement(
+        sql: "INSERT OR REPLACE INTO view_errors (vid, doc_id, seq, message) VALUES (?, ?, ?, ?)")
+      hasRows = RawStatement(
+        db,
+        statement: try db.rawStatement(
+          sql: (SQLFragment("SELECT 1 FROM ") + view.table
+            + SQLFragment(" WHERE doc_id = ? LIMIT 1")).text))
+      hadErrors =
+        try Bool.fetchOne(
+          db, sql: "SELECT EXISTS (SELECT 1 FROM view_errors WHERE vid = ?)",
+          arguments: [view.vid])
+        ?? true
+    }
+
+    /// Replaces a changed document's rows with `rows` (none for `nil`), or records the
+    /// error that skips it.
+    func replace(_ id: String, _ seq: Int64, _ rows: MappedRows?) throws {
+      if !fresh {
+        hasRows.bind(1, text: id)
+        let found = try hasRows.first { _ in true } ?? false
+        for other in try found ? Bool.fetchAll(deleteRows, arguments: [id]) : [] {
+          counts.removed += 1
+          if other { counts.otherRemoved += 1 }
+        }
+        if hadErrors { try deleteError.execute(arguments: [view.vid, id]) }
+      }
+      guard let rows else { return }
       let emitted: [(key: JSON, value: JSON)]
       do {
-        emitted = try result.get()
+        emitted = try rows.get()
         for pair in emitted {
           try checkEmitted(pair.key, "key")
           try checkEmitted(pair.value, "value")
@@ -165,76 +378,6 @@ extension ViewStore {
       counts.added += emitted.count
       counts.otherAdded += emitted.count { !$0.value.isNumber }
     }
-    // Documents waiting for a batch mapper (``ViewMapper/mapTexts``): id, seq, JSON text.
-    var pending: [(id: String, seq: Int64, text: [UInt8])] = []
-    func mapPending() throws {
-      guard let mapTexts = mapper.mapTexts, !pending.isEmpty else { return }
-      let results = try mapTexts(pending.map(\.text))
-      for (document, result) in zip(pending, results) { try store(document.id, document.seq, result) }
-      pending.removeAll(keepingCapacity: true)
-    }
-    try changed.forEach { row in
-      let id = row.string(0)
-      let seq = row.int64(4)
-      if let deadline, let mappedUpTo, DispatchTime.now().uptimeNanoseconds > deadline {
-        // This slice ends before this change; the next maps it.
-        sliceEnd = mappedUpTo
-        return false
-      }
-      mappedUpTo = seq
-      if !fresh {
-        hasRows.bind(1, text: id)
-        let found = try hasRows.first { _ in true } ?? false
-        for other in try found ? Bool.fetchAll(deleteRows, arguments: [id]) : [] {
-          counts.removed += 1
-          if other { counts.otherRemoved += 1 }
-        }
-        if hadErrors { try deleteError.execute(arguments: [view.vid, id]) }
-      }
-      if row.int64(2) != 0 || Document.isDesignID(id) { return true }
-      if mapper.mapTexts != nil {
-        // The document's text from the stored body: no parse, no print. A damaged body
-        // is named as parsing it names it.
-        let body = row.bytes(3)
-        guard
-          body.isEmpty
-            || JSONValidator.isObject(body, maxDepth: Database.Configuration.maxNestingDepth)
-        else {
-          _ = try DocumentReader.parseBody(body, documentID: id)
-          throw DocumentReader.damaged(id, "its stored body is not a JSON object")
-        }
-        var document = DocumentReader.documentText(id: id, rev: row.string(1), body: body)
-        if row.int64(6) != 0 {
-          // Its attachments as stubs, as CouchDB gives a map function the document.
-          let stubs = try AttachmentStore.attachments(
-            db, rid: row.int64(5),
-            rev: DocumentReader.storedRevision(row.string(1), documentID: id)
-          ).map { stored in
-            var stub = stored.attachment
-            stub.encoding = nil
-            stub.encodedLength = nil
-            return (stub.name, JSON.object(stub.json))
-          }
-          if !stubs.isEmpty {
-            document.removeLast()
-            document += #","_attachments":"#.utf8
-            JSONWriter.write(.object(JSONObject(stubs)), into: &document)
-            document.append(UInt8(ascii: "}"))
-          }
-        }
-        pending.append((id, seq, document))
-        if pending.count == Self.mapBatch { try mapPending() }
-        return true
-      }
-      let document = try Document(
-        id: id, rev: DocumentReader.storedRevision(row.string(1), documentID: id),
-        body: DocumentReader.parseBody(row.bytes(3), documentID: id))
-      try store(id, seq, Result { try mapper.map(document) })
-      return true
-    }
-    try mapPending()
-    if let sliceEnd { return try finish(db, view, target: sliceEnd, counts) }
-    return try finish(db, view, target: target, counts)
   }
 
   /// How many documents a batch mapper (``ViewMapper/mapTexts``) is handed at a time.

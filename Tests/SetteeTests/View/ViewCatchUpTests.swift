@@ -47,6 +47,79 @@ struct ViewCatchUpTests {
     let answer = rows.withLock { $0 }
     #expect((try? answer?.get()) == 61, "\(String(describing: answer))")
   }
+
+  /// A view mapped outside SQL maps each slice on a reader and holds the write lock only
+  /// to store its rows: writers of another connection with a short busy timeout get in
+  /// all along, and what they change while a slice is being mapped is mapped again.
+  @Test func mappingHoldsNoWriteLock() throws {
+    let path = directory.path("ahead.db")
+    let docs = try Database(path: path).collection()
+    try docs.putAll((0..<60).map { ["_id": .string("d\($0)"), "n": .int(Int64($0))] })
+    let slow = try docs.view("slow", version: "1") { document, emit in
+      Thread.sleep(forTimeInterval: 0.04)  // 60 documents: 2.4 s of mapping, in slices
+      emit(document["n"] ?? .null, nil)
+    }
+    // Shorter than a slice (0.2 s): a write waiting for a slice mapped in the lock fails.
+    let other = try Database(path: path, configuration: .init(busyTimeout: 0.1)).collection()
+    let done = DispatchSemaphore(value: 0)
+    let answer = Guarded<Result<ViewResult, any Error>?>(nil)
+    Thread.detachNewThread {
+      let result = Result { try slow.query() }
+      answer.withLock { $0 = result }
+      done.signal()
+    }
+    // Writes all through the catch-up: new documents, and changes to documents mapped
+    // already (the first ones) or being mapped.
+    for round in 0..<8 {
+      Thread.sleep(forTimeInterval: 0.15)
+      try other.put(["_id": .string("new\(round)"), "n": .int(Int64(1000 + round))])
+      let changed = try #require(try other.get("d\(round * 3)"))
+      let rev = try #require(changed.rev)
+      if round == 7 {
+        try other.delete(changed.id, rev: rev)
+      } else {
+        try other.put(
+          ["_id": .string(changed.id), "_rev": .string(rev.description), "n": .int(Int64(-round))])
+      }
+    }
+    done.wait()
+    let result = try #require(try answer.withLock { $0 }?.get())
+    // The rows the documents map to now, each document once.
+    let expected = try other.find([:]).map { "\($0.id)=\($0["n"] ?? .null)" }
+    let rows = try slow.query().rows.map { "\($0.id ?? "")=\($0.key)" }
+    #expect(rows.count == expected.count && Set(rows) == Set(expected), "\(rows)")
+    #expect(result.totalRows >= 60)
+  }
+
+  /// Two connections catching up the same view at once: both map the same slice ahead,
+  /// one stores it, and the other, finding the view moved, maps in its write. Both answer
+  /// every document once.
+  @Test func twoCatchUpsOfOneViewAgree() throws {
+    let path = directory.path("twice.db")
+    let docs = try Database(path: path).collection()
+    try docs.putAll((0..<40).map { ["_id": .string("d\($0)"), "n": .int(Int64($0))] })
+    let map: ViewMapFunction = { document, emit in
+      Thread.sleep(forTimeInterval: 0.02)
+      emit(document["n"] ?? .null, nil)
+    }
+    let views = try [docs, Database(path: path).collection()].map {
+      try $0.view("both", version: "1", map: map)
+    }
+    let totals = Guarded<[Int]>([])
+    let group = DispatchGroup()
+    for view in views {
+      group.enter()
+      Thread.detachNewThread {
+        let total = (try? view.query().totalRows) ?? -1
+        totals.withLock { $0.append(total) }
+        group.leave()
+      }
+    }
+    group.wait()
+    #expect(totals.withLock { $0 } == [40, 40])
+    let keys = try views[0].query().rows.map(\.key)
+    #expect(keys == (0..<40).map { JSON.int(Int64($0)) })
+  }
 }
 
 /// A background update (`stale: .updateAfter`) that fails is reported with the next result,
