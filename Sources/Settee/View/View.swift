@@ -57,14 +57,8 @@ public struct View: Sendable {
   @available(*, noasync, message: "blocks its thread; await its async form from an async func")
   public func query(_ query: ViewQuery = ViewQuery()) throws -> ViewResult {
     if let result = try answerFromStoredRows(query) { return result }
-    // Catching up in slices, each committed (other writers go in between), until the last
-    // one, which answers the query in the same transaction. A view mapped outside SQL maps
-    // each slice on a reader first, holding no lock, and the write only stores its rows.
-    while true {
-      let mapped = try collection.database.read { db in try mapAhead(db) }
-      if let result = try catchUpSlice(answering: query, mapped: mapped) { return result }
-      if mapped == nil { ViewStore.pauseBetweenSlices() }
-    }
+    // The last slice answers the query in the same transaction.
+    return try catchingUp { mapped in try catchUpSlice(answering: query, mapped: mapped) }
   }
 
   /// Brings the view up to date now (a query does so by itself).
@@ -73,11 +67,7 @@ public struct View: Sendable {
   @available(*, noasync, message: "blocks its thread; await its async form from an async func")
   public func update() throws {
     try refuseReadOnly()
-    while true {
-      let mapped = try collection.database.read { db in try mapAhead(db) }
-      guard try updateSlice(mapped: mapped) else { return }
-      if mapped == nil { ViewStore.pauseBetweenSlices() }
-    }
+    try catchingUp { mapped in try updateSlice(mapped: mapped) ? nil : () }
   }
 
   /// Runs a query without blocking the caller's thread: the rows are read on a reader
@@ -89,26 +79,71 @@ public struct View: Sendable {
     {
       return result
     }
-    while true {
-      let mapped = try await database.read { db in try mapAhead(db) }
-      if let result = try await database.withConnection(
-        .writing, { try catchUpSlice(answering: query, mapped: mapped) })
-      {
-        return result
-      }
-      if mapped == nil { try await Task.sleep(nanoseconds: ViewStore.slicePause) }
-    }
+    return try await catchingUp { mapped in try catchUpSlice(answering: query, mapped: mapped) }
   }
 
   /// Brings the view up to date without blocking the caller's thread.
   public func update() async throws {
     try refuseReadOnly()
+    try await catchingUp { mapped in try updateSlice(mapped: mapped) ? nil : () }
+  }
+
+  /// Catches the view up in slices, each committed by `step` (other writers go in
+  /// between), until `step` answers.
+  ///
+  /// A view mapped outside SQL maps each slice on a reader, holding no lock (the write
+  /// only stores its rows), and maps the slice after it on another thread while this one
+  /// writes: the map function and the row writes run side by side. Other views map in
+  /// the write, and pause between slices so that another process's writer finds the lock
+  /// free.
+  private func catchingUp<T>(_ step: (ViewStore.MappedSlice?) throws -> T?) throws -> T {
     let database = collection.database
+    var mapped = try database.read { db in try mapAhead(db, after: nil) }
     while true {
-      let mapped = try await database.read { db in try mapAhead(db) }
-      guard try await database.withConnection(.writing, { try updateSlice(mapped: mapped) })
-      else { return }
-      if mapped == nil { try await Task.sleep(nanoseconds: ViewStore.slicePause) }
+      // Not from inside another access: its connection is this thread's alone.
+      let following = mapped.flatMap { slice in
+        ThreadAccess.current == .none
+          ? BackgroundWork { try database.read { db in try self.mapAhead(db, after: slice) } }
+          : nil
+      }
+      let answer = Result { try step(mapped) }
+      let next = following?.wait()
+      if let result = try answer.get() { return result }
+      if let next = try next?.get() {
+        mapped = next
+        continue
+      }
+      if mapped == nil { ViewStore.pauseBetweenSlices() }  // mapped in the write
+      mapped = try database.read { db in try mapAhead(db, after: nil) }
+    }
+  }
+
+  /// The async form of ``catchingUp(_:)``: the following slice is mapped in a child task.
+  private func catchingUp<T: Sendable>(
+    _ step: @escaping @Sendable (ViewStore.MappedSlice?) throws -> T?
+  ) async throws -> T {
+    let database = collection.database
+    var mapped = try await database.read { db in try mapAhead(db, after: nil) }
+    while true {
+      guard let slice = mapped else {
+        // Mapped in the write.
+        if let result = try await database.withConnection(.writing, { try step(nil) }) {
+          return result
+        }
+        try await Task.sleep(nanoseconds: ViewStore.slicePause)
+        mapped = try await database.read { db in try mapAhead(db, after: nil) }
+        continue
+      }
+      async let following = database.read { db in try mapAhead(db, after: slice) }
+      let answer: Result<T?, any Error>
+      do {
+        answer = .success(try await database.withConnection(.writing) { try step(slice) })
+      } catch { answer = .failure(error) }
+      let next: Result<ViewStore.MappedSlice?, any Error>
+      do { next = .success(try await following) } catch { next = .failure(error) }
+      if let result = try answer.get() { return result }
+      mapped = try next.get()
+      if mapped == nil { mapped = try await database.read { db in try mapAhead(db, after: nil) } }
     }
   }
 
@@ -143,10 +178,20 @@ public struct View: Sendable {
   }
 
   /// The next slice of a catch-up mapped on a reader, holding no lock, for a view mapped
-  /// outside SQL that is behind (see ``ViewStore/mapAhead(_:_:mapper:)``); `nil` for any
-  /// other.
-  private func mapAhead(_ db: SQLConnection) throws -> ViewStore.MappedSlice? {
-    let stored = try self.stored(db)
+  /// outside SQL that is behind (see ``ViewStore/mapAhead(_:_:mapper:)``): the one after
+  /// `previous` (not stored yet) when given, the first the stored view lacks otherwise.
+  /// `nil` for any other view, or when there is nothing to map.
+  private func mapAhead(_ db: SQLConnection, after previous: ViewStore.MappedSlice?) throws
+    -> ViewStore.MappedSlice?
+  {
+    var stored = try self.stored(db)
+    if let previous {
+      // The view as it will be once `previous` is stored.
+      guard stored.vid == previous.vid, stored.generation == previous.generation,
+        stored.lastSeq <= previous.upTo
+      else { return nil }
+      stored.lastSeq = previous.upTo
+    }
     guard try ViewStore.isBehind(db, stored) else { return nil }
     return try ViewStore.mapAhead(db, stored, mapper: mapper(db, for: stored))
   }
