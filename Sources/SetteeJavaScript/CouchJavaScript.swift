@@ -87,8 +87,15 @@ enum CouchJavaScript {
         }
         emitted.push([key === undefined ? null : key, value === undefined ? null : value]);
       };
+      // At most 100 messages a call, each cut to 16,000 characters (CouchDB's
+      // [log] max_message_size).
       global.log = function (message) {
-        if (logged.length < 100) logged.push(typeof message === "string" ? message : describe(message));
+        if (logged.length >= 100) return;
+        var text = typeof message === "string" ? message : describe(message);
+        if (text.length > 16000) {
+          text = text.slice(0, 16000) + "\u2026 (" + text.length + " characters)";
+        }
+        logged.push(text);
       };
       global.sum = function (values) {
         var total = 0;

@@ -387,6 +387,37 @@ struct DesignViewTests {
       ])
   }
 
+  /// A message longer than CouchDB's `max_message_size` (16,000) is cut there, and a call
+  /// logs 100 messages at most: a function cannot flood the log.
+  @Test func logMessagesAreBounded() async throws {
+    let messages = Locked<[String]>([])
+    var configuration = Database.Configuration()
+    configuration.javaScriptLog = { _, message in messages.withLock { $0.append(message) } }
+    let logged = try Database(
+      path: directory.appendingPathComponent("loud.db").path, configuration: configuration)
+    let docs = logged.collection("docs")
+    try await docs.put(["_id": "a"])
+    try await docs.put([
+      "_id": "_design/loud",
+      "views": [
+        "v": [
+          "map": """
+            function (doc) {
+              log(new Array(2000001).join("x"));
+              for (var i = 0; i < 500; i++) log("line " + i);
+              emit(doc._id, null);
+            }
+            """
+        ]
+      ],
+    ])
+    #expect(try await docs.designView("loud/v").query(ViewQuery()).totalRows == 1)
+    let all = messages.withLock { $0 }
+    #expect(all.count == 100)
+    #expect(all.first == String(repeating: "x", count: 16_000) + "\u{2026} (2000000 characters)")
+    #expect(all.last == "line 98")
+  }
+
   /// The validation rules of CouchDB's documentation ("Validate document update
   /// functions": a required field, deletions by administrators or the document's owner)
   /// with an owner rule through `secObj`, as a table: the new document, the one it
