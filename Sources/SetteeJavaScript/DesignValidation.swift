@@ -93,8 +93,8 @@ extension DocumentCollection {
     -> DesignValidation
   {
     try DesignValidation(
-      allDocuments(DesignValidation.designDocuments(includeDocs: true)), database: name,
-      timeLimit: timeLimit, log: database.configuration.javaScriptLog)
+      designDocuments(), database: name, timeLimit: timeLimit,
+      log: database.configuration.javaScriptLog)
   }
 
   /// The collection's `validate_doc_update` functions, without blocking the caller's
@@ -103,8 +103,8 @@ extension DocumentCollection {
     async throws -> DesignValidation
   {
     try DesignValidation(
-      await allDocuments(DesignValidation.designDocuments(includeDocs: true)),
-      database: name, timeLimit: timeLimit, log: database.configuration.javaScriptLog)
+      await designDocuments(), database: name, timeLimit: timeLimit,
+      log: database.configuration.javaScriptLog)
   }
 
   /// Writes `json` as `put(_:)` does once `rules` accept it: the revision it
@@ -160,14 +160,23 @@ public final class DesignValidation: Sendable {
   /// Where the functions' `log` messages go.
   private let log: LogSink?
 
-  init(_ designs: ViewResult, database: String, timeLimit: Double, log: LogSink?) throws {
+  /// Whether writes to the document `id` are judged: all but design and local documents'
+  /// (CouchDB validates neither, so a design document whose function does not compile can
+  /// still be replaced).
+  public static func judges(documentID id: String) -> Bool {
+    !Document.isDesignID(id) && !id.hasPrefix(LocalDocument.idPrefix)
+  }
+
+  init(_ designs: [Document], database: String, timeLimit: Double, log: LogSink?) throws {
     self.database = database
     self.log = log
     self.timeLimit = timeLimit
-    designRevisions = Self.revisions(designs)
+    designRevisions = designs.map { "\($0.id) \($0.rev?.description ?? "")" }
     var engines: [(String, JavaScriptEngine)] = []
-    for row in designs.rows {
-      guard let id = row.id, let ddoc = row.document?.json,
+    for design in designs {
+      let id = design.id
+      let ddoc = design.json
+      guard
         case .string(let source)? = ddoc["validate_doc_update"],
         (ddoc["language"]?.stringValue ?? "javascript") == "javascript"
       else { continue }
@@ -184,21 +193,6 @@ public final class DesignValidation: Sendable {
     }
     self.engines = engines
     designDocuments = engines.map(\.0)
-  }
-
-  /// The query listing design documents.
-  static func designDocuments(includeDocs: Bool = false) -> ViewQuery {
-    var query = ViewQuery()
-    query.startKey = "_design/"
-    query.endKey = "_design0"
-    query.includeDocs = includeDocs
-    return query
-  }
-
-  static func revisions(_ designs: ViewResult) -> [String] {
-    designs.rows.compactMap { row in
-      row.id.map { "\($0) \(row.value["rev"]?.stringValue ?? "")" }
-    }
   }
 
   /// Runs every function on each write: `nil` for a write all accept, else the first
@@ -240,8 +234,7 @@ public final class DesignValidation: Sendable {
     -> ([Int], JSON?)
   {
     let indexes = writes.indices.filter { index in
-      let id = writes[index].newDocument["_id"]?.stringValue ?? ""
-      return !Document.isDesignID(id) && !id.hasPrefix("_local/")
+      Self.judges(documentID: writes[index].newDocument["_id"]?.stringValue ?? "")
     }
     guard !engines.isEmpty, !indexes.isEmpty else { return (indexes, nil) }
     let db = user.json(database: database)
@@ -345,9 +338,9 @@ public final class DesignValidation: Sendable {
     -> [(request: RevisionsRequest?, history: [RevisionID])]
   {
     documents.map { document in
-      guard let id = document["_id"]?.stringValue, !Document.isDesignID(id),
-        !id.hasPrefix("_local/")
-      else { return (nil, []) }
+      guard let id = document["_id"]?.stringValue, judges(documentID: id) else {
+        return (nil, [])
+      }
       let history = Self.history(document)
       let options = RevisionReadOptions(revs: true)
       if newEdits {

@@ -154,8 +154,10 @@ extension CouchHandler {
     // error and the others written.
     var documents = documents
     var refusals = [ValidationRefusal?](repeating: nil, count: documents.count)
-    if documents.contains(where: { Self.isJudged($0.idAndRev.id?.stringValue ?? "") }),
-      try await validation(db) != nil
+    if documents.contains(where: {
+      DesignValidation.judges(documentID: $0.idAndRev.id?.stringValue ?? "")
+    }),
+      let rules = try await validation(db)
     {
       // A document without `_id` gets its id before the functions see it, as in CouchDB.
       for index in documents.indices where documents[index].idAndRev.id == nil {
@@ -165,7 +167,7 @@ extension CouchHandler {
         }
       }
       refusals = try await validate(
-        db, documents.map { $0.object ?? [:] }, newEdits: newEdits, request)
+        db, documents.map { $0.object ?? [:] }, newEdits: newEdits, request, by: rules)
     }
     let accepted = documents.indices.filter { refusals[$0] == nil }
     // The engine writes a batch whole and goes document by document only when one is

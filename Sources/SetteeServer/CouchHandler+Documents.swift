@@ -3,6 +3,7 @@ import HTTPTypes
 import Hummingbird
 import Settee
 import SetteeCore
+import SetteeJavaScript
 import SetteeReplication
 
 extension CouchHandler {
@@ -335,7 +336,9 @@ extension CouchHandler {
     _ db: DocumentCollection, _ id: String, rev: RevisionID?, _ name: String, _ stub: JSON?,
     _ request: CouchRequest
   ) async throws {
-    guard Self.isJudged(id), try await validation(db) != nil else { return }
+    guard DesignValidation.judges(documentID: id), let rules = try await validation(db) else {
+      return
+    }
     var document: JSONObject = ["_id": .string(id)]
     if let rev, let current = try await db.document(id, RevisionReadOptions(rev: rev)) {
       document = current
@@ -343,7 +346,7 @@ extension CouchHandler {
     var attachments = document["_attachments"]?.objectValue ?? [:]
     attachments[name] = stub
     document["_attachments"] = attachments.isEmpty ? nil : .object(attachments)
-    try await requireValid(db, document, request)
+    try await requireValid(db, document, request, by: rules)
   }
 
   /// Writes a request body to a temporary file as it arrives, so that an attachment of any

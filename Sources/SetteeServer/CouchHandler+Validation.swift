@@ -40,10 +40,20 @@ extension CouchHandler {
   ) async throws -> [ValidationRefusal?] {
     // Design and local documents are never validated: a design document that does not
     // compile can still be replaced.
-    let judged = documents.contains { Self.isJudged($0["_id"]?.stringValue ?? "") }
+    let judged = documents.contains {
+      DesignValidation.judges(documentID: $0["_id"]?.stringValue ?? "")
+    }
     guard judged, let rules = try await validation(db) else {
       return documents.map { _ in nil }
     }
+    return try await validate(db, documents, newEdits: newEdits, request, by: rules)
+  }
+
+  /// Runs `rules` (the database's functions, read once by the caller) on each document.
+  func validate(
+    _ db: DocumentCollection, _ documents: [JSONObject], newEdits: Bool, _ request: CouchRequest,
+    by rules: DesignValidation
+  ) async throws -> [ValidationRefusal?] {
     do {
       return try await rules.check(
         documents, in: db, newEdits: newEdits, as: request.user,
@@ -53,20 +63,18 @@ extension CouchHandler {
     }
   }
 
-  /// Whether writes to the document `id` are validated: all but design and local
-  /// documents'.
-  static func isJudged(_ id: String) -> Bool {
-    !Document.isDesignID(id) && !id.hasPrefix("_local/")
-  }
-
   /// Refuses the write of `document` with CouchDB's error when a `validate_doc_update`
-  /// function refuses it.
+  /// function refuses it; `rules` when the caller has read them already.
   func requireValid(
     _ db: DocumentCollection, _ document: JSONObject, newEdits: Bool = true,
-    _ request: CouchRequest
+    _ request: CouchRequest, by rules: DesignValidation? = nil
   ) async throws {
-    if let refusal = try await validate(db, [document], newEdits: newEdits, request)[0] {
-      throw CouchError(refusal)
-    }
+    let refusals =
+      if let rules {
+        try await validate(db, [document], newEdits: newEdits, request, by: rules)
+      } else {
+        try await validate(db, [document], newEdits: newEdits, request)
+      }
+    if let refusal = refusals[0] { throw CouchError(refusal) }
   }
 }

@@ -58,6 +58,35 @@ extension DocumentCollection {
     try await database.withConnection(.reading) { try self.designRevisions() }
   }
 
+  /// The live design documents, in id order: what functions are compiled from
+  /// (JavaScript views, filters, `validate_doc_update`). Reads only their index range, and
+  /// their revisions as ``designRevisions()-9p3yi`` gives them in the same read.
+  @available(*, noasync, message: "blocks its thread; await its async form from an async func")
+  public func designDocuments() throws -> [Document] {
+    try database.query { db in
+      guard let cid = try database.collectionID(db, name) else { return [] }
+      return try DocumentReader.namingDamagedBodies(db, cid: cid) {
+        try Row.fetchAll(
+          db.cachedStatement(
+            sql:
+              "SELECT id, rev, body FROM documents WHERE cid = ? AND id >= '_design/' AND id < '_design0' AND deleted = 0 ORDER BY id"
+          ), arguments: [cid]
+        ).map { row in
+          let id: String = try row.value(0)
+          return Document(
+            id: id, rev: try DocumentReader.storedRevision(try row.value(1), documentID: id),
+            body: try DocumentReader.parseBody(row, at: 2, documentID: id))
+        }
+      }
+    }
+  }
+
+  /// The live design documents, without blocking the caller's thread (see the blocking
+  /// form).
+  public func designDocuments() async throws -> [Document] {
+    try await database.withConnection(.reading) { try self.designDocuments() }
+  }
+
   static func allDocuments(_ db: SQLConnection, cid: Int64, _ query: ViewQuery) throws
     -> ViewResult
   {

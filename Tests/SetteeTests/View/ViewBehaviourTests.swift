@@ -323,6 +323,36 @@ struct ViewBehaviourTests {
     }
   }
 
+  /// Design documents, one deleted, and ids on both sides of their range (`^` and `` ` ``
+  /// sort just before and after `_`).
+  func designsAtTheEdges() throws {
+    for id in ["^design/x", "_design/b", "_design/a", "`design/x", "a"] {
+      try numbers.put(["_id": .string(id), "views": [:]])
+    }
+    try numbers.delete(try #require(try numbers.get("_design/b")))
+    try numbers.put(["_id": "_design/c", "language": "javascript"])
+  }
+
+  /// The design documents and their revisions, from the `_design/` id range alone:
+  /// deleted ones and the ids around the range are not among them, and both reads agree.
+  @Test func designDocumentsAndTheirRevisions() throws {
+    try designsAtTheEdges()
+    let designs = try numbers.designDocuments()
+    #expect(designs.map(\.id) == ["_design/a", "_design/c"])
+    #expect(designs[1]["language"] == "javascript")
+    #expect(
+      try numbers.designRevisions() == designs.map { "\($0.id) \($0.rev?.description ?? "")" })
+    #expect(try db.collection("empty").designDocuments().isEmpty)
+  }
+
+  @Test func designDocumentsHaveAsyncForms() async throws {
+    try await Task.detached { [self] in try designsAtTheEdges() }.value
+    let designs = try await numbers.designDocuments()
+    #expect(designs.map(\.id) == ["_design/a", "_design/c"])
+    #expect(
+      try await numbers.designRevisions() == designs.map { "\($0.id) \($0.rev?.description ?? "")" })
+  }
+
   @Test func allDocumentsTakesTheSameOptions() throws {
     try numbers.put(["_id": "_design/app"])
     try numbers.delete(try #require(try numbers.get("n5")))
