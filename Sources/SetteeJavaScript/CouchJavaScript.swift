@@ -2,7 +2,9 @@
 /// (its documentation's "JavaScript Functions" and "Query Server Protocol"), written for
 /// Settee: `emit`, `log`, `sum`, `isArray`, `toJSON`, and `require` of CommonJS modules
 /// kept in the design document. Functions are compiled as couchjs compiles them: their
-/// source text evaluated as an expression in the global scope, in sloppy mode.
+/// source text evaluated as an expression in the global scope, in sloppy mode, or else as
+/// a program whose last anonymous function declaration is the function (CouchDB 3's
+/// rewrite: a trailing semicolon, statements before the function).
 ///
 /// Swift calls three global functions with one JSON argument each:
 /// - `__settee_define({ddoc, map, reduce, filter, validate, maxEmits, maxBytes})`: compiles
@@ -33,11 +35,37 @@ enum CouchJavaScript {
         try { return JSON.stringify(error); } catch (e) { return String(error); }
       }
       function compileFunction(source, what) {
-        var value = compile("(" + source + "\n)");
+        var value;
+        try {
+          value = compile("(" + source + "\n)");
+        } catch (error) {
+          if (!(error instanceof SyntaxError)) throw error;
+          value = compileProgram(source, error);
+        }
         if (typeof value !== "function") {
           throw new TypeError("the " + what + " function's source is not a function expression");
         }
         return value;
+      }
+      // CouchDB 3 evaluates a function's source as a program whose last anonymous function
+      // declaration is turned into an expression (its rewriteFunInt), so that
+      // "function (doc) {...};" with a trailing semicolon, or statements before the
+      // function, compile: the program's value is the function. Without a parser, each
+      // "function" keyword from the last is tried as that declaration by making it the
+      // operand of a comma expression; the first that gives a function is the one.
+      function compileProgram(source, syntaxError) {
+        var candidates = [], pattern = /\bfunction\s*\(/g, found;
+        while ((found = pattern.exec(source)) !== null) candidates.push(found.index);
+        for (var i = candidates.length - 1; i >= 0; i--) {
+          var at = candidates[i];
+          try {
+            var value = compile(source.slice(0, at) + "0, " + source.slice(at) + "\n");
+            if (typeof value === "function") return value;
+          } catch (error) {
+            if (!(error instanceof SyntaxError)) throw error;
+          }
+        }
+        throw syntaxError;
       }
       // CommonJS modules kept in the design document, by path ("views/lib/names", or
       // relative to the requiring module: "./names", "../lib/names"). A view's functions may

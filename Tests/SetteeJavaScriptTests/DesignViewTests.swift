@@ -184,6 +184,34 @@ struct DesignViewTests {
     #expect(try docs.designView("h/reduce").query(ViewQuery(reduce: false)).rows.count == 1)
   }
 
+  /// The forms of a function's source CouchDB 3 compiles (an expression, or a program whose
+  /// last anonymous function declaration is the function, as CouchDB's own tests write
+  /// them: `function (doc) {…};`), and those it refuses: `nil` for a compilation error.
+  @Test(arguments: [
+    ("function (doc) { emit(doc._id, 1); }", 1),
+    ("function (doc) { emit(doc._id, 1); };", 1),
+    ("  function(doc) {\n  emit(doc._id, 1);\n};\n// done\n", 1),
+    ("var n = 2; function (doc) { emit(doc._id, n); }", 2),
+    ("var twice = function (x) { return 2 * x; };\nfunction (doc) { [1].forEach(function (v) { emit(doc._id, twice(v)); }); };", 2),
+    ("(function (doc) { emit(doc._id, 3); })", 3),
+    // Accepted as a named function expression (couchjs 1.x did; CouchDB 3 may refuse it).
+    ("function named(doc) { emit(doc._id, 4); }", 4),
+    ("42", nil),
+    ("function (doc) { emit(doc._id, ; }", nil),
+  ] as [(String, Int?)])
+  func functionSourcesCompileAsInCouchDB(_ source: String, _ value: Int?) throws {
+    let docs = database.collection("sources")
+    try docs.put(["_id": "d"])
+    let id = "_design/s\(abs(source.hashValue))"
+    try docs.put(["_id": .string(id), "views": ["v": ["map": .string(source)]]])
+    let name = String(id.dropFirst("_design/".count)) + "/v"
+    guard let value else {
+      #expect(throws: SetteeError.self, "\(source)") { try docs.designView(name).query(ViewQuery()) }
+      return
+    }
+    #expect(try docs.designView(name).query(ViewQuery()).rows.map(\.value) == [.int(Int64(value))])
+  }
+
   /// A changed map function rebuilds the view's rows; an unchanged design document (another
   /// member changed) keeps them.
   @Test func aChangedMapRebuildsAnUnchangedOneKeeps() throws {
