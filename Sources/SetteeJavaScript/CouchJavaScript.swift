@@ -7,8 +7,9 @@
 /// rewrite: a trailing semicolon, statements before the function).
 ///
 /// Swift calls three global functions with one JSON argument each:
-/// - `__settee_define({ddoc, map, reduce, filter, validate, maxEmits, maxBytes})`: compiles
-///   the functions;
+/// - `__settee_define({ddoc, map, reduce, filter, validate, viewFilter, maxEmits, maxBytes})`:
+///   compiles the functions (`viewFilter`: a view's map function, run as a filter that
+///   passes the documents it emits a row for);
 /// - `__settee_map(doc)`: `{"rows": [[key, value], …], "log": […]}` or `{"error": text}`;
 /// - `__settee_map_batch([doc, …])`: `__settee_map`'s result for each, as JSON text (one
 ///   document's past `maxBytes` replaced by an error);
@@ -147,6 +148,20 @@ enum CouchJavaScript {
         // A filter or validate_doc_update may load any module of its design document; a
         // view only views.lib's.
         viewsOnly = filter === null && validate === null;
+        if (definition.viewFilter !== undefined) {
+          // _changes?filter=_view: a change passes when the view's map function emits a
+          // row for its document (couchjs's filter_view); a map that throws fails the call.
+          var viewMap = compileFunction(definition.viewFilter, "map");
+          filter = function (doc) {
+            emitted = [];
+            try {
+              viewMap.call(ddoc, doc);
+              return emitted.length > 0;
+            } finally {
+              emitted = null;
+            }
+          };
+        }
         return true;
       };
       global.__settee_filter_batch = function (call) {

@@ -32,6 +32,32 @@ extension DocumentCollection {
       try await get("_design/" + design), design: design, name: name, timeLimit: timeLimit,
       log: database.configuration.javaScriptLog)
   }
+
+  /// The view `v` of the design document `_design/d` (`"d/v"`) as a filter, CouchDB's
+  /// `_changes?filter=_view&view=d/v`: a document passes when the view's map function
+  /// emits a row for it (a deleted one is given as ``Change/filtered(_:)`` gives it).
+  ///
+  /// - Throws: as ``designFilter(_:timeLimit:)``, for the view's map function.
+  @available(*, noasync, message: "blocks its thread; await its async form from an async func")
+  public func designFilter(
+    view path: String, timeLimit: Double = DesignFunctions.defaultTimeLimit
+  ) throws -> DesignFilter {
+    let (design, name) = try DesignFunctions.split(path)
+    return try DesignFilter(
+      try get("_design/" + design), design: design, view: name, timeLimit: timeLimit,
+      log: database.configuration.javaScriptLog)
+  }
+
+  /// The view `v` of the design document `_design/d` as a filter, without blocking the
+  /// caller's thread (see ``designFilter(view:timeLimit:)``).
+  public func designFilter(
+    view path: String, timeLimit: Double = DesignFunctions.defaultTimeLimit
+  ) async throws -> DesignFilter {
+    let (design, name) = try DesignFunctions.split(path)
+    return try DesignFilter(
+      try await get("_design/" + design), design: design, view: name, timeLimit: timeLimit,
+      log: database.configuration.javaScriptLog)
+  }
 }
 
 /// CouchDB's `req` object as a filter function sees it (CouchDB's request object): the
@@ -115,16 +141,42 @@ public final class DesignFilter: Sendable {
   /// How many compiled filters the process keeps (each holds a JavaScript context).
   private static let cacheLimit = 64
 
-  init(
+  /// The filter `name` of the design document.
+  convenience init(
     _ document: Document?, design: String, name: String, timeLimit: Double, log: LogSink?
   ) throws {
     guard let document else {
       throw SetteeError(.notFound, "no design document _design/\(design)")
     }
-    let ddoc = document.json
-    guard case .string(let source)? = ddoc["filters"]?[name] else {
+    guard case .string(let source)? = document["filters"]?[name] else {
       throw SetteeError(.notFound, "_design/\(design) has no filter \(JSON.string(name))")
     }
+    try self.init(
+      document, source: source, as: "filter", name: name, timeLimit: timeLimit, log: log)
+  }
+
+  /// The view `name` of the design document, as a filter.
+  convenience init(
+    _ document: Document?, design: String, view name: String, timeLimit: Double, log: LogSink?
+  ) throws {
+    guard let document else {
+      throw SetteeError(.notFound, "no design document _design/\(design)")
+    }
+    guard case .string(let source)? = document["views"]?[name]?["map"] else {
+      throw SetteeError(.notFound, "_design/\(design) has no view \(JSON.string(name))")
+    }
+    try self.init(
+      document, source: source, as: "viewFilter", name: "view " + name, timeLimit: timeLimit,
+      log: log)
+  }
+
+  /// The function `source`, given to the environment as its `member` (`filter` or
+  /// `viewFilter`).
+  private init(
+    _ document: Document, source: String, as member: String, name: String, timeLimit: Double,
+    log: LogSink?
+  ) throws {
+    let ddoc = document.json
     self.design = document.id
     self.log = log
     // A revision names its body: the same revision compiles to the same filter. A
@@ -139,7 +191,10 @@ public final class DesignFilter: Sendable {
     do {
       _ = try engine.call(
         "__settee_define",
-        ["ddoc": .object(ddoc), "filter": .string(source), "maxEmits": 0])
+        [
+          "ddoc": .object(ddoc), member: .string(source),
+          "maxEmits": .int(Int64(DesignFunctions.maxEmits)),
+        ])
     } catch let error as SetteeError where error.code == .invalidArgument {
       throw SetteeError(.invalidArgument, "compilation_error: \(error.message)")
     }

@@ -156,16 +156,21 @@ extension CouchHandler {
         throw CouchError(.badRequest, "bad_request", error.message)
       }
     case "_design": return .design
-    case "_view":
-      throw CouchError(
-        .badRequest, "bad_request",
-        "filter=_view runs a JavaScript map function, which Settee never runs")
     default:
-      // A design document's JavaScript filter, "d/f".
+      // A design document's JavaScript filter, "d/f", or its view's map function
+      // (filter=_view&view=d/v: the documents it emits a row for).
       let compiled: DesignFilter
       do {
-        compiled = try await db.designFilter(
-          filter, timeLimit: configuration.javaScriptTimeLimit)
+        if filter == "_view" {
+          guard let view = request.query["view"] else {
+            throw CouchError(.badRequest, "bad_request", "`view` filter parameter is not provided.")
+          }
+          compiled = try await db.designFilter(
+            view: view, timeLimit: configuration.javaScriptTimeLimit)
+        } else {
+          compiled = try await db.designFilter(
+            filter, timeLimit: configuration.javaScriptTimeLimit)
+        }
       } catch let error as SetteeError {
         switch error.code {
         case .notFound: throw CouchError(.notFound, "not_found", error.message)

@@ -275,6 +275,34 @@ struct DesignViewTests {
     #expect(throws: SetteeError.self) { try docs.designFilter("f/none") }
   }
 
+  /// A view's map function as a filter (`_changes?filter=_view`): a document passes when
+  /// it emits a row, a tombstone when the map emits for it; a map that throws fails the
+  /// call, as couchjs's filter_view does.
+  @Test func aViewsMapFunctionFilters() async throws {
+    let docs = try await Task.detached { [self] in
+      try collection(
+        [],
+        design: [
+          "_id": "_design/v",
+          "views": [
+            "cats": ["map": "function (doc) { if (doc.kind === 'cat' || doc._deleted) emit(doc._id, null); }"],
+            "throws": ["map": "function (doc) { return doc.a.b; }"],
+          ],
+        ])
+    }.value
+    let request = FilterRequest(database: "docs")
+    let cats = try await docs.designFilter(view: "v/cats")
+    let kept = try await cats.keeps(
+      [["_id": "a", "kind": "cat"], ["_id": "b", "kind": "dog"], ["_id": "c", "_rev": "2-x", "_deleted": true]],
+      request: request)
+    #expect(kept == [true, false, true])
+    await #expect(throws: SetteeError.self) {
+      try await docs.designFilter(view: "v/throws").keeps([["_id": "a"]], request: request)
+    }
+    await #expect(throws: SetteeError.self) { try await docs.designFilter(view: "v/none") }
+    await #expect(throws: SetteeError.self) { try await docs.designFilter(view: "w/cats") }
+  }
+
   /// A Swift app runs a pulled database's validate_doc_update as CouchDB would: the old
   /// revision (the one `_rev` names, or for a replicated write the newest ancestor it
   /// holds), the user and the security object; refusals are typed.

@@ -201,6 +201,7 @@ struct ServerReplicationTests {
       #expect(try await server.get("/filtered/_changes?filter=app/none").status == 404)
       let broken = try await server.get("/filtered/_changes?filter=app/broken")
       #expect(broken.status == 500 && broken.json["error"] == "filter_error", "\(broken.json)")
+      try await couchDBsFilteredChanges(server)
     }
 
     // A long poll answers with the first change made while it waits.
@@ -555,5 +556,49 @@ struct ServerReplicationTests {
       #expect(broken.status == 400 && broken.json["error"] == "compilation_error", "\(broken.json)")
     }
     #expect(try await server.get("/db/_design/js/_view/nothing").status == 404)
+  }
+
+  /// CouchDB's own tests of filtered changes (`changes_test.exs`, "function filtered
+  /// changes" and "map function filtered changes"), with the answers they assert: a filter
+  /// that follows a document's edits, one that reads `req.query`, and `filter=_view` that
+  /// passes the documents a view's map function emits a row for.
+  func couchDBsFilteredChanges(_ server: ServerProcess) async throws {
+    #expect(try await server.put("/cdb", [:]).status == 201)
+    try await server.put(
+      "/cdb/_design/changes_filter",
+      [
+        "filters": [
+          "bop": "function(doc, req) { return (doc.bop);}",
+          "dynamic": "function(doc, req) {\n  var field = req.query.field;\n  return doc[field];\n}\n",
+        ],
+        "views": [
+          "blah": ["map": "function(doc) {\n  if (doc._id == \"blah\") {\n    emit(null, null);\n  }\n}\n"]
+        ],
+      ])
+    func changes(_ query: String) async throws -> [JSON] {
+      try await server.get("/cdb/_changes?" + query).json["results"]?.arrayValue ?? []
+    }
+    #expect(try await changes("filter=changes_filter/bop").isEmpty)
+    let created = try await server.post("/cdb", ["bop": "foom"]).json
+    try await server.post("/cdb", ["bop": false])
+    let first = try await changes("filter=changes_filter/bop")
+    #expect(first.count == 1 && first[0]["changes"]?[0]?["rev"] == created["rev"], "\(first)")
+    let id = try #require(created["id"]?.stringValue)
+    var document = try #require(try await server.get("/cdb/" + id).json.objectValue)
+    document["newattr"] = "a"
+    let saved = try await server.put("/cdb/" + id, .object(document)).json
+    let second = try await changes("filter=changes_filter/bop")
+    #expect(second.count == 1 && second[0]["changes"]?[0]?["rev"] == saved["rev"], "\(second)")
+    #expect(try await changes("filter=changes_filter/dynamic&field=woox").isEmpty)
+    let dynamic = try await changes("filter=changes_filter/dynamic&field=bop")
+    #expect(dynamic.count == 1 && dynamic[0]["changes"]?[0]?["rev"] == saved["rev"])
+    #expect(try await server.get("/cdb/_changes?filter=nothingtosee/bop").status == 404)
+    #expect(try await server.get("/cdb/_changes?filter=changes_filter/movealong").status == 404)
+    // filter=_view: the documents the view's map function emits a row for.
+    try await server.put("/cdb/blah", ["bop": "plankton"])
+    let byView = try await changes("filter=_view&view=changes_filter/blah")
+    #expect(byView.map { $0["id"] } == ["blah"], "\(byView)")
+    #expect(try await server.get("/cdb/_changes?filter=_view").status == 400)
+    #expect(try await server.get("/cdb/_changes?filter=_view&view=changes_filter/none").status == 404)
   }
 }
