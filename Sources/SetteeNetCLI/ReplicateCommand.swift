@@ -26,7 +26,7 @@ struct ReplicateCommand: AsyncParsableCommand {
     String?
   @Option(
     help:
-      "Replicate only the changes this design document's JavaScript filter function keeps (\"design/filter\"): a server source runs it, a file source runs it here on JavaScriptCore."
+      "Replicate only the changes this design document's JavaScript filter function keeps (\"design/filter\"), or with _view those a view's map function emits a row for (--query-params '{\"view\": \"design/view\"}'): a server source runs it, a file source runs it here on JavaScriptCore."
   ) var filter: String?
   @Option(help: "With --filter: the filter's req.query, as a JSON object.") var queryParams: String?
   @Option(help: "Start after this source sequence instead of at the checkpoint.") var since: String?

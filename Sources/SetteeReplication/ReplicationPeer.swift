@@ -60,8 +60,10 @@ public enum ReplicationFilter: Sendable, Hashable {
   /// The live documents this Mango selector matches (CouchDB's `selector`).
   case selector(JSONObject)
   /// The changes a design document's JavaScript filter function keeps (CouchDB's
-  /// `filter: "d/f"`), given `queryParameters` as `req.query` (CouchDB's `query_params`).
-  /// An HTTP source runs it; a Settee file source runs it on JavaScriptCore.
+  /// `filter: "d/f"`), given `queryParameters` as `req.query` (CouchDB's `query_params`);
+  /// or, named `"_view"`, the documents the map function of the view `queryParameters`'
+  /// `view` (`"d/v"`) emits a row for. An HTTP source runs it; a Settee file source runs
+  /// it on JavaScriptCore.
   case design(String, queryParameters: JSONObject)
 
   /// `query_params` as a filter sees them in `req.query`: strings, as CouchDB passes

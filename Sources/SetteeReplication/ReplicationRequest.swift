@@ -47,10 +47,12 @@ public struct ReplicationRequest: Sendable {
       filter = .selector(object)
     }
     if let value = body["filter"] {
-      guard case .string(let name) = value, name.contains("/"), filter == .none else {
+      guard case .string(let name) = value, name.contains("/") || name == "_view",
+        filter == .none
+      else {
         throw SetteeError(
           .invalidArgument,
-          "filter must name a design document's filter function, \"design/filter\", and not be given with doc_ids or selector"
+          "filter must name a design document's filter function, \"design/filter\", or be \"_view\" with query_params' view, and not be given with doc_ids or selector"
         )
       }
       var parameters: JSONObject = [:]

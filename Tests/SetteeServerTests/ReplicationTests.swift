@@ -121,7 +121,8 @@ struct ReplicationTests {
         [
           "filters": [
             "below": "function (doc, req) { return doc.n !== undefined && doc.n < Number(req.query.below); }"
-          ]
+          ],
+          "views": ["tens": ["map": "function (doc) { if (doc.n % 10 === 0) emit(doc.n, null); }"]],
         ])
       let byFilter = try await SetteeBinary.run([
         "replicate", first.url + "db", second.url + "filtered", "--create-target", "--filter",
@@ -129,6 +130,14 @@ struct ReplicationTests {
       ])
       #expect(byFilter.status == 0, "\(byFilter.stderr)")
       #expect(try await second.get("/filtered/_all_docs").json["total_rows"] == 5)
+      // filter _view: the source server passes the documents a view's map emits a row for.
+      let byView = try await SetteeBinary.run([
+        "replicate", first.url + "db", second.url + "tens", "--create-target", "--filter",
+        "_view", "--query-params", #"{"view": "rep/tens"}"#,
+      ])
+      #expect(byView.status == 0, "\(byView.stderr)")
+      let tens = try await second.get("/tens/_all_docs").json["rows"]?.arrayValue ?? []
+      #expect(tens.count == 30 && tens.allSatisfy { ($0["id"]?.stringValue ?? "").hasPrefix("d") })
     }
     let rest = try await SetteeBinary.run(["replicate", first.url + "db", second.url + "db"])
     #expect(
