@@ -52,8 +52,8 @@ public enum SetteeCLI {
           $0.configuration.commandName == arguments[1]
         }), command is any HandOverCommand.Type
       {
-        NetworkCommands.arguments.withLock { $0 = [arguments[1], "--help"] + arguments.dropFirst(2) }
-        try NetworkCommands.handOver(arguments[1])
+        try NetworkCommands.handOver(
+          arguments[1], arguments: [arguments[1], "--help"] + arguments.dropFirst(2))
       }
       var command = try SetteeCommand.parseAsRoot(arguments)
       if var asynchronous = command as? any AsyncParsableCommand {

@@ -68,12 +68,12 @@ package enum NetworkCommands {
     return nil
   }
 
-  /// Replaces this process with `settee-net` and the same arguments; returns only by
-  /// throwing.
+  /// Replaces this process with `settee-net` and `given` arguments (by default the ones
+  /// `settee` was called with); returns only by throwing.
   ///
   /// - Throws: ``SetteeError`` with code `notFound` when `settee-net` is not beside
   ///   `settee` nor on `PATH`, `io` when it cannot be started.
-  static func handOver(_ command: String) throws -> Never {
+  static func handOver(_ command: String, arguments given: [String]? = nil) throws -> Never {
     guard let path = sibling(executableName) else {
       throw SetteeError(
         .notFound,
@@ -81,7 +81,7 @@ package enum NetworkCommands {
       )
     }
     FileHandle.standardOutput.synchronizeFile()
-    let argv = ([path] + arguments.withLock { $0 }).map { strdup($0) } + [nil]
+    let argv = ([path] + (given ?? arguments.withLock { $0 })).map { strdup($0) } + [nil]
     execv(path, argv)
     let reason = String(cString: strerror(errno))
     for pointer in argv { free(pointer) }

@@ -20,21 +20,24 @@ extension BenchSuite {
           (result.value?["n"]?.int64Value ?? -1, DispatchTime.now().uptimeNanoseconds))
       }
     }
-    var received = arrivals.makeAsyncIterator()
-    _ = await received.next()  // the current value
     var latencies: [Double] = []
-    for number in 1...Int64(writes) {
-      try await Task.sleep(nanoseconds: 12_000_000)
-      try await collection.upsert(["_id": "watched", "n": .int(number)])
-      let committed = DispatchTime.now().uptimeNanoseconds
-      while let (value, time) = await received.next() {
-        if value == number {
-          latencies.append(Double(time > committed ? time - committed : 0) / 1e9)
-          break
+    do {
+      // Ended when the writes end, or when one fails.
+      defer { observer.cancel() }
+      var received = arrivals.makeAsyncIterator()
+      _ = await received.next()  // the current value
+      for number in 1...Int64(writes) {
+        try await Task.sleep(nanoseconds: 12_000_000)
+        try await collection.upsert(["_id": "watched", "n": .int(number)])
+        let committed = DispatchTime.now().uptimeNanoseconds
+        while let (value, time) = await received.next() {
+          if value == number {
+            latencies.append(Double(time > committed ? time - committed : 0) / 1e9)
+            break
+          }
         }
       }
     }
-    observer.cancel()
     latencies.sort()
     let median = latencies[latencies.count / 2]
     let p99 = latencies[min(latencies.count - 1, latencies.count * 99 / 100)]
@@ -65,17 +68,21 @@ extension BenchSuite {
           for try await _ in target.observeCount(query) { ready.arrive() }
         }
       }
-      await ready.wait()
-      let seconds = try await onOwnThread { [self] in
-        try pool.writeWithoutTransaction { db in _ = try db.checkpoint(.passive) }
-        let start = DispatchTime.now().uptimeNanoseconds
-        try load(name, lines)
-        return Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
+      let seconds: Double
+      do {
+        // Cancelled and awaited before the next run, or when the import fails.
+        defer { for observer in observers { observer.cancel() } }
+        await ready.wait()
+        seconds = try await onOwnThread { [self] in
+          try pool.writeWithoutTransaction { db in _ = try db.checkpoint(.passive) }
+          let start = DispatchTime.now().uptimeNanoseconds
+          try load(name, lines)
+          return Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
+        }
       }
+      for observer in observers { _ = await observer.result }
       // The first run is a warm-up, as for the other figures.
       if run > 0 { times.append(seconds) }
-      for observer in observers { observer.cancel() }
-      for observer in observers { _ = await observer.result }
     }
     times.sort()
     let observed = times[times.count / 2]
