@@ -48,6 +48,21 @@ extension DocumentCollection {
       log: database.configuration.javaScriptLog)
   }
 
+  /// The filter CouchDB's `filter` parameter names, for `_changes` and replications alike:
+  /// `"_view"` with `view` (`"d/v"`, the view's map function as the filter), or `"d/f"`.
+  ///
+  /// - Throws: ``SetteeError`` with code `invalidArgument` for `"_view"` without `view`
+  ///   (CouchDB's words); otherwise as ``designFilter(_:timeLimit:)``.
+  package func designFilter(named name: String, view: String?, timeLimit: Double) async throws
+    -> DesignFilter
+  {
+    guard name == "_view" else { return try await designFilter(name, timeLimit: timeLimit) }
+    guard let view else {
+      throw SetteeError(.invalidArgument, "`view` filter parameter is not provided.")
+    }
+    return try await designFilter(view: view, timeLimit: timeLimit)
+  }
+
   /// The view `v` of the design document `_design/d` as a filter, without blocking the
   /// caller's thread (see ``designFilter(view:timeLimit:)``).
   public func designFilter(

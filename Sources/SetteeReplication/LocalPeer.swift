@@ -110,15 +110,9 @@ struct LocalPeer: ReplicationPeer {
     case .design(let name, let parameters):
       // Run here, on JavaScriptCore, as CouchDB runs a source's filter: every change, a
       // deleted document as its tombstone, the parameters as req.query.
-      let filter: DesignFilter
-      if name == "_view" {
-        guard let view = parameters["view"]?.stringValue else {
-          throw SetteeError(.invalidArgument, "filter _view needs query_params' view, \"design/view\"")
-        }
-        filter = try await collection.designFilter(view: view)
-      } else {
-        filter = try await collection.designFilter(name)
-      }
+      let filter = try await collection.designFilter(
+        named: name, view: parameters["view"]?.stringValue,
+        timeLimit: DesignFunctions.defaultTimeLimit)
       var documents: [String: JSON] = [:]
       for document in try await collection.get(changes.filter { !$0.isDeleted }.map(\.id)) {
         if let document { documents[document.id] = .object(document.json) }

@@ -161,16 +161,8 @@ extension CouchHandler {
       // (filter=_view&view=d/v: the documents it emits a row for).
       let compiled: DesignFilter
       do {
-        if filter == "_view" {
-          guard let view = request.query["view"] else {
-            throw CouchError(.badRequest, "bad_request", "`view` filter parameter is not provided.")
-          }
-          compiled = try await db.designFilter(
-            view: view, timeLimit: configuration.javaScriptTimeLimit)
-        } else {
-          compiled = try await db.designFilter(
-            filter, timeLimit: configuration.javaScriptTimeLimit)
-        }
+        compiled = try await db.designFilter(
+          named: filter, view: request.query["view"], timeLimit: configuration.javaScriptTimeLimit)
       } catch let error as SetteeError {
         switch error.code {
         case .notFound: throw CouchError(.notFound, "not_found", error.message)
