@@ -4,17 +4,20 @@ import Hummingbird
 import Settee
 import SetteeCore
 
-/// The server's administrators and sessions, as CouchDB keeps them: names with PBKDF2
-/// password hashes (stored in the file's metadata under `couchdb:admins`, never the
-/// password), Basic authentication, and `AuthSession` cookies signed with HMAC-SHA-256
-/// under the file's `couchdb:secret` and the admin's salt, valid for ``sessionTimeout``
-/// seconds and renewed as CouchDB renews them.
+/// The server's administrators, its users and their sessions, as CouchDB keeps them:
+/// administrators' names with PBKDF2 password hashes (stored in the file's metadata under
+/// `couchdb:admins`, never the password), users in the `_users` database
+/// (``UsersDatabase``), Basic authentication, and `AuthSession` cookies signed with
+/// HMAC-SHA-256 under the file's `couchdb:secret` and the account's salt, valid for
+/// ``sessionTimeout`` seconds and renewed as CouchDB renews them.
 struct Authenticator: Sendable {
-  /// One administrator's stored hash.
+  /// One account's stored hash: an administrator's, or a user's from `_users`.
   struct Admin: Sendable, Hashable {
     var salt: [UInt8]
     var derivedKey: [UInt8]
     var iterations: Int
+    /// What the account may do: `_admin` for an administrator, a user's `roles`.
+    var roles: [String]
 
     var json: JSON {
       [
@@ -23,10 +26,11 @@ struct Authenticator: Sendable {
       ]
     }
 
-    init(salt: [UInt8], derivedKey: [UInt8], iterations: Int) {
+    init(salt: [UInt8], derivedKey: [UInt8], iterations: Int, roles: [String] = ["_admin"]) {
       self.salt = salt
       self.derivedKey = derivedKey
       self.iterations = iterations
+      self.roles = roles
     }
 
     init?(json: JSON) {
@@ -53,6 +57,9 @@ struct Authenticator: Sendable {
 
   let admins: [String: Admin]
   let secret: [UInt8]
+  /// The user named so in `_users`, with the hash a password is checked against; `nil`
+  /// when there is none (or its hash is not one Settee checks).
+  var users: @Sendable (String) async -> Admin? = { _ in nil }
   /// Basic credentials already verified (keyed by a digest of them): PBKDF2 runs once per
   /// credential, not once per request.
   private let verified = Locked<Set<[UInt8]>>([])
@@ -70,7 +77,9 @@ struct Authenticator: Sendable {
     let secret =
       try await database.metadata(forKey: secretKey)?.stringValue
       .flatMap { [UInt8](hex: $0) } ?? []
-    return Authenticator(admins: admins, secret: secret)
+    return Authenticator(admins: admins, secret: secret) { name in
+      await UsersDatabase.account(named: name, in: database)
+    }
   }
 
   /// Stores (or replaces) an administrator's password hash, and makes the cookie secret
@@ -105,31 +114,45 @@ struct Authenticator: Sendable {
   /// Who made a request, and how.
   struct Identity: Sendable {
     var name: String
+    /// `_admin` for an administrator, a user's roles from `_users`.
+    var roles: [String]
     var method: String
     /// A renewed cookie to send back.
     var renewedCookie: String?
   }
 
   /// The identity of a request's credentials: Basic, or an `AuthSession` cookie; `nil`
-  /// when it has none that hold.
+  /// when it has none (the client is anonymous) or a cookie that no longer holds (CouchDB
+  /// ignores it).
   ///
-  /// - Throws: ``CouchError`` `403 forbidden` while `client` is locked out of the name
-  ///   (``Lockout``).
+  /// - Throws: ``CouchError`` `401 unauthorized` for a wrong name or password, `403
+  ///   forbidden` while `client` is locked out of the name (``Lockout``).
   func identify(
     _ headers: HTTPFields, client: String? = nil, now: Int64 = Int64(Date().timeIntervalSince1970)
   ) async throws -> Identity? {
     if let authorization = headers[.authorization], authorization.lowercased().hasPrefix("basic ") {
       guard let (name, password) = Self.basic(authorization),
-        try await authenticate(name, password, client: client, now: now)
-      else { return nil }
-      return Identity(name: name, method: "default")
+        let account = try await authenticate(name, password, client: client, now: now)
+      else {
+        throw CouchError(.unauthorized, "unauthorized", "Name or password is incorrect.")
+      }
+      return Identity(name: name, roles: account.roles, method: "default")
     }
     guard let token = Self.cookie(headers, named: "AuthSession"),
-      let (name, issued) = session(token, now: now)
+      let (name, issued, account) = await session(token, now: now)
     else { return nil }
     // CouchDB renews a cookie once a tenth of its life has passed.
-    let renewed = now - issued > Self.sessionTimeout / 10 ? makeToken(name, now: now) : nil
-    return Identity(name: name, method: "cookie", renewedCookie: renewed.map(Self.setCookie))
+    let renewed =
+      now - issued > Self.sessionTimeout / 10 ? makeToken(name, account, now: now) : nil
+    return Identity(
+      name: name, roles: account.roles, method: "cookie",
+      renewedCookie: renewed.map { Self.setCookie($0, now: now) })
+  }
+
+  /// The account named `name`: an administrator, else a user of `_users`.
+  func account(named name: String) async -> Admin? {
+    if let admin = admins[name] { return admin }
+    return await users(name)
   }
 
   /// Checks a name and password from `client` (an address), counting failures: past
@@ -137,23 +160,24 @@ struct Authenticator: Sendable {
   /// not, until the failures are old (an attacker's guesses each cost PBKDF2's 100,000
   /// iterations of CPU, and are limited as CouchDB limits them).
   ///
+  /// - Returns: the account, or `nil` for a wrong name or password.
   /// - Throws: ``CouchError`` `403 forbidden` while locked out.
   func authenticate(
     _ name: String, _ password: String, client: String?,
     now: Int64 = Int64(Date().timeIntervalSince1970)
-  ) async throws -> Bool {
+  ) async throws -> Admin? {
     let key = Lockout.key(client: client, name: name)
     if lockout.isLocked(key, now: now) {
       throw CouchError(
         .forbidden, "forbidden",
         "Account is temporarily locked due to multiple authentication failures")
     }
-    guard await verify(name, password) else {
+    guard let account = await verify(name, password) else {
       lockout.fail(key, now: now)
-      return false
+      return nil
     }
     lockout.clear(key)
-    return true
+    return account
   }
 
   /// Checks a name and password (once per distinct pair; later calls hit the cache). A
@@ -164,22 +188,30 @@ struct Authenticator: Sendable {
   /// PBKDF2 runs on a dispatch queue, off Swift's cooperative threads: its 100,000
   /// iterations take 66-103 ms (more than a second in a debug build), and two guesses at
   /// once held both of this machine's cooperative threads, and with them every request.
-  func verify(_ name: String, _ password: String) async -> Bool {
-    guard let admin = admins[name] else {
+  func verify(_ name: String, _ password: String) async -> Admin? {
+    guard let account = await account(named: name) else {
       let decoy = decoy(for: name)
       _ = await Self.offTheCooperativePool { decoy.matches(password) }
-      return false
+      return nil
     }
-    let key = SHA256.hash(Array("\(name):\(password)".utf8) + admin.salt)
-    if verified.withLock({ $0.contains(key) }) { return true }
-    guard await Self.offTheCooperativePool({ admin.matches(password) }) else { return false }
-    verified.withLock { _ = $0.insert(key) }
-    return true
+    // The stored key is part of what is remembered: a changed password forgets it.
+    let key = SHA256.hash(
+      Array("\(name):\(password)".utf8) + account.salt + [0] + account.derivedKey)
+    if verified.withLock({ $0.contains(key) }) { return account }
+    guard await Self.offTheCooperativePool({ account.matches(password) }) else { return nil }
+    verified.withLock { set in
+      // Bounded: a stream of distinct right passwords cannot grow it without end.
+      if set.count >= 10_000 { set.removeAll() }
+      set.insert(key)
+    }
+    return account
   }
 
   /// Runs `work` on one of ``PasswordWorkers``' threads and waits for it without holding
   /// a thread.
-  static func offTheCooperativePool(_ work: @escaping @Sendable () -> Bool) async -> Bool {
+  static func offTheCooperativePool<Value: Sendable>(
+    _ work: @escaping @Sendable () -> Value
+  ) async -> Value {
     await withCheckedContinuation { continuation in
       PasswordWorkers.shared.submit { continuation.resume(returning: work()) }
     }
@@ -214,32 +246,51 @@ struct Authenticator: Sendable {
     return nil
   }
 
-  /// A session token: base64url of `name:issued-hex:` and the HMAC of `name:issued-hex`.
-  func makeToken(_ name: String, now: Int64) -> String {
+  /// A session token for `account`: base64url of `name:issued-hex:` and the HMAC of
+  /// `name:issued-hex` under the secret and the account's salt (a changed password ends
+  /// the account's sessions, as in CouchDB).
+  func makeToken(_ name: String, _ account: Admin, now: Int64) -> String {
     let payload = "\(name):\(String(now, radix: 16, uppercase: true))"
-    let signature = SHA256.hmac(key: secret + (admins[name]?.salt ?? []), Array(payload.utf8))
+    let signature = SHA256.hmac(key: secret + account.salt, Array(payload.utf8))
     return Self.base64url(Array((payload + ":").utf8) + signature)
   }
 
-  /// The name and issue time of a valid, unexpired token.
-  func session(_ token: String, now: Int64) -> (String, Int64)? {
+  /// The name, issue time and account of a valid, unexpired token.
+  func session(_ token: String, now: Int64) async -> (String, Int64, Admin)? {
     guard let bytes = Self.unbase64url(token), admins.isEmpty == false else { return nil }
     guard let first = bytes.firstIndex(of: UInt8(ascii: ":")),
       let second = bytes[(first + 1)...].firstIndex(of: UInt8(ascii: ":"))
     else { return nil }
     let name = String(decoding: bytes[..<first], as: UTF8.self)
     let time = String(decoding: bytes[(first + 1)..<second], as: UTF8.self)
-    guard let admin = admins[name], let issued = Int64(time, radix: 16) else { return nil }
+    guard let issued = Int64(time, radix: 16), let account = await account(named: name) else {
+      return nil
+    }
     let signature = Array(bytes[(second + 1)...])
-    let expected = SHA256.hmac(key: secret + admin.salt, Array(bytes[..<second]))
+    let expected = SHA256.hmac(key: secret + account.salt, Array(bytes[..<second]))
     guard SHA256.constantTimeEqual(signature, expected), now - issued < Self.sessionTimeout,
       issued <= now + 60
     else { return nil }
-    return (name, issued)
+    return (name, issued, account)
   }
 
-  static func setCookie(_ token: String) -> String {
-    "AuthSession=\(token); Version=1; Path=/; HttpOnly"
+  /// CouchDB's `Set-Cookie` for a session issued at `now`: persistent for the session's
+  /// life (`allow_persistent_cookies`, on by default), so that a browser keeps it across a
+  /// restart until it expires.
+  static func setCookie(_ token: String, now: Int64) -> String {
+    "AuthSession=\(token); Version=1; Expires=\(cookieDate(now + sessionTimeout)); Max-Age=\(sessionTimeout); Path=/; HttpOnly"
+  }
+
+  /// A cookie's date as CouchDB writes it: `Sat, 28-Nov-2026 01:00:31 GMT`.
+  static func cookieDate(_ seconds: Int64) -> String {
+    var time = time_t(seconds)
+    var parts = tm()
+    gmtime_r(&time, &parts)
+    let days = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"]
+    let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
+    func two(_ value: Int32) -> String { value < 10 ? "0\(value)" : "\(value)" }
+    return
+      "\(days[Int(parts.tm_wday)]), \(two(parts.tm_mday))-\(months[Int(parts.tm_mon)])-\(parts.tm_year + 1900) \(two(parts.tm_hour)):\(two(parts.tm_min)):\(two(parts.tm_sec)) GMT"
   }
 
   static func base64url(_ bytes: [UInt8]) -> String {

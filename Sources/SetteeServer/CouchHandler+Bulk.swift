@@ -153,6 +153,22 @@ extension CouchHandler {
     // validate_doc_update judges each document; those it refuses are answered with its
     // error and the others written.
     var documents = documents
+    // Who may write what comes first: design documents are for the database's admins,
+    // and `_users` takes user documents only, each password stored as its hash.
+    var refused = [CouchError?](repeating: nil, count: documents.count)
+    let users = db.name == UsersDatabase.name
+    if users || !request.user.isServerAdmin {
+      for index in documents.indices {
+        let id = documents[index].idAndRev.id?.stringValue ?? ""
+        guard users || Document.isDesignID(id), let object = documents[index].object else {
+          continue
+        }
+        do {
+          let admitted = try await admit(db, object, request)
+          if users { documents[index] = .object(admitted) }
+        } catch { refused[index] = CouchError(error) }
+      }
+    }
     var refusals = [ValidationRefusal?](repeating: nil, count: documents.count)
     if documents.contains(where: {
       DesignValidation.judges(documentID: $0.idAndRev.id?.stringValue ?? "")
@@ -169,7 +185,10 @@ extension CouchHandler {
       refusals = try await validate(
         db, documents.map { $0.object ?? [:] }, newEdits: newEdits, request, by: rules)
     }
-    let accepted = documents.indices.filter { refusals[$0] == nil }
+    for index in documents.indices where refused[index] == nil {
+      refused[index] = refusals[index].map(CouchError.init)
+    }
+    let accepted = documents.indices.filter { refused[$0] == nil }
     // The engine writes a batch whole and goes document by document only when one is
     // refused; a document without `_id` is given one there.
     // A replicated revision with a stub the target lacks refuses the request, 412
@@ -182,7 +201,7 @@ extension CouchHandler {
         prepared: accepted.count == documents.count ? documents : accepted.map { documents[$0] },
         newEdits: newEdits, refusingWhole: newEdits ? [] : [.missingStub])
     var outcomes = documents.indices.map { index in
-      refusals[index].map { Result<WriteResult, any Error>.failure(CouchError($0)) }
+      refused[index].map { Result<WriteResult, any Error>.failure($0) }
     }
     for (index, outcome) in zip(accepted, written) {
       outcomes[index] = outcome.mapError { $0 as any Error }
@@ -379,24 +398,20 @@ extension CouchHandler {
       ["purge_seq": .null, "purged": .object(answer)], status: .created)
   }
 
-  /// A database's `_security` object (`{}` when none was set).
-  func securityObject(_ db: DocumentCollection) async throws -> JSONObject {
-    try await database.metadata(forKey: Self.securityKey(db.name))?.objectValue ?? [:]
-  }
-
   /// The metadata key of a database's `_security` object.
   static func securityKey(_ name: String) -> String { "couchdb:security:\(name)" }
 
-  /// `_security` is kept as the database's metadata under `couchdb:security:{db}`.
+  /// `_security` is kept as the database's metadata under `couchdb:security:{db}`; a
+  /// database without one answers CouchDB 3's admin-only default, which is what governs it.
   func security(_ db: DocumentCollection, _ request: CouchRequest) async throws -> Response {
     try allow(request, "GET,HEAD,PUT")
     try await requireDatabase(db)
-    let key = Self.securityKey(db.name)
     if request.method == .put {
       let body = try await request.jsonObjectBody(requiresJSONType: false)
-      try await database.setMetadata(.object(body), forKey: key)
+      try SecurityObject.validate(body)
+      try await database.setMetadata(.object(body), forKey: Self.securityKey(db.name))
       return CouchResponse.ok()
     }
-    return CouchResponse.json(try await database.metadata(forKey: key) ?? [:])
+    return CouchResponse.json(.object(try await effectiveSecurity(db)))
   }
 }

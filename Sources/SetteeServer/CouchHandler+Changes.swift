@@ -188,7 +188,7 @@ extension CouchHandler {
     return FilterRequest(
       database: db.name,
       query: JSONObject(request.query.sorted { $0.key < $1.key }.map { ($0.key, .string($0.value)) }),
-      user: request.user, security: try await securityObject(db),
+      user: request.user, security: try await effectiveSecurity(db),
       method: request.method.rawValue, path: request.segments, headers: headers, body: body)
   }
 

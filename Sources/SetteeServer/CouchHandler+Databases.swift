@@ -39,7 +39,7 @@ extension CouchHandler {
       try await requireDatabase(db)
       var body = try await request.jsonObjectBody()
       if body["_id"] == nil { body["_id"] = .string(Document.generateID()) }
-      try await requireValid(db, body, request)
+      body = try await requireValid(db, body, request)
       let result = try await db.put(body)
       try await syncDesignDocuments(db, [result.id])
       return CouchResponse.written(

@@ -22,14 +22,15 @@ extension CouchHandler {
     case .post:
       let (name, password) = try await credentials(request)
       guard authenticator.isEnabled,
-        try await authenticator.authenticate(name, password, client: client)
+        let account = try await authenticator.authenticate(name, password, client: client)
       else {
         throw CouchError(.unauthorized, "unauthorized", "Name or password is incorrect.")
       }
-      let token = authenticator.makeToken(name, now: Int64(Date().timeIntervalSince1970))
+      let now = Int64(Date().timeIntervalSince1970)
+      let token = authenticator.makeToken(name, account, now: now)
       return CouchResponse.json(
-        ["ok": true, "name": .string(name), "roles": ["_admin"]],
-        headers: [.setCookie: Authenticator.setCookie(token)])
+        ["ok": true, "name": .string(name), "roles": .array(account.roles.map(JSON.string))],
+        headers: [.setCookie: Authenticator.setCookie(token, now: now)])
     default:
       guard authenticator.isEnabled else {
         // No administrator: every client on loopback is one (CouchDB's "admin party").
@@ -45,7 +46,10 @@ extension CouchHandler {
         ])
       }
       var response = CouchResponse.json([
-        "ok": true, "userCtx": ["name": .string(identity.name), "roles": ["_admin"]],
+        "ok": true,
+        "userCtx": [
+          "name": .string(identity.name), "roles": .array(identity.roles.map(JSON.string)),
+        ],
         "info": ["authentication_handlers": handlers, "authenticated": .string(identity.method)],
       ])
       if let cookie = identity.renewedCookie { response.headers[.setCookie] = cookie }

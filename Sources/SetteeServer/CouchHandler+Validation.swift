@@ -57,18 +57,22 @@ extension CouchHandler {
     do {
       return try await rules.check(
         documents, in: db, newEdits: newEdits, as: request.user,
-        security: try await securityObject(db))
+        security: try await effectiveSecurity(db))
     } catch let error as SetteeError where error.code == .limitExceeded {
       throw CouchError(.internalServerError, "os_process_error", error.message)
     }
   }
 
-  /// Refuses the write of `document` with CouchDB's error when a `validate_doc_update`
-  /// function refuses it; `rules` when the caller has read them already.
+  /// Refuses the write of `document` with CouchDB's error when the writer may not make it
+  /// (``admit(_:_:_:)``) or a `validate_doc_update` function refuses it; `rules` when the
+  /// caller has read them already. The document to store (in `_users`, a password becomes
+  /// its hash).
+  @discardableResult
   func requireValid(
     _ db: DocumentCollection, _ document: JSONObject, newEdits: Bool = true,
     _ request: CouchRequest, by rules: DesignValidation? = nil
-  ) async throws {
+  ) async throws -> JSONObject {
+    let document = try await admit(db, document, request)
     let refusals =
       if let rules {
         try await validate(db, [document], newEdits: newEdits, request, by: rules)
@@ -76,5 +80,6 @@ extension CouchHandler {
         try await validate(db, [document], newEdits: newEdits, request)
       }
     if let refusal = refusals[0] { throw CouchError(refusal) }
+    return document
   }
 }

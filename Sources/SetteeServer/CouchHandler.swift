@@ -39,10 +39,10 @@ struct CouchHandler: Sendable {
       bodyPace: bodyWatchdog.flatMap { watchdog in
         channel.map { BodyPace(watchdog: watchdog, channel: $0) }
       })
-    // Settee's one kind of user is the server's administrator; without one, every client
-    // on loopback is an administrator ("admin party"), as CouchDB's session says.
+    // An administrator, a user of `_users`, or anonymous; without an administrator, every
+    // client on loopback is one ("admin party"), as CouchDB's session says.
     if let identity {
-      request.user = UserContext(name: identity.name, roles: ["_admin"])
+      request.user = UserContext(name: identity.name, roles: identity.roles)
     } else if !authenticator.isEnabled {
       request.user = .administrator
     }
@@ -64,7 +64,7 @@ struct CouchHandler: Sendable {
   static func collection(named name: String, in database: Database) throws -> DocumentCollection {
     guard
       name == Database.defaultCollectionName || name == ReplicatorDatabase.databaseName
-        || Self.isValidDatabaseName(name)
+        || name == UsersDatabase.name || Self.isValidDatabaseName(name)
     else {
       throw CouchError.illegalDatabaseName(name)
     }

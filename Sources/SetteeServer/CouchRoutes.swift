@@ -92,13 +92,14 @@ extension CouchHandler {
 
   /// The handler of `request`, by the tables above.
   func route(_ request: CouchRequest) async throws -> Response {
+    try await authorize(request)
     let segments = request.segments
     guard let first = segments.first else {
       try allow(request, "GET,HEAD")
       return try await welcome()
     }
     if first.hasPrefix("_") && first != Database.defaultCollectionName
-      && first != ReplicatorDatabase.databaseName
+      && first != ReplicatorDatabase.databaseName && first != UsersDatabase.name
     {
       guard let endpoint = Self.serverEndpoints[first] else {
         throw CouchError.illegalDatabaseName(first)

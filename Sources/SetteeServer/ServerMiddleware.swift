@@ -223,7 +223,8 @@ struct GzipInflating: AsyncSequence, Sendable {
 
 /// Who is asking: Basic credentials or an `AuthSession` cookie, checked when the server
 /// has an administrator (the identity goes into the context, a renewed cookie onto the
-/// answer). Without one, only `/_up` and `/_session` are answered (`401`). No
+/// answer). A client without them is anonymous; wrong ones are `401` "Name or password is
+/// incorrect.", as in CouchDB. No
 /// `WWW-Authenticate` challenge, as CouchDB sends none without `require_valid_user`:
 /// Foundation's URLSession on Linux waits forever on a challenge it has no delegate for,
 /// and browsers would show their own login dialog over the app's.
@@ -236,13 +237,10 @@ struct Authentication: RouterMiddleware {
   ) async throws -> Response {
     guard authenticator.isEnabled else { return try await next(request, context) }
     var context = context
+    // Anonymous clients go on: what they may reach is the handler's to decide
+    // (``CouchHandler/authorize(_:)``), by each database's `_security`.
     context.identity = try await authenticator.identify(
       request.headers, client: context.clientAddress)
-    let path = request.uri.path.split(separator: "/")
-    let open = path == ["_up"] || path == ["_session"]
-    guard context.identity != nil || open else {
-      throw CouchError(.unauthorized, "unauthorized", "Authentication required.")
-    }
     var response = try await next(request, context)
     if let cookie = context.identity?.renewedCookie, response.headers[.setCookie] == nil {
       response.headers[.setCookie] = cookie
