@@ -13,11 +13,22 @@ import SetteeCore
 struct Authenticator: Sendable {
   /// One account's stored hash: an administrator's, or a user's from `_users`.
   struct Admin: Sendable, Hashable {
+    /// How a password was hashed.
+    enum Scheme: Sendable, Hashable {
+      /// PBKDF2-HMAC-SHA-256: what Settee writes, and CouchDB since 3.4.
+      case pbkdf2SHA256
+      /// PBKDF2-HMAC-SHA-1: what CouchDB wrote before 3.4 (`pbkdf2_prf` absent or `sha`).
+      case pbkdf2SHA1
+      /// CouchDB 1's `simple`: `password_sha`, the SHA-1 of the password and the salt.
+      case simple
+    }
+
     var salt: [UInt8]
     var derivedKey: [UInt8]
     var iterations: Int
     /// What the account may do: `_admin` for an administrator, a user's `roles`.
     var roles: [String]
+    var scheme = Scheme.pbkdf2SHA256
 
     var json: JSON {
       [
@@ -26,11 +37,15 @@ struct Authenticator: Sendable {
       ]
     }
 
-    init(salt: [UInt8], derivedKey: [UInt8], iterations: Int, roles: [String] = ["_admin"]) {
+    init(
+      salt: [UInt8], derivedKey: [UInt8], iterations: Int, roles: [String] = ["_admin"],
+      scheme: Scheme = .pbkdf2SHA256
+    ) {
       self.salt = salt
       self.derivedKey = derivedKey
       self.iterations = iterations
       self.roles = roles
+      self.scheme = scheme
     }
 
     init?(json: JSON) {
@@ -42,9 +57,14 @@ struct Authenticator: Sendable {
     }
 
     func matches(_ password: String) -> Bool {
-      SHA256.constantTimeEqual(
-        SHA256.pbkdf2(password: Array(password.utf8), salt: salt, iterations: iterations),
-        derivedKey)
+      let password = Array(password.utf8)
+      let derived =
+        switch scheme {
+        case .pbkdf2SHA256: SHA256.pbkdf2(password: password, salt: salt, iterations: iterations)
+        case .pbkdf2SHA1: SHA1.pbkdf2(password: password, salt: salt, iterations: iterations)
+        case .simple: SHA1.hash(password + salt)
+        }
+      return SHA256.constantTimeEqual(derived, derivedKey)
     }
   }
 

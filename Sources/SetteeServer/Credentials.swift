@@ -28,13 +28,7 @@ package enum SHA256 {
 
   /// The digest of `bytes`.
   package static func hash(_ bytes: [UInt8]) -> [UInt8] {
-    var message = bytes
-    let bitLength = UInt64(bytes.count) &* 8
-    message.append(0x80)
-    while message.count % 64 != 56 { message.append(0) }
-    for shift in stride(from: 56, through: 0, by: -8) {
-      message.append(UInt8(truncatingIfNeeded: bitLength >> UInt64(shift)))
-    }
+    let message = padded(bytes)
     var state = initial
     var w = [UInt32](repeating: 0, count: 64)
     message.withUnsafeBufferPointer { buffer in
@@ -92,10 +86,28 @@ package enum SHA256 {
 
   /// HMAC-SHA-256 of `message` under `key`.
   package static func hmac(key: [UInt8], _ message: [UInt8]) -> [UInt8] {
+    hmac(key: key, message, hash)
+  }
+
+  /// HMAC (RFC 2104) of `message` under `key` with `hash`, a digest of 64-byte blocks.
+  static func hmac(key: [UInt8], _ message: [UInt8], _ hash: ([UInt8]) -> [UInt8]) -> [UInt8] {
     var key = key.count > 64 ? hash(key) : key
     key += [UInt8](repeating: 0, count: 64 - key.count)
     let inner = hash(key.map { $0 ^ 0x36 } + message)
     return hash(key.map { $0 ^ 0x5c } + inner)
+  }
+
+  /// `bytes` padded as SHA-256 and SHA-1 pad a message: `0x80`, zeros, and the length in
+  /// bits as 8 big-endian bytes, to a multiple of 64 bytes.
+  static func padded(_ bytes: [UInt8]) -> [UInt8] {
+    var message = bytes
+    let bitLength = UInt64(bytes.count) &* 8
+    message.append(0x80)
+    while message.count % 64 != 56 { message.append(0) }
+    for shift in stride(from: 56, through: 0, by: -8) {
+      message.append(UInt8(truncatingIfNeeded: bitLength >> UInt64(shift)))
+    }
+    return message
   }
 
   /// PBKDF2-HMAC-SHA-256: `length` bytes derived from `password` and `salt`. Each
@@ -120,12 +132,7 @@ package enum SHA256 {
         compress(&outerStart, $0.baseAddress!, schedule.baseAddress!)
       }
     }
-    var derived: [UInt8] = []
-    var blockIndex: UInt32 = 1
-    while derived.count < length {
-      let index: [UInt8] = [24, 16, 8, 0].map {
-        UInt8(truncatingIfNeeded: blockIndex >> UInt32($0))
-      }
+    return pbkdf2Blocks(length: length) { index in
       var u = hmac(key: password, salt + index)
       var result = u
       w.withUnsafeMutableBufferPointer { schedule in
@@ -146,7 +153,17 @@ package enum SHA256 {
           }
         }
       }
-      derived += result
+      return result
+    }
+  }
+
+  /// PBKDF2's outer loop (RFC 8018): the blocks `block(i)` for `i` = 1, 2, … (given as 4
+  /// big-endian bytes) joined and cut to `length` bytes.
+  static func pbkdf2Blocks(length: Int, _ block: ([UInt8]) -> [UInt8]) -> [UInt8] {
+    var derived: [UInt8] = []
+    var blockIndex: UInt32 = 1
+    while derived.count < length {
+      derived += block([24, 16, 8, 0].map { UInt8(truncatingIfNeeded: blockIndex >> UInt32($0)) })
       blockIndex += 1
     }
     return Array(derived.prefix(length))
@@ -191,5 +208,70 @@ extension Array where Element == UInt8 {
       index += 2
     }
     self = bytes
+  }
+}
+
+/// SHA-1 (FIPS 180-4) and PBKDF2-HMAC-SHA-1 (RFC 8018), only to check the password hashes
+/// CouchDB wrote before 3.4 (`pbkdf2_prf` `sha`, and the `simple` scheme's
+/// `password_sha`): user documents replicated from such a CouchDB log in here. Nothing new
+/// is hashed with it. Tested against RFC 3174's and RFC 6070's vectors and Python's
+/// `hashlib` on random inputs.
+package enum SHA1 {
+  /// The digest of `bytes`.
+  package static func hash(_ bytes: [UInt8]) -> [UInt8] {
+    let message = SHA256.padded(bytes)
+    var h: [UInt32] = [0x6745_2301, 0xefcd_ab89, 0x98ba_dcfe, 0x1032_5476, 0xc3d2_e1f0]
+    var w = [UInt32](repeating: 0, count: 80)
+    for blockStart in stride(from: 0, to: message.count, by: 64) {
+      for t in 0..<16 {
+        let i = blockStart + t * 4
+        w[t] =
+          UInt32(message[i]) << 24 | UInt32(message[i + 1]) << 16 | UInt32(message[i + 2]) << 8
+          | UInt32(message[i + 3])
+      }
+      for t in 16..<80 { w[t] = rotate(w[t - 3] ^ w[t - 8] ^ w[t - 14] ^ w[t - 16], 1) }
+      var (a, b, c, d, e) = (h[0], h[1], h[2], h[3], h[4])
+      for t in 0..<80 {
+        let (f, k): (UInt32, UInt32) =
+          switch t {
+          case 0..<20: ((b & c) | (~b & d), 0x5a82_7999)
+          case 20..<40: (b ^ c ^ d, 0x6ed9_eba1)
+          case 40..<60: ((b & c) | (b & d) | (c & d), 0x8f1b_bcdc)
+          default: (b ^ c ^ d, 0xca62_c1d6)
+          }
+        let temp = rotate(a, 5) &+ f &+ e &+ k &+ w[t]
+        (e, d, c, b, a) = (d, c, rotate(b, 30), a, temp)
+      }
+      h[0] &+= a
+      h[1] &+= b
+      h[2] &+= c
+      h[3] &+= d
+      h[4] &+= e
+    }
+    return h.flatMap { word in [24, 16, 8, 0].map { UInt8(truncatingIfNeeded: word >> UInt32($0)) } }
+  }
+
+  private static func rotate(_ value: UInt32, _ count: UInt32) -> UInt32 {
+    (value << count) | (value >> (32 - count))
+  }
+
+  /// HMAC-SHA-1 of `message` under `key`.
+  package static func hmac(key: [UInt8], _ message: [UInt8]) -> [UInt8] {
+    SHA256.hmac(key: key, message, hash)
+  }
+
+  /// PBKDF2-HMAC-SHA-1: `length` bytes derived from `password` and `salt`.
+  package static func pbkdf2(password: [UInt8], salt: [UInt8], iterations: Int, length: Int = 20)
+    -> [UInt8]
+  {
+    SHA256.pbkdf2Blocks(length: length) { index in
+      var u = hmac(key: password, salt + index)
+      var result = u
+      for _ in 1..<max(1, iterations) {
+        u = hmac(key: password, u)
+        for i in 0..<result.count { result[i] ^= u[i] }
+      }
+      return result
+    }
   }
 }

@@ -19,10 +19,11 @@ enum UsersDatabase {
   }
 
   /// The account of user `name`, with the hash a password is checked against: `nil` when
-  /// `_users` has no such live document, or when its hash is not PBKDF2-HMAC-SHA-256
-  /// (CouchDB before 3.4 wrote `pbkdf2_prf` `sha` by default, which Settee does not
-  /// check). As CouchDB uses it, the salt is the text of `salt`, not the bytes its hex
-  /// would decode to.
+  /// `_users` has no such live document, or no hash Settee checks. The hashes CouchDB
+  /// writes are checked: PBKDF2 with `pbkdf2_prf` `sha256` (CouchDB 3.4 and later, and
+  /// Settee), PBKDF2 with SHA-1 (`pbkdf2_prf` absent or `sha`: CouchDB before 3.4), and
+  /// CouchDB 1's `simple` `password_sha`. As CouchDB uses it, the salt is the text of
+  /// `salt`, not the bytes its hex would decode to.
   static func account(named name: String, in database: Database) async -> Authenticator.Admin? {
     guard !name.isEmpty,
       let document = try? await database.collection(Self.name).document(
@@ -33,15 +34,32 @@ enum UsersDatabase {
 
   /// The account a user document describes, when it can be checked.
   static func account(_ document: JSONObject) -> Authenticator.Admin? {
-    guard document["password_scheme"]?.stringValue == "pbkdf2",
-      document["pbkdf2_prf"]?.stringValue == "sha256",
-      let salt = document["salt"]?.stringValue,
-      let key = document["derived_key"]?.stringValue.flatMap({ [UInt8](hex: $0) }),
-      let iterations = document["iterations"]?.intValue, iterations > 0, iterations <= 10_000_000
-    else { return nil }
+    guard let salt = document["salt"]?.stringValue else { return nil }
     let roles = document["roles"]?.arrayValue?.compactMap(\.stringValue) ?? []
-    return Authenticator.Admin(
-      salt: Array(salt.utf8), derivedKey: key, iterations: Int(iterations), roles: roles)
+    switch document["password_scheme"]?.stringValue {
+    case "pbkdf2":
+      let scheme: Authenticator.Admin.Scheme
+      switch document["pbkdf2_prf"]?.stringValue {
+      case "sha256": scheme = .pbkdf2SHA256
+      case nil, "sha": scheme = .pbkdf2SHA1
+      default: return nil
+      }
+      guard let key = document["derived_key"]?.stringValue.flatMap({ [UInt8](hex: $0) }),
+        let iterations = document["iterations"]?.intValue, iterations > 0,
+        iterations <= 10_000_000
+      else { return nil }
+      return Authenticator.Admin(
+        salt: Array(salt.utf8), derivedKey: key, iterations: iterations, roles: roles,
+        scheme: scheme)
+    case nil, "simple":
+      guard let key = document["password_sha"]?.stringValue.flatMap({ [UInt8](hex: $0) }) else {
+        return nil
+      }
+      return Authenticator.Admin(
+        salt: Array(salt.utf8), derivedKey: key, iterations: 1, roles: roles, scheme: .simple)
+    default:
+      return nil
+    }
   }
 
   // MARK: - Writes

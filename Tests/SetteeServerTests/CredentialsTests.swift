@@ -4,8 +4,8 @@ import SetteeCore
 import SetteeServer
 import Testing
 
-/// The server's own SHA-256, HMAC and PBKDF2 against published vectors.
-@Suite("SHA-256, HMAC-SHA-256 and PBKDF2 vectors")
+/// The server's own SHA-256, SHA-1, HMAC and PBKDF2 against published vectors.
+@Suite("SHA-256, SHA-1, HMAC and PBKDF2 vectors")
 struct CredentialsTests {
   @Test(arguments: [
     ("", "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"),
@@ -56,6 +56,34 @@ struct CredentialsTests {
     )
   }
 
+  /// RFC 3174's SHA-1 vectors, RFC 2202's HMAC-SHA-1 cases 1 and 2, RFC 6070's
+  /// PBKDF2-HMAC-SHA-1.
+  @Test func sha1() {
+    #expect(SHA1.hash([]).hex == "da39a3ee5e6b4b0d3255bfef95601890afd80709")
+    #expect(SHA1.hash(Array("abc".utf8)).hex == "a9993e364706816aba3e25717850c26c9cd0d89d")
+    #expect(
+      SHA1.hash(Array("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq".utf8)).hex
+        == "84983e441c3bd26ebaae4aa1f95129e5e54670f1")
+    #expect(
+      SHA1.hash([UInt8](repeating: UInt8(ascii: "a"), count: 1_000_000)).hex
+        == "34aa973cd4c4daa4f61eeb2bdbad27316534016f")
+    #expect(
+      SHA1.hmac(key: [UInt8](repeating: 0x0b, count: 20), Array("Hi There".utf8)).hex
+        == "b617318655057264e28bc0b6fb378c8ef146be00")
+    #expect(
+      SHA1.hmac(key: Array("Jefe".utf8), Array("what do ya want for nothing?".utf8)).hex
+        == "effcdf6ae5eb2fa2d27416d5f184df9c259a7c79")
+    for (iterations, key) in [
+      (1, "0c60c80f961f0e71f3a9b524af6012062fe037a6"),
+      (2, "ea6c014dc72d6f8ccd1ed92ace1d41f0d8de8957"),
+      (4096, "4b007901b765489abead49d926f721d065a429c1"),
+    ] {
+      #expect(
+        SHA1.pbkdf2(password: Array("password".utf8), salt: Array("salt".utf8), iterations: iterations)
+          .hex == key)
+    }
+  }
+
   @Test func constantTimeEqual() {
     #expect(SHA256.constantTimeEqual([1, 2, 3], [1, 2, 3]))
     #expect(!SHA256.constantTimeEqual([1, 2, 3], [1, 2, 4]))
@@ -76,10 +104,12 @@ struct CredentialsReferenceTests {
         op = case["op"]
         if op == "sha256":
             out = hashlib.sha256(bytes.fromhex(case["m"])).hexdigest()
+        elif op == "sha1":
+            out = hashlib.sha1(bytes.fromhex(case["m"])).hexdigest()
         elif op == "hmac":
-            out = hmac.new(bytes.fromhex(case["k"]), bytes.fromhex(case["m"]), hashlib.sha256).hexdigest()
+            out = hmac.new(bytes.fromhex(case["k"]), bytes.fromhex(case["m"]), case.get("h", "sha256")).hexdigest()
         else:
-            out = hashlib.pbkdf2_hmac("sha256", bytes.fromhex(case["p"]), bytes.fromhex(case["s"]), case["i"], case["l"]).hex()
+            out = hashlib.pbkdf2_hmac(case.get("h", "sha256"), bytes.fromhex(case["p"]), bytes.fromhex(case["s"]), case["i"], case["l"]).hex()
         print(out)
     """
 
@@ -140,6 +170,34 @@ struct CredentialsReferenceTests {
       ])
       ours.append(
         SHA256.pbkdf2(password: password, salt: salt, iterations: iterations, length: length).hex)
+    }
+    // SHA-1, for the hashes CouchDB wrote before 3.4.
+    for _ in 0..<100 {
+      let message = Self.bytes(
+        Bool.random(using: &random)
+          ? lengths.randomElement(using: &random)! : Int.random(in: 0...600, using: &random),
+        &random)
+      cases.append(["op": "sha1", "m": .string(message.hex)])
+      ours.append(SHA1.hash(message).hex)
+    }
+    for _ in 0..<60 {
+      let key = Self.bytes(
+        [0, 1, 20, 63, 64, 65, 100].randomElement(using: &random)!, &random)
+      let message = Self.bytes(Int.random(in: 0...300, using: &random), &random)
+      cases.append(["op": "hmac", "h": "sha1", "k": .string(key.hex), "m": .string(message.hex)])
+      ours.append(SHA1.hmac(key: key, message).hex)
+    }
+    for _ in 0..<30 {
+      let password = Self.bytes(Int.random(in: 0...100, using: &random), &random)
+      let salt = Self.bytes(Int.random(in: 0...40, using: &random), &random)
+      let iterations = Int.random(in: 1...100, using: &random)
+      let length = Int.random(in: 1...60, using: &random)
+      cases.append([
+        "op": "pbkdf2", "h": "sha1", "p": .string(password.hex), "s": .string(salt.hex),
+        "i": .int(Int64(iterations)), "l": .int(Int64(length)),
+      ])
+      ours.append(
+        SHA1.pbkdf2(password: password, salt: salt, iterations: iterations, length: length).hex)
     }
     let theirs = try Self.reference(cases)
     #expect(theirs.count == cases.count, "the reference answered \(theirs.count) of \(cases.count)")

@@ -144,6 +144,40 @@ struct ServerUsersTests {
         == .null)
   }
 
+  /// User documents as CouchDB before 3.4 hashed them (PBKDF2-HMAC-SHA-1, 10 iterations,
+  /// no `pbkdf2_prf`) and as CouchDB 1 did (`simple`), hashed by Python's `hashlib`: a
+  /// `_users` database replicated from such a CouchDB logs its users in.
+  @Test func olderCouchDBHashesLogIn() async throws {
+    let (server, boss) = try await serverWithUsers("older.db")
+    let salt = "8d2e5c1a0f6b4e3d9c7a1b2c3d4e5f60"
+    let sha1Key = try ServerAuthTests.python(
+      "import hashlib; print(hashlib.pbkdf2_hmac('sha1', b'old pass', b'\(salt)', 10).hex())")
+    let simple = try ServerAuthTests.python(
+      "import hashlib; print(hashlib.sha1(b'older pass' + b'\(salt)').hexdigest())")
+    let documents: [JSON] = [
+      [
+        "_id": "org.couchdb.user:old", "name": "old", "type": "user", "roles": ["r"],
+        "password_scheme": "pbkdf2", "iterations": 10, "salt": .string(salt),
+        "derived_key": .string(sha1Key),
+      ],
+      [
+        "_id": "org.couchdb.user:older", "name": "older", "type": "user", "roles": [],
+        "password_scheme": "simple", "salt": .string(salt), "password_sha": .string(simple),
+      ],
+    ]
+    for document in documents {
+      let id = document["_id"]!.stringValue!
+      #expect(try await server.request("PUT", "/_users/\(id)", json: document, headers: boss).status == 201)
+    }
+    let old = try await server.request("GET", "/_session", headers: Self.basic("old", "old pass"))
+    #expect(old.json["userCtx"] == ["name": "old", "roles": ["r"]])
+    let older = try await server.post("/_session", ["name": "older", "password": "older pass"])
+    #expect(older.json == ["ok": true, "name": "older", "roles": []])
+    #expect(
+      try await server.request("GET", "/_session", headers: Self.basic("old", "older pass")).status
+        == 401)
+  }
+
   @Test func databaseSecurityDecidesWhoReadsAndWrites() async throws {
     let (server, boss) = try await serverWithUsers("security.db")
     for (name, roles) in [("ann", [String]()), ("bob", ["editors"]), ("cat", [])] {
