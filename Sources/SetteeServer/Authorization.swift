@@ -122,7 +122,14 @@ extension CouchHandler {
     if (second == "_security" || second == "_revs_limit" || second == "_index") && writes {
       throw Self.securityError(user, reason: "You are not a db or server admin.")
     }
-    if first == UsersDatabase.name && second.hasPrefix("_") && second != "_design" {
+    if first == UsersDatabase.name && second.hasPrefix("_") {
+      // Its design documents and their views would show every user's document.
+      if second == "_design" || second.hasPrefix("_design/") {
+        if writes { throw Self.securityError(user, reason: "You are not a db or server admin.") }
+        throw CouchError(
+          .forbidden, "forbidden",
+          "Only administrators can view design docs in the users database.")
+      }
       throw Self.notServerAdmin
     }
   }

@@ -111,6 +111,19 @@ struct ServerUsersTests {
       #expect(answer.json["reason"] == "You are not a server admin.", "\(path)")
     }
     #expect(try await server.request("GET", "/_users/_all_docs", headers: boss).status == 200)
+    // Nor may a view or a design document of _users show them.
+    let view: JSON = ["views": ["all": ["map": "function (doc) { emit(doc._id, doc.derived_key); }"]]]
+    #expect(
+      try await server.request("PUT", "/_users/_design/peek", json: view, headers: boss).status
+        == 201)
+    for path in ["/_users/_design/peek", "/_users/_design/peek/_view/all"] {
+      let answer = try await server.request("GET", path, headers: cookie)
+      #expect(answer.status == 403, "\(path)")
+      #expect(
+        answer.json["reason"] == "Only administrators can view design docs in the users database.")
+    }
+    let write = try await server.request("PUT", "/_users/_design/peek", json: view, headers: cookie)
+    #expect(write.status == 403 && write.json["reason"] == "You are not a db or server admin.")
 
     // Changing one's own document: not one's roles, not someone else's, a new password.
     var own = try #require(
