@@ -171,17 +171,13 @@ extension DocumentCollection {
         arguments: [cid])
       guard dropped == false else { return nil }
       let last = try DocumentReader.lastSequence(db, cid: cid)
-      let counts = try Row.fetchOne(
-        db.cachedStatement(
-          sql:
-            "SELECT count(*) FILTER (WHERE deleted), count(*) FILTER (WHERE NOT deleted) FROM documents WHERE cid = ?"
-        ), arguments: [cid])
+      let counts = try DocumentReader.counts(db, cid: cid)
       return CollectionStatistics(
         lastSequence: last, sequence: try Self.sequenceStrings(db, cid: cid, [last])[0],
         purgeSequence: try Int64.fetchOne(
           db.cachedStatement(sql: "SELECT max(purge_seq) FROM purges WHERE cid = ?"),
           arguments: [cid]) ?? 0,
-        count: counts?[1] ?? 0, deletedCount: counts?[0] ?? 0)
+        count: counts.live, deletedCount: counts.deleted)
     }
     return try await database.withConnection(.reading) { try self.database.read(operation) }
   }

@@ -211,12 +211,7 @@ public struct DocumentCollection: Sendable {
   @available(*, noasync, message: "blocks its thread; await its async form from an async func")
   public func deletedCount() throws -> Int {
     try database.read(
-      inCollection(0) { db, cid in
-        try Int.fetchOne(
-          db.cachedStatement(
-            sql: "SELECT count(*) FROM documents WHERE cid = ? AND deleted"),
-          arguments: [cid]) ?? 0
-      })
+      inCollection(0) { db, cid in try DocumentReader.counts(db, cid: cid).deleted })
   }
 
   /// The highest sequence number written so far (0 for a new collection).

@@ -5,6 +5,7 @@ import SetteeCore
 extension Database {
   /// A collection's sequence numbers and revisions: its `last_seq` is at least every
   /// document's (a write takes the next one, which another document would already hold),
+  /// its counts of live and deleted documents are those it holds,
   /// every revision id reads back, and every stored revision tree holds together
   /// (``treeProblems(_:row:id:)``).
   static func checkSequences(
@@ -21,6 +22,24 @@ extension Database {
           message:
             "the collection records sequence number \(lastSeq), behind its documents' highest, \(highest): every write would fail"
         ))
+    }
+    // The counts every write keeps, against the documents counted.
+    let stored = try DocumentReader.counts(db, cid: cid)
+    if let counted = try Row.fetchOne(
+      db,
+      sql:
+        "SELECT count(*) FILTER (WHERE NOT deleted), count(*) FILTER (WHERE deleted) FROM documents WHERE cid = ?",
+      arguments: [cid])
+    {
+      let (live, deleted): (Int, Int) = (try counted.value(0), try counted.value(1))
+      if (live, deleted) != (stored.live, stored.deleted) {
+        report.add(
+          .init(
+            collection: collection,
+            message:
+              "the collection records \(stored.live) live and \(stored.deleted) deleted documents but holds \(live) and \(deleted)"
+          ))
+      }
     }
     let branched = try Row.fetchCursor(
       db,

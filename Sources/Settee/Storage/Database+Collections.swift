@@ -64,7 +64,7 @@ extension Database {
       try db.execute(
         sql: """
           UPDATE collections SET dropped = 1, holds_nul = 0, revs_limit = ?,
-            last_seq = last_seq + 1 WHERE cid = ?
+            last_seq = last_seq + 1, doc_count = 0, deleted_count = 0 WHERE cid = ?
           """,
         arguments: [DocumentCollection.defaultRevsLimit, cid])
     }

@@ -72,11 +72,20 @@ enum DocumentReader {
     try Names.refuseNUL(name, kind: "collection name", code: .invalidArgument)
   }
 
-  /// How many live documents the collection has (``SQLFragment/liveDocuments(cid:)``).
+  /// How many live documents the collection has (``SQLFragment/liveDocuments(cid:)``), as
+  /// every write keeps it (``Schema``'s `doc_count`).
   static func liveCount(_ db: SQLConnection, cid: Int64) throws -> Int {
-    let count = SQLFragment("SELECT count(*) FROM ") + .liveDocuments(cid: cid)
-    return try Int.fetchOne(
-      db.cachedStatement(sql: count.text), arguments: count.statementArguments) ?? 0
+    try counts(db, cid: cid).live
+  }
+
+  /// How many live and deleted documents the collection has, as every write keeps them.
+  static func counts(_ db: SQLConnection, cid: Int64) throws -> (live: Int, deleted: Int) {
+    guard
+      let row = try Row.fetchOne(
+        db.cachedStatement(sql: "SELECT doc_count, deleted_count FROM collections WHERE cid = ?"),
+        arguments: [cid])
+    else { return (0, 0) }
+    return (try row.value(0), try row.value(1))
   }
 
   /// Whether a document of the collection has held U+0000 in a string (see ``Schema``).

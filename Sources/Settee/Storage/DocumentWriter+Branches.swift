@@ -109,6 +109,7 @@ extension DocumentWriter {
         counts.deleted, old.rid,
       ])
     }
+    count(from: old.deleted, to: deleted)
     let document = Document(
       id: id, rev: winner, isDeleted: deleted,
       body: try parsed ?? DocumentReader.parseBody(text: body, documentID: id))

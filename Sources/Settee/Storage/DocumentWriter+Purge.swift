@@ -45,6 +45,7 @@ extension DocumentWriter {
       try AttachmentStore.remove(db, rid: rid, revs: leavesBefore)
       try db.cachedStatement(sql: "DELETE FROM revisions WHERE rid = ?").execute(arguments: [rid])
       try db.cachedStatement(sql: "DELETE FROM documents WHERE rid = ?").execute(arguments: [rid])
+      count(from: deleted, to: nil)
       try SecondaryIndexes.forget(db, cid: cid, documentID: id)
       return purged
     }

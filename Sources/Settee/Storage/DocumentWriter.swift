@@ -37,6 +37,10 @@ struct DocumentWriter {
   private let limits: DocumentLimits
   var lastSeq: Int64
   private let startSeq: Int64
+  /// How this write changed the collection's counts of live and deleted documents
+  /// (``Schema``'s `doc_count` and `deleted_count`), recorded by ``finish()``. Kept in the
+  /// writer, a value: a copy restored after a refused document undoes its share too.
+  private var countChange = (live: Int64(0), deleted: Int64(0))
   /// How many revisions of each branch the collection keeps (see ``Schema``).
   let revsLimit: Int
   /// The collection's `holds_nul` (see ``Schema``), set by the first body that needs it.
@@ -271,6 +275,7 @@ struct DocumentWriter {
       update.bind(5, rid)
       try update.execute()
     }
+    count(from: currentDeleted, to: document.isDeleted)
     // The revision being replaced keeps its row; a first revision gets it now (it has none
     // yet exactly when it was the document's first, with no parent).
     let firstRevision = RawStatement(
@@ -352,6 +357,7 @@ struct DocumentWriter {
     }
     if taken { return nil }
     lastSeq = seq
+    count(from: nil, to: document.isDeleted)
     let rid = sqlite3_last_insert_rowid(db.sqliteConnection)
     // A document's first revision gets its `revisions` row only when another replaces it
     // (see ``Schema``): most documents are written once, and the row cost an import a
@@ -426,12 +432,28 @@ struct DocumentWriter {
     return stored
   }
 
-  /// Records the new sequence number; call once after the last write.
+  /// Records the new sequence number and counts; call once after the last write.
   func finish() throws {
     try indexes.finish()
-    guard lastSeq != startSeq else { return }
-    try db.cachedStatement(sql: "UPDATE collections SET last_seq = ? WHERE cid = ?")
-      .execute(arguments: [lastSeq, cid])
+    guard lastSeq != startSeq || countChange != (0, 0) else { return }
+    try db.cachedStatement(
+      sql: """
+        UPDATE collections SET last_seq = ?, doc_count = doc_count + ?,
+          deleted_count = deleted_count + ? WHERE cid = ?
+        """
+    ).execute(arguments: [lastSeq, countChange.live, countChange.deleted, cid])
+  }
+
+  /// Counts a document's winner going from `old` (`nil`: no document) to `new` (`nil`:
+  /// purged), each `true` when deleted.
+  mutating func count(from old: Bool?, to new: Bool?) {
+    guard old != new else { return }
+    if let old {
+      if old { countChange.deleted -= 1 } else { countChange.live -= 1 }
+    }
+    if let new {
+      if new { countChange.deleted += 1 } else { countChange.live += 1 }
+    }
   }
 
   mutating func insertRevision(

@@ -315,6 +315,20 @@ enum Schema {
       try db.execute(
         sql: "ALTER TABLE collections ADD COLUMN dropped INTEGER NOT NULL DEFAULT 0")
     }
+    migrator.registerMigration("v18-document-counts") { db in
+      // How many documents are live and how many deleted (CouchDB's `doc_count` and
+      // `doc_del_count`, and `_all_docs`' `total_rows`), kept by every write
+      // (`DocumentWriter`) instead of counted per request: a count walked every document,
+      // 17 ms per `GET /{db}` at 100,000 documents.
+      try db.execute(
+        sql: """
+          ALTER TABLE collections ADD COLUMN doc_count INTEGER NOT NULL DEFAULT 0;
+          ALTER TABLE collections ADD COLUMN deleted_count INTEGER NOT NULL DEFAULT 0;
+          UPDATE collections SET
+            doc_count = (SELECT count(*) FROM documents d WHERE d.cid = collections.cid AND NOT d.deleted),
+            deleted_count = (SELECT count(*) FROM documents d WHERE d.cid = collections.cid AND d.deleted);
+          """)
+    }
     return migrator
   }
 

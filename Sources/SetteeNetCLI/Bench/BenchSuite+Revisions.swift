@@ -58,7 +58,8 @@ extension BenchSuite {
             }
           }
           try db.execute(
-            sql: "UPDATE collections SET last_seq = ? WHERE cid = ?", arguments: [ids.count, cid])
+            sql: "UPDATE collections SET last_seq = ?, doc_count = doc_count + ? WHERE cid = ?",
+            arguments: [ids.count, ids.count, cid])
         }
       }
     }

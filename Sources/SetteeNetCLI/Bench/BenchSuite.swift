@@ -61,7 +61,7 @@ struct BenchSuite: @unchecked Sendable {
   }
 
   /// The schema the baselines' SQL is written for (`Database.schemaVersion`).
-  static let schemaVersion = "v17-dropped-collections"
+  static let schemaVersion = "v18-document-counts"
 
   var repetitions: Int { quick ? 1 : 5 }
 
