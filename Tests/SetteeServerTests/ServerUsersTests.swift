@@ -191,6 +191,35 @@ struct ServerUsersTests {
         == 401)
   }
 
+  /// A `_users` database replicated from another server (as from a CouchDB) logs its
+  /// users in: the hashes travel as they are, and no password is needed again.
+  @Test func replicatedUsersLogIn() async throws {
+    let (source, boss) = try await serverWithUsers("users-source.db")
+    let signedUp = try await source.request(
+      "PUT", "/_users/org.couchdb.user:ann",
+      json: ["name": "ann", "password": "ann pass", "roles": [], "type": "user"], headers: boss)
+    #expect(signedUp.status == 201)
+    let older = try await source.request(
+      "PUT", "/_users/org.couchdb.user:old",
+      json: try Self.userDocument("old", password: "old pass", roles: ["r"]), headers: boss)
+    #expect(older.status == 201)
+    let target = try ServerProcess(
+      db: directory.path("users-target.db"), ["--log-level", "none", "--admin", "root"],
+      environment: ["SETTEE_ADMIN_PASSWORD": "root pass"])
+    let root = Self.basic("root", "root pass")
+    let sourceURL = source.url.replacingOccurrences(of: "http://", with: "http://boss:boss%20pass@")
+    let replicated = try await target.request(
+      "POST", "/_replicate",
+      json: ["source": .string(sourceURL + "_users"), "target": "_users", "create_target": true],
+      headers: root)
+    #expect(replicated.status == 200, "\(replicated.json)")
+    #expect(replicated.json["history"]?[0]?["docs_written"] == 2)
+    for (name, password, roles) in [("ann", "ann pass", [] as [JSON]), ("old", "old pass", ["r"])] {
+      let who = try await target.request("GET", "/_session", headers: Self.basic(name, password))
+      #expect(who.json["userCtx"] == ["name": .string(name), "roles": .array(roles)], "\(name)")
+    }
+  }
+
   @Test func databaseSecurityDecidesWhoReadsAndWrites() async throws {
     let (server, boss) = try await serverWithUsers("security.db")
     for (name, roles) in [("ann", [String]()), ("bob", ["editors"]), ("cat", [])] {
