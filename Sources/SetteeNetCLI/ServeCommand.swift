@@ -36,7 +36,7 @@ struct ServeCommand: AsyncParsableCommand {
   var minBodyRate: Int = 500
   @Option(
     help:
-      "Store this administrator (its password from SETTEE_ADMIN_PASSWORD, or asked) in the file; from then on every request but /_up needs its credentials."
+      "Store this administrator (its password from SETTEE_ADMIN_PASSWORD, or asked) in the file; from then on the server answers as CouchDB 3 does: a database is its administrators' until its _security names members, and users sign up and log in through _users."
   )
   var admin: String?
   @Option(help: "Browser origins allowed to call (CORS), comma-separated, or *.") var cors: String?

@@ -14,7 +14,7 @@ public enum SetteeBinary {
     public var signaled = false
     /// Whether it was killed for running past `timeout`.
     public var timedOut = false
-    /// How long it ran, in seconds.
+    /// How long it ran, in seconds: until its standard output and error closed.
     public var seconds = 0.0
   }
 
@@ -132,15 +132,20 @@ public enum SetteeBinary {
         try? handle.close()
       }
     }
-    process.waitUntilExit()
+    // The child's time ends when its output does (its pipes close as it exits), read on
+    // threads of their own. Foundation learns of the exit through a Dispatch source, whose
+    // handler waited 175 s for a thread under the whole suite (the suite's blocking tests
+    // hold Dispatch's threads), so the exit is waited for after the time is taken.
     group.wait()
+    let seconds = Date().timeIntervalSince(start)
+    process.waitUntilExit()
     let out = outData.get()
     var run = Run(
       status: process.terminationStatus, stdout: String(decoding: out, as: UTF8.self),
       stderr: String(decoding: errData.get(), as: UTF8.self), stdoutBytes: out)
     run.signaled = process.terminationReason == .uncaughtSignal
     run.timedOut = timedOut.get()
-    run.seconds = Date().timeIntervalSince(start)
+    run.seconds = seconds
     return run
   }
 }
