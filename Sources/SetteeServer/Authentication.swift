@@ -12,7 +12,7 @@ import SetteeCore
 /// ``sessionTimeout`` seconds and renewed as CouchDB renews them.
 struct Authenticator: Sendable {
   /// One account's stored hash: an administrator's, or a user's from `_users`.
-  struct Admin: Sendable, Hashable {
+  struct Account: Sendable, Hashable {
     /// How a password was hashed.
     enum Scheme: Sendable, Hashable {
       /// PBKDF2-HMAC-SHA-256: what Settee writes, and CouchDB since 3.4.
@@ -75,11 +75,11 @@ struct Authenticator: Sendable {
   /// How long a session cookie is valid, in seconds (CouchDB's default).
   static let sessionTimeout: Int64 = 600
 
-  let admins: [String: Admin]
+  let admins: [String: Account]
   let secret: [UInt8]
   /// The user named so in `_users`, with the hash a password is checked against; `nil`
   /// when there is none (or its hash is not one Settee checks).
-  var users: @Sendable (String) async -> Admin? = { _ in nil }
+  var users: @Sendable (String) async -> Account? = { _ in nil }
   /// Basic credentials already verified (keyed by a digest of them): PBKDF2 runs once per
   /// credential, not once per request.
   private let verified = Locked<Set<[UInt8]>>([])
@@ -90,9 +90,9 @@ struct Authenticator: Sendable {
 
   /// The administrators stored in the file.
   static func load(_ database: Database) async throws -> Authenticator {
-    var admins: [String: Admin] = [:]
+    var admins: [String: Account] = [:]
     if case .object(let stored)? = try await database.metadata(forKey: adminsKey) {
-      for member in stored { admins[member.key] = Admin(json: member.value) }
+      for member in stored { admins[member.key] = Account(json: member.value) }
     }
     let secret =
       try await database.metadata(forKey: secretKey)?.stringValue
@@ -113,7 +113,7 @@ struct Authenticator: Sendable {
     }
     var stored = try await database.metadata(forKey: adminsKey)?.objectValue ?? [:]
     let salt = randomBytes(16)
-    let admin = Admin(
+    let admin = Account(
       salt: salt,
       derivedKey: SHA256.pbkdf2(password: Array(password.utf8), salt: salt, iterations: iterations),
       iterations: iterations)
@@ -170,7 +170,7 @@ struct Authenticator: Sendable {
   }
 
   /// The account named `name`: an administrator, else a user of `_users`.
-  func account(named name: String) async -> Admin? {
+  func account(named name: String) async -> Account? {
     if let admin = admins[name] { return admin }
     return await users(name)
   }
@@ -185,7 +185,7 @@ struct Authenticator: Sendable {
   func authenticate(
     _ name: String, _ password: String, client: String?,
     now: Int64 = Int64(Date().timeIntervalSince1970)
-  ) async throws -> Admin? {
+  ) async throws -> Account? {
     let key = Lockout.key(client: client, name: name)
     if lockout.isLocked(key, now: now) {
       throw CouchError(
@@ -208,7 +208,7 @@ struct Authenticator: Sendable {
   /// PBKDF2 runs on a dispatch queue, off Swift's cooperative threads: its 100,000
   /// iterations take 66-103 ms (more than a second in a debug build), and two guesses at
   /// once held both of this machine's cooperative threads, and with them every request.
-  func verify(_ name: String, _ password: String) async -> Admin? {
+  func verify(_ name: String, _ password: String) async -> Account? {
     guard let account = await account(named: name) else {
       let decoy = decoy(for: name)
       _ = await Self.offTheCooperativePool { decoy.matches(password) }
@@ -239,8 +239,8 @@ struct Authenticator: Sendable {
 
   /// What an unknown name is checked against: the iterations of the administrators there
   /// are, a salt that depends on the name (as a stored one would), a key nothing derives.
-  func decoy(for name: String) -> Admin {
-    Admin(
+  func decoy(for name: String) -> Account {
+    Account(
       salt: Array(SHA256.hash(secret + Array(name.utf8)).prefix(16)),
       derivedKey: [UInt8](repeating: 0, count: 32),
       iterations: admins.values.map(\.iterations).max() ?? Self.iterations)
@@ -269,14 +269,14 @@ struct Authenticator: Sendable {
   /// A session token for `account`: base64url of `name:issued-hex:` and the HMAC of
   /// `name:issued-hex` under the secret and the account's salt (a changed password ends
   /// the account's sessions, as in CouchDB).
-  func makeToken(_ name: String, _ account: Admin, now: Int64) -> String {
+  func makeToken(_ name: String, _ account: Account, now: Int64) -> String {
     let payload = "\(name):\(String(now, radix: 16, uppercase: true))"
     let signature = SHA256.hmac(key: secret + account.salt, Array(payload.utf8))
     return Self.base64url(Array((payload + ":").utf8) + signature)
   }
 
   /// The name, issue time and account of a valid, unexpired token.
-  func session(_ token: String, now: Int64) async -> (String, Int64, Admin)? {
+  func session(_ token: String, now: Int64) async -> (String, Int64, Account)? {
     guard let bytes = Self.unbase64url(token), admins.isEmpty == false else { return nil }
     guard let first = bytes.firstIndex(of: UInt8(ascii: ":")),
       let second = bytes[(first + 1)...].firstIndex(of: UInt8(ascii: ":"))

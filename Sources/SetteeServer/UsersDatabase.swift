@@ -24,7 +24,7 @@ enum UsersDatabase {
   /// Settee), PBKDF2 with SHA-1 (`pbkdf2_prf` absent or `sha`: CouchDB before 3.4), and
   /// CouchDB 1's `simple` `password_sha`. As CouchDB uses it, the salt is the text of
   /// `salt`, not the bytes its hex would decode to.
-  static func account(named name: String, in database: Database) async -> Authenticator.Admin? {
+  static func account(named name: String, in database: Database) async -> Authenticator.Account? {
     guard !name.isEmpty,
       let document = try? await database.collection(Self.name).document(
         idPrefix + name, RevisionReadOptions())
@@ -33,12 +33,12 @@ enum UsersDatabase {
   }
 
   /// The account a user document describes, when it can be checked.
-  static func account(_ document: JSONObject) -> Authenticator.Admin? {
+  static func account(_ document: JSONObject) -> Authenticator.Account? {
     guard let salt = document["salt"]?.stringValue else { return nil }
     let roles = document["roles"]?.arrayValue?.compactMap(\.stringValue) ?? []
     switch document["password_scheme"]?.stringValue {
     case "pbkdf2":
-      let scheme: Authenticator.Admin.Scheme
+      let scheme: Authenticator.Account.Scheme
       switch document["pbkdf2_prf"]?.stringValue {
       case "sha256": scheme = .pbkdf2SHA256
       case nil, "sha": scheme = .pbkdf2SHA1
@@ -48,14 +48,14 @@ enum UsersDatabase {
         let iterations = document["iterations"]?.intValue, iterations > 0,
         iterations <= 10_000_000
       else { return nil }
-      return Authenticator.Admin(
+      return Authenticator.Account(
         salt: Array(salt.utf8), derivedKey: key, iterations: iterations, roles: roles,
         scheme: scheme)
     case nil, "simple":
       guard let key = document["password_sha"]?.stringValue.flatMap({ [UInt8](hex: $0) }) else {
         return nil
       }
-      return Authenticator.Admin(
+      return Authenticator.Account(
         salt: Array(salt.utf8), derivedKey: key, iterations: 1, roles: roles, scheme: .simple)
     default:
       return nil

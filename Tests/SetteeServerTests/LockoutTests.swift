@@ -56,7 +56,7 @@ struct AdministratorNameTests {
     // Fewer iterations than a new hash gets (as CouchDB's own hashes may have): the decoy
     // takes the stored ones.
     let salt = Authenticator.randomBytes(16)
-    let admin = Authenticator.Admin(
+    let admin = Authenticator.Account(
       salt: salt,
       derivedKey: SHA256.pbkdf2(password: Array("right".utf8), salt: salt, iterations: 10_000),
       iterations: 10_000)
