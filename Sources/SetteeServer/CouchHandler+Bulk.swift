@@ -37,7 +37,11 @@ extension CouchHandler {
     for (index, row) in rows.enumerated() {
       guard case .object(var object) = row, let id = object["id"]?.stringValue,
         conflicted.contains(id), object["doc"]?.objectValue != nil,
-        let document = try await db.document(id, RevisionReadOptions(conflicts: true))
+        let document = try await db.document(
+          id,
+          RevisionReadOptions(
+            conflicts: true, attachments: query.attachments.data,
+            attachmentEncodingInfo: query.attachments.encodingInfo))
       else { continue }
       object["doc"] = .object(document)
       rows[index] = .object(object)

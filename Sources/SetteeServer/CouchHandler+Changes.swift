@@ -23,6 +23,9 @@ extension CouchHandler {
     var includeDocs: Bool
     /// With `includeDocs`: add `_conflicts` to conflicted documents.
     var conflicts = false
+    /// What documents (given and filtered) carry of their attachments: stubs, or their
+    /// data with `attachments=true` (CouchDB's `attachments`, `att_encoding_info`).
+    var attachments = AttachmentListing.stubs
     var filter: Filter
     var heartbeat: Duration?
     var timeout: Duration
@@ -98,6 +101,8 @@ extension CouchHandler {
     }
     asked.filter = try await changesFilter(db, request, body)
     asked.conflicts = try request.bool("conflicts")
+    asked.attachments = AttachmentListing(
+      data: try request.bool("attachments"), encodingInfo: try request.bool("att_encoding_info"))
 
     switch request.query["feed"] ?? "normal" {
     case "normal":
@@ -265,7 +270,7 @@ extension CouchHandler {
     var documents: [String: JSONObject] = [:]
     if asked.needsDocuments {
       let live = changes.filter { !$0.isDeleted }.map(\.id)
-      for document in try await db.get(live) {
+      for document in try await db.get(live, attachments: asked.attachments) {
         if let document { documents[document.id] = document.json }
       }
     }
@@ -274,7 +279,10 @@ extension CouchHandler {
       // _conflicts.
       for change in changes where change.leaves.count > 1 && !change.isDeleted {
         documents[change.id] = try await db.document(
-          change.id, RevisionReadOptions(conflicts: true))
+          change.id,
+          RevisionReadOptions(
+            conflicts: true, attachments: asked.attachments.data,
+            attachmentEncodingInfo: asked.attachments.encodingInfo))
       }
     }
     var entries: [FeedEntry] = []

@@ -103,11 +103,17 @@ extension DocumentCollection {
       var returned = 0
       var last: Document?
       let conflicted = query.conflicts ? try conflictedIDs(db, cid: cid) : []
+      // Whole documents show their attachments (as stubs), as CouchDB's `_find` does; a
+      // projection shows them only when `fields` names `_attachments`.
+      let attachments =
+        query.fields?.contains { $0.components.first == "_attachments" } ?? true
+        ? try ListedAttachments(db, cid: cid) : nil
       try run(plan, statement, query: query, db: db) { document in
         returned += 1
         if wantsSummary { last = document }
-        guard conflicted.contains(document.id) else { return try body(document) }
         var document = document
+        try attachments?.fill(db, &document)
+        guard conflicted.contains(document.id) else { return try body(document) }
         document.conflicts = try DocumentReader.leaves(db, cid: cid, id: document.id)
           .dropFirst().filter { !$0.isDeleted }.compactMap(\.rev)
         try body(document)

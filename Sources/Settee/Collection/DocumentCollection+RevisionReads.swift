@@ -244,22 +244,12 @@ private final class LeafReader {
       // `attachments` or not: CouchDB stubs the older ones before it prints the data of the
       // rest, and its replicator asks for both.
       let since = options.attachmentsSince.filter(ancestry.contains).map(\.generation).max()
-      document.attachments = try stored.map { attachment in
-        var read = attachment.attachment
-        if options.attachmentsSince.isEmpty
+      document.attachments = try AttachmentStore.read(
+        db, stored, documentID: leaf.id, encodedData: options.encodedAttachmentData,
+        encodingInfo: options.attachmentEncodingInfo
+      ) { attachment in
+        options.attachmentsSince.isEmpty
           ? options.attachments : attachment.revpos > since ?? 0
-        {
-          read.data = try AttachmentStore.bytes(db, aid: attachment.aid)
-        }
-        if read.encoding != nil && !options.encodedAttachmentData {
-          if read.data != nil {
-            read = try read.decoded(documentID: leaf.id)
-          } else if !options.attachmentEncodingInfo {
-            read.encoding = nil
-            read.encodedLength = nil
-          }
-        }
-        return read
       }
     }
     var json = document.json

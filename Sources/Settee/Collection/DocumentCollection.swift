@@ -163,6 +163,14 @@ public struct DocumentCollection: Sendable {
     try database.read(getOperation(ids))
   }
 
+  /// Several documents read from one consistent snapshot, in the order of `ids`, each
+  /// with its revision's attachments as `attachments` lists them (what a changes feed
+  /// with its documents shows; plain `get` leaves ``Document/attachments`` `nil`).
+  @available(*, noasync, message: "blocks its thread; await its async form from an async func")
+  public func get(_ ids: [String], attachments: AttachmentListing) throws -> [Document?] {
+    try database.read(getOperation(ids, attachments: attachments))
+  }
+
   /// The winning revision of a document, tombstones included (`isDeleted` tells).
   @available(*, noasync, message: "blocks its thread; await its async form from an async func")
   public func getRevision(_ id: String) throws -> Document? {
@@ -220,12 +228,16 @@ public struct DocumentCollection: Sendable {
     try database.read(inCollection(0) { db, cid in try DocumentReader.lastSequence(db, cid: cid) })
   }
 
-  func getOperation(_ ids: [String]) -> @Sendable (SQLConnection) throws -> [Document?] {
+  func getOperation(_ ids: [String], attachments: AttachmentListing? = nil)
+    -> @Sendable (SQLConnection) throws -> [Document?]
+  {
     inCollection(Array(repeating: nil, count: ids.count)) { db, cid in
-      try ids.map { id in
-        guard let document = try DocumentReader.document(db, cid: cid, id: id),
+      let listed = try attachments.map { try ListedAttachments(db, cid: cid, $0) }
+      return try ids.map { id in
+        guard var document = try DocumentReader.document(db, cid: cid, id: id),
           !document.isDeleted
         else { return nil }
+        try listed?.fill(db, &document)
         return document
       }
     }
@@ -290,6 +302,12 @@ extension DocumentCollection {
   /// Several documents read from one consistent snapshot, in the order of `ids`.
   public func get(_ ids: [String]) async throws -> [Document?] {
     try await database.read(getOperation(ids))
+  }
+
+  /// Several documents with their attachments as `attachments` lists them, without
+  /// blocking the caller's thread.
+  public func get(_ ids: [String], attachments: AttachmentListing) async throws -> [Document?] {
+    try await database.read(getOperation(ids, attachments: attachments))
   }
 
   /// The changes feed from `since` on.

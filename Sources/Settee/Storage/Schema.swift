@@ -329,6 +329,14 @@ enum Schema {
             deleted_count = (SELECT count(*) FROM documents d WHERE d.cid = collections.cid AND d.deleted);
           """)
     }
+    migrator.registerMigration("v19-attachment-holders") { db in
+      // Lists (all-documents, views, find, changes) show each document's attachments, as
+      // CouchDB's do: this partial index tells at once whether any document of a
+      // collection holds attachments, so that lists of a collection without any look for
+      // none.
+      try db.execute(
+        sql: "CREATE INDEX documents_attached ON documents(cid) WHERE attachments != 0")
+    }
     return migrator
   }
 
@@ -337,6 +345,7 @@ enum Schema {
   /// these.
   static let readerOptional: Set<String> = [
     "v9-no-rev-index", "v10-where-whole-names-and-strings", "v11-stat1-orphans",
+    "v19-attachment-holders",
   ]
 }
 

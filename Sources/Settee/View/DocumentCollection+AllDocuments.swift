@@ -27,7 +27,11 @@ extension DocumentCollection {
           rows: [], totalRows: 0, offset: query.includeOffset ? 0 : nil, updateSeq: 0)
       }
       return try DocumentReader.namingDamagedBodies(db, cid: cid) {
-        try Self.allDocuments(db, cid: cid, query)
+        var result = try Self.allDocuments(db, cid: cid, query)
+        if query.includeDocs {
+          try ListedAttachments(db, cid: cid, query.attachments).fill(db, &result)
+        }
+        return result
       }
     }
   }

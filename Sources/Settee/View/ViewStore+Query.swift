@@ -74,9 +74,13 @@ extension ViewStore {
         offset = try rowsBefore(db, view, query) + query.skip
       }
     }
-    return ViewResult(
+    var result = ViewResult(
       rows: rows, totalRows: view.totalRows, offset: offset.map { min($0, view.totalRows) },
       updateSeq: view.lastSeq, errors: try errors(db, view), isReduced: reducing)
+    if query.includeDocs {
+      try ListedAttachments(db, cid: view.cid, query.attachments).fill(db, &result)
+    }
+    return result
   }
 
   // MARK: - Map rows

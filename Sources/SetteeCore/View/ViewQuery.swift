@@ -56,6 +56,9 @@ public struct ViewQuery: Sendable, Hashable {
   /// Attach each row's document (the emitting document, or for all-documents the
   /// document itself).
   public var includeDocs: Bool
+  /// With ``includeDocs``: what the documents carry of their attachments (stubs unless
+  /// asked for their data; CouchDB's `attachments` and `att_encoding_info`).
+  public var attachments: AttachmentListing = .stubs
   /// Whether the view is brought up to date first.
   public var stale: Staleness
   /// Count the rows before the first one returned (CouchDB's `offset`), at a cost
@@ -101,16 +104,17 @@ public struct ViewQuery: Sendable, Hashable {
 }
 
 extension ViewQuery {
-  /// Members CouchDB clients send that mean nothing here (attachments, conflicts before
-  /// replication, update sequences, cluster options): accepted and ignored.
+  /// Members CouchDB clients send that mean nothing here (conflicts, which the server
+  /// adds, update sequences, cluster options): accepted and ignored.
   static let ignoredMembers: Set<String> = [
-    "conflicts", "attachments", "att_encoding_info", "update_seq", "sorted", "stable",
+    "conflicts", "update_seq", "sorted", "stable",
   ]
 
   /// Parses CouchDB's view query parameters as a JSON object: `key`, `keys`,
   /// `startkey`/`start_key`, `endkey`/`end_key`, `startkey_docid`/`start_key_doc_id`,
   /// `endkey_docid`/`end_key_doc_id`, `inclusive_end`, `descending`, `skip`, `limit`,
-  /// `group`, `group_level`, `reduce`, `include_docs`, `stale` (`"ok"`,
+  /// `group`, `group_level`, `reduce`, `include_docs`, `attachments`,
+  /// `att_encoding_info`, `stale` (`"ok"`,
   /// `"update_after"`), `update` (`true`, `false`, `"lazy"`), and Settee's
   /// `prefix_match_level` and `include_offset`.
   ///
@@ -148,6 +152,8 @@ extension ViewQuery {
       case "reduce": reduce = try Self.bool(name, value)
       case "include_docs": includeDocs = try Self.bool(name, value)
       case "include_offset": includeOffset = try Self.bool(name, value)
+      case "attachments": attachments.data = try Self.bool(name, value)
+      case "att_encoding_info": attachments.encodingInfo = try Self.bool(name, value)
       case "stale":
         switch value.stringValue {
         case "ok": stale = .ok

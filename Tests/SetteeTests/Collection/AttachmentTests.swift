@@ -43,6 +43,32 @@ struct AttachmentTests {
     #expect(try docs.attachment("nope", of: "a") == nil)
   }
 
+  /// Lists show a document's attachments as a read of that document does (issue 55):
+  /// find results and rows with their documents, as stubs or, when asked, with data.
+  @Test func listsCarryTheRevisionsAttachments() throws {
+    try docs.put(
+      json(
+        #"{"_id":"a","n":1,"_attachments":{"hi.txt":{"content_type":"text/plain","data":"aGVsbG8="}}}"#
+      ))
+    try docs.put(["_id": "b", "n": 2])
+    let stub = try #require(try docs.document("a", RevisionReadOptions())?["_attachments"])
+    let found = try docs.find(FindQuery(selector: try SelectorParser.parse(#"{"n": 1}"#)))
+    #expect(found.count == 1 && found[0].json["_attachments"] == stub)
+    #expect(try docs.get(["a"], attachments: .stubs)[0]?.json["_attachments"] == stub)
+    #expect(try docs.get(["a"])[0]?.attachments == nil)
+    let rows = try docs.allDocuments(ViewQuery(includeDocs: true)).rows
+    #expect(rows.map { $0.document?.json["_attachments"] } == [stub, nil])
+    var withData = ViewQuery(includeDocs: true)
+    withData.attachments = AttachmentListing(data: true)
+    let data = try docs.allDocuments(withData).rows[0].document?.json["_attachments"]
+    #expect(data?["hi.txt"]?["data"] == "aGVsbG8=")
+    // A projection shows attachments only when it names them.
+    var projected = try FindQuery(json: ["selector": ["n": 1], "fields": ["n"]])
+    #expect(try docs.find(projected)[0].json["_attachments"] == nil)
+    projected.fields?.append(try FieldPath(parsing: "_attachments"))
+    #expect(try docs.find(projected)[0].json["_attachments"] == stub)
+  }
+
   @Test func editsKeepAttachmentsUnlessTheyStateThem() throws {
     let first = try docs.put(
       json(#"{"_id":"a","_attachments":{"x":{"data":"aGVsbG8="},"y":{"data":"d29ybGQ="}}}"#))
