@@ -47,6 +47,22 @@ struct CLITests {
     #expect(try settee("export", "--collection", "again").stdoutBytes == first.stdoutBytes)
   }
 
+  /// An integer past 64 bits comes back as it was written: `get`, `find`, `export` and an
+  /// import of that export (issue 55, item 2).
+  @Test func integersPast64BitsComeBackExactly() throws {
+    let document = #"{"_id":"big","big":18446744073709551616,"neg":-18446744073709551617}"#
+    #expect(try settee("put", document).status == 0)
+    let digits = #""big":18446744073709551616,"neg":-18446744073709551617"#
+    #expect(try settee("get", "big").stdout.contains(digits))
+    let found = try settee("find", #"{"selector": {"big": {"$gt": 1e19}}}"#)
+    #expect(found.status == 0 && found.stdout.contains(digits), "\(found.stderr)")
+    let exported = try settee("export")
+    #expect(exported.stdout.contains(digits))
+    let copy = directory.path("copy.db")
+    #expect(try SetteeBinary.run(["--db", copy, "import", "-"], stdin: exported.stdoutBytes).status == 0)
+    #expect(try SetteeBinary.run(["--db", copy, "get", "big"]).stdout.contains(digits))
+  }
+
   @Test func putUpsertReplacesWithoutARevision() throws {
     #expect(try settee("put", "--upsert", #"{"_id":"u","v":1}"#).status == 0)
     #expect(try settee("put", #"{"_id":"u","v":2}"#).status == 1)  // put still needs _rev

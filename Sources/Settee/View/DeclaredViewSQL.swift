@@ -231,6 +231,11 @@ enum ViewKeyFunctions {
       switch try? JSONParser.parse(text) {
       case .int(let number)?: sqlite3_result_int64(context, number)
       case .double(let number)?: sqlite3_result_double(context, number)
+      // An integer past 64 bits is stored as its text, as ViewStore.encodeValue stores it.
+      case .largeInteger?:
+        text.withMemoryRebound(to: CChar.self) {
+          sqlite3_result_text(context, $0.baseAddress, Int32($0.count), transient)
+        }
       default: sqlite3_result_error(context, "settee_view_value: a number that does not parse", -1)
       }
     default:

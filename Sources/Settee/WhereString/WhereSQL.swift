@@ -202,6 +202,7 @@ extension JSON {
     case .bool(let flag): (flag ? 1 : 0).databaseValue
     case .int(let number): number.databaseValue
     case .double(let number): number.databaseValue
+    case .largeInteger: (doubleValue ?? 0).databaseValue
     case .string(let text):
       text.utf8.contains(0) ? Data(text.utf8).databaseValue : text.databaseValue
     case .array, .object: JSONWriter.string(self).databaseValue

@@ -115,6 +115,7 @@ package enum CollationKey {
     case .bool(let flag): output.append(flag ? Tag.true : Tag.false)
     case .int(let number): appendNumber(integer: number, to: &output)
     case .double(let number): appendNumber(double: number, to: &output)
+    case .largeInteger: appendNumber(double: value.doubleValue ?? 0, to: &output)
     case .string(let text):
       output.append(Tag.string)
       appendStringBody(text, to: &output)

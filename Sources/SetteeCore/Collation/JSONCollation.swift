@@ -1,7 +1,8 @@
 /// The one total order over JSON values that queries and sorting use (SPEC section 2):
 /// null < false < true < numbers < strings < arrays < objects.
 ///
-/// Numbers compare by value (`1 == 1.0`, and 64-bit integers exactly against doubles);
+/// Numbers compare by value (`1 == 1.0`, and 64-bit integers exactly against doubles;
+/// larger integers as their nearest double);
 /// strings by Unicode code point (byte order of UTF-8, as SQLite's BINARY collation);
 /// arrays element by element; objects member by member, name before value.
 public enum JSONCollation {
@@ -12,7 +13,7 @@ public enum JSONCollation {
     case .null: 0
     case .bool(false): 1
     case .bool(true): 2
-    case .int, .double: 3
+    case .int, .double, .largeInteger: 3
     case .string: 4
     case .array: 5
     case .object: 6
@@ -24,6 +25,9 @@ public enum JSONCollation {
     let (left, right) = (rank(lhs), rank(rhs))
     if left != right { return left < right ? -1 : 1 }
     switch (lhs, rhs) {
+    // An integer past 64 bits compares as its nearest double, as SQLite reads it.
+    case (.largeInteger, _): return compare(.double(lhs.doubleValue ?? 0), rhs)
+    case (_, .largeInteger): return compare(lhs, .double(rhs.doubleValue ?? 0))
     case (.int(let a), .int(let b)): return a == b ? 0 : (a < b ? -1 : 1)
     case (.double(let a), .double(let b)): return a == b ? 0 : (a < b ? -1 : 1)
     case (.int(let a), .double(let b)): return compare(a, b)

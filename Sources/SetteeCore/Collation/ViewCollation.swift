@@ -148,6 +148,8 @@ enum UnicodeKeys {
     case .bool(let flag): output.append(flag ? 0x03 : 0x02)
     case .int(let number): CollationKey.appendNumber(integer: number, tag: 0x04, to: &output)
     case .double(let number): CollationKey.appendNumber(double: number, tag: 0x04, to: &output)
+    case .largeInteger:
+      CollationKey.appendNumber(double: value.doubleValue ?? 0, tag: 0x04, to: &output)
     case .string(let text):
       output.append(0x05)
       try collator.appendSortKey(text, to: &output)
@@ -173,6 +175,8 @@ enum RawKeys {
     switch value {
     case .int(let number): CollationKey.appendNumber(integer: number, tag: 0x01, to: &output)
     case .double(let number): CollationKey.appendNumber(double: number, tag: 0x01, to: &output)
+    case .largeInteger:
+      CollationKey.appendNumber(double: value.doubleValue ?? 0, tag: 0x01, to: &output)
     case .bool(false): output.append(0x02)
     case .null: output.append(0x03)
     case .bool(true): output.append(0x04)

@@ -250,7 +250,7 @@ package struct EncodedDocument: Sendable, Hashable {
       }
       guard !token.isEmpty, let value = try? JSONParser.parse(token) else { return false }
       switch value {
-      case .int: break
+      case .int, .largeInteger: break
       case .double(let number) where number.isFinite: break
       default: return false
       }

@@ -48,7 +48,7 @@ package enum TextNormalizer {
     switch value {
     case .null: ""
     case .string(let text): text
-    case .bool, .int, .double: JSONWriter.string(value)
+    case .bool, .int, .double, .largeInteger: JSONWriter.string(value)
     case .array(let elements): elements.map(text(of:)).filter { !$0.isEmpty }.joined(separator: " ")
     case .object(let object):
       object.map { text(of: $0.value) }.filter { !$0.isEmpty }.joined(separator: " ")

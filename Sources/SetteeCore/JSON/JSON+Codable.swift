@@ -23,6 +23,8 @@ extension JSON: Codable {
       self = .bool(flag)
     } else if let number = try? single.decode(Int64.self) {
       self = .int(number)
+    } else if let number = try? single.decode(UInt64.self) {
+      self = .largeInteger(String(number))
     } else if let number = try? single.decode(Double.self) {
       self = .double(number)
     } else {
@@ -44,6 +46,14 @@ extension JSON: Codable {
     case .double(let number):
       var single = encoder.singleValueContainer()
       try single.encode(number)
+    case .largeInteger(let digits):
+      // Exactly when it fits an unsigned 64-bit integer, else as the nearest double.
+      var single = encoder.singleValueContainer()
+      if let number = UInt64(digits) {
+        try single.encode(number)
+      } else {
+        try single.encode(Double(digits) ?? 0)
+      }
     case .string(let string):
       var single = encoder.singleValueContainer()
       try single.encode(string)

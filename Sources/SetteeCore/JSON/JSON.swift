@@ -1,7 +1,8 @@
 /// A JSON value that round-trips exactly.
 ///
-/// Objects keep their members in order, integers that fit in 64 bits stay integers,
-/// other numbers are `Double`s, and strings keep every Unicode scalar.
+/// Objects keep their members in order, integers that fit in 64 bits stay integers, larger
+/// integers keep their digits (CouchDB keeps them exactly too), other numbers are
+/// `Double`s, and strings keep every Unicode scalar.
 ///
 /// Equality is structural: `.int(1) != .double(1)` and member order matters. Query
 /// semantics (where `1 == 1.0`) use ``JSONCollation`` instead.
@@ -12,6 +13,11 @@ public enum JSON: Sendable, Hashable {
   case bool(Bool)
   /// A number written without fraction or exponent that fits in 64 bits.
   case int(Int64)
+  /// An integer, written without fraction or exponent, too large for 64 bits
+  /// (`18446744073709551616`): its decimal digits, with a `-` first when negative, so that
+  /// it is written back exactly. It matches, sorts and is indexed as the nearest `Double`
+  /// (``doubleValue``), as JavaScript sees it.
+  case largeInteger(String)
   /// Any other number.
   case double(Double)
   /// A string.
@@ -43,6 +49,7 @@ extension JSON {
     switch self {
     case .int(let value): Double(value)
     case .double(let value): value
+    case .largeInteger(let digits): Double(digits)
     default: nil
     }
   }
@@ -107,7 +114,7 @@ extension JSON {
     switch self {
     case .null: "null"
     case .bool: "boolean"
-    case .int, .double: "number"
+    case .int, .double, .largeInteger: "number"
     case .string: "string"
     case .array: "array"
     case .object: "object"
@@ -168,6 +175,7 @@ extension JSON {
     case (.bool(let a), .bool(let b)): a == b
     case (.int(let a), .int(let b)): a == b
     case (.double(let a), .double(let b)): a == b
+    case (.largeInteger(let a), .largeInteger(let b)): a == b
     case (.string(let a), .string(let b)): a.hasSameBytes(as: b)
     case (.array(let a), .array(let b)): a == b
     case (.object(let a), .object(let b)): a == b

@@ -341,7 +341,8 @@ public struct JSONParser: ~Copyable {
       throw error(
         "number \(text) is out of range (a double holds magnitudes from about 5e-324 to 1.8e308)")
     }
-    return .double(value)
+    // An integer past 64 bits keeps its digits: a document comes back as it was written.
+    return isInteger ? .largeInteger(text) : .double(value)
   }
 
   // MARK: - Helpers

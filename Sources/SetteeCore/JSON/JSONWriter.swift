@@ -13,6 +13,7 @@ public enum JSONWriter {
     case .bool(let flag): append(flag ? "true" : "false", to: &output)
     case .int(let number): writeInteger(number, into: &output)
     case .double(let number): writeDouble(number, into: &output)
+    case .largeInteger(let digits): output.append(contentsOf: digits.utf8)
     case .string(let string): writeString(string, into: &output)
     case .array(let elements):
       output.append(UInt8(ascii: "["))

@@ -98,7 +98,7 @@ public enum JSONType: String, Sendable, Hashable, CaseIterable {
     switch value {
     case .null: self = .null
     case .bool: self = .boolean
-    case .int, .double: self = .number
+    case .int, .double, .largeInteger: self = .number
     case .string: self = .string
     case .array: self = .array
     case .object: self = .object

@@ -149,7 +149,9 @@ public enum ViewReduce: Sendable {
     case (.int(let x), .int(let y)):
       let (sum, overflow) = x.addingReportingOverflow(y)
       return overflow ? .double(Double(x) + Double(y)) : .int(sum)
-    case (.int, .double), (.double, .int), (.double, .double):
+    case (.int, .double), (.double, .int), (.double, .double), (.largeInteger, .int),
+      (.largeInteger, .double), (.int, .largeInteger), (.double, .largeInteger),
+      (.largeInteger, .largeInteger):
       return .double((a.doubleValue ?? 0) + (b.doubleValue ?? 0))
     case (.int(0), .array), (.int(0), .object):
       return try add(b, zero(like: b), error: error)
@@ -185,7 +187,7 @@ public enum ViewReduce: Sendable {
 
   static func stats(of value: JSON, error: () -> SetteeError) throws -> JSON {
     switch value {
-    case .int, .double:
+    case .int, .double, .largeInteger:
       let number = value.doubleValue ?? 0
       return [
         "sum": value, "count": 1, "min": value, "max": value,
@@ -281,7 +283,7 @@ extension JSON {
   /// Whether this is a number (an integer or not).
   public var isNumber: Bool {
     switch self {
-    case .int, .double: true
+    case .int, .double, .largeInteger: true
     default: false
     }
   }

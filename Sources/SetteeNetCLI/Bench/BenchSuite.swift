@@ -61,7 +61,7 @@ struct BenchSuite: @unchecked Sendable {
   }
 
   /// The schema the baselines' SQL is written for (`Database.schemaVersion`).
-  static let schemaVersion = "v18-document-counts"
+  static let schemaVersion = "v19-attachment-holders"
 
   var repetitions: Int { quick ? 1 : 5 }
 

@@ -9,6 +9,9 @@ struct JSONParserTests {
   @Test(arguments: [
     "null", "true", "false", "0", "-1", "42", "9223372036854775807", "-9223372036854775808",
     "9007199254740993", "1.5", "-0.0", "1e+308", "5e-324", "0.1", "1e+16", "\"\"",
+    // Integers past 64 bits keep their digits, as CouchDB keeps them (issue 55).
+    "18446744073709551616", "-18446744073709551617", "9223372036854775808",
+    "123456789012345678901234567890",
     "\"a\\\"b\\\\c\"",
     "\"\\n\\t\\r\\b\\f\\u0001\\u001f\"", "\"é 中文 العربية 🎉\"", "[]", "{}", "[1,[2,[3]],{\"a\":[]}]",
     #"{"z":1,"a":2,"m":{"y":null,"b":true}}"#, #"{"":"empty key","k":"/ stays"}"#,
@@ -26,7 +29,8 @@ struct JSONParserTests {
     ("1E2", "100.0"),
     ("1.0", "1.0"),
     ("2.50", "2.5"),
-    ("18446744073709551616", "1.8446744073709552e+19"),
+    ("18446744073709551616.0", "1.8446744073709552e+19"),
+    ("1.8446744073709551616e19", "1.8446744073709552e+19"),
     (#""\u00e9\/\ud83c\udf89""#, "\"é/🎉\""),
   ])
   func normalizes(_ input: String, _ canonical: String) throws {
@@ -39,6 +43,14 @@ struct JSONParserTests {
     let negativeZero = try JSONParser.parse("-0.0")
     #expect(negativeZero.doubleValue?.sign == .minus)
     #expect(try JSONParser.parse("1e308") == .double(1e308))
+    // Past 64 bits: the digits, compared and indexed as the nearest double.
+    let large = try JSONParser.parse("18446744073709551616")
+    #expect(large == .largeInteger("18446744073709551616"))
+    #expect(large.doubleValue == 18_446_744_073_709_551_616.0 && large.int64Value == nil)
+    #expect(large.typeName == "number")
+    #expect(JSONCollation.compare(large, .double(18_446_744_073_709_551_616.0)) == 0)
+    #expect(JSONCollation.compare(large, .int(Int64.max)) == 1)
+    #expect(JSONCollation.compare(.largeInteger("-18446744073709551616"), .int(Int64.min)) == -1)
   }
 
   @Test func keepsMemberOrder() throws {

@@ -77,4 +77,25 @@ struct ListedDocumentsTests {
     let filtered = try await server.get("/db/_changes?filter=f/atts").json
     #expect(filtered["results"]?.arrayValue?.compactMap { $0["id"] } == ["a"])
   }
+
+  /// An integer past 64 bits comes back digit for digit from every read (issue 55, item 2;
+  /// CouchDB keeps it exactly, a double would print `1.8446744073709552e+19`).
+  @Test func integersPast64BitsComeBackExactly() async throws {
+    let server = try ServerProcess(db: directory.path("numbers.db"))
+    try await server.request("PUT", "/db")
+    let body = #"{"big":18446744073709551616,"neg":-18446744073709551617,"list":[99999999999999999999]}"#
+    let written = try await server.request(
+      "PUT", "/db/n", body: Array(body.utf8), headers: ["Content-Type": "application/json"])
+    #expect(written.status == 201, "\(written.text)")
+    let digits = #""big":18446744073709551616,"neg":-18446744073709551617,"list":[99999999999999999999]"#
+    for path in [
+      "/db/n", "/db/_all_docs?include_docs=true", "/db/_changes?include_docs=true",
+      "/db/n?open_revs=all", "/db/n?revs=true",
+    ] {
+      let answer = try await server.get(path)
+      #expect(answer.text.contains(digits), "\(path): \(answer.text)")
+    }
+    let found = try await server.post("/db/_find", ["selector": ["big": ["$gt": 1e19]]])
+    #expect(found.text.contains(digits), "\(found.text)")
+  }
 }

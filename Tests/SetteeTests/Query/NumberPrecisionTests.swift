@@ -31,3 +31,56 @@ struct NumberPrecisionTests {
     }
   }
 }
+
+/// Integers past 64 bits (issue 55, item 2): kept digit for digit in every document read,
+/// and matched, sorted and indexed as their nearest double by the matcher and the SQL path
+/// alike.
+@Suite("Integers past 64 bits")
+struct LargeIntegerTests {
+  static let texts = [
+    "18446744073709551616", "18446744073709551617", "-18446744073709551617",
+    "9223372036854775808", "123456789012345678901234567890",
+  ]
+
+  @Test(arguments: [false, true])
+  func keptExactlyAndMatchedAsDoubles(indexed: Bool) throws {
+    let collection = try Database(inMemoryWith: .init()).collection()
+    if indexed { try collection.ensureIndexed(["x"], name: "x") }
+    for (offset, text) in Self.texts.enumerated() {
+      try collection.put(
+        try JSONParser.parse(#"{"_id":"d\#(offset)","x":\#(text),"list":[\#(text)]}"#)
+          .objectValue!)
+    }
+    try collection.put(["_id": "small", "x": .int(Int64.max)])
+    for (offset, text) in Self.texts.enumerated() {
+      let document = try #require(try collection.get("d\(offset)"))
+      #expect(JSONWriter.string(document.body["x"]!) == text)
+      #expect(document.jsonBytes() == Array(#"{"_id":"d\#(offset)","_rev":"\#(document.rev!)","x":\#(text),"list":[\#(text)]}"#.utf8))
+      let value = try JSONParser.parse(text)
+      for selector in [
+        #"{"x": \#(text)}"#, #"{"x": {"$gt": \#(text)}}"#, #"{"x": {"$lte": \#(text)}}"#,
+        #"{"list": {"$elemMatch": {"$gte": \#(text)}}}"#, #"{"x": {"$in": [\#(text), 1]}}"#,
+      ] {
+        let query = FindQuery(selector: try SelectorParser.parse(selector))
+        let found = try collection.find(query).map(\.id).sorted()
+        let expected = try collection.find(FindQuery())
+          .filter { try Matcher.matches(query.selector, .object($0.json)) }.map(\.id).sorted()
+        #expect(found == expected, "\(selector)")
+        #expect(!found.isEmpty || value.doubleValue! > 1e29, "\(selector)")
+      }
+    }
+    // Sorted by value as doubles: the two that round to 2^64 tie and keep their ids' order.
+    let sorted = try collection.find(
+      FindQuery(selector: .all, sort: [.init("x")])
+    ).map(\.id)
+    #expect(sorted == ["d2", "small", "d3", "d0", "d1", "d4"])
+  }
+
+  /// Codable: an unsigned 64-bit field decodes exactly, and encodes back the same digits.
+  @Test func codableUnsignedIntegersRoundTrip() throws {
+    struct Counter: Codable, Equatable { var n: UInt64 }
+    let json = try JSON(encoding: Counter(n: .max))
+    #expect(json["n"] == .largeInteger("18446744073709551615"))
+    #expect(try json.decode(Counter.self) == Counter(n: .max))
+  }
+}

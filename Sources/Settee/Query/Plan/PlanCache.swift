@@ -286,6 +286,9 @@ extension PlanCache {
       case .double(let number):
         tag(5)
         int(Int64(bitPattern: number.bitPattern))
+      case .largeInteger(let digits):
+        tag(9)
+        string(digits)
       case .string(let text):
         tag(6)
         string(text)

@@ -91,7 +91,7 @@ extension SelectorCompiler {
     for argument in arguments {
       switch argument {
       case .string: strings.append(argument)
-      case .int, .double: numbers.append(argument)
+      case .int, .double, .largeInteger: numbers.append(argument)
       default: parts.append(equal(argument, value: value, type: type))
       }
     }

@@ -156,7 +156,7 @@ extension SelectorCompiler {
       return SQLFragment("(") + type
         + (flag ? SQLFragment(" = 'true')") : SQLFragment(" = 'false')"))
     // The value test comes first: it is false for most rows, and SQLite then skips the type.
-    case .int, .double:
+    case .int, .double, .largeInteger:
       return SQLFragment("(") + value + SQLFragment(" = ") + SQLCompilerTypes.number(argument)
         + SQLFragment(" AND ") + type + SQLFragment(" IN ('integer', 'real'))")
     case .string(let text):
@@ -204,7 +204,7 @@ extension SelectorCompiler {
           SQLFragment("(") + type + (flag ? SQLFragment(" = 'true')") : SQLFragment(" = 'false')")))
       }
     // The value test comes first: it is false for most rows, and SQLite then skips the type.
-    case .int, .double:
+    case .int, .double, .largeInteger:
       parts.append(
         SQLFragment("(") + value + op + SQLCompilerTypes.number(argument) + SQLFragment(" AND ")
           + type

@@ -266,6 +266,8 @@ enum SQLCompilerTypes {
     switch value {
     case .int(let number): .value(number)
     case .double(let number): .value(number)
+    // SQLite reads an integer past 64 bits as its nearest double, as the matcher does.
+    case .largeInteger: .value(value.doubleValue ?? 0)
     default: SQLFragment("NULL")
     }
   }
