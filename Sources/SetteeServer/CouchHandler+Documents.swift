@@ -93,6 +93,17 @@ extension CouchHandler {
       attachments: try request.bool("attachments"),
       attachmentsSince: try revisions(request.jsonParameter("atts_since"), "atts_since") ?? [],
       attachmentEncodingInfo: try request.bool("att_encoding_info"))
+    options.localSeq = try request.bool("local_seq")
+    let latest = try request.bool("latest")
+    // CouchDB adds a document's meta members (`_revs_info`, `_conflicts`,
+    // `_deleted_conflicts`, `_local_seq`) when it opens the winner or, with `latest`, the
+    // leaf a `rev` leads to; a given revision and `open_revs` come without them.
+    if request.query["open_revs"] != nil || (rev != nil && !latest) {
+      options.revsInfo = false
+      options.conflicts = false
+      options.deletedConflicts = false
+      options.localSeq = false
+    }
     if let openRevs = request.query["open_revs"] {
       let asked: [RevisionID]? =
         openRevs == "all" ? nil : try revisions(request.jsonParameter("open_revs"), "open_revs")
@@ -104,8 +115,7 @@ extension CouchHandler {
         options.attachments = true
         options.encodedAttachmentData = true
       }
-      let answers = try await db.openRevisions(
-        id, asked, latest: try request.bool("latest"), options: options)
+      let answers = try await db.openRevisions(id, asked, latest: latest, options: options)
       if asked == nil && answers.isEmpty {
         try await requireDatabase(db)
         throw CouchError(.notFound, "not_found", "missing")
@@ -124,8 +134,38 @@ extension CouchHandler {
     let related = options.attachments && accepts(request, "multipart/related")
     // A multipart answer carries attachments as stored, as CouchDB's does.
     if related { options.encodedAttachmentData = true }
-    if let document = try await db.document(id, options) {
-      let etag = document["_rev"]?.stringValue.map { "\"\($0)\"" }
+    let found: JSONObject?
+    if let rev, latest {
+      // The leaf the revision leads to (itself when it is one; a live one first), as
+      // CouchDB's `latest`; a revision the document does not know gives the winner, and a
+      // deleted document is not found (CouchDB 3.5 answers so).
+      var winner = options
+      winner.rev = nil
+      var leaves: [JSONObject] = []
+      var missing = false
+      for answer in try await db.openRevisions(id, [rev], latest: true, options: options) {
+        switch answer {
+        case .found(let document): leaves.append(document)
+        case .missing: missing = true
+        }
+      }
+      let winnerDeleted = try await db.getRevision(id)?.isDeleted ?? true
+      if winnerDeleted {
+        found = nil
+      } else if missing {
+        found = try await db.document(id, winner)
+      } else {
+        found = leaves.first { $0["_deleted"] != true } ?? leaves.first
+      }
+    } else {
+      found = try await db.document(id, options)
+    }
+    if let document = found {
+      // As CouchDB: an ETag only for a document without meta members.
+      let metaMembers = ["_revs_info", "_conflicts", "_deleted_conflicts", "_local_seq"]
+      let etag =
+        metaMembers.contains { document[$0] != nil }
+        ? nil : document["_rev"]?.stringValue.map { "\"\($0)\"" }
       if related {
         let boundary = Multipart.boundary()
         if let related = Multipart.related(document, boundary: boundary) {

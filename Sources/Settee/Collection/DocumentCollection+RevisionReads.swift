@@ -15,6 +15,9 @@ public struct RevisionReadOptions: Sendable, Hashable {
   public var conflicts: Bool
   /// Add `_deleted_conflicts`: the other deleted leaves (when there are any).
   public var deletedConflicts: Bool
+  /// Add `_local_seq`: the sequence number the revision was written at (CouchDB's
+  /// `local_seq`).
+  public var localSeq: Bool = false
   /// Give every attachment's data (base64) rather than a stub (unless
   /// ``attachmentsSince`` names revisions: it decides then).
   public var attachments: Bool
@@ -274,6 +277,13 @@ private final class LeafReader {
     let deleted = others.filter(\.isDeleted).map { JSON.string($0.rev!.description) }
     if options.conflicts, !live.isEmpty { json["_conflicts"] = .array(live) }
     if options.deletedConflicts, !deleted.isEmpty { json["_deleted_conflicts"] = .array(deleted) }
+    if options.localSeq,
+      let seq = try Int64.fetchOne(
+        db.cachedStatement(sql: "SELECT seq FROM revisions WHERE rid = ? AND rev = ?"),
+        arguments: [rid, rev.description])
+    {
+      json["_local_seq"] = .int(seq)
+    }
     return json
   }
 }
