@@ -16,22 +16,57 @@ extension CouchHandler {
     if request.method == .post {
       for member in try await request.jsonObjectBody() { options[member.key] = member.value }
     }
+    // CouchDB's all-documents ranges: `key` wins over `startkey` and `endkey`, and a
+    // document id bound (`startkey_docid`) stands for a missing key bound, since a row's
+    // key is its id.
+    Self.canonicalize(&options)
+    if options["key"] != nil {
+      options["startkey"] = nil
+      options["endkey"] = nil
+    }
+    for (key, id) in [("startkey", "startkey_docid"), ("endkey", "endkey_docid")] {
+      if options[key] == nil, let bound = options[id] { options[key] = bound }
+      options[id] = nil
+    }
+    let descending = options["descending"] == true || options["descending"] == "true"
     if designOnly {
-      if options["startkey"] == nil && options["start_key"] == nil {
-        options["startkey"] = "_design/"
-      }
-      if options["endkey"] == nil && options["end_key"] == nil { options["endkey"] = "_design0" }
+      let (low, high): (JSON, JSON) = ("_design/", "_design0")
+      if options["startkey"] == nil { options["startkey"] = descending ? high : low }
+      if options["endkey"] == nil { options["endkey"] = descending ? low : high }
+    }
+    // A reversed range matches nothing; CouchDB answers it with no rows (a view's is a
+    // 400), the offset where the range starts.
+    var reversed = false
+    if let start = options["startkey"]?.stringValue, let end = options["endkey"]?.stringValue,
+      descending ? start.utf8.lexicographicallyPrecedes(end.utf8)
+        : end.utf8.lexicographicallyPrecedes(start.utf8)
+    {
+      reversed = true
+      options["endkey"] = nil
+      options["limit"] = 0
     }
     var query: ViewQuery
     do { query = try ViewQuery(json: .object(options)) } catch let error as SetteeError {
       throw CouchError(.badRequest, "query_parse_error", error.message)
     }
     if options["include_offset"] == nil { query.includeOffset = true }
-    let result = try await db.allDocuments(query)
+    var result = try await db.allDocuments(query)
     if result.rows.isEmpty { try await requireDatabase(db) }
-    guard query.includeDocs, options["conflicts"] == true,
-      case .object(var json) = result.json, case .array(var rows)? = json["rows"]
-    else { return CouchResponse.json(result.json) }
+    if reversed { result.rows = [] }
+    if designOnly {
+      // CouchDB counts the design documents, and gives their count as the offset too.
+      let designs = try await db.designRevisions().count
+      result.totalRows = designs
+      result.offset = designs
+    }
+    guard case .object(var json) = result.json else { return CouchResponse.json(result.json) }
+    // By `keys`, CouchDB gives no offset; `update_seq` adds the collection's sequence.
+    if query.keys != nil { json["offset"] = .null }
+    if options["update_seq"] == true || options["update_seq"] == "true" {
+      json["update_seq"] = .string(try await db.sequenceString(result.updateSeq))
+    }
+    guard query.includeDocs, options["conflicts"] == true, case .array(var rows)? = json["rows"]
+    else { return CouchResponse.json(.object(json)) }
     // conflicts=true: the conflicted documents (found by their index) get _conflicts.
     let conflicted = Set(try await db.conflictedDocumentIDs())
     for (index, row) in rows.enumerated() {
@@ -48,6 +83,18 @@ extension CouchHandler {
     }
     json["rows"] = .array(rows)
     return CouchResponse.json(.object(json))
+  }
+
+  /// Spells CouchDB's aliases of view parameters one way (`start_key` as `startkey`, …).
+  static func canonicalize(_ options: inout JSONObject) {
+    let aliases = [
+      "start_key": "startkey", "end_key": "endkey", "start_key_doc_id": "startkey_docid",
+      "end_key_doc_id": "endkey_docid",
+    ]
+    for (alias, name) in aliases where options[alias] != nil {
+      if options[name] == nil { options[name] = options[alias] }
+      options[alias] = nil
+    }
   }
 
   /// A view request's query parameters as the JSON object ``ViewQuery`` reads: values are

@@ -106,8 +106,15 @@ extension CouchHandler {
 
     switch request.query["feed"] ?? "normal" {
     case "normal":
+      // CouchDB's normal feed has an ETag, and answers 304 to a client that holds it.
+      let etag = try await changesETag(db, request, body)
+      if request.headers[.ifNoneMatch] == etag {
+        return Response(status: .notModified, headers: [.eTag: etag])
+      }
       let (entries, last) = try await changeEntries(db, asked)
-      return feedResponse(db, entries, last, asked)
+      var response = feedResponse(db, entries, last, asked)
+      response.headers[.eTag] = etag
+      return response
     case "longpoll":
       var (entries, last) = try await changeEntries(db, asked)
       if entries.isEmpty && !asked.descending {
@@ -136,6 +143,21 @@ extension CouchHandler {
     case let feed:
       throw CouchError(.badRequest, "bad_request", "Invalid feed parameter: \(feed)")
     }
+  }
+
+  /// A normal feed's `ETag`: the collection's last change and the request's parameters
+  /// and body, hashed (CouchDB's is the database's state alone, so that two different
+  /// queries of one state share it).
+  private func changesETag(
+    _ db: DocumentCollection, _ request: CouchRequest, _ body: JSONObject
+  ) async throws -> String {
+    var text = Array(db.name.utf8) + [0] + Array(String(try await db.lastSequence()).utf8)
+    for (name, value) in request.query.sorted(by: { $0.key < $1.key }) {
+      text += [0] + Array(name.utf8) + [0] + Array(value.utf8)
+    }
+    text += [0] + JSONWriter.bytes(.object(body))
+    let digest = SHA256.hash(text).prefix(16)
+    return "\"" + digest.map { String(format: "%02x", $0) }.joined() + "\""
   }
 
   private func changesFilter(

@@ -162,10 +162,17 @@ extension CouchHandler {
     if request.method == .post {
       for member in try await request.jsonObjectBody() { options[member.key] = member.value }
     }
-    let query: ViewQuery
+    var query: ViewQuery
     do { query = try ViewQuery(json: .object(options)) } catch let error as SetteeError {
       throw CouchError(.badRequest, "query_parse_error", error.message)
     }
-    return CouchResponse.json(try await view.query(query).json)
+    // CouchDB gives every view answer its offset.
+    if options["include_offset"] == nil { query.includeOffset = true }
+    let result = try await view.query(query)
+    guard case .object(var json) = result.json else { return CouchResponse.json(result.json) }
+    if options["update_seq"] == true || options["update_seq"] == "true" {
+      json["update_seq"] = .string(try await db.sequenceString(result.updateSeq))
+    }
+    return CouchResponse.json(.object(json))
   }
 }

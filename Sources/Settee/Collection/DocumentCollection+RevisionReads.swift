@@ -277,9 +277,12 @@ private final class LeafReader {
     let deleted = others.filter(\.isDeleted).map { JSON.string($0.rev!.description) }
     if options.conflicts, !live.isEmpty { json["_conflicts"] = .array(live) }
     if options.deletedConflicts, !deleted.isEmpty { json["_deleted_conflicts"] = .array(deleted) }
+    // The winner's sequence is its document's; another leaf's is in its revision's row.
     if options.localSeq,
       let seq = try Int64.fetchOne(
-        db.cachedStatement(sql: "SELECT seq FROM revisions WHERE rid = ? AND rev = ?"),
+        db.cachedStatement(
+          sql: "SELECT seq FROM documents WHERE rid = ?1 AND rev = ?2 "
+            + "UNION ALL SELECT seq FROM revisions WHERE rid = ?1 AND rev = ?2 LIMIT 1"),
         arguments: [rid, rev.description])
     {
       json["_local_seq"] = .int(seq)

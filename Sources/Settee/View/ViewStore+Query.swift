@@ -70,8 +70,16 @@ extension ViewStore {
       rows = try reducedRows(db, view, query, reduce: reduce)
     } else {
       rows = try mapRows(db, view, query)
-      if query.includeOffset && query.keys == nil {
-        offset = try rowsBefore(db, view, query) + query.skip
+      if query.includeOffset {
+        if let first = query.keysInOrder?.first {
+          // By keys, CouchDB's offset is where the first key's rows start.
+          var single = query
+          single.keys = nil
+          single.key = first
+          offset = try rowsBefore(db, view, single)
+        } else {
+          offset = try rowsBefore(db, view, query) + query.skip
+        }
       }
     }
     var result = ViewResult(

@@ -1,0 +1,69 @@
+import Foundation
+import Settee
+import SetteeCore
+import SetteeTestSupport
+import Testing
+
+/// `_all_docs`, `_design_docs` and views answer `total_rows`, `offset` and `update_seq` as
+/// CouchDB 3.5 does, and `_changes` carries an `ETag` (issue 55, items 4, 7 and 8; the
+/// conformance recording is the contract).
+@Suite("settee serve: list answers' counts, offsets and ETags, as CouchDB 3.5")
+struct ListAnswersTests {
+  let directory = TemporaryDirectory()
+
+  @Test func offsetsTotalsAndSequences() async throws {
+    let server = try ServerProcess(db: directory.path("lists.db"))
+    try await server.request("PUT", "/db")
+    // Ids in code-point order: the two design documents, then d0 … d9.
+    var docs: [JSON] = (0..<10).map { ["_id": .string("d\($0)"), "n": .int(Int64($0 % 5))] }
+    docs.append(["_id": "_design/a", "language": "settee", "views": ["n": ["key": "n"]]])
+    docs.append(["_id": "_design/b"])
+    #expect(try await server.post("/db/_bulk_docs", ["docs": .array(docs)]).status == 201)
+
+    let table: [(method: String, path: String, body: JSON?, total: JSON, offset: JSON, rows: Int)] = [
+      ("GET", "/db/_all_docs?startkey=%22d3%22&limit=2", nil, 12, 5, 2),
+      // startkey_docid stands for a missing startkey.
+      ("GET", "/db/_all_docs?startkey_docid=d3&limit=2", nil, 12, 5, 2),
+      // key wins over startkey and endkey.
+      ("GET", "/db/_all_docs?key=%22d5%22&startkey=%22d1%22&endkey=%22d2%22", nil, 12, 7, 1),
+      // A reversed range: no rows, the offset where it starts.
+      ("GET", "/db/_all_docs?startkey=%22d7%22&endkey=%22d2%22", nil, 12, 9, 0),
+      // By keys: no offset.
+      ("POST", "/db/_all_docs", ["keys": ["d1", "d2"]], 12, nil, 2),
+      // _design_docs counts the design documents, and gives that count as its offset.
+      ("GET", "/db/_design_docs", nil, 2, 2, 2),
+      ("GET", "/db/_design_docs?descending=true", nil, 2, 2, 2),
+      // Views give their offset, by keys too (where the first key's rows start).
+      ("GET", "/db/_design/a/_view/n?key=3", nil, 10, 6, 2),
+      ("GET", "/db/_design/a/_view/n?startkey=2&skip=1", nil, 10, 5, 5),
+      ("GET", "/db/_design/a/_view/n?descending=true&key=3", nil, 10, 2, 2),
+      ("POST", "/db/_design/a/_view/n", ["keys": [4, 0]], 10, 8, 4),
+    ]
+    for row in table {
+      let answer = try await server.request(row.method, row.path, json: row.body)
+      #expect(answer.status == 200, "\(row.path): \(answer.text)")
+      #expect(answer.json["total_rows"] == row.total, "\(row.path): \(answer.text)")
+      #expect(answer.json["offset"] == row.offset, "\(row.path): \(answer.text)")
+      #expect(answer.json["rows"]?.arrayValue?.count == row.rows, "\(row.path): \(answer.text)")
+    }
+    for path in ["/db/_all_docs?update_seq=true&limit=0", "/db/_design/a/_view/n?update_seq=true&limit=0"] {
+      let sequence = try await server.get(path).json["update_seq"]?.stringValue
+      #expect(sequence?.hasPrefix("12-") == true, "\(path): \(sequence ?? "none")")
+    }
+  }
+
+  @Test func changesCarryAnETag() async throws {
+    let server = try ServerProcess(db: directory.path("changes.db"))
+    try await server.request("PUT", "/db")
+    try await server.put("/db/a", ["n": 1])
+    let first = try await server.get("/db/_changes")
+    let etag = try #require(first.headers["etag"])
+    #expect(try await server.get("/db/_changes").headers["etag"] == etag)
+    // The same state and query: 304; another query or a write: another ETag.
+    let again = try await server.request("GET", "/db/_changes", headers: ["If-None-Match": etag])
+    #expect(again.status == 304)
+    #expect(try await server.get("/db/_changes?limit=1").headers["etag"] != etag)
+    try await server.put("/db/b", ["n": 2])
+    #expect(try await server.get("/db/_changes").headers["etag"] != etag)
+  }
+}
