@@ -26,8 +26,8 @@ struct AttachmentCLITests {
     #expect(
       try JSONParser.parse(settee(["attachment", "list", "d"]).stdout) == [
         "note.txt": [
-          "content_type": "text/plain", "revpos": 1, "digest": "md5-XUFAKrxLKna5cZ2REBfFkg==",
-          "length": 5, "stub": true,
+          "content_type": "text/plain", "revpos": 1, "digest": "md5-iMaiC8wqiFlD2NjLTemvCQ==",
+          "length": 5, "stub": true, "encoding": "gzip", "encoded_length": 25,
         ],
         "raw": [
           "content_type": "application/octet-stream", "revpos": 2,

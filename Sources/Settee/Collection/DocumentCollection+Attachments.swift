@@ -66,12 +66,15 @@ extension DocumentCollection {
     return try CallerError.unmarking {
       try database.write { db in
         let base = try editedRevision(db, id: id, rev: rev)
-        let blob = try AttachmentStore.store(db) { try CallerError.marking { try next() } }
+        let blob = try AttachmentStore.storePlain(db, contentType: contentType) {
+          try CallerError.marking { try next() }
+        }
         var attachments = base.attachments.filter { $0.name != name }
         attachments.append(
           Attachment(
             name: name, contentType: contentType, length: blob.length, digest: blob.digest,
-            revpos: 0, isStub: true))
+            revpos: 0, encoding: blob.encoding,
+            encodedLength: blob.encoding == nil ? nil : blob.storedLength, isStub: true))
         return try writeEdit(
           db,
           Document(id: id, rev: rev, body: base.body, attachments: attachments)

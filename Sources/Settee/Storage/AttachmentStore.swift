@@ -82,6 +82,33 @@ enum AttachmentStore {
     return (aid, digest, length)
   }
 
+  /// Stores an attachment's plain bytes, given by `next` a chunk at a time: gzip-encoded at
+  /// CouchDB's level when its type is compressible (``Gzip/isCompressible(contentType:)``),
+  /// as CouchDB stores it, so that the digest is the one every CouchDB replica gives the
+  /// same revision; otherwise as they are.
+  ///
+  /// - Returns: the blob (its digest and stored length), the plain length, and the
+  ///   encoding (`"gzip"` or `nil`).
+  static func storePlain(
+    _ db: SQLConnection, contentType: String, _ next: () throws -> [UInt8]?
+  ) throws -> (aid: Int64, digest: String, storedLength: Int64, length: Int64, encoding: String?) {
+    guard Gzip.isCompressible(contentType: contentType) else {
+      let blob = try store(db, next)
+      return (blob.aid, blob.digest, blob.length, blob.length, nil)
+    }
+    let encoder = GzipEncoder(level: Gzip.attachmentLevel)
+    var ended = false
+    let blob = try store(db) {
+      if ended { return nil }
+      guard let chunk = try next() else {
+        ended = true
+        return encoder.encode([], finish: true)
+      }
+      return encoder.encode(chunk)
+    }
+    return (blob.aid, blob.digest, blob.length, encoder.consumed, "gzip")
+  }
+
   /// Stores bytes held in memory as one blob (see ``store(_:_:)``).
   static func store(_ db: SQLConnection, bytes: [UInt8]) throws -> (
     aid: Int64, digest: String, length: Int64
@@ -239,6 +266,18 @@ enum AttachmentStore {
       }
     }
     do { _ = try decoder.finish() } catch let error as GzipError { throw corrupt(error) }
+  }
+
+  /// The digest of the bytes an encoded attachment stands for (what a peer that stored it
+  /// plain knows it by).
+  static func decodedDigest(_ db: SQLConnection, _ attachment: StoredAttachment, documentID: String)
+    throws -> String
+  {
+    var md5 = MD5()
+    try readDecoding(db, aid: attachment.aid, name: attachment.name, documentID: documentID) {
+      chunk in chunk.withUnsafeBytes { md5.update($0) }
+    }
+    return "md5-" + Data(md5.finalize()).base64EncodedString()
   }
 
   /// A blob's bytes, whole.

@@ -42,36 +42,52 @@ extension DocumentWriter {
           defer { inline = nil }
           return inline
         }
-        let decoder = try attachment.encoding.map { _ in
-          try GzipDecoder(limit: Attachment.maxDecodedLength)
+        let revpos =
+          fromPeer && (1...max(1, generation)).contains(attachment.revpos)
+          ? attachment.revpos : generation
+        guard attachment.encoding != nil else {
+          // Plain bytes: a compressible type is stored gzip-encoded, as CouchDB stores it.
+          let blob = try AttachmentStore.storePlain(
+            db, contentType: attachment.contentType, next)
+          resolved.append(
+            StoredAttachment(
+              name: attachment.name, aid: blob.aid, contentType: attachment.contentType,
+              revpos: revpos, length: blob.length, encoding: blob.encoding,
+              digest: blob.digest, storedLength: blob.storedLength))
+          continue
         }
+        let decoder = try GzipDecoder(limit: Attachment.maxDecodedLength)
         let blob: (aid: Int64, digest: String, length: Int64)
         do {
           blob = try AttachmentStore.store(db) {
             let chunk = try next()
-            if let chunk, let decoder { _ = try decoder.decode(chunk) }
+            if let chunk { _ = try decoder.decode(chunk) }
             return chunk
           }
-          _ = try decoder?.finish()
+          _ = try decoder.finish()
         } catch let error as GzipError {
           throw SetteeError(
             .invalidDocument,
             "attachment \(quoted(attachment.name)) is marked \"encoding\": \"gzip\", but \(error.reason)",
             documentID: document.id)
         }
-        let length = decoder?.produced ?? blob.length
         resolved.append(
           StoredAttachment(
             name: attachment.name, aid: blob.aid, contentType: attachment.contentType,
-            revpos: fromPeer && (1...max(1, generation)).contains(attachment.revpos)
-              ? attachment.revpos : generation,
-            length: length, encoding: attachment.encoding, digest: blob.digest,
-            storedLength: blob.length))
+            revpos: revpos, length: decoder.produced, encoding: attachment.encoding,
+            digest: blob.digest, storedLength: blob.length))
         continue
       }
       if let kept = inherited.first(where: {
         $0.name == attachment.name && (attachment.digest.isEmpty || $0.digest == attachment.digest)
       }) {
+        resolved.append(kept)
+      } else if let kept = try inherited.first(where: {
+        try $0.name == attachment.name && $0.encoding != nil
+          && AttachmentStore.decodedDigest(db, $0, documentID: document.id) == attachment.digest
+      }) {
+        // A peer that stored this attachment plain (an older Settee) names it by the
+        // digest of its plain bytes.
         resolved.append(kept)
       } else if !attachment.digest.isEmpty, let rid = documentRID ?? parent?.rid,
         var held = try AttachmentStore.attachment(db, rid: rid, digest: attachment.digest)
@@ -83,11 +99,13 @@ extension DocumentWriter {
       } else if storedBlobs.contains(attachment.digest),
         let blob = try AttachmentStore.blob(db, digest: attachment.digest)
       {
+        // A blob this write stored (an attachment upload): its stub tells its plain length
+        // and encoding.
         resolved.append(
           StoredAttachment(
             name: attachment.name, aid: blob.aid, contentType: attachment.contentType,
-            revpos: generation, length: blob.length, encoding: nil, digest: attachment.digest,
-            storedLength: blob.length))
+            revpos: generation, length: attachment.encoding == nil ? blob.length : attachment.length,
+            encoding: attachment.encoding, digest: attachment.digest, storedLength: blob.length))
       } else {
         throw SetteeError(
           .missingStub,

@@ -43,26 +43,7 @@ package enum Gzip {
 
   /// `bytes` as one gzip member, at zlib's `level` (0-9).
   package static func encode(_ bytes: [UInt8], level: Int32 = 6) -> [UInt8] {
-    guard let stream = settee_gzip_open(level) else { fatalError("zlib could not allocate") }
-    defer { settee_zstream_close(stream) }
-    var out: [UInt8] = []
-    var room = [UInt8](repeating: 0, count: 64 * 1024)
-    var offset = 0
-    while true {
-      var consumed = 0
-      var produced = 0
-      let status = bytes.withUnsafeBufferPointer { input in
-        room.withUnsafeMutableBufferPointer { output in
-          settee_zstream_step(
-            stream, input.baseAddress.map { $0 + offset }, input.count - offset, &consumed,
-            output.baseAddress!, output.count, &produced, 1)
-        }
-      }
-      offset += consumed
-      out += room[..<produced]
-      if status == 1 { return out }
-      precondition(status == 0, "zlib's deflate failed (\(status))")
-    }
+    GzipEncoder(level: level).encode(bytes, finish: true)
   }
 }
 
@@ -170,5 +151,62 @@ package final class GzipDecoder {
       throw GzipError(reason: "the gzip data decodes to more than \(limit) bytes")
     }
     out += room[..<count]
+  }
+}
+
+/// Bytes encoded as one gzip member a chunk at a time. zlib's output does not depend on
+/// how its input is cut, so the result is ``Gzip/encode(_:level:)``'s of all the input.
+package final class GzipEncoder {
+  private let stream: OpaquePointer
+  private var room = [UInt8](repeating: 0, count: 64 * 1024)
+  /// How many bytes were given to encode so far.
+  package private(set) var consumed: Int64 = 0
+
+  /// An encoder at zlib's `level` (0-9).
+  package init(level: Int32) {
+    guard let stream = settee_gzip_open(level) else { fatalError("zlib could not allocate") }
+    self.stream = stream
+  }
+
+  deinit { settee_zstream_close(stream) }
+
+  /// The encoded bytes `chunk` gives; with `finish`, the member's end too.
+  package func encode(_ chunk: [UInt8], finish: Bool = false) -> [UInt8] {
+    consumed += Int64(chunk.count)
+    var out: [UInt8] = []
+    var offset = 0
+    while true {
+      var taken = 0
+      var produced = 0
+      let status = chunk.withUnsafeBufferPointer { input in
+        room.withUnsafeMutableBufferPointer { output in
+          settee_zstream_step(
+            stream, input.baseAddress.map { $0 + offset }, input.count - offset, &taken,
+            output.baseAddress!, output.count, &produced, finish ? 1 : 0)
+        }
+      }
+      offset += taken
+      out += room[..<produced]
+      precondition(status >= 0 || status == -5, "zlib's deflate failed (\(status))")
+      if status == 1 { return out }
+      // Without finish: done once the input is taken and the output room was not filled.
+      if !finish && offset == chunk.count && produced < room.count { return out }
+      if status == -5 && offset == chunk.count { return out }
+    }
+  }
+}
+
+extension Gzip {
+  /// CouchDB's `attachment_compression_level` (8): compressible attachments stored at it
+  /// carry the digests CouchDB gives the same bytes.
+  package static let attachmentLevel: Int32 = 8
+
+  /// Whether an attachment of `contentType` is one of CouchDB's default
+  /// `compressible_types` (`text/*`, `application/javascript`, `application/json`,
+  /// `application/xml`), which it stores gzip-encoded.
+  package static func isCompressible(contentType: String) -> Bool {
+    let type = contentType.lowercased()
+    return type.hasPrefix("text/") || type.hasPrefix("application/javascript")
+      || type.hasPrefix("application/json") || type.hasPrefix("application/xml")
   }
 }
