@@ -304,7 +304,9 @@ extension CouchHandler {
     enum Entry {
       case answered(JSON)
       case revision(id: String, rev: String, request: Int)
-      case winner(id: String, RevisionReadOptions)
+      /// No `rev`: every leaf, tombstones included (CouchDB's replicator and PouchDB count
+      /// on it).
+      case leaves(id: String, RevisionReadOptions)
     }
     func failure(_ id: String?, _ rev: String?, _ error: String, _ reason: String) -> JSON {
       [
@@ -333,7 +335,7 @@ extension CouchHandler {
           requests.append(RevisionsRequest(id, [try RevisionID(parsing: rev)], options: options))
           entries.append(.revision(id: id, rev: rev, request: requests.count - 1))
         } else {
-          entries.append(.winner(id: id, options))
+          entries.append(.leaves(id: id, options))
         }
       } catch {
         let couch = CouchError(error)
@@ -365,15 +367,31 @@ extension CouchHandler {
           }
         }
         bytes += Array("]}".utf8)
-      case .winner(let id, let options):
-        let answer =
-          try await db.document(id, options).map { JSON.object(["ok": .object($0)]) }
-          ?? failure(id, nil, "not_found", "missing")
-        JSONWriter.write(["id": .string(id), "docs": [answer]], into: &bytes)
+      case .leaves(let id, let options):
+        let leaves = Self.inCouchDBOrder(try await db.openRevisions(id, options: options))
+        // A document it does not hold: CouchDB names the revision "undefined".
+        let answers =
+          leaves.isEmpty
+          ? [failure(id, "undefined", "not_found", "missing")] : leaves.map { JSON.object($0.json) }
+        JSONWriter.write(["id": .string(id), "docs": .array(answers)], into: &bytes)
       }
     }
     bytes += Array("]}".utf8)
     return CouchResponse.jsonBytes(bytes)
+  }
+
+  /// `open_revs` answers in CouchDB's order: the revisions found by generation, then
+  /// digest, then those missing, as asked.
+  static func inCouchDBOrder(_ answers: [OpenRevision]) -> [OpenRevision] {
+    func rev(_ answer: OpenRevision) -> RevisionID? {
+      guard case .found(let document) = answer, let text = document["_rev"]?.stringValue else {
+        return nil
+      }
+      return try? RevisionID(parsing: text)
+    }
+    let found = answers.compactMap { answer in rev(answer).map { ($0, answer) } }
+      .sorted { $0.0 < $1.0 }.map(\.1)
+    return found + answers.filter { rev($0) == nil }
   }
 
   // MARK: - _revs_diff, _missing_revs

@@ -115,7 +115,8 @@ extension CouchHandler {
         options.attachments = true
         options.encodedAttachmentData = true
       }
-      let answers = try await db.openRevisions(id, asked, latest: latest, options: options)
+      let answers = Self.inCouchDBOrder(
+        try await db.openRevisions(id, asked, latest: latest, options: options))
       if asked == nil && answers.isEmpty {
         try await requireDatabase(db)
         throw CouchError(.notFound, "not_found", "missing")

@@ -195,7 +195,7 @@ extension ViewStore {
     let changed = try RawStatement(
       db,
       SQLFragment(
-        "SELECT id, rev, deleted, body, seq, rid, attachments FROM documents WHERE cid = ")
+        "SELECT id, rev, deleted, body, seq, rid, attachments, conflicts FROM documents WHERE cid = ")
         + .value(view.cid)
         + SQLFragment(" AND seq > ") + .value(view.lastSeq) + SQLFragment(" AND seq <= ")
         + .value(target) + SQLFragment(" ORDER BY seq"))
@@ -227,13 +227,14 @@ extension ViewStore {
         return true
       }
       if mapper.mapTexts != nil {
-        pending.append((id, seq, try documentText(db, row, id: id)))
+        pending.append((id, seq, try documentText(db, view, row, id: id)))
         if pending.count == Self.mapBatch { try mapPending() }
         return true
       }
-      let document = try Document(
+      var document = try Document(
         id: id, rev: DocumentReader.storedRevision(row.string(1), documentID: id),
         body: DocumentReader.parseBody(row.bytes(3), documentID: id))
+      if row.int64(7) > 0 { document.conflicts = try conflicts(db, view, id) }
       try each(id, seq, Result { try mapper.map(document) })
       return true
     }
@@ -241,11 +242,19 @@ extension ViewStore {
     return sliceEnd ?? target
   }
 
+  /// A conflicted document's other live leaves, as `_conflicts` lists them.
+  private static func conflicts(_ db: SQLConnection, _ view: StoredView, _ id: String) throws
+    -> [RevisionID]
+  {
+    try DocumentReader.leaves(db, cid: view.cid, id: id).dropFirst().filter { !$0.isDeleted }
+      .compactMap(\.rev)
+  }
+
   /// A changed document as JSON text for a batch mapper, from its stored body: no parse,
   /// no print. A damaged body is named as parsing it names it.
-  private static func documentText(_ db: SQLConnection, _ row: RawStatement, id: String) throws
-    -> [UInt8]
-  {
+  private static func documentText(
+    _ db: SQLConnection, _ view: StoredView, _ row: RawStatement, id: String
+  ) throws -> [UInt8] {
     let body = row.bytes(3)
     guard
       body.isEmpty
@@ -255,6 +264,17 @@ extension ViewStore {
       throw DocumentReader.damaged(id, "its stored body is not a JSON object")
     }
     var document = DocumentReader.documentText(id: id, rev: row.string(1), body: body)
+    // Its other live leaves as `_conflicts`, as CouchDB gives a map function the document
+    // (CouchDB's documented way to list conflicts with a view).
+    if row.int64(7) > 0 {
+      let revs = try conflicts(db, view, id).map { JSON.string($0.description) }
+      if !revs.isEmpty {
+        document.removeLast()
+        document += #","_conflicts":"#.utf8
+        JSONWriter.write(.array(revs), into: &document)
+        document.append(UInt8(ascii: "}"))
+      }
+    }
     guard row.int64(6) != 0 else { return document }
     // Its attachments as stubs, as CouchDB gives a map function the document.
     let stubs = try AttachmentStore.attachments(

@@ -63,4 +63,33 @@ struct DocumentReadRulesTests {
       }
     }
   }
+
+  /// `_bulk_get` without `rev` gives every leaf, tombstones too; leaves come in CouchDB's
+  /// order (generation, then digest) there, in `open_revs` and in `_revs_diff` (issue 55,
+  /// items 5 and 8).
+  @Test func leavesInCouchDBsOrder() async throws {
+    let server = try ServerProcess(db: directory.path("leaves.db"))
+    try await server.request("PUT", "/db")
+    let docs: JSON = [
+      "new_edits": false,
+      "docs": [
+        ["_id": "d", "_rev": "2-cccc", "n": 3, "_revisions": ["start": 2, "ids": ["cccc", "aaaa"]]],
+        ["_id": "d", "_rev": "1-ffff", "n": 1],
+        ["_id": "d", "_rev": "2-bbbb", "_deleted": true, "_revisions": ["start": 2, "ids": ["bbbb", "aaaa"]]],
+        ["_id": "gone", "_rev": "1-dddd", "_deleted": true],
+      ],
+    ]
+    #expect(try await server.post("/db/_bulk_docs", docs).status == 201)
+    let ascending: JSON = ["1-ffff", "2-bbbb", "2-cccc"]
+    let all = try await server.get("/db/d?open_revs=all").json.arrayValue ?? []
+    #expect(JSON.array(all.map { $0["ok"]?["_rev"] ?? nil }) == ascending)
+    let bulk = try await server.post(
+      "/db/_bulk_get", ["docs": [["id": "d"], ["id": "gone"], ["id": "nobody"]]]
+    ).json["results"]
+    #expect(JSON.array(bulk?[0]?["docs"]?.arrayValue?.map { $0["ok"]?["_rev"] ?? nil } ?? []) == ascending)
+    #expect(bulk?[1]?["docs"]?[0]?["ok"]?["_deleted"] == true)
+    #expect(bulk?[2]?["docs"]?[0]?["error"]?["rev"] == "undefined")
+    let diff = try await server.post("/db/_revs_diff", ["d": ["9-aaaa", "3-bbbb", "3-aaaa", "1-ffff"]])
+    #expect(diff.json["d"]?["missing"] == ["3-aaaa", "3-bbbb", "9-aaaa"], "\(diff.text)")
+  }
 }

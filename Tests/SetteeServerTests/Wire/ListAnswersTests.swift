@@ -1,6 +1,7 @@
 import Foundation
 import Settee
 import SetteeCore
+import SetteeJavaScript
 import SetteeTestSupport
 import Testing
 
@@ -65,5 +66,30 @@ struct ListAnswersTests {
     #expect(try await server.get("/db/_changes?limit=1").headers["etag"] != etag)
     try await server.put("/db/b", ["n": 2])
     #expect(try await server.get("/db/_changes").headers["etag"] != etag)
+  }
+
+  /// A map function sees `_conflicts` (CouchDB's documented way to list conflicts with a
+  /// view), and the view follows a document as its branches come and go.
+  @Test(.enabled(if: DesignFunctions.isAvailable))
+  func mapFunctionsSeeConflicts() async throws {
+    let server = try ServerProcess(db: directory.path("conflicts.db"))
+    try await server.request("PUT", "/db")
+    try await server.put(
+      "/db/_design/c",
+      ["views": ["conflicts": ["map": "function(doc) { if (doc._conflicts) emit(doc._conflicts.length, doc._conflicts); }"]]])
+    let branches: JSON = [
+      "new_edits": false,
+      "docs": [
+        ["_id": "d", "_rev": "2-bbbb", "_revisions": ["start": 2, "ids": ["bbbb", "aaaa"]]],
+        ["_id": "d", "_rev": "2-cccc", "_revisions": ["start": 2, "ids": ["cccc", "aaaa"]]],
+        ["_id": "e", "_rev": "1-eeee"],
+      ],
+    ]
+    #expect(try await server.post("/db/_bulk_docs", branches).status == 201)
+    let rows = try await server.get("/db/_design/c/_view/conflicts").json["rows"]
+    #expect(rows == [["id": "d", "key": 1, "value": ["2-bbbb"]]], "\(rows ?? nil)")
+    // Deleting the losing branch ends the conflict, and the view follows.
+    #expect(try await server.request("DELETE", "/db/d?rev=2-bbbb").status == 200)
+    #expect(try await server.get("/db/_design/c/_view/conflicts").json["rows"] == [])
   }
 }
