@@ -43,7 +43,7 @@ extension CouchHandler {
       let result = try await db.put(body)
       try await syncDesignDocuments(db, [result.id])
       return CouchResponse.written(
-        result, location: "/\(Self.escape(db.name))/\(Self.escape(result.id))")
+        result, location: "/\(Self.escape(db.name))/\(Self.escape(result.id))", etag: false)
     default:
       guard let info = try await databaseInfo(db) else {
         throw CouchError(.notFound, "not_found", "Database does not exist.")

@@ -60,15 +60,23 @@ extension CouchHandler {
     // The URL names the document; an _id in the body that is not a string is refused,
     // as CouchDB refuses it.
     if let given = body["_id"], given.stringValue == nil {
-      throw CouchError(.badRequest, "bad_request", "Document id must be a string")
+      throw CouchError(.badRequest, "illegal_docid", "Document id must be a string")
     }
     body["_id"] = .string(id)
-    if let rev = try request.revision(), body["_rev"] == nil {
+    if let rev = try request.revision() {
+      if let given = body["_rev"], given != .string(rev.description) {
+        throw CouchError(
+          .badRequest, "bad_request", "Document rev and etag have different values")
+      }
       body["_rev"] = .string(rev.description)
     }
+
     let location = "/\(Self.escape(db.name))/\(Self.escape(id))"
     let newEdits = try request.bool("new_edits", default: true)
     body = try await requireValid(db, body, newEdits: newEdits, request)
+    // A document written without `_attachments` has none, as in CouchDB (only stubs keep
+    // the attachments of the revision edited).
+    if sources.isEmpty && body["_attachments"] == nil { body["_attachments"] = [:] }
     let result =
       sources.isEmpty
       ? try await (newEdits ? db.put(body) : db.put(body, newEdits: false))
@@ -331,14 +339,15 @@ extension CouchHandler {
         chunks: { try file.read(upTo: 256 << 10) })
       return CouchResponse.written(
         result,
-        location: "/\(Self.escape(db.name))/\(Self.escape(id))/\(Self.escape(name))")
+        location: "/\(Self.escape(db.name))/\(Self.escape(id))/\(Self.escape(name))",
+        etag: false)
     case .delete:
       guard let rev = try request.revision() else {
         throw CouchError(.conflict, "conflict", "Document update conflict.")
       }
       try await requireValidAttachment(db, id, rev: rev, name, nil, request)
       return CouchResponse.written(
-        try await db.deleteAttachment(name, from: id, rev: rev), status: .ok)
+        try await db.deleteAttachment(name, from: id, rev: rev), status: .ok, etag: false)
     default:
       try await requireReadable(db, id, request)
       let rev = try request.revision(ifMatch: false)

@@ -150,10 +150,13 @@ enum CouchResponse {
   }
 
   /// A write's answer, `{"ok", "id", "rev"}`, with its `ETag` (and `Location` when made).
+  /// `etag`: CouchDB sends one for a document's `PUT`, `DELETE` and `COPY`, none for a
+  /// `POST /{db}` or an attachment's write.
   static func written(
-    _ result: WriteResult, status: HTTPResponse.Status = .created, location: String? = nil
+    _ result: WriteResult, status: HTTPResponse.Status = .created, location: String? = nil,
+    etag: Bool = true
   ) -> Response {
-    var headers: HTTPFields = [.eTag: "\"\(result.rev)\""]
+    var headers: HTTPFields = etag ? [.eTag: "\"\(result.rev)\""] : [:]
     if let location { headers[.location] = location }
     return json(
       ["ok": true, "id": .string(result.id), "rev": .string(result.rev.description)],

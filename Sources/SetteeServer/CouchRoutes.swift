@@ -121,8 +121,12 @@ extension CouchHandler {
     }
     if Document.isDesignID(second) { return try await designEndpoint(db, second, rest, request) }
     if second.hasPrefix("_") {
+      // CouchDB: reading an endpoint it does not have is a 404; writing such an id a 400.
+      if request.method == .get || request.method == .head {
+        throw CouchError(.notFound, "not_found", "missing")
+      }
       throw CouchError(
-        .badRequest, "bad_request", "Only reserved document ids may start with underscore.")
+        .badRequest, "illegal_docid", "Only reserved document ids may start with underscore.")
     }
     if rest.isEmpty { return try await document(db, second, request) }
     return try await attachment(db, second, rest.joined(separator: "/"), request)

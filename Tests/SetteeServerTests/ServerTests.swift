@@ -130,7 +130,7 @@ struct ServerTests {
     let errors:
       [(method: String, path: String, body: [UInt8]?, type: String?, status: Int, error: String)] =
         [
-          ("PUT", "/db/_bad", Array("{}".utf8), nil, 400, "bad_request"),
+          ("PUT", "/db/_bad", Array("{}".utf8), nil, 400, "illegal_docid"),
           ("PUT", "/db/x", Array("{not json".utf8), nil, 400, "bad_request"),
           ("PUT", "/db/x", Array("[1]".utf8), nil, 400, "bad_request"),
           ("POST", "/db", Array("{}".utf8), "text/plain", 415, "bad_content_type"),
