@@ -94,6 +94,34 @@ struct ServerBench {
       "_changes read of \(rows) rows, vs a constant body", "_changes", n: quick ? 3 : 20
     ) { _ in ("GET", "/people/_changes?limit=\(rows)", []) }
 
+    // Lists with their documents (issue 55: they carry attachments, offsets and ETags as
+    // CouchDB's do, and must cost no more): pages of _all_docs, a _changes batch, and a
+    // view's pages, each against the floor answering as many bytes.
+    try versusFloor(
+      "_all_docs?include_docs=true&limit=100 pages, vs a constant body", "_all_docs",
+      n: requests / 10
+    ) { number in
+      let start = ids[(number * 7919) % ids.count]
+      return ("GET", "/people/_all_docs?include_docs=true&limit=100&startkey=%22\(start)%22", [])
+    }
+    let batch = min(1_000, count)
+    try versusFloor(
+      "_changes?include_docs=true of \(batch) rows, vs a constant body", "_changes docs",
+      n: quick ? 3 : 50
+    ) { number in
+      ("GET", "/people/_changes?include_docs=true&limit=\(batch)&since=\((number * 7919) % max(1, count - batch))", [])
+    }
+    let view: JSON = ["language": "settee", "views": ["num": ["key": "docNumber"]]]
+    guard try settee.send("PUT", "/people/_design/bench", body: JSONWriter.bytes(view)).status == 201,
+      try settee.send("GET", "/people/_design/bench/_view/num?limit=1").status == 200
+    else { throw SetteeError(.io, "cannot make the benchmark's view") }
+    try versusFloor(
+      "view query, include_docs=true&limit=100 pages, vs a constant body", "view",
+      n: requests / 10
+    ) { number in
+      ("GET", "/people/_design/bench/_view/num?include_docs=true&limit=100&startkey=\((number * 7919) % count)", [])
+    }
+
     // _bulk_docs of 1,000 documents at a time into a new database (with `design` written
     // first), against the engine's import of the same.
     func bulkLoad(_ name: String, design: JSON? = nil) throws {
