@@ -199,6 +199,11 @@ class CouchDBPackageTests(unittest.TestCase):
         self.assertIsNone(db.get_attachment("note", "blob.bin"))
         db.security = {"members": {"names": ["mike"], "roles": []}}
         self.assertEqual(db.security["members"]["names"], ["mike"])
+        # An integer past 64 bits comes back exactly, as from CouchDB (issue 55).
+        db.save({"_id": "big", "n": 2 ** 64})
+        self.assertEqual(db["big"]["n"], 2 ** 64)
+        rows = list(db.view("_all_docs", include_docs=True, key="big"))
+        self.assertEqual(rows[0].doc["n"], 2 ** 64)
 
 
 class CloudantPackageTests(unittest.TestCase):
@@ -331,6 +336,25 @@ class CloudantPackageTests(unittest.TestCase):
         self.assertEqual(got.content, b"hello")
         inline = service.get_document(db="query", doc_id="p0", attachments=True).get_result()
         self.assertEqual(base64.b64decode(inline["_attachments"]["a.txt"]["data"]), b"hello")
+        # Lists carry attachments as one document does (issue 55): stubs, or data when asked.
+        listed = service.post_all_docs(db="query", include_docs=True, attachments=True, key="p0").get_result()
+        self.assertEqual(base64.b64decode(listed["rows"][0]["doc"]["_attachments"]["a.txt"]["data"]), b"hello")
+        changes = service.post_changes(db="query", include_docs=True, doc_ids=["p0"], filter="_doc_ids").get_result()
+        self.assertTrue(changes["results"][0]["doc"]["_attachments"]["a.txt"]["stub"])
+        found = service.post_find(db="query", selector={"age": 0}).get_result()
+        self.assertEqual(found["docs"][0]["_attachments"]["a.txt"]["length"], 5)
+        # A text attachment is stored as CouchDB stores it: its digest is CouchDB's.
+        self.assertEqual(found["docs"][0]["_attachments"]["a.txt"]["digest"], "md5-iMaiC8wqiFlD2NjLTemvCQ==")
+
+    def test_integers_past_64_bits(self):
+        service = self.service
+        service.put_database(db="numbers")
+        big = 2 ** 64
+        service.put_document(db="numbers", doc_id="n", document={"big": big, "neg": -big - 1})
+        got = service.get_document(db="numbers", doc_id="n").get_result()
+        self.assertEqual((got["big"], got["neg"]), (big, -big - 1))
+        listed = service.post_all_docs(db="numbers", include_docs=True).get_result()
+        self.assertEqual(listed["rows"][0]["doc"]["big"], big)
 
 
 class AuthenticatedClientsTests(unittest.TestCase):
