@@ -133,13 +133,13 @@ public struct FilterRequest: Sendable {
 
 extension Change {
   /// The document a filter function is given for this change: `document` (the revision's
-  /// body), or for a deleted document `{"_id", "_rev", "_deleted": true}`, as CouchDB gives
-  /// it.
+  /// body; for a deletion its tombstone, with the body it was deleted with), or for a
+  /// deletion given without it `{"_id", "_rev", "_deleted": true}`, as CouchDB gives it.
   public func filtered(_ document: JSON?) -> JSON {
-    if isDeleted || document == nil {
+    guard let document, !isDeleted || document["_deleted"] == true else {
       return ["_id": .string(id), "_rev": .string(rev.description), "_deleted": true]
     }
-    return document!
+    return document
   }
 }
 

@@ -45,7 +45,9 @@ extension CouchHandler {
       case .documentIDs(let ids): return ids.contains(change.id)
       case .design: return Document.isDesignID(change.id)
       case .selector(let selector):
-        guard !change.isDeleted, let document else { return false }
+        // A deletion is matched as its tombstone (`{"_deleted": true}` finds them), as
+        // CouchDB matches it.
+        guard let document else { return false }
         return try Matcher.matches(selector, document)
       case .javaScript(let filter, let request):
         return try await filter.keeps([change.filtered(document)], request: request)[0]
@@ -296,6 +298,15 @@ extension CouchHandler {
         if let document { documents[document.id] = document.json }
       }
     }
+    if asked.needsDocuments {
+      // Deletions as their tombstones, with whatever body they were deleted with, as
+      // CouchDB gives them to `include_docs`, selectors and filters.
+      for change in changes where change.isDeleted {
+        if let tombstone = try await db.getRevision(change.id), tombstone.rev == change.rev {
+          documents[change.id] = tombstone.json
+        }
+      }
+    }
     if asked.includeDocs && asked.conflicts {
       // Conflicted documents (more than one leaf, rare) are read again with their
       // _conflicts.
@@ -351,12 +362,12 @@ extension CouchHandler {
     if change.isDeleted { bytes += Array(#","deleted":true"#.utf8) }
     if asked.includeDocs {
       bytes += Array(#","doc":"#.utf8)
-      if change.isDeleted {
+      if let document = entry.document {
+        JSONWriter.write(document, into: &bytes)
+      } else if change.isDeleted {
         JSONWriter.write(
           ["_id": .string(change.id), "_rev": .string(change.rev.description), "_deleted": true],
           into: &bytes)
-      } else if let document = entry.document {
-        JSONWriter.write(document, into: &bytes)
       } else {
         bytes += Array("null".utf8)
       }

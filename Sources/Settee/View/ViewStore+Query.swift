@@ -219,12 +219,14 @@ extension ViewStore {
   static func rowsBefore(_ db: SQLConnection, _ view: StoredView, _ query: ViewQuery) throws -> Int
   {
     let (low, high) = try bounds(query, collation: view.collation)
-    guard let bound = query.descending ? high : low else { return 0 }
-    let inside = bound.condition(
-      low: !query.descending, keyColumn: SQLFragment("key"), idColumn: SQLFragment("doc_id"))
+    guard var bound = query.descending ? high : low else { return 0 }
+    // The rows on the other side of the bound, as a range the key index reads (a `NOT` of
+    // the bound's own condition made SQLite read every row of the view).
+    bound.inclusive.toggle()
+    let before = bound.condition(
+      low: query.descending, keyColumn: SQLFragment("key"), idColumn: SQLFragment("doc_id"))
     let sql =
-      SQLFragment("SELECT count(*) FROM ") + view.table + SQLFragment(" WHERE NOT ")
-      + inside.grouped
+      SQLFragment("SELECT count(*) FROM ") + view.table + SQLFragment(" WHERE ") + before
     return try Int.fetchOne(db, sql: sql.text, arguments: sql.statementArguments) ?? 0
   }
 }

@@ -68,6 +68,26 @@ struct ListAnswersTests {
     #expect(try await server.get("/db/_changes").headers["etag"] != etag)
   }
 
+  /// A deletion is given as its tombstone, with the body it was deleted with, to
+  /// `include_docs` and to a selector (`{"_deleted": true}` finds deletions), as CouchDB
+  /// gives it.
+  @Test func deletionsAsTheirTombstones() async throws {
+    let server = try ServerProcess(db: directory.path("tombstones.db"))
+    try await server.request("PUT", "/db")
+    let written = try await server.put("/db/a", ["n": 1])
+    let rev = try #require(written.json["rev"]?.stringValue)
+    try await server.put("/db/a", ["_rev": .string(rev), "_deleted": true, "note": "gone"])
+    try await server.put("/db/b", ["n": 2])
+    let changes = try await server.get("/db/_changes?include_docs=true").json["results"]
+    let deleted = changes?.arrayValue?.first { $0["id"] == "a" }
+    #expect(deleted?["deleted"] == true && deleted?["doc"]?["note"] == "gone", "\(changes ?? nil)")
+    #expect(deleted?["doc"]?["_deleted"] == true)
+    let selected = try await server.post(
+      "/db/_changes?filter=_selector", ["selector": ["_deleted": true]]
+    ).json["results"]
+    #expect(selected?.arrayValue?.compactMap { $0["id"] } == ["a"], "\(selected ?? nil)")
+  }
+
   /// A map function sees `_conflicts` (CouchDB's documented way to list conflicts with a
   /// view), and the view follows a document as its branches come and go.
   @Test(.enabled(if: DesignFunctions.isAvailable))
