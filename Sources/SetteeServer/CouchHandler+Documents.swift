@@ -292,12 +292,19 @@ extension CouchHandler {
         ])
     case .delete:
       try await db.deleteLocal(id, rev: request.query["rev"])
-      return CouchResponse.json(["ok": true, "id": .string(id), "rev": "0-0"])
+      return CouchResponse.json(
+        ["ok": true, "id": .string(id), "rev": "0-0"], headers: [.eTag: "\"0-0\""])
     default:
       guard let stored = try await db.localDocument(id) else {
         throw CouchError(.notFound, "not_found", "missing")
       }
-      return CouchResponse.json(.object(stored.json), headers: [.eTag: "\"\(stored.rev)\""])
+      var json = stored.json
+      // `revs=true`: CouchDB's `_revisions` of a local document, `{"start": 0, "ids": [N]}`
+      // for its revision `0-N`.
+      if try request.bool("revs"), let number = stored.rev.split(separator: "-").last {
+        json["_revisions"] = ["start": 0, "ids": [.string(String(number))]]
+      }
+      return CouchResponse.json(.object(json), headers: [.eTag: "\"\(stored.rev)\""])
     }
   }
 

@@ -51,5 +51,13 @@ struct WriteRulesTests {
       let answer = try await server.request(row.method, row.path, json: row.json)
       #expect(answer.status == row.status && answer.error == row.error, "\(row.path): \(answer.text)")
     }
+
+    // Local documents: `revs=true` gives CouchDB's `_revisions`, a delete has an ETag.
+    let local = try await server.put("/db/_local/l", ["v": 1])
+    #expect(local.json["rev"] == "0-1")
+    let read = try await server.get("/db/_local/l?revs=true").json
+    #expect(read["_revisions"] == ["start": 0, "ids": ["1"]], "\(read)")
+    let gone = try await server.request("DELETE", "/db/_local/l?rev=0-1")
+    #expect(gone.status == 200 && gone.headers["etag"] != nil)
   }
 }
