@@ -203,6 +203,12 @@ extension DocumentReader {
     try leafRow(db, cid: cid, id: id)?.leaves ?? []
   }
 
+  /// A document's other live leaves, CouchDB's `_conflicts` (what a find with conflicts
+  /// and a map function are given).
+  static func conflicts(_ db: SQLConnection, cid: Int64, id: String) throws -> [RevisionID] {
+    try leaves(db, cid: cid, id: id).dropFirst().filter { !$0.isDeleted }.compactMap(\.rev)
+  }
+
   /// The statement that reads a document's winner row: `rev, deleted, body, rid,
   /// conflicts + deleted_conflicts, attachments`, bound to `id`.
   static func winnerRow(_ db: SQLConnection, cid: Int64, id: String) throws -> RawStatement {

@@ -114,8 +114,7 @@ extension DocumentCollection {
         var document = document
         try attachments?.fill(db, &document)
         guard conflicted.contains(document.id) else { return try body(document) }
-        document.conflicts = try DocumentReader.leaves(db, cid: cid, id: document.id)
-          .dropFirst().filter { !$0.isDeleted }.compactMap(\.rev)
+        document.conflicts = try DocumentReader.conflicts(db, cid: cid, id: document.id)
         try body(document)
       }
       summary.warning = plan.warning

@@ -234,20 +234,12 @@ extension ViewStore {
       var document = try Document(
         id: id, rev: DocumentReader.storedRevision(row.string(1), documentID: id),
         body: DocumentReader.parseBody(row.bytes(3), documentID: id))
-      if row.int64(7) > 0 { document.conflicts = try conflicts(db, view, id) }
+      if row.int64(7) > 0 { document.conflicts = try DocumentReader.conflicts(db, cid: view.cid, id: id) }
       try each(id, seq, Result { try mapper.map(document) })
       return true
     }
     try mapPending()
     return sliceEnd ?? target
-  }
-
-  /// A conflicted document's other live leaves, as `_conflicts` lists them.
-  private static func conflicts(_ db: SQLConnection, _ view: StoredView, _ id: String) throws
-    -> [RevisionID]
-  {
-    try DocumentReader.leaves(db, cid: view.cid, id: id).dropFirst().filter { !$0.isDeleted }
-      .compactMap(\.rev)
   }
 
   /// A changed document as JSON text for a batch mapper, from its stored body: no parse,
@@ -267,7 +259,7 @@ extension ViewStore {
     // Its other live leaves as `_conflicts`, as CouchDB gives a map function the document
     // (CouchDB's documented way to list conflicts with a view).
     if row.int64(7) > 0 {
-      let revs = try conflicts(db, view, id).map { JSON.string($0.description) }
+      let revs = try DocumentReader.conflicts(db, cid: view.cid, id: id).map { JSON.string($0.description) }
       if !revs.isEmpty {
         document.removeLast()
         document += #","_conflicts":"#.utf8
