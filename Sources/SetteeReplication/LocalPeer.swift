@@ -212,7 +212,7 @@ struct LocalPeer: ReplicationPeer {
           var parts: [String: SpooledDocument.Part] = [:]
           for member in attachments {
             guard case .object(let stub) = member.value,
-              stub["revpos"]?.intValue ?? Int.max > held
+              BulkDocument.writtenAt(.object(stub)) > held
             else { continue }
             // Its bytes as stored: gzip-encoded ones pass on encoded, as CouchDB's do.
             let offset = writer.offset

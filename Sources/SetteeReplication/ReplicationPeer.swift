@@ -267,13 +267,20 @@ extension BulkDocument {
       guard attachment.value["stub"] == true || attachment.value["data"] == nil else {
         continue  // its data is here already
       }
-      let revpos = attachment.value["revpos"]?.intValue ?? Int.max
-      guard revpos > held else { continue }
+      guard Self.writtenAt(attachment.value) > held else { continue }
       needed = true
       bytes +=
         attachment.value["encoded_length"]?.intValue ?? attachment.value["length"]?.intValue ?? 0
     }
     return needed ? (id, rev, bytes) : nil
+  }
+
+  /// The generation an attachment stub says its data was written at: its `revpos`, or
+  /// "unknown" (never held) when it has none or 0 (what CouchDB keeps for a
+  /// `new_edits: false` write that gave none), so that its data is fetched, not assumed.
+  static func writtenAt(_ stub: JSON) -> Int {
+    let revpos = stub["revpos"]?.intValue ?? 0
+    return revpos > 0 ? revpos : Int.max
   }
 
   /// The newest generation of `since` that `rev` descends from by its `_revisions` (0 for

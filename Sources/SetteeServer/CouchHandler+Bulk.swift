@@ -65,24 +65,34 @@ extension CouchHandler {
     if options["update_seq"] == true || options["update_seq"] == "true" {
       json["update_seq"] = .string(try await db.sequenceString(result.updateSeq))
     }
-    guard query.includeDocs, options["conflicts"] == true, case .array(var rows)? = json["rows"]
-    else { return CouchResponse.json(.object(json)) }
-    // conflicts=true: the conflicted documents (found by their index) get _conflicts.
+    if query.includeDocs, options["conflicts"] == true, case .array(let rows)? = json["rows"] {
+      json["rows"] = .array(try await withConflicts(rows, db, query.attachments))
+    }
+    return CouchResponse.json(.object(json))
+  }
+
+  /// `conflicts=true` with `include_docs`: the documents of list rows (`_all_docs`, views)
+  /// that have conflicts, read again with their `_conflicts` (found by the collection's
+  /// index of conflicted documents: most have none).
+  func withConflicts(_ rows: [JSON], _ db: DocumentCollection, _ attachments: AttachmentListing)
+    async throws -> [JSON]
+  {
     let conflicted = Set(try await db.conflictedDocumentIDs())
+    guard !conflicted.isEmpty else { return rows }
+    var rows = rows
     for (index, row) in rows.enumerated() {
-      guard case .object(var object) = row, let id = object["id"]?.stringValue,
-        conflicted.contains(id), object["doc"]?.objectValue != nil,
+      guard case .object(var object) = row, let id = object["doc"]?["_id"]?.stringValue,
+        conflicted.contains(id),
         let document = try await db.document(
           id,
           RevisionReadOptions(
-            conflicts: true, attachments: query.attachments.data,
-            attachmentEncodingInfo: query.attachments.encodingInfo))
+            conflicts: true, attachments: attachments.data,
+            attachmentEncodingInfo: attachments.encodingInfo))
       else { continue }
       object["doc"] = .object(document)
       rows[index] = .object(object)
     }
-    json["rows"] = .array(rows)
-    return CouchResponse.json(.object(json))
+    return rows
   }
 
   /// Spells CouchDB's aliases of view parameters one way (`start_key` as `startkey`, …).
@@ -148,6 +158,7 @@ extension CouchHandler {
         case .member: break
         case .document(let text):
           let document = try Self.bulkDocument(text, limits: limits)
+          if newEdits == false { try Self.requireRevision(document) }
           if spool == nil && heldBytes + text.count <= Self.heldBulkBytes {
             held.append(document)
             heldBytes += text.count
@@ -163,6 +174,10 @@ extension CouchHandler {
       throw CouchError(.badRequest, "bad_request", "POST body must include `docs` parameter.")
     }
     let writesNew = newEdits ?? true
+    // A `new_edits: false` document without its revision refuses the whole request, as
+    // CouchDB refuses it (checked as they arrive once `new_edits` is read, which comes
+    // first from every replicator; the held ones again here).
+    if !writesNew { for document in held { try Self.requireRevision(document) } }
     var answers = try await writeBulk(db, held, newEdits: writesNew, request)
     if var spool {
       try spool.rewind()
@@ -173,6 +188,15 @@ extension CouchHandler {
       }
     }
     return CouchResponse.json(.array(answers), status: .created)
+  }
+
+  /// Refuses a `new_edits: false` document that names no revision (the whole request).
+  static func requireRevision(_ document: BulkDocument) throws {
+    guard document.namesItsRevision else {
+      throw CouchError(
+        .badRequest, "bad_request",
+        "When `new_edits: false`, the document needs `_rev` or `_revisions` specified")
+    }
   }
 
   /// How many bytes of documents a `_bulk_docs` request keeps parsed in memory (written in
@@ -220,6 +244,12 @@ extension CouchHandler {
         } catch { refused[index] = CouchError(error) }
       }
     }
+    for index in documents.indices where refused[index] == nil {
+      guard let id = documents[index].idAndRev.id?.stringValue, Document.isDesignID(id),
+        let object = documents[index].object
+      else { continue }
+      do { try requireWellFormedDesign(object) } catch { refused[index] = CouchError(error) }
+    }
     var refusals = [ValidationRefusal?](repeating: nil, count: documents.count)
     if documents.contains(where: {
       DesignValidation.judges(documentID: $0.idAndRev.id?.stringValue ?? "")
@@ -239,7 +269,24 @@ extension CouchHandler {
     for index in documents.indices where refused[index] == nil {
       refused[index] = refusals[index].map(CouchError.init)
     }
-    let accepted = documents.indices.filter { refused[$0] == nil }
+    // Local documents (`_local/…`) are written as `PUT /{db}/_local/…` writes them, outside
+    // revision control, as CouchDB's `_bulk_docs` writes them.
+    var locals: [Int: JSON] = [:]
+    for index in documents.indices where refused[index] == nil {
+      guard let id = documents[index].idAndRev.id?.stringValue,
+        id.hasPrefix(LocalDocument.idPrefix), let object = documents[index].object
+      else { continue }
+      do {
+        let stored = try await db.putLocal(object)
+        locals[index] = ["ok": true, "id": .string(stored.id), "rev": .string(stored.rev)]
+      } catch {
+        let couch = CouchError(error)
+        locals[index] = [
+          "id": .string(id), "error": .string(couch.error), "reason": .string(couch.reason),
+        ]
+      }
+    }
+    let accepted = documents.indices.filter { refused[$0] == nil && locals[$0] == nil }
     // The engine writes a batch whole and goes document by document only when one is
     // refused; a document without `_id` is given one there.
     // A replicated revision with a stub the target lacks refuses the request, 412
@@ -259,7 +306,11 @@ extension CouchHandler {
     }
     var designIDs: [String] = []
     var answers: [JSON] = []
-    for (document, outcome) in zip(documents, outcomes) {
+    for (index, (document, outcome)) in zip(documents, outcomes).enumerated() {
+      if let local = locals[index] {
+        if newEdits || local["error"] != nil { answers.append(local) }
+        continue
+      }
       guard let outcome else { continue }
       switch outcome {
       case .success(let written):
@@ -368,7 +419,7 @@ extension CouchHandler {
         }
         bytes += Array("]}".utf8)
       case .leaves(let id, let options):
-        let leaves = Self.inCouchDBOrder(try await db.openRevisions(id, options: options))
+        let leaves = try await db.openRevisions(id, options: options)  // in tree order
         // A document it does not hold: CouchDB names the revision "undefined".
         let answers =
           leaves.isEmpty
@@ -380,8 +431,9 @@ extension CouchHandler {
     return CouchResponse.jsonBytes(bytes)
   }
 
-  /// `open_revs` answers in CouchDB's order: the revisions found by generation, then
-  /// digest, then those missing, as asked.
+  /// `GET /{db}/{id}?open_revs=…` answers in CouchDB's order: the revisions found by
+  /// generation, then digest, then those missing, as asked. (`_bulk_get` keeps the
+  /// engine's order, CouchDB's revision-tree order there.)
   static func inCouchDBOrder(_ answers: [OpenRevision]) -> [OpenRevision] {
     func rev(_ answer: OpenRevision) -> RevisionID? {
       guard case .found(let document) = answer, let text = document["_rev"]?.stringValue else {

@@ -67,8 +67,13 @@ extension CouchHandler {
     try allow(request, "GET,HEAD,POST")
     try await requireDatabase(db)
     let body = request.method == .post ? try await request.jsonObjectBody() : [:]
+    // A negative limit is no limit, as CouchDB counts it down and never reaches 0.
+    let limit = try request.query["limit"].flatMap { text -> Int? in
+      guard let number = Int(text) else { return try request.integer("limit") }
+      return number < 0 ? nil : number
+    }
     var asked = ChangesRequest(
-      since: 0, limit: try request.integer("limit"), descending: try request.bool("descending"),
+      since: 0, limit: limit, descending: try request.bool("descending"),
       allLeaves: false, includeDocs: try request.bool("include_docs"), filter: .none,
       heartbeat: nil, timeout: .seconds(60))
     switch request.query["style"] ?? "main_only" {

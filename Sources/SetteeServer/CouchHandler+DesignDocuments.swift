@@ -1,6 +1,7 @@
 import Foundation
 import Settee
 import SetteeCore
+import SetteeJavaScript
 
 /// Mango index design documents (`"language": "query"`), CouchDB's way of keeping JSON
 /// indexes (and Cloudant's of keeping text indexes) as documents, so that they replicate: writing one (by any write endpoint, from a
@@ -12,6 +13,19 @@ extension CouchHandler {
   func syncDesignDocuments(_ db: DocumentCollection, _ ids: [String]) async throws {
     for id in Set(ids) where Document.isDesignID(id) {
       try await syncDesignDocument(db, id)
+    }
+  }
+
+  /// Refuses a design document CouchDB refuses before writing it (`invalid_design_doc`,
+  /// `compilation_error`; see ``DesignDocumentCheck``); other documents and deletions
+  /// pass.
+  func requireWellFormedDesign(_ document: JSONObject) throws {
+    guard let id = document["_id"]?.stringValue, Document.isDesignID(id),
+      document["_deleted"] != true
+    else { return }
+    do { try DesignDocumentCheck.check(document, timeLimit: configuration.javaScriptTimeLimit) }
+    catch let refusal as DesignDocumentRefusal {
+      throw CouchError(.badRequest, refusal.error, refusal.reason)
     }
   }
 

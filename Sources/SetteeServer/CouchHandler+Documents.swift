@@ -71,6 +71,7 @@ extension CouchHandler {
       body["_rev"] = .string(rev.description)
     }
 
+    try requireWellFormedDesign(body)
     let location = "/\(Self.escape(db.name))/\(Self.escape(id))"
     let newEdits = try request.bool("new_edits", default: true)
     body = try await requireValid(db, body, newEdits: newEdits, request)
@@ -92,17 +93,17 @@ extension CouchHandler {
     async throws -> Response
   {
     try await requireReadable(db, id, request)
-    let meta = try request.bool("meta")
+    let meta = request.flag("meta")
     let rev = try request.revision(ifMatch: false)
     var options = RevisionReadOptions(
-      rev: rev, revs: try request.bool("revs"), revsInfo: try request.bool("revs_info") || meta,
-      conflicts: try request.bool("conflicts") || meta,
-      deletedConflicts: try request.bool("deleted_conflicts") || meta,
-      attachments: try request.bool("attachments"),
+      rev: rev, revs: request.flag("revs"), revsInfo: request.flag("revs_info") || meta,
+      conflicts: request.flag("conflicts") || meta,
+      deletedConflicts: request.flag("deleted_conflicts") || meta,
+      attachments: request.flag("attachments"),
       attachmentsSince: try revisions(request.jsonParameter("atts_since"), "atts_since") ?? [],
-      attachmentEncodingInfo: try request.bool("att_encoding_info"))
-    options.localSeq = try request.bool("local_seq")
-    let latest = try request.bool("latest")
+      attachmentEncodingInfo: request.flag("att_encoding_info"))
+    options.localSeq = request.flag("local_seq")
+    let latest = request.flag("latest")
     // CouchDB adds a document's meta members (`_revs_info`, `_conflicts`,
     // `_deleted_conflicts`, `_local_seq`) when it opens the winner or, with `latest`, the
     // leaf a `rev` leads to; a given revision and `open_revs` come without them.
@@ -301,7 +302,7 @@ extension CouchHandler {
       var json = stored.json
       // `revs=true`: CouchDB's `_revisions` of a local document, `{"start": 0, "ids": [N]}`
       // for its revision `0-N`.
-      if try request.bool("revs"), let number = stored.rev.split(separator: "-").last {
+      if request.flag("revs"), let number = stored.rev.split(separator: "-").last {
         json["_revisions"] = ["start": 0, "ids": [.string(String(number))]]
       }
       return CouchResponse.json(.object(json), headers: [.eTag: "\"\(stored.rev)\""])
@@ -341,9 +342,18 @@ extension CouchHandler {
       try await requireValidAttachment(
         db, id, rev: try request.revision(), name,
         ["content_type": .string(type), "length": .int(Int64(try file.size())), "stub": true], request)
-      let result = try await db.putAttachment(
-        name, to: id, rev: try request.revision(), contentType: type,
-        chunks: { try file.read(upTo: 256 << 10) })
+      let rev = try request.revision()
+      let result: WriteResult
+      do {
+        result = try await db.putAttachment(
+          name, to: id, rev: rev, contentType: type, chunks: { try file.read(upTo: 256 << 10) })
+      } catch let error as SetteeError where error.code == .conflict {
+        // A revision the document never had: CouchDB's 409 names it `missing_rev`.
+        if let rev, try await db.revsDiff([id: [rev]])[id] != nil {
+          throw CouchError(.conflict, "not_found", "missing_rev")
+        }
+        throw error
+      }
       return CouchResponse.written(
         result,
         location: "/\(Self.escape(db.name))/\(Self.escape(id))/\(Self.escape(name))",

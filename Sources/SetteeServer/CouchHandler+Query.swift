@@ -162,16 +162,36 @@ extension CouchHandler {
     if request.method == .post {
       for member in try await request.jsonObjectBody() { options[member.key] = member.value }
     }
+    Self.canonicalize(&options)
+    if options["keys"] != nil {
+      // CouchDB fetches by `keys` alone when they are given.
+      for bound in ["key", "startkey", "endkey"] { options[bound] = nil }
+    }
+    if options["key"] != nil || options["keys"] != nil, options["endkey_docid"] == nil,
+      options["inclusive_end"] == false || options["inclusive_end"] == "false"
+    {
+      // A key's range both starts and ends at it, and CouchDB excludes its end: no rows.
+      options["limit"] = 0
+    }
     var query: ViewQuery
     do { query = try ViewQuery(json: .object(options)) } catch let error as SetteeError {
       throw CouchError(.badRequest, "query_parse_error", error.message)
     }
     // CouchDB gives every view answer its offset.
     if options["include_offset"] == nil { query.includeOffset = true }
-    let result = try await view.query(query)
+    let result: ViewResult
+    do { result = try await view.query(query) } catch let error as SetteeError
+    where error.code == .invalidQuery {
+      throw CouchError(.badRequest, "query_parse_error", error.message)
+    }
     guard case .object(var json) = result.json else { return CouchResponse.json(result.json) }
     if options["update_seq"] == true || options["update_seq"] == "true" {
       json["update_seq"] = .string(try await db.sequenceString(result.updateSeq))
+    }
+    if query.includeDocs, options["conflicts"] == true || options["conflicts"] == "true",
+      case .array(let rows)? = json["rows"]
+    {
+      json["rows"] = .array(try await withConflicts(rows, db, query.attachments))
     }
     return CouchResponse.json(.object(json))
   }

@@ -68,6 +68,10 @@ struct CouchRequest: Sendable {
     }
   }
 
+  /// A document read's boolean option as CouchDB reads it (`revs`, `conflicts`, …): set
+  /// only by the text `true`; any other value is false, not an error.
+  func flag(_ name: String) -> Bool { query[name] == "true" }
+
   /// A non-negative integer parameter.
   func integer(_ name: String) throws -> Int? {
     guard let text = query[name] else { return nil }
@@ -88,12 +92,15 @@ struct CouchRequest: Sendable {
     }
   }
 
-  /// A revision parameter (`rev`), or (for writes, `ifMatch`) the `If-Match` header's.
+  /// A revision parameter (`rev`), or (for writes, `ifMatch`) the `If-Match` header's;
+  /// both given must agree, as in CouchDB.
   func revision(ifMatch: Bool = true) throws -> RevisionID? {
     let header = ifMatch ? headers[.ifMatch] : nil
-    let text =
-      query["rev"] ?? header.map { $0.trimmingCharacters(in: CharacterSet(charactersIn: "\" ")) }
-    guard let text else { return nil }
+    let etag = header.map { $0.trimmingCharacters(in: CharacterSet(charactersIn: "\" ")) }
+    if let given = query["rev"], let etag, given != etag {
+      throw CouchError(.badRequest, "bad_request", "Document rev and etag have different values")
+    }
+    guard let text = query["rev"] ?? etag else { return nil }
     do { return try RevisionID(parsing: text) } catch {
       throw CouchError(.badRequest, "bad_request", "Invalid rev format")
     }

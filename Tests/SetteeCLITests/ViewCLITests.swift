@@ -83,11 +83,15 @@ struct ViewCLITests {
     for options in [
       #"{"limit":-1}"#, #"{"limt":1}"#, #"{"include_docs":true}"#,
       #"{"startkey":"z","endkey":"a"}"#,
-      #"{"keys":["Safeway"]}"#, "[]",
+      #"{"keys":["Safeway","Trader Joe's"]}"#, "[]",
     ] {
       #expect(try error(settee("view", "query", "v", options)) == "invalid_query", "\(options)")
     }
     #expect(try error(settee("all-docs", #"{"group":true}"#)) == "invalid_query")
+    // One key reduces without grouping (CouchDB's rule): one row, key null.
+    #expect(
+      try json(settee("view", "query", "v", #"{"keys":["Safeway"]}"#))["rows"]
+        == [["key": nil, "value": 2]])
   }
 
   /// Reads never create a database.

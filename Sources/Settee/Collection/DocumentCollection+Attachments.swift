@@ -65,7 +65,9 @@ extension DocumentCollection {
     try Document.validateID(id)
     return try CallerError.unmarking {
       try database.write { db in
-        let base = try editedRevision(db, id: id, rev: rev)
+        // Not a leaf (or no revision): the write below decides, a new document or a
+        // conflict.
+        let base = try editedRevision(db, id: id, rev: rev) ?? ([:], [])
         let blob = try AttachmentStore.storePlain(db, contentType: contentType) {
           try CallerError.marking { try next() }
         }
@@ -94,7 +96,13 @@ extension DocumentCollection {
     -> WriteResult
   {
     try database.write { db in
-      let base = try editedRevision(db, id: id, rev: rev)
+      guard let base = try editedRevision(db, id: id, rev: rev) else {
+        // Not a leaf: someone else wrote first (CouchDB's 409 too).
+        throw SetteeError(
+          .conflict,
+          "document update conflict: \(quoted(id)) has no leaf revision \(rev) to remove \(quoted(name)) from",
+          documentID: id)
+      }
       guard base.attachments.contains(where: { $0.name == name }) else {
         throw SetteeError(
           .notFound, "document \(quoted(id)) has no attachment \(quoted(name)) at revision \(rev)",
@@ -108,14 +116,15 @@ extension DocumentCollection {
     }
   }
 
-  /// The body and attachments (as stubs) of the revision an attachment write edits.
+  /// The body and attachments (as stubs) of the revision an attachment write edits; `nil`
+  /// when `rev` is not a leaf of the document (nothing to edit).
   private func editedRevision(_ db: SQLConnection, id: String, rev: RevisionID?) throws -> (
     body: JSONObject, attachments: [Attachment]
-  ) {
+  )? {
     guard let rev, let cid = try DocumentReader.collectionID(db, name),
       let leaf = try DocumentReader.leaves(db, cid: cid, id: id).first(where: { $0.rev == rev }),
       let rid = try DocumentReader.rid(db, cid: cid, id: id)
-    else { return ([:], []) }
+    else { return nil }
     let stored = try AttachmentStore.attachments(db, rid: rid, rev: rev)
     return (
       leaf.isDeleted ? [:] : leaf.body,

@@ -173,6 +173,18 @@ package enum BulkDocument: Sendable {
     }
   }
 
+  /// Whether the document names the revision it is (`_rev` or `_revisions`): what a
+  /// `new_edits: false` write stores.
+  package var namesItsRevision: Bool {
+    switch self {
+    case .object(let object): return object["_rev"] != nil || object["_revisions"] != nil
+    case .encoded(let encoded, _): return encoded.rev != nil || encoded.history != nil
+    case .text(let text):
+      guard let object = try? Self.object(text) else { return false }
+      return object["_rev"] != nil || object["_revisions"] != nil
+    }
+  }
+
   /// The document's `_id` and `_rev` as written (for answers about it).
   package var idAndRev: (id: JSON?, rev: JSON?) {
     switch self {

@@ -111,8 +111,9 @@ extension DocumentCollection {
       })
   }
 
-  /// CouchDB's `open_revs`: the given revisions of a document (every leaf, the winner
-  /// first, when `revs` is `nil`), each as a document or as missing. With `latest`, a
+  /// CouchDB's `open_revs`: the given revisions of a document (every leaf, in CouchDB's
+  /// order, when `revs` is `nil`: depth first through the revision tree, siblings by
+  /// revision), each as a document or as missing. With `latest`, a
   /// revision that is an ancestor of leaves answers with those leaves instead. `options`
   /// adds to each document what it adds to ``document(_:_:)-2o8gj`` (its `rev` is not
   /// used).
@@ -145,7 +146,9 @@ extension DocumentCollection {
       return request.revs.map { $0.map(OpenRevision.missing) } ?? []
     }
     guard let revs = request.revs else {
-      return try reader.leaves.map { .found(try reader.json(db, $0, request.options)) }
+      return try reader.leavesInCouchDBOrder().map {
+        .found(try reader.json(db, $0, request.options))
+      }
     }
     var answers: [OpenRevision] = []
     var seen: Set<RevisionID> = []
@@ -214,6 +217,14 @@ private final class LeafReader {
     return tree
   }
 
+  /// Every leaf, in the order CouchDB lists them (``StoredTree/inCouchDBOrder(_:)``); the
+  /// tree is read only when there is more than one.
+  func leavesInCouchDBOrder() throws -> [Document] {
+    guard leaves.count > 1 else { return leaves }
+    let order = try tree().inCouchDBOrder(leaves.map { $0.rev! })
+    return order.compactMap { rev in leaves.first { $0.rev == rev } }
+  }
+
   /// The leaf `rev` (the winner for `nil`).
   func leaf(_ rev: RevisionID?) -> Document? {
     guard let rev else { return leaves.first }
@@ -245,14 +256,15 @@ private final class LeafReader {
       // With atts_since, data goes only with what was written after the newest of those
       // revisions that this one descends from (all of it when it descends from none),
       // `attachments` or not: CouchDB stubs the older ones before it prints the data of the
-      // rest, and its replicator asks for both.
+      // rest, and its replicator asks for both. A `revpos` of 0 (a peer's revision that
+      // came with none) tells nothing of when it was written: its data goes.
       let since = options.attachmentsSince.filter(ancestry.contains).map(\.generation).max()
       document.attachments = try AttachmentStore.read(
         db, stored, documentID: leaf.id, encodedData: options.encodedAttachmentData,
         encodingInfo: options.attachmentEncodingInfo
       ) { attachment in
         options.attachmentsSince.isEmpty
-          ? options.attachments : attachment.revpos > since ?? 0
+          ? options.attachments : attachment.revpos == 0 || attachment.revpos > since ?? 0
       }
     }
     var json = document.json

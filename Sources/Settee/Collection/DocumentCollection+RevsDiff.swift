@@ -70,13 +70,13 @@ extension DocumentCollection {
         // The missing revisions are offered ones: mapped back, not parsed again.
         var byTreeRev: [RevisionTree.Rev: RevisionID] = [:]
         for revision in revisions { byTreeRev[revision.treeRev] = revision }
-        // CouchDB lists a held document's revisions by generation, then digest (a document
-        // it never held keeps the order they were offered in).
+        // CouchDB lists a held document's missing revisions by generation, then digest (a
+        // document it never held keeps the order they were offered in), and its possible
+        // ancestors in the winner's order.
         answer[id] = RevisionDifference(
           missing: try missing.map { try byTreeRev[$0] ?? RevisionID(parsing: $0.description) }
             .sorted(),
-          possibleAncestors: try ancestors.map { try RevisionID(parsing: $0.description) }
-            .sorted())
+          possibleAncestors: try ancestors.map { try RevisionID(parsing: $0.description) })
       }
       return answer
     }

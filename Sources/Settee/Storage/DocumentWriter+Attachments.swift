@@ -11,9 +11,9 @@ extension DocumentWriter {
   /// stubs count on may be stemmed or no longer a leaf).
   ///
   /// An inline attachment is written at `generation`, unless the revision is a peer's
-  /// (`fromPeer`): it then keeps the `revpos` it came with (as CouchDB keeps it for
-  /// `new_edits: false`), which `atts_since` reads to tell which attachments a replica
-  /// already holds. Inline data marked `"encoding": "gzip"` is kept as it came (CouchDB
+  /// (`fromPeer`): it then keeps the `revpos` it came with, 0 when it came with none (as
+  /// CouchDB keeps it for `new_edits: false`), which `atts_since` reads to tell which
+  /// attachments a replica already holds (0 counts as unknown there: its data is sent). Inline data marked `"encoding": "gzip"` is kept as it came (CouchDB
   /// replicates its compressible types so), once it is checked to decode; its `length` is
   /// what it decodes to.
   ///
@@ -42,9 +42,7 @@ extension DocumentWriter {
           defer { inline = nil }
           return inline
         }
-        let revpos =
-          fromPeer && (1...max(1, generation)).contains(attachment.revpos)
-          ? attachment.revpos : generation
+        let revpos = fromPeer ? max(0, attachment.revpos) : generation
         guard attachment.encoding != nil else {
           // Plain bytes: a compressible type is stored gzip-encoded, as CouchDB stores it.
           let blob = try AttachmentStore.storePlain(

@@ -134,6 +134,9 @@ extension DocumentWriter {
           documentID: document.id)
       }
       parent = given
+      if tree.nodes[winner]!.deleted && !document.isDeleted {
+        throw Self.tombstoneEdit(document, given)
+      }
     } else if !tree.nodes[winner]!.deleted {
       throw SetteeError(
         .conflict,

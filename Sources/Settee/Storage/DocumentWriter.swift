@@ -245,6 +245,7 @@ struct DocumentWriter {
           "document update conflict: \(quoted(document.id)) is at revision \(current), the write named \(given)",
           documentID: document.id)
       }
+      if currentDeleted && !document.isDeleted { throw Self.tombstoneEdit(document, given) }
     } else if !currentDeleted {
       throw SetteeError(
         .conflict,
@@ -302,6 +303,16 @@ struct DocumentWriter {
     return WriteResult(id: document.id, rev: rev, seq: seq)
   }
 
+  /// The error of a write that names a deleted document's tombstone: as in CouchDB, a
+  /// deleted document comes back by a write that names no revision (which continues the
+  /// tombstone's branch), never by an edit of the tombstone.
+  static func tombstoneEdit(_ document: Document, _ given: RevisionID) -> SetteeError {
+    SetteeError(
+      .conflict,
+      "document update conflict: \(quoted(document.id)) is deleted at revision \(given); write it without _rev to create it again",
+      documentID: document.id)
+  }
+
   /// The revision a write gives a document that does not exist yet, or the error it is.
   private static func newRevision(_ document: Document, mode: WriteMode, body: [UInt8]) throws
     -> RevisionID
@@ -315,7 +326,10 @@ struct DocumentWriter {
       return RevisionID.next(after: nil, deleted: false, body: body)
     case (let given?, .restore):
       return given
-    case (_, .edit) where document.isDeleted, (nil, .restore) where document.isDeleted:
+    case (nil, .edit) where document.isDeleted:
+      // A new document written deleted is born a tombstone, as CouchDB writes it.
+      return RevisionID.next(after: nil, deleted: true, body: body)
+    case (_?, .edit) where document.isDeleted, (nil, .restore) where document.isDeleted:
       throw SetteeError(
         .notFound, "document \(quoted(document.id)) does not exist, so it cannot be deleted",
         documentID: document.id)

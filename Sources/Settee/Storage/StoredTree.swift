@@ -105,6 +105,19 @@ struct StoredTree {
     return path
   }
 
+  /// `leaves` in the order CouchDB lists a document's leaves (`open_revs=all`,
+  /// `_bulk_get` without `rev`): depth first through each tree, siblings in revision
+  /// order, and the trees (roots, stemmed ones included) from the greatest root down, as
+  /// CouchDB's key tree gives them.
+  func inCouchDBOrder(_ leaves: [RevisionID]) -> [RevisionID] {
+    let paths = leaves.map { leaf in (leaf, Array(ancestry(of: leaf).reversed())) }
+    return paths.sorted { lhs, rhs in
+      guard let left = lhs.1.first, let right = rhs.1.first else { return false }
+      if left != right { return right < left }
+      return lhs.1.lexicographicallyPrecedes(rhs.1)
+    }.map(\.0)
+  }
+
   /// Adds a path of revisions, newest first (generations falling by one, checked by the
   /// caller): each revision the tree lacks is added with its parent from the path, and a
   /// root that the path gives a parent is grafted onto it. `deleted` is the newest

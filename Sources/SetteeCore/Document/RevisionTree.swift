@@ -146,12 +146,13 @@ package struct RevisionTree: Sendable, Equatable {
 
   /// CouchDB's `revs_diff` for one document: the revisions of `revs` the tree lacks, and
   /// the leaves whose generation is below the highest of them (the revisions a peer may
-  /// already hold as their ancestors).
+  /// already hold as their ancestors), in the order CouchDB lists them: the winner's
+  /// (live leaves, then deleted ones, each greatest first).
   package func missing(_ revs: [Rev]) -> (missing: [Rev], possibleAncestors: [Rev]) {
     var seen: Set<Rev> = []
     let missing = revs.filter { !contains($0) && seen.insert($0).inserted }
     guard let highest = missing.map(\.generation).max() else { return ([], []) }
-    let ancestors = leaves.map(\.rev).filter { $0.generation < highest }.sorted()
+    let ancestors = leaves.map(\.rev).filter { $0.generation < highest }
     return (missing, ancestors)
   }
 }

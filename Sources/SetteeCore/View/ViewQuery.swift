@@ -25,7 +25,9 @@ public struct ViewQuery: Sendable, Hashable {
   /// Only rows with this key (CouchDB's `key`).
   public var key: JSON?
   /// Only rows with these keys, in the order of this list (CouchDB and Couchbase Lite 1.x
-  /// do so, whatever seed 002's text says); a key listed twice gives its rows twice.
+  /// do so, whatever seed 002's text says); a key listed twice gives its rows twice. On a
+  /// reduce view, one key reduces its rows (a row with key `null` without grouping) and
+  /// several need ``group`` (CouchDB's rule).
   public var keys: [JSON]?
   /// The first key of the range (in a descending query, the highest).
   public var startKey: JSON?
@@ -242,8 +244,11 @@ extension ViewQuery {
     if key != nil && (startKey != nil || endKey != nil) {
       throw refuse("key cannot be combined with startkey or endkey")
     }
-    if keys != nil && reducing && effectiveGroupLevel == nil {
-      throw refuse("a query by keys on a reduce view needs group (or reduce: false)")
+    if let keys, keys.count > 1, reducing, effectiveGroupLevel != Int.max {
+      // One key reduces to one row (its key `null` without grouping); several would be
+      // reduced together, or share groups (CouchDB's rule).
+      throw refuse(
+        "a query by more than one key on a reduce view needs group: true (or reduce: false)")
     }
     if let startKey, let endKey {
       let order = try collation.compare(startKey, endKey)

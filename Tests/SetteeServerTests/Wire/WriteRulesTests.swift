@@ -1,6 +1,7 @@
 import Foundation
 import Settee
 import SetteeCore
+import SetteeJavaScript
 import SetteeTestSupport
 import Testing
 
@@ -59,5 +60,95 @@ struct WriteRulesTests {
     #expect(read["_revisions"] == ["start": 0, "ids": ["1"]], "\(read)")
     let gone = try await server.request("DELETE", "/db/_local/l?rev=0-1")
     #expect(gone.status == 200 && gone.headers["etag"] != nil)
+  }
+
+  /// Tombstones, stale revisions, `_bulk_docs`' new tombstones and local documents, the
+  /// whole-request refusal of a `new_edits: false` document without its revision, and
+  /// the parameters CouchDB reads leniently.
+  @Test func revisionsTombstonesAndBulkWrites() async throws {
+    let server = try ServerProcess(db: directory.path("revisions.db"))
+    try await server.request("PUT", "/db")
+    let first = try await server.put("/db/a", ["n": 1])
+    let rev1 = try #require(first.json["rev"]?.stringValue)
+    let deleted = try await server.request("DELETE", "/db/a?rev=\(rev1)")
+    let tombstone = try #require(deleted.json["rev"]?.stringValue)
+    // A deleted document is not edited through its tombstone; without a rev it comes back.
+    let edit = try await server.put("/db/a", ["_rev": .string(tombstone), "n": 2])
+    #expect(edit.status == 409 && edit.error == "conflict", "\(edit.text)")
+    let again = try await server.put("/db/a", ["n": 3])
+    #expect(again.status == 201 && again.json["rev"]?.stringValue?.hasPrefix("3-") == true)
+
+    // ?rev= and If-Match that differ: refused; a boolean option CouchDB does not read as
+    // true is false.
+    let rev3 = try #require(again.json["rev"]?.stringValue)
+    let both = try await server.request(
+      "PUT", "/db/a?rev=\(rev3)", json: ["n": 4], headers: ["If-Match": rev1])
+    #expect(both.status == 400 && both.error == "bad_request", "\(both.text)")
+    let lenient = try await server.get("/db/a?revs=maybe")
+    #expect(lenient.status == 200 && lenient.json["_revisions"] == nil, "\(lenient.text)")
+    let changes = try await server.get("/db/_changes?limit=-5")
+    #expect(changes.status == 200 && changes.json["results"]?.arrayValue?.count == 1)
+
+    // _bulk_docs: a new document written deleted is a tombstone; a local document is
+    // written as PUT writes it.
+    let bulk = try await server.post(
+      "/db/_bulk_docs", ["docs": [["_id": "t", "_deleted": true], ["_id": "_local/l", "v": 1]]])
+    let answers = try #require(bulk.json.arrayValue, "\(bulk.text)")
+    #expect(answers.count == 2)
+    #expect(answers.first?["ok"] == true && answers.first?["rev"]?.stringValue?.hasPrefix("1-") == true)
+    #expect(answers.last == ["ok": true, "id": "_local/l", "rev": "0-1"], "\(bulk.text)")
+    #expect(try await server.get("/db/t").error == "not_found")
+    #expect(try await server.get("/db/_local/l").json["v"] == 1)
+    // new_edits=false without a revision refuses the whole request.
+    let unnamed = try await server.post(
+      "/db/_bulk_docs", ["new_edits": false, "docs": [["_id": "u", "_rev": "1-aa"], ["_id": "v"]]])
+    #expect(unnamed.status == 400 && unnamed.error == "bad_request", "\(unnamed.text)")
+    #expect(try await server.get("/db/u").status == 404)
+
+    // Attachments: a stale revision is a conflict, a revision the document never had is
+    // CouchDB's `not_found`/`missing_rev` 409.
+    let uploaded = try await server.request(
+      "PUT", "/db/b/x.txt", body: Array("x".utf8), headers: ["Content-Type": "text/plain"])
+    let brev1 = try #require(uploaded.json["rev"]?.stringValue)
+    let second = try await server.request(
+      "PUT", "/db/b/y.txt?rev=\(brev1)", body: Array("y".utf8), headers: ["Content-Type": "text/plain"])
+    #expect(second.status == 201)
+    let stale = try await server.request("DELETE", "/db/b/x.txt?rev=\(brev1)")
+    #expect(stale.status == 409 && stale.error == "conflict", "\(stale.text)")
+    let unknown = try await server.request(
+      "PUT", "/db/b/z.txt?rev=1-\(String(repeating: "a", count: 32))", body: Array("z".utf8),
+      headers: ["Content-Type": "text/plain"])
+    #expect(unknown.status == 409 && unknown.error == "not_found", "\(unknown.text)")
+  }
+
+  /// Design documents CouchDB refuses are refused: a member of the wrong type
+  /// (`invalid_design_doc`) and, where JavaScriptCore is installed, a view function that
+  /// does not compile (`compilation_error`); by PUT and by `_bulk_docs` alike.
+  @Test func malformedDesignDocumentsAreRefused() async throws {
+    let server = try ServerProcess(db: directory.path("designs.db"))
+    try await server.request("PUT", "/db")
+    let table: [(design: JSONObject, error: String?)] = [
+      (["views": ["v": ["map": 5]]], "invalid_design_doc"),
+      (["views": "no"], "invalid_design_doc"),
+      (["filters": ["f": 1]], "invalid_design_doc"),
+      (["options": ["partitioned": "yes"]], "invalid_design_doc"),
+      (["views": ["v": ["map": "function(doc) { emit(doc._id, 1); }", "reduce": "_count"]]], nil),
+      (["language": "query", "views": ["v": ["map": ["fields": ["a": "asc"]]]]], nil),
+      (["views": ["lib": ["m": "exports.x = 1;"], "v": ["map": "function(doc) { emit(1); }"]]], nil),
+    ]
+    for (index, row) in table.enumerated() {
+      let put = try await server.put("/db/_design/p\(index)", .object(row.design))
+      #expect(put.status == (row.error == nil ? 201 : 400), "\(row.design): \(put.text)")
+      #expect(put.error == row.error, "\(row.design): \(put.text)")
+      var document = row.design
+      document["_id"] = .string("_design/b\(index)")
+      let bulk = try await server.post("/db/_bulk_docs", ["docs": [.object(document)]])
+      #expect(bulk.json[0]?["error"] == row.error.map(JSON.string), "\(bulk.text)")
+    }
+    if DesignFunctions.isAvailable {
+      let broken = try await server.put(
+        "/db/_design/c", ["views": ["v": ["map": "function(doc){ emit(doc._id"]]])
+      #expect(broken.status == 400 && broken.error == "compilation_error", "\(broken.text)")
+    }
   }
 }

@@ -211,7 +211,8 @@ struct ConflictTests {
   @Test func openRevisionsAnswersLeavesAndMissingOnes() throws {
     try conflicted()
     let all = try notes.openRevisions("n")
-    #expect(all.map { $0.json["ok"]?["_rev"] } == ["2-c", "2-b"])
+    // Every leaf in CouchDB's order: depth first through the tree, siblings by revision.
+    #expect(all.map { $0.json["ok"]?["_rev"] } == ["2-b", "2-c"])
     let asked = try notes.openRevisions(
       "n", [RevisionID(parsing: "2-b"), RevisionID(parsing: "1-a"), RevisionID(parsing: "9-z")],
       options: RevisionReadOptions(revs: true))

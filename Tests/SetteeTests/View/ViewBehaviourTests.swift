@@ -273,7 +273,8 @@ struct ViewBehaviourTests {
     }
     for (view, query) in [
       (plain, ViewQuery(group: true)), (plain, ViewQuery(reduce: true)),
-      (reduced, ViewQuery(includeDocs: true)), (reduced, ViewQuery(keys: [1])),
+      (reduced, ViewQuery(includeDocs: true)), (reduced, ViewQuery(keys: [1, 2])),
+      (reduced, ViewQuery(keys: [1, 2], groupLevel: 1)),
       (plain, ViewQuery(key: 1, startKey: 1)), (plain, ViewQuery(keys: [1], endKey: 2)),
       (plain, ViewQuery(skip: -1)), (plain, ViewQuery(limit: -1)),
       (reduced, ViewQuery(groupLevel: -1)),
@@ -281,6 +282,9 @@ struct ViewBehaviourTests {
       expectError(.invalidQuery) { _ = try view.query(query) }
     }
     #expect(try reduced.query(ViewQuery(keys: [1, 2], group: true)).rows.map(\.value) == [1, 1])
+    // One key reduces without grouping, as CouchDB reduces it: one row, key null.
+    let one = try reduced.query(ViewQuery(keys: [1])).rows
+    #expect(one.map(\.key) == [.null] && one.map(\.value) == [1])
     #expect(
       try reduced.query(ViewQuery(limit: 1, reduce: false, includeDocs: true)).rows[0].document?[
         "n"] == 0)
