@@ -31,6 +31,8 @@ public enum DesignDocumentCheck {
 
   /// The paths CouchDB checks; the map function's type depends on the language.
   static func paths(mapKinds: [Kind]?) -> [[Step]] {
+    // `nil`: a language whose views are not CouchDB's (Settee's declarative ones, checked
+    // by their own rules when they are defined): its views are not checked here.
     var paths: [[Step]] = [
       [("filters", [.object]), (nil, [.object, .string])],
       [("language", [.string])],
@@ -43,10 +45,14 @@ public enum DesignDocumentCheck {
       [("shows", [.object]), (nil, [.object, .string])],
       [("updates", [.object]), (nil, [.object, .string])],
       [("validate_doc_update", [.string])],
-      [("views", [.object]), ("lib", [.object])],
-      [("views", [.object]), (nil, [.object]), ("reduce", [.string])],
     ]
-    if let mapKinds { paths.append([("views", [.object]), (nil, [.object]), ("map", mapKinds)]) }
+    if let mapKinds {
+      paths += [
+        [("views", [.object]), ("lib", [.object])],
+        [("views", [.object]), (nil, [.object]), ("reduce", [.string])],
+        [("views", [.object]), (nil, [.object]), ("map", mapKinds)],
+      ]
+    }
     return paths
   }
 

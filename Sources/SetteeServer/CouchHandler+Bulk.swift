@@ -20,6 +20,7 @@ extension CouchHandler {
     // document id bound (`startkey_docid`) stands for a missing key bound, since a row's
     // key is its id.
     Self.canonicalize(&options)
+    try Self.requireKeysArray(options, request)
     if options["key"] != nil {
       options["startkey"] = nil
       options["endkey"] = nil
@@ -107,6 +108,15 @@ extension CouchHandler {
     }
   }
 
+  /// Refuses `keys` that are not an array, as CouchDB does (`bad_request`).
+  static func requireKeysArray(_ options: JSONObject, _ request: CouchRequest) throws {
+    guard let keys = options["keys"], keys.arrayValue == nil else { return }
+    throw CouchError(
+      .badRequest, "bad_request",
+      request.method == .post
+        ? "`keys` body member must be an array." : "`keys` parameter must be an array.")
+  }
+
   /// A view request's query parameters as the JSON object ``ViewQuery`` reads: values are
   /// JSON, but for those CouchDB takes as plain strings.
   func viewOptions(_ request: CouchRequest) throws -> JSONObject {
@@ -120,8 +130,10 @@ extension CouchHandler {
         continue
       }
       do { options[name] = try JSONParser.parse(text) } catch {
+        // CouchDB: a key that is not JSON is a bad request; any other value a query's.
+        let keys: Set<String> = ["key", "keys", "startkey", "start_key", "endkey", "end_key"]
         throw CouchError(
-          .badRequest, "query_parse_error",
+          .badRequest, keys.contains(name) ? "bad_request" : "query_parse_error",
           "Invalid JSON value for the parameter \(name): \(text)")
       }
     }
@@ -189,6 +201,14 @@ extension CouchHandler {
     }
     return CouchResponse.json(.array(answers), status: .created)
   }
+
+  /// What refuses a whole `_bulk_docs` batch, as CouchDB refuses it before writing any of
+  /// it: a malformed document (its id, revision, special members or attachments) and a
+  /// stub naming nothing held. Conflicts and `validate_doc_update` refusals are per
+  /// document.
+  static let refusingWholeBatch: Set<SetteeError.Code> = [
+    .invalidID, .invalidRevision, .reservedField, .invalidDocument, .missingStub,
+  ]
 
   /// Refuses a `new_edits: false` document that names no revision (the whole request).
   static func requireRevision(_ document: BulkDocument) throws {
@@ -297,7 +317,7 @@ extension CouchHandler {
       ? []
       : try await db.putEach(
         prepared: accepted.count == documents.count ? documents : accepted.map { documents[$0] },
-        newEdits: newEdits, refusingWhole: newEdits ? [] : [.missingStub])
+        newEdits: newEdits, refusingWhole: Self.refusingWholeBatch)
     var outcomes = documents.indices.map { index in
       refused[index].map { Result<WriteResult, any Error>.failure($0) }
     }

@@ -54,6 +54,16 @@ extension CouchHandler {
       }
     }
 
+    /// Whether each leaf of a changed document is judged (`style=all_docs` with a
+    /// selector or a JavaScript filter, as CouchDB judges them), not only the winner.
+    var judgesEachLeaf: Bool {
+      guard allLeaves else { return false }
+      switch filter {
+      case .selector, .javaScript: return true
+      default: return false
+      }
+    }
+
     var needsDocuments: Bool {
       if includeDocs { return true }
       switch filter {
@@ -323,6 +333,9 @@ extension CouchHandler {
             attachmentEncodingInfo: asked.attachments.encodingInfo))
       }
     }
+    if asked.judgesEachLeaf, changes.contains(where: { $0.leaves.count > 1 }) {
+      return try await leafEntries(db, changes, documents, asked)
+    }
     var entries: [FeedEntry] = []
     entries.reserveCapacity(changes.count)
     // A JavaScript filter judges the whole page in one call.
@@ -343,6 +356,62 @@ extension CouchHandler {
         guard try await asked.keeps(change, document.map(JSON.object)) else { continue }
       }
       entries.append(FeedEntry(change: change, document: asked.includeDocs ? document : nil))
+    }
+    return entries
+  }
+
+  /// `style=all_docs` with a selector or a JavaScript filter: as CouchDB does, every leaf
+  /// of a changed document is judged (a conflicted document's read by `open_revs`) and the
+  /// entry lists the revisions that pass; a change none of whose leaves pass is left out.
+  /// `documents` holds the winners (and what `include_docs` gives).
+  private func leafEntries(
+    _ db: DocumentCollection, _ changes: [Change], _ documents: [String: JSONObject],
+    _ asked: ChangesRequest
+  ) async throws -> [FeedEntry] {
+    var judged: [[(rev: RevisionID, document: JSON)]] = []
+    judged.reserveCapacity(changes.count)
+    for change in changes {
+      guard change.leaves.count > 1 else {
+        judged.append([(change.rev, change.filtered(documents[change.id].map(JSON.object)))])
+        continue
+      }
+      let leaves = try await db.openRevisions(
+        change.id,
+        options: RevisionReadOptions(
+          attachments: asked.attachments.data,
+          attachmentEncodingInfo: asked.attachments.encodingInfo))
+      judged.append(
+        leaves.compactMap { answer in
+          guard case .found(let document) = answer,
+            let rev = document["_rev"]?.stringValue.flatMap({ try? RevisionID(parsing: $0) })
+          else { return nil }
+          return (rev, JSON.object(document))
+        })
+    }
+    let given = judged.flatMap { $0.map(\.document) }
+    var verdicts: [Bool]
+    switch asked.filter {
+    case .javaScript(let filter, let request):
+      do { verdicts = try await filter.keeps(given, request: request) } catch let error
+        as SetteeError
+      {
+        throw CouchError(.internalServerError, "filter_error", error.message)
+      }
+    case .selector(let selector):
+      verdicts = try given.map { try Matcher.matches(selector, $0) }
+    default:
+      verdicts = given.map { _ in true }
+    }
+    var entries: [FeedEntry] = []
+    var offset = 0
+    for (change, leaves) in zip(changes, judged) {
+      let passing = Set(leaves.indices.filter { verdicts[offset + $0] }.map { leaves[$0].rev })
+      offset += leaves.count
+      guard !passing.isEmpty else { continue }
+      var listed = change
+      listed.leaves = change.leaves.filter(passing.contains)
+      entries.append(
+        FeedEntry(change: listed, document: asked.includeDocs ? documents[change.id] : nil))
     }
     return entries
   }

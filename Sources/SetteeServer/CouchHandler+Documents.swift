@@ -380,23 +380,88 @@ extension CouchHandler {
         throw CouchError(.notFound, "not_found", "Document is missing attachment")
       }
       let stored = stream.attachment
+      // Byte ranges of an attachment stored as its bytes (not gzip), as CouchDB serves
+      // them: one range is a 206, one past the end a 416; several are answered whole.
+      let seekable = stream.yieldsStoredBytes && stored.encoding == nil
+      let total = stored.encodedLength ?? stored.length
+      var status = HTTPResponse.Status.ok
+      var body = stream
+      var range: Range<Int64>? = nil
+      if seekable, request.method == .get, let header = request.headers[.range] {
+        switch Self.byteRange(header, length: total) {
+        case .whole: break
+        case .unsatisfiable:
+          throw CouchError(
+            .rangeNotSatisfiable, "requested_range_not_satisfiable",
+            "Requested range not satisfiable")
+        case .bytes(let bytes):
+          range = bytes
+          body = try stream.bytes(bytes)
+          status = .partialContent
+        }
+      }
       // CouchDB's headers: the digest's base64 as the ETag, and a sandbox, so that an
       // HTML attachment cannot run script as the server's origin.
       var headers: HTTPFields = [
         .contentType: stored.contentType,
         .eTag: "\"\(stored.digest.hasPrefix("md5-") ? String(stored.digest.dropFirst(4)) : stored.digest)\"",
-        .cacheControl: "must-revalidate", .acceptRanges: "none",
+        .cacheControl: "must-revalidate", .acceptRanges: seekable ? "bytes" : "none",
         .contentSecurityPolicy: "sandbox",
       ]
       if let encoding = stored.encoding { headers[.contentEncoding] = encoding }
-      let length = Int(stored.encodedLength ?? stored.length)
+      if let range {
+        headers[.contentRange] = "bytes \(range.lowerBound)-\(range.upperBound - 1)/\(total)"
+      }
+      let length = Int(range.map { $0.upperBound - $0.lowerBound } ?? total)
+      // Set here too, so that a HEAD answer tells the length it leaves out.
+      headers[.contentLength] = String(length)
+      let chunks = body
       return Response(
-        status: .ok, headers: headers,
+        status: status, headers: headers,
         body: ResponseBody(contentLength: length) { writer in
-          for try await chunk in stream { try await writer.write(ByteBuffer(bytes: chunk)) }
+          for try await chunk in chunks { try await writer.write(ByteBuffer(bytes: chunk)) }
           try await writer.finish(nil)
         })
     }
+  }
+
+  /// What a `Range` header asks of `length` bytes.
+  enum ByteRange: Equatable {
+    /// Not one byte range Settee serves (malformed, or several): the whole.
+    case whole
+    /// A range that starts past the end (or asks for the last 0 bytes).
+    case unsatisfiable
+    case bytes(Range<Int64>)
+  }
+
+  /// Reads `bytes=a-b`, `bytes=a-` and `bytes=-n` (RFC 9110, section 14.1.2) against
+  /// `length` bytes.
+  static func byteRange(_ header: String, length: Int64) -> ByteRange {
+    let text = header.trimmingCharacters(in: .whitespaces)
+    guard text.lowercased().hasPrefix("bytes="), !text.contains(",") else { return .whole }
+    let spec = text.dropFirst("bytes=".count).trimmingCharacters(in: .whitespaces)
+    guard let dash = spec.firstIndex(of: "-") else { return .whole }
+    let first = spec[..<dash].trimmingCharacters(in: .whitespaces)
+    let last = spec[spec.index(after: dash)...].trimmingCharacters(in: .whitespaces)
+    func number(_ text: String) -> Int64? {
+      text.isEmpty || !text.allSatisfy(\.isASCII) ? nil : Int64(text).flatMap { $0 >= 0 ? $0 : nil }
+    }
+    if first.isEmpty {
+      // The last n bytes.
+      guard let count = number(last) else { return .whole }
+      guard count > 0, length > 0 else { return .unsatisfiable }
+      return .bytes(max(0, length - count)..<length)
+    }
+    guard let start = number(first) else { return .whole }
+    let end: Int64
+    if last.isEmpty {
+      end = length - 1
+    } else {
+      guard let given = number(last), given >= start else { return .whole }
+      end = min(given, length - 1)
+    }
+    guard start < length else { return .unsatisfiable }
+    return .bytes(start..<(end + 1))
   }
 
   /// Validates the document an attachment write makes: the revision `rev` (or a new
@@ -447,15 +512,48 @@ extension CouchHandler {
   {
     try allow(request, "GET,HEAD")
     try await requireDatabase(db)
-    guard try await db.getRevision(id).map({ !$0.isDeleted }) == true else {
+    guard let design = try await db.get(id) else {
       throw CouchError(.notFound, "not_found", "missing")
     }
+    let name = String(id.dropFirst("_design/".count))
+    let language = design.json["language"]?.stringValue ?? "javascript"
+    // The signature names the definitions the views are built from, as CouchDB's does.
+    var digest = MD5()
+    let definition: JSON = [
+      "language": .string(language), "options": design.json["options"] ?? .null,
+      "views": design.json["views"] ?? .null,
+    ]
+    JSONWriter.bytes(definition).withUnsafeBytes { digest.update($0) }
+    let signature = digest.finalize().map { String(format: "%02x", $0) }.joined()
+    // How far the views are built: the least of their sequences, and the changes after it.
+    var indexed: Int64? = nil
+    if language == "javascript", case .object(let views)? = design.json["views"] {
+      for view in views where view.key != "lib" && view.value["map"]?.stringValue != nil {
+        guard
+          let built = try? await db.designView(
+            name + "/" + view.key, timeLimit: configuration.javaScriptTimeLimit
+          ).query(ViewQuery(limit: 0, stale: .ok))
+        else { continue }
+        indexed = min(indexed ?? built.updateSeq, built.updateSeq)
+      }
+    }
+    let pending = try await db.changeCount(since: indexed ?? 0)
+    // The collator the views' keys are made with (CouchDB lists ICU's version).
+    var collator = (try? ViewCollation.unicode.version()) ?? ""
+    if collator.hasPrefix("icu-") { collator.removeFirst(4) }
+    while collator.hasSuffix(".0") { collator.removeLast(2) }
     return CouchResponse.json([
-      "name": .string(String(id.dropFirst("_design/".count))),
+      "name": .string(name),
       "view_index": [
-        "updater_running": false, "compact_running": false, "waiting_clients": 0,
-        "waiting_commit": false, "language": "query", "signature": .string(id),
-        "sizes": ["active": 0, "external": 0, "file": 0], "update_seq": 0, "purge_seq": 0,
+        "updates_pending": [
+          "minimum": .int(Int64(pending)), "preferred": .int(Int64(pending)),
+          "total": .int(Int64(pending)),
+        ],
+        "waiting_commit": false, "waiting_clients": 0, "updater_running": false,
+        "update_seq": .int(indexed ?? 0),
+        "sizes": ["active": 0, "external": 0, "file": 0], "signature": .string(signature),
+        "purge_seq": 0, "language": .string(language), "compact_running": false,
+        "collator_versions": collator.isEmpty ? [] : [.string(collator)],
       ],
     ])
   }

@@ -163,6 +163,7 @@ extension CouchHandler {
       for member in try await request.jsonObjectBody() { options[member.key] = member.value }
     }
     Self.canonicalize(&options)
+    try Self.requireKeysArray(options, request)
     if options["keys"] != nil {
       // CouchDB fetches by `keys` alone when they are given.
       for bound in ["key", "startkey", "endkey"] { options[bound] = nil }
@@ -182,7 +183,11 @@ extension CouchHandler {
     let result: ViewResult
     do { result = try await view.query(query) } catch let error as SetteeError
     where error.code == .invalidQuery {
-      throw CouchError(.badRequest, "query_parse_error", error.message)
+      var refusal = CouchError(.badRequest, "query_parse_error", error.message)
+      if error.message.hasPrefix(ViewQuery.reversedRange) {
+        refusal.ref = Int64(error.message.utf8.reduce(5381) { ($0 &* 33 &+ Int($1)) & 0x7fff_ffff })
+      }
+      throw refusal
     }
     guard case .object(var json) = result.json else { return CouchResponse.json(result.json) }
     if options["update_seq"] == true || options["update_seq"] == "true" {

@@ -64,6 +64,9 @@ struct CouchError: Error {
   var status: HTTPResponse.Status
   var error: String
   var reason: String
+  /// CouchDB's `ref`, which it adds to errors thrown deep in a request (a reversed view
+  /// range): a number a client can quote; here a hash of the reason.
+  var ref: Int64? = nil
 
   init(_ status: HTTPResponse.Status, _ error: String, _ reason: String) {
     self.status = status
@@ -111,7 +114,11 @@ struct CouchError: Error {
     )
   }
 
-  var json: JSON { ["error": .string(error), "reason": .string(reason)] }
+  var json: JSON {
+    var json: JSONObject = ["error": .string(error), "reason": .string(reason)]
+    if let ref { json["ref"] = .int(ref) }
+    return .object(json)
+  }
 
   var response: Response { CouchResponse.json(json, status: status) }
 }

@@ -111,7 +111,13 @@ struct HeadRequests: RouterMiddleware {
     _ request: Request, context: Context, next: (Request, Context) async throws -> Response
   ) async throws -> Response {
     var response = try await next(request, context)
-    if request.method == .head { response.body = ResponseBody() }
+    if request.method == .head {
+      // The length the GET answer has, as CouchDB tells it (a client sizes a download by
+      // it), without the body.
+      let length = response.body.contentLength.map(String.init) ?? response.headers[.contentLength]
+      response.body = ResponseBody()
+      response.headers[.contentLength] = length
+    }
     return response
   }
 }

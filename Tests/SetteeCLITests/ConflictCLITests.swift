@@ -35,7 +35,7 @@ struct ConflictCLITests {
     #expect(
       try json("revs-diff", #"{"n":["2-b","3-z"],"m":["1-q"]}"#) == [
         "m": ["missing": ["1-q"]],
-        "n": ["missing": ["3-z"], "possible_ancestors": ["2-b", "2-c"]],
+        "n": ["missing": ["3-z"], "possible_ancestors": ["2-c", "2-b"]],
       ])
     #expect(
       try json("get", "n", "--conflicts", "--revs") == [

@@ -24,6 +24,32 @@ public struct AttachmentStream: AsyncSequence, Sendable {
   let digest: String
   /// Whether the stored bytes are gzip that the stream decodes.
   let decodes: Bool
+  /// The bytes the stream yields, when only some (``bytes(_:)``).
+  var window: Range<Int64>? = nil
+
+  /// Whether the stream yields the bytes as stored (not decoding them on the way): only
+  /// such a stream can seek (``bytes(_:)``).
+  public var yieldsStoredBytes: Bool { !decodes }
+
+  /// The bytes `range` of those the stream yields (offsets from 0, clamped to its
+  /// length), read from the stored chunk that holds the first of them: a seek, not a read
+  /// of all that comes before (HTTP `Range` requests, a media player's seeks).
+  ///
+  /// - Throws: ``SetteeError`` with code `invalidArgument` for a stream that decodes
+  ///   (``yieldsStoredBytes`` is false): decoded bytes cannot be sought.
+  public func bytes(_ range: Range<Int64>) throws -> AttachmentStream {
+    guard !decodes else {
+      throw SetteeError(
+        .invalidArgument,
+        "attachment \(JSONWriter.string(.string(attachment.name))) is decoded as it is read: a range of it cannot be sought"
+      )
+    }
+    var ranged = self
+    let length = attachment.encodedLength ?? attachment.length
+    let lower = Swift.min(Swift.max(0, range.lowerBound), length)
+    ranged.window = lower..<Swift.max(lower, Swift.min(length, range.upperBound))
+    return ranged
+  }
 
   /// Yields the chunks in order.
   public struct AsyncIterator: AsyncIteratorProtocol {
@@ -36,8 +62,16 @@ public struct AttachmentStream: AsyncSequence, Sendable {
     /// decodes into one huge buffer.
     var pending: ArraySlice<UInt8> = []
 
+    /// Where the next stored chunk starts among the stored bytes.
+    var position = 0 as Int64
+
     init(stream: AttachmentStream) {
       self.stream = stream
+      if let window = stream.window {
+        let chunk = Int64(AttachmentStore.chunkSize)
+        next = window.lowerBound / chunk
+        position = next * chunk
+      }
     }
 
     /// The next chunk, or `nil` after the last.
@@ -46,6 +80,18 @@ public struct AttachmentStream: AsyncSequence, Sendable {
     ///   no other revision holds its bytes) while it was being read; `corruption` when
     ///   stored gzip does not decode.
     public mutating func next() async throws -> [UInt8]? {
+      if let window = stream.window {
+        // A window of stored bytes: the chunks that hold it, trimmed to it.
+        guard position < window.upperBound, let chunk = try await nextStored() else {
+          finished = true
+          return nil
+        }
+        let start = position
+        position += Int64(chunk.count)
+        let from = Int(Swift.max(0, window.lowerBound - start))
+        let to = Int(Swift.min(Int64(chunk.count), window.upperBound - start))
+        return from < to ? Array(chunk[from..<to]) : []
+      }
       guard stream.decodes else { return try await nextStored() }
       if decoder == nil {
         decoder = try gzip { try GzipDecoder(limit: Attachment.maxDecodedLength) }

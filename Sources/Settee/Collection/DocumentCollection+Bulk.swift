@@ -39,8 +39,9 @@ extension DocumentCollection {
   /// ``BulkDocument/init(text:limits:)``), as the server receives them.
   ///
   /// - Parameter refusingWhole: codes that refuse the whole batch rather than the
-  ///   document: the first such refusal is thrown and nothing is written (CouchDB answers
-  ///   a replicated batch with a missing stub `412` and writes none of it).
+  ///   document: the first such refusal (in the documents' order) is thrown and nothing
+  ///   is written (CouchDB refuses a batch with a malformed document, or a missing stub,
+  ///   and writes none of it).
   package func putEach(
     prepared documents: [BulkDocument], newEdits: Bool = true,
     refusingWhole: Set<SetteeError.Code> = []
@@ -119,6 +120,8 @@ extension DocumentCollection {
           }
           outcomes.append(.success(result!))
         } catch let error as SetteeError where refusable(error) {
+          // Past a refused document (a conflict), a whole-batch refusal still undoes all.
+          if refusingWhole.contains(error.code) { throw error }
           outcomes.append(.failure(error))
         }
       }

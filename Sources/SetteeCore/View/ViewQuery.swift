@@ -211,6 +211,10 @@ extension ViewQuery {
     return Int(number)
   }
 
+  /// How the refusal of a reversed key range begins (the server answers it with CouchDB's
+  /// members for it).
+  package static let reversedRange = "no rows can match the key range"
+
   /// Checks the options against each other and against a view (CouchDB's
   /// `query_parse_error`s).
   ///
@@ -254,7 +258,7 @@ extension ViewQuery {
       let order = try collation.compare(startKey, endKey)
       if descending ? order < 0 : order > 0 {
         throw refuse(
-          "no rows can match the key range \(startKey) to \(endKey): reverse startkey and endkey, or set descending to \(!descending)"
+          "\(Self.reversedRange) \(startKey) to \(endKey): reverse startkey and endkey, or set descending to \(!descending)"
         )
       }
     }

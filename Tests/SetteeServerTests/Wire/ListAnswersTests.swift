@@ -112,4 +112,49 @@ struct ListAnswersTests {
     #expect(try await server.request("DELETE", "/db/d?rev=2-bbbb").status == 200)
     #expect(try await server.get("/db/_design/c/_view/conflicts").json["rows"] == [])
   }
+
+  /// With `style=all_docs`, a selector judges every leaf and the entry lists those that
+  /// pass, as CouchDB's feed does.
+  @Test func allDocsStyleJudgesEachLeaf() async throws {
+    let server = try ServerProcess(db: directory.path("leaves.db"))
+    try await server.request("PUT", "/db")
+    let branches: JSON = [
+      "new_edits": false,
+      "docs": [
+        ["_id": "d", "_rev": "2-bbbb", "_revisions": ["start": 2, "ids": ["bbbb", "aaaa"]], "t": "x"],
+        ["_id": "d", "_rev": "2-cccc", "_revisions": ["start": 2, "ids": ["cccc", "aaaa"]], "t": "y"],
+        ["_id": "e", "_rev": "1-eeee", "t": "y"],
+      ],
+    ]
+    #expect(try await server.post("/db/_bulk_docs", branches).status == 201)
+    func listed(_ t: String, style: String) async throws -> [JSON] {
+      let answer = try await server.post(
+        "/db/_changes?filter=_selector&style=\(style)", ["selector": ["t": .string(t)]])
+      return answer.json["results"]?.arrayValue ?? []
+    }
+    // The winner 2-cccc is "y"; the losing leaf 2-bbbb is "x".
+    let x = try await listed("x", style: "all_docs")
+    #expect(x.map { $0["id"] } == ["d"] && x.first?["changes"] == [["rev": "2-bbbb"]], "\(x)")
+    #expect(try await listed("x", style: "main_only").isEmpty)
+    let y = try await listed("y", style: "all_docs")
+    #expect(y.map { $0["id"] } == ["d", "e"] && y.first?["changes"] == [["rev": "2-cccc"]], "\(y)")
+  }
+
+  /// A design document's `_info` in CouchDB's shape: its language, a signature of its
+  /// views, and how many changes its views have yet to read.
+  @Test(.enabled(if: DesignFunctions.isAvailable))
+  func designInfo() async throws {
+    let server = try ServerProcess(db: directory.path("info.db"))
+    try await server.request("PUT", "/db")
+    try await server.put("/db/_design/v", ["views": ["n": ["map": "function(doc) { emit(doc.n); }"]]])
+    try await server.put("/db/a", ["n": 1])
+    let before = try await server.get("/db/_design/v/_info").json["view_index"]
+    #expect(before?["language"] == "javascript")
+    #expect(before?["signature"]?.stringValue?.count == 32)
+    #expect(before?["updates_pending"]?["total"] == 2, "\(before ?? nil)")
+    _ = try await server.get("/db/_design/v/_view/n")
+    let after = try await server.get("/db/_design/v/_info").json["view_index"]
+    #expect(after?["updates_pending"]?["total"] == 0, "\(after ?? nil)")
+    #expect(after?["signature"] == before?["signature"])
+  }
 }

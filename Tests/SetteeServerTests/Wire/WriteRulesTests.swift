@@ -99,6 +99,17 @@ struct WriteRulesTests {
     #expect(answers.last == ["ok": true, "id": "_local/l", "rev": "0-1"], "\(bulk.text)")
     #expect(try await server.get("/db/t").error == "not_found")
     #expect(try await server.get("/db/_local/l").json["v"] == 1)
+    // A malformed document refuses the whole request, as CouchDB checks every document
+    // first; a conflict is reported in its place.
+    for (bad, error) in [
+      (["_id": "_bad"] as JSON, "illegal_docid"), (["_id": "x", "_rev": "bad"], "bad_request"),
+      (["_id": "x", "_foo": 1], "doc_validation"), (["_id": 5], "illegal_docid"),
+      (["_id": "x", "_attachments": ["a.txt": ["stub": true]]], "missing_stub"),
+    ] {
+      let whole = try await server.post("/db/_bulk_docs", ["docs": [["_id": "ok"], bad]])
+      #expect(whole.error == error && whole.status >= 400, "\(bad): \(whole.text)")
+      #expect(try await server.get("/db/ok").status == 404, "\(bad)")
+    }
     // new_edits=false without a revision refuses the whole request.
     let unnamed = try await server.post(
       "/db/_bulk_docs", ["new_edits": false, "docs": [["_id": "u", "_rev": "1-aa"], ["_id": "v"]]])

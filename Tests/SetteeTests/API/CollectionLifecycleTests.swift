@@ -144,6 +144,13 @@ struct AttachmentStreamTests {
     }
     #expect(read == bytes)
     #expect(chunks == 3)
+    // A range seeks to the chunk holding its first byte; ranges past the end are clamped.
+    for range: Range<Int64> in [0..<10, 262_140..<262_200, 600_000..<800_000, 5..<5] {
+      var part: [UInt8] = []
+      for try await chunk in try stream.bytes(range) { part += chunk }
+      let end = Int(min(range.upperBound, 700_000))
+      #expect(part == Array(bytes[Int(range.lowerBound)..<end]), "\(range)")
+    }
     #expect(try await notes.attachmentStream("none", of: "n") == nil)
     #expect(try await notes.attachmentStream("big.bin", of: "nobody") == nil)
 

@@ -70,6 +70,11 @@ struct StoredTreeTests {
           expectError(.notFound) { try docs.put(edit) }
           continue
         }
+        if !deleting && tree.winner?.deleted == true {
+          // A deleted document is not edited through a tombstone (CouchDB's 409).
+          expectError(.conflict) { try docs.put(edit) }
+          continue
+        }
         let result = try docs.put(edit)
         #expect(tree.insert(path: [rev(result.rev), leaf.rev], deleted: deleting) == .added)
         bodies["\(id) \(result.rev)"] = deleting ? nil : n
