@@ -57,6 +57,11 @@ public struct ReplicationProgress: Sendable, Hashable {
   /// CouchDB keeps them), each with its times and counts.
   public var history: [JSON] = []
 
+  /// Whether the replication copies named documents (`doc_ids`): its answer then repeats
+  /// this session's times and counts at the top, as CouchDB's does (a shape CouchDB keeps
+  /// from its 1.0 releases).
+  public var byDocumentIDs = false
+
   /// How many refused revisions ``failures`` lists.
   public static let maxListedFailures = 100
 
@@ -95,6 +100,14 @@ public struct ReplicationProgress: Sendable, Hashable {
       "history": .array(history.first?["session_id"] == .string(sessionID) ? history : [entry]),
     ]
     if changesRead == 0 && state == .completed { answer["no_changes"] = true }
+    if byDocumentIDs, changesRead > 0, case .array(let entries)? = answer["history"],
+      let session = entries.first
+    {
+      for member in ["start_time", "end_time"] { answer[member] = session[member] ?? .null }
+      answer["docs_read"] = .int(Int64(docsRead))
+      answer["docs_written"] = .int(Int64(docsWritten))
+      answer["doc_write_failures"] = .int(Int64(docWriteFailures))
+    }
     if let lastError { answer["error"] = .string(lastError) }
     if !failures.isEmpty {
       answer["failures"] = .array(

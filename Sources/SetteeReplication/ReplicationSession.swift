@@ -39,6 +39,7 @@ struct ReplicationSession {
     progress = ReplicationProgress(
       state: .running, replicationID: replicationID, sessionID: checkpoints.sessionID,
       startSequence: checkpoints.since, lastSequence: checkpoints.since)
+    if case .documentIDs = configuration.filter { progress.byDocumentIDs = true }
     report(progress)
     do {
       try await pipeline(&progress, &checkpoints, report)

@@ -306,9 +306,20 @@ extension CouchHandler {
         ]
       }
     }
+    // Written in id order, as CouchDB writes a batch (its sequence numbers, and so the
+    // changes feed, follow it); a document without `_id` is given one first.
+    for index in documents.indices
+    where refused[index] == nil && locals[index] == nil && documents[index].idAndRev.id == nil {
+      if var object = documents[index].object {
+        object["_id"] = .string(Document.generateID())
+        documents[index] = .object(object)
+      }
+    }
+    let ids = documents.map { Array(($0.idAndRev.id?.stringValue ?? "").utf8) }
     let accepted = documents.indices.filter { refused[$0] == nil && locals[$0] == nil }
+      .sorted { ids[$0] == ids[$1] ? $0 < $1 : ids[$0].lexicographicallyPrecedes(ids[$1]) }
     // The engine writes a batch whole and goes document by document only when one is
-    // refused; a document without `_id` is given one there.
+    // refused.
     // A replicated revision with a stub the target lacks refuses the request, 412
     // missing_stub, nothing written: CouchDB's replicator then sends the document again
     // with its attachments' data.
@@ -316,7 +327,7 @@ extension CouchHandler {
       accepted.isEmpty
       ? []
       : try await db.putEach(
-        prepared: accepted.count == documents.count ? documents : accepted.map { documents[$0] },
+        prepared: accepted.map { documents[$0] },
         newEdits: newEdits, refusingWhole: Self.refusingWholeBatch)
     var outcomes = documents.indices.map { index in
       refused[index].map { Result<WriteResult, any Error>.failure($0) }
@@ -393,7 +404,7 @@ extension CouchHandler {
       guard case .object(let asked) = entry, let id = asked["id"]?.stringValue else {
         entries.append(
           .answered([
-            "id": .null, "docs": [failure(nil, nil, "illegal_docid", "missing document id")],
+            "id": .null, "docs": [failure(nil, nil, "bad_request", "document id missed")],
           ]))
         continue
       }

@@ -94,7 +94,7 @@ struct CouchError: Error {
     switch error.code {
     case .conflict: self.init(.conflict, "conflict", "Document update conflict.")
     case .notFound: self.init(.notFound, "not_found", reason)
-    case .invalidJSON: self.init(.badRequest, "bad_request", reason)
+    case .invalidJSON, .invalidDocument: self.init(.badRequest, "bad_request", reason)
     case .documentTooLarge: self.init(.contentTooLarge, "document_too_large", reason)
     case .missingStub: self.init(.preconditionFailed, "missing_stub", reason)
     case .uniqueViolation: self.init(.conflict, "conflict", reason)

@@ -11,7 +11,9 @@ import Testing
 struct ErrorTableTests {
   static let table: [SetteeError.Code: (status: Int, error: String)] = [
     .invalidJSON: (400, "bad_request"),
-    .invalidDocument: (400, "doc_validation"),
+    // CouchDB's doc_validation is for special members alone; other malformed documents
+    // (not an object, attachment data that does not decode) are bad requests.
+    .invalidDocument: (400, "bad_request"),
     .invalidID: (400, "illegal_docid"),
     .invalidRevision: (400, "bad_request"),
     .reservedField: (400, "doc_validation"),
