@@ -94,6 +94,12 @@ extension CouchHandler {
   {
     try await requireReadable(db, id, request)
     let meta = request.flag("meta")
+    if let text = request.query["rev"], text.hasSuffix("-"),
+      text.dropLast().allSatisfy(\.isASCII), Int(text.dropLast()) != nil
+    {
+      // `N-` is a revision CouchDB reads (with an empty hash) and never holds.
+      throw CouchError(.notFound, "not_found", "missing")
+    }
     let rev = try request.revision(ifMatch: false)
     var options = RevisionReadOptions(
       rev: rev, revs: request.flag("revs"), revsInfo: request.flag("revs_info") || meta,
@@ -229,6 +235,9 @@ extension CouchHandler {
     }
     body["_id"] = .string(target)
     body["_rev"] = targetRev.map(JSON.string)
+    // The copy replaces the destination whole: it has the source's attachments, not the
+    // ones the destination's revision had.
+    if body["_attachments"] == nil { body["_attachments"] = [:] }
     body = try await requireValid(db, body, request)
     let result = try await db.put(body)
     try await syncDesignDocuments(db, [target])

@@ -130,6 +130,14 @@ struct WriteRulesTests {
       "PUT", "/db/b/z.txt?rev=1-\(String(repeating: "a", count: 32))", body: Array("z".utf8),
       headers: ["Content-Type": "text/plain"])
     #expect(unknown.status == 409 && unknown.error == "not_found", "\(unknown.text)")
+    // COPY replaces the destination whole: its old attachments go.
+    let brev2 = try #require(second.json["rev"]?.stringValue)
+    let copied = try await server.request(
+      "COPY", "/db/a", headers: ["Destination": "b?rev=\(brev2)"])
+    #expect(copied.status == 201, "\(copied.text)")
+    #expect(try await server.get("/db/b").json["_attachments"] == nil)
+    // `N-` names no revision held: not found, as CouchDB reads it.
+    #expect(try await server.get("/db/a?rev=3-").status == 404)
   }
 
   /// Design documents CouchDB refuses are refused: a member of the wrong type
