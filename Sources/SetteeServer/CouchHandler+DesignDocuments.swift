@@ -110,9 +110,10 @@ extension CouchHandler {
   }
 
   /// A Mango design document's view for an index, as CouchDB's `_index` writes it: the
-  /// map's fields with their directions, and `options.def` as the request gave it, which
-  /// for Settee's ascending indexes is the field names (`{"fields": ["type", "n"]}`).
-  static func designView(_ definition: IndexDefinition) -> JSON {
+  /// map's fields with their directions and its partial filter as read, and `options.def`
+  /// as the request gave it (`given`, the request's `index`), or else the field names
+  /// (`{"fields": ["type", "n"]}`).
+  static func designView(_ definition: IndexDefinition, given: JSON? = nil) -> JSON {
     let listed = definition.couchDBListing["def"] ?? [:]
     var fields = JSONObject()
     for field in listed["fields"]?.arrayValue ?? [] {
@@ -122,7 +123,8 @@ extension CouchHandler {
     map["partial_filter_selector"] = listed["partial_filter_selector"] ?? [:]
     var def: JSONObject = ["fields": .array(fields.map { .string($0.key) })]
     if let filter = listed["partial_filter_selector"] { def["partial_filter_selector"] = filter }
-    return ["map": .object(map), "reduce": "_count", "options": ["def": .object(def)]]
+    let options: JSON = ["def": given?.objectValue.map(JSON.object) ?? .object(def)]
+    return ["map": .object(map), "reduce": "_count", "options": options]
   }
 
   /// The text index a Mango design document's `indexes` member stands for, in Cloudant's
@@ -168,6 +170,7 @@ extension CouchHandler {
   /// document as needed.
   func updateDesignDocument(
     _ db: DocumentCollection, _ id: String, adding definition: IndexDefinition? = nil,
+    given: JSON? = nil,
     removing name: String? = nil
   ) async throws {
     // Another writer may change the document in between: try again on a conflict.
@@ -180,7 +183,7 @@ extension CouchHandler {
         if definition.kind == .text {
           indexes[definition.name] = Self.designTextIndex(definition)
         } else {
-          views[definition.name] = Self.designView(definition)
+          views[definition.name] = Self.designView(definition, given: given)
         }
       }
       if let name {

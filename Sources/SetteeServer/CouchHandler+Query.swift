@@ -104,9 +104,17 @@ extension CouchHandler {
     }
     try allow(request, "GET,HEAD,POST")
     if request.method == .post {
+      var body = try await request.jsonObjectBody()
+      // Unnamed: the name (and design document) CouchDB would give it, a digest of the
+      // request (``ErlangTerm/mangoIndexName(_:)``).
+      if body["name"] == nil || body["ddoc"] == nil {
+        let generated = ErlangTerm.mangoIndexName(body)
+        if body["name"] == nil { body["name"] = .string(generated) }
+        if body["ddoc"] == nil { body["ddoc"] = .string("_design/" + generated) }
+      }
       let definition: IndexDefinition
       do {
-        definition = try IndexDefinition(json: try await request.jsonBody())
+        definition = try IndexDefinition(json: .object(body))
       } catch let error as SetteeError {
         throw CouchError(.badRequest, error.code.name, error.message)
       }
@@ -114,13 +122,27 @@ extension CouchHandler {
       _ = try await db.ensureIndexed(definition)
       // As CouchDB (and Cloudant, for text): the index is kept as a design document too,
       // so it replicates.
-      try await updateDesignDocument(db, definition.designDocumentID, adding: definition)
+      try await updateDesignDocument(
+        db, definition.designDocumentID, adding: definition, given: body["index"])
       return CouchResponse.json([
         "result": existed ? "exists" : "created", "id": .string(definition.designDocumentID),
         "name": .string(definition.name),
       ])
     }
-    let listed = [IndexDefinition.allDocsListing] + (try await db.indexes()).map(\.couchDBListing)
+    // CouchDB lists them by design document, then name, each with `partitioned`.
+    let indexes = try await db.indexes().sorted {
+      ($0.designDocumentID, $0.name) < ($1.designDocumentID, $1.name)
+    }
+    let listed =
+      [IndexDefinition.allDocsListing]
+      + indexes.map { index in
+        var listing = JSONObject()
+        for member in index.couchDBListing.objectValue ?? [:] {
+          listing[member.key] = member.value
+          if member.key == "type" { listing["partitioned"] = false }
+        }
+        return JSON.object(listing)
+      }
     return CouchResponse.json(["total_rows": .int(Int64(listed.count)), "indexes": .array(listed)])
   }
 

@@ -268,9 +268,16 @@ struct ReplicationTests {
         checkpointInterval: .milliseconds(200), requestTimeout: .seconds(5),
         pollTimeout: .seconds(2), maxRetryDelay: .milliseconds(500)))
     let progress = replicator.start()
+    // What the replicator reported, for the failure messages.
+    let reported = Locked<[String]>([])
     let watcher = Task {
       var states: [ReplicationProgress.State] = []
-      for await update in progress { states.append(update.state) }
+      for await update in progress {
+        states.append(update.state)
+        reported.withLock {
+          $0.append("\(update.state) written \(update.docsWritten) \(update.lastError ?? "")")
+        }
+      }
       return states
     }
     defer { replicator.stop() }
@@ -287,7 +294,14 @@ struct ReplicationTests {
       }
     }
     let written = try await source.put("/db/a", ["v": 1])
-    #expect(try await arrives("/db/a") { $0["v"] == 1 })
+    let arrived = try await arrives("/db/a") { $0["v"] == 1 }
+    if !arrived {
+      let sourceChanges = (try? await source.get("/db/_changes").text) ?? "unreachable"
+      let targetChanges = (try? await target.get("/db/_changes").text) ?? "unreachable"
+      Issue.record(
+        "a did not arrive; reported: \(reported.withLock { $0.suffix(12) }); source: \(sourceChanges); target: \(targetChanges)"
+      )
+    }
     let rev = try #require(written.json["rev"]?.stringValue)
     let updated = try await source.put("/db/a", ["_rev": .string(rev), "v": 2])
     #expect(try await arrives("/db/a") { $0["v"] == 2 })

@@ -157,4 +157,30 @@ struct ListAnswersTests {
     #expect(after?["updates_pending"]?["total"] == 0, "\(after ?? nil)")
     #expect(after?["signature"] == before?["signature"])
   }
+
+  /// `_index` as CouchDB keeps it: an unnamed index named (and put in a design document
+  /// named) as CouchDB names it, the listing by design document then name with
+  /// `partitioned`, and the design document's `options.def` as the request gave it.
+  @Test func indexesAsCouchDBNamesAndListsThem() async throws {
+    let server = try ServerProcess(db: directory.path("indexes.db"))
+    try await server.request("PUT", "/db")
+    let unnamed = try await server.post(
+      "/db/_index", ["index": ["fields": ["name"]], "ddoc": "mango-c", "type": "json"])
+    #expect(unnamed.json["name"] == "7e7070ae9a407fc3705687d27d573409610c4966", "\(unnamed.text)")
+    #expect(unnamed.json["id"] == "_design/mango-c")
+    let anonymous = try await server.post("/db/_index", ["index": ["fields": ["n"]]])
+    let name = try #require(anonymous.json["name"]?.stringValue)
+    #expect(name.count == 40 && anonymous.json["id"] == .string("_design/" + name))
+    try await server.post(
+      "/db/_index",
+      ["index": ["fields": ["score"], "partial_filter_selector": ["active": true]], "ddoc": "a", "name": "z"])
+    let listed = try await server.get("/db/_index").json["indexes"]?.arrayValue ?? []
+    let order = listed.dropFirst().map { "\($0["ddoc"]?.stringValue ?? "") \($0["name"]?.stringValue ?? "")" }
+    #expect(order == order.sorted(), "\(order)")
+    #expect(listed.dropFirst().allSatisfy { $0["partitioned"] == false })
+    #expect(listed.last.map { Array(($0.objectValue ?? [:]).map(\.key)) } == ["ddoc", "name", "type", "partitioned", "def"])
+    let design = try await server.get("/db/_design/a").json
+    #expect(design["views"]?["z"]?["options"]?["def"] == ["fields": ["score"], "partial_filter_selector": ["active": true]])
+    #expect(design["views"]?["z"]?["map"]?["partial_filter_selector"] == ["active": ["$eq": true]])
+  }
 }
