@@ -33,9 +33,9 @@ extension DocumentCollection {
       log: database.configuration.javaScriptLog)
     {
     case .declarative(let qualified): return view(named: qualified)
-    case .javaScript(let qualified, let version, let mapTexts, let reduce):
+    case .javaScript(let qualified, let version, let collation, let mapTexts, let reduce):
       return try view(
-        qualified, version: version, collation: .unicode, reduce: reduce, mapTexts: mapTexts)
+        qualified, version: version, collation: collation, reduce: reduce, mapTexts: mapTexts)
     }
   }
 
@@ -51,9 +51,9 @@ extension DocumentCollection {
       log: database.configuration.javaScriptLog)
     {
     case .declarative(let qualified): return view(named: qualified)
-    case .javaScript(let qualified, let version, let mapTexts, let reduce):
+    case .javaScript(let qualified, let version, let collation, let mapTexts, let reduce):
       return try await view(
-        qualified, version: version, collation: .unicode, reduce: reduce, mapTexts: mapTexts)
+        qualified, version: version, collation: collation, reduce: reduce, mapTexts: mapTexts)
     }
   }
 }
@@ -117,10 +117,11 @@ public final class DesignFunctions: Sendable {
   }
 
   /// What a design document's view is: a declarative view's name, or its name, version,
-  /// compiled map and reduce.
+  /// key order (CouchDB's `options.collation`: `"raw"` orders keys by code point, anything
+  /// else by ICU), compiled map and reduce.
   enum Resolved {
     case declarative(String)
-    case javaScript(String, version: String, ViewTextMapper, ViewReduce?)
+    case javaScript(String, version: String, ViewCollation, ViewTextMapper, ViewReduce?)
   }
 
   /// The view `name` of the design document `design` (read as `document`), its functions'
@@ -152,8 +153,10 @@ public final class DesignFunctions: Sendable {
       library: ddoc["views"]?["lib"] ?? .null, timeLimit: timeLimit)
     let id = "_design/" + design
     let mapTexts = functions.mapTexts(design: id, log: log)
+    let collation: ViewCollation =
+      ddoc["options"]?["collation"]?.stringValue == "raw" ? .raw : .unicode
     guard let reduceSource else {
-      return .javaScript(qualified, version: functions.version, mapTexts, nil)
+      return .javaScript(qualified, version: functions.version, collation, mapTexts, nil)
     }
     let trimmed = reduceSource.trimmingCharacters(in: .whitespacesAndNewlines)
     if trimmed.hasPrefix("_") {
@@ -163,10 +166,10 @@ public final class DesignFunctions: Sendable {
           "_design/\(design)/_view/\(name): the built-in reduce \(trimmed) is not one Settee runs (_sum, _count, _stats, _approx_count_distinct)"
         )
       }
-      return .javaScript(qualified, version: functions.version, mapTexts, builtin)
+      return .javaScript(qualified, version: functions.version, collation, mapTexts, builtin)
     }
     return .javaScript(
-      qualified, version: functions.version, mapTexts,
+      qualified, version: functions.version, collation, mapTexts,
       .custom { keys, values, rereduce in
         try functions.reduce(keys: keys, values: values, rereduce: rereduce, design: id, log: log)
       })

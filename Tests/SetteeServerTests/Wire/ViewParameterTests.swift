@@ -61,6 +61,25 @@ struct ViewParameterTests {
     }
   }
 
+  /// `"options": {"collation": "raw"}` orders a design document's view keys by code point,
+  /// as CouchDB does; without it, ICU's order.
+  @Test func rawCollation() async throws {
+    let server = try ServerProcess(db: directory.path("raw.db"))
+    try await server.request("PUT", "/db")
+    let docs: [JSON] = ["b", "B", "a"].map { ["_id": .string($0), "k": .string($0)] }
+    try await server.post("/db/_bulk_docs", ["docs": .array(docs)])
+    let map: JSON = ["map": "function(doc) { emit(doc.k, null); }"]
+    try await server.put("/db/_design/raw", ["options": ["collation": "raw"], "views": ["v": map]])
+    try await server.put("/db/_design/icu", ["views": ["v": map]])
+    func keys(_ design: String) async throws -> [JSON] {
+      try await server.get("/db/_design/\(design)/_view/v").json["rows"]?.arrayValue?.compactMap {
+        $0["key"]
+      } ?? []
+    }
+    #expect(try await keys("raw") == ["B", "a", "b"])
+    #expect(try await keys("icu") == ["a", "b", "B"])
+  }
+
   @Test func includedDocumentsCarryTheirConflicts() async throws {
     let server = try await server("conflicts.db")
     let branch: JSON = [
