@@ -4,7 +4,9 @@ import SetteeCore
 /// `error` (`invalid_design_doc` for a member of the wrong type, `compilation_error` for
 /// a view function that does not compile) and `reason`.
 public struct DesignDocumentRefusal: Error, Sendable, Equatable {
+  /// CouchDB's error name: `invalid_design_doc` or `compilation_error`.
   public var error: String
+  /// What is wrong, naming the member or the view.
   public var reason: String
 }
 
