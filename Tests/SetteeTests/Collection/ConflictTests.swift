@@ -208,6 +208,19 @@ struct ConflictTests {
         == true)
   }
 
+  /// CouchDB's tombstone rules: a new document written deleted is born a tombstone; a
+  /// deleted document comes back by a write without `_rev` (continuing its branch), and a
+  /// write naming the tombstone is a conflict.
+  @Test func tombstonesAreBornAndRevivedAsInCouchDB() throws {
+    let born = try notes.put(["_id": "t", "_deleted": true])
+    #expect(born.rev.generation == 1)
+    #expect(try notes.getRevision("t")?.isDeleted == true)
+    expectError(.conflict) { try notes.put(["_id": "t", "_rev": .string(born.rev.description), "v": 1]) }
+    let revived = try notes.put(["_id": "t", "v": 2])
+    #expect(revived.rev.generation == 2)
+    #expect(try notes.get("t")?["v"] == 2)
+  }
+
   @Test func openRevisionsAnswersLeavesAndMissingOnes() throws {
     try conflicted()
     let all = try notes.openRevisions("n")
