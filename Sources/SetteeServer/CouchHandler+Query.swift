@@ -9,9 +9,57 @@ extension CouchHandler {
   // MARK: - _find, _explain
 
   private func findQuery(_ request: CouchRequest) async throws -> (FindQuery, JSON) {
-    let body = try await request.jsonBody()
+    var body = try await request.jsonBody()
+    if case .object(var members) = body {
+      try Self.checkMangoRequest(members)
+      // `stale` is CouchDB's older spelling of `update`/`stable`: nothing to do here.
+      members["stale"] = nil
+      body = .object(members)
+    }
     do { return (try FindQuery(json: body), body) } catch let error as SetteeError {
       throw CouchError(.badRequest, error.code.name, error.message)
+    }
+  }
+
+  /// The members of a `_find` or `_explain` request CouchDB takes, in the order its Mango
+  /// checks them (`mango_opts`).
+  static let mangoRequestMembers = [
+    "selector", "use_index", "bookmark", "limit", "skip", "sort", "fields", "partition", "r",
+    "conflicts", "update", "stable", "stale", "execution_stats", "allow_fallback",
+  ]
+
+  /// Refuses a `_find`/`_explain` request's shape as CouchDB's Mango refuses it, with its
+  /// error names: no `selector` (`missing_required_key`), one that is not an object
+  /// (`invalid_selector_json`), a `limit` or `skip` that is not a count
+  /// (`invalid_non_neg_integer`), a `sort` that is not a list (`invalid_sort_json`), a
+  /// member it does not know (`invalid_key`). What is inside the selector is the query's
+  /// to judge.
+  static func checkMangoRequest(_ body: JSONObject) throws {
+    func refuse(_ error: String, _ reason: String) -> CouchError {
+      CouchError(.badRequest, error, reason)
+    }
+    guard let selector = body["selector"] else {
+      throw refuse("missing_required_key", "Missing required key: selector")
+    }
+    guard selector.objectValue != nil else {
+      throw refuse(
+        "invalid_selector_json",
+        "Selector must be a JSON object, not: \(JSONWriter.string(selector))")
+    }
+    for name in ["limit", "skip"] {
+      guard let value = body[name] else { continue }
+      guard let count = value.int64Value, count >= 0, case .int = value else {
+        throw refuse(
+          "invalid_non_neg_integer",
+          "\(JSONWriter.string(value)) is not an integer greater than or equal to zero")
+      }
+    }
+    if let sort = body["sort"], sort.arrayValue == nil {
+      throw refuse(
+        "invalid_sort_json", "Sort must be an array of sort specs, not: \(JSONWriter.string(sort))")
+    }
+    if let unknown = body.first(where: { !mangoRequestMembers.contains($0.key) }) {
+      throw refuse("invalid_key", "Invalid key \(unknown.key) for this request.")
     }
   }
 
