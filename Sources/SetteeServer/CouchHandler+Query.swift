@@ -63,10 +63,27 @@ extension CouchHandler {
     }
   }
 
+  /// Runs `body`, answering an index named by `use_index` that cannot serve the query,
+  /// with `allow_fallback: false`, as CouchDB does: `400 invalid_index`.
+  private func namingRefusedIndex<T>(_ request: JSON, _ body: () async throws -> T) async throws
+    -> T
+  {
+    do { return try await body() } catch let error as SetteeError
+    where error.code == .noUsableIndex && request["allow_fallback"] == false
+      && request["use_index"] != nil
+    {
+      let named = request["use_index"]?.stringValue ?? request["use_index"]?[0]?.stringValue ?? ""
+      let ddoc = named.hasPrefix("_design/") ? named : "_design/" + named
+      throw CouchError(
+        .badRequest, "invalid_index",
+        "\(ddoc) specified by `use_index` could not be found or it is not suitable.")
+    }
+  }
+
   func find(_ db: DocumentCollection, _ request: CouchRequest) async throws -> Response {
     try allow(request, "POST")
-    let (query, _) = try await findQuery(request)
-    let page = try await db.findPage(query)
+    let (query, body) = try await findQuery(request)
+    let page = try await namingRefusedIndex(body) { try await db.findPage(query) }
     if page.documents.isEmpty { try await requireDatabase(db) }
     return CouchResponse.json(page.json)
   }
@@ -75,7 +92,8 @@ extension CouchHandler {
     try allow(request, "POST")
     try await requireDatabase(db)
     let (query, body) = try await findQuery(request)
-    let settee = try await db.explain(query).json.objectValue ?? [:]
+    let settee = try await namingRefusedIndex(body) { try await db.explain(query) }.json
+      .objectValue ?? [:]
     // CouchDB's shape, with the index used as `GET _index` lists it; Settee's own plan
     // (the SQL, the candidates and why) under `settee`.
     let used = settee["index"]?.stringValue

@@ -23,6 +23,8 @@ struct FindRequestTests {
       (["selector": [:], "unknown_field": 1], "invalid_key"),
       // CouchDB's older `stale` is taken, and means nothing here.
       (["selector": [:], "stale": "ok", "limit": 1], nil),
+      // An index use_index names that cannot serve, without fallback: invalid_index.
+      (["selector": ["n": 1], "use_index": "nonexistent", "allow_fallback": false], "invalid_index"),
     ]
     for path in ["/db/_find", "/db/_explain"] {
       for row in table {
