@@ -22,8 +22,7 @@ extension CouchHandler {
     Self.canonicalize(&options)
     try Self.requireKeysArray(options, request)
     if options["key"] != nil {
-      options["startkey"] = nil
-      options["endkey"] = nil
+      for bound in ["startkey", "endkey", "startkey_docid", "endkey_docid"] { options[bound] = nil }
     }
     for (key, id) in [("startkey", "startkey_docid"), ("endkey", "endkey_docid")] {
       if options[key] == nil, let bound = options[id] { options[key] = bound }

@@ -27,6 +27,7 @@ struct ListAnswersTests {
       ("GET", "/db/_all_docs?startkey_docid=d3&limit=2", nil, 12, 5, 2),
       // key wins over startkey and endkey.
       ("GET", "/db/_all_docs?key=%22d5%22&startkey=%22d1%22&endkey=%22d2%22", nil, 12, 7, 1),
+      ("GET", "/db/_all_docs?key=%22d5%22&startkey_docid=_design%2Fz", nil, 12, 7, 1),
       // A reversed range: no rows, the offset where it starts.
       ("GET", "/db/_all_docs?startkey=%22d7%22&endkey=%22d2%22", nil, 12, 9, 0),
       // By keys: no offset.
