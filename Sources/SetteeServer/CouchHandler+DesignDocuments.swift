@@ -1,4 +1,5 @@
 import Foundation
+import Hummingbird
 import Settee
 import SetteeCore
 import SetteeJavaScript
@@ -204,5 +205,58 @@ extension CouchHandler {
         continue
       }
     }
+  }
+
+  // MARK: - Design documents
+
+  func designInfo(_ db: DocumentCollection, _ id: String, _ request: CouchRequest) async throws
+    -> Response
+  {
+    try allow(request, "GET,HEAD")
+    try await requireDatabase(db)
+    guard let design = try await db.get(id) else {
+      throw CouchError(.notFound, "not_found", "missing")
+    }
+    let name = String(id.dropFirst("_design/".count))
+    let language = design.json["language"]?.stringValue ?? "javascript"
+    // The signature names the definitions the views are built from, as CouchDB's does.
+    var digest = MD5()
+    let definition: JSON = [
+      "language": .string(language), "options": design.json["options"] ?? .null,
+      "views": design.json["views"] ?? .null,
+    ]
+    JSONWriter.bytes(definition).withUnsafeBytes { digest.update($0) }
+    let signature = digest.finalize().map { String(format: "%02x", $0) }.joined()
+    // How far the views are built: the least of their sequences, and the changes after it.
+    var indexed: Int64? = nil
+    if language == "javascript", case .object(let views)? = design.json["views"] {
+      for view in views where view.key != "lib" && view.value["map"]?.stringValue != nil {
+        guard
+          let built = try? await db.designView(
+            name + "/" + view.key, timeLimit: configuration.javaScriptTimeLimit
+          ).query(ViewQuery(limit: 0, stale: .ok))
+        else { continue }
+        indexed = min(indexed ?? built.updateSeq, built.updateSeq)
+      }
+    }
+    let pending = try await db.changeCount(since: indexed ?? 0)
+    // The collator the views' keys are made with (CouchDB lists ICU's version).
+    var collator = (try? ViewCollation.unicode.version()) ?? ""
+    if collator.hasPrefix("icu-") { collator.removeFirst(4) }
+    while collator.hasSuffix(".0") { collator.removeLast(2) }
+    return CouchResponse.json([
+      "name": .string(name),
+      "view_index": [
+        "updates_pending": [
+          "minimum": .int(Int64(pending)), "preferred": .int(Int64(pending)),
+          "total": .int(Int64(pending)),
+        ],
+        "waiting_commit": false, "waiting_clients": 0, "updater_running": false,
+        "update_seq": .int(indexed ?? 0),
+        "sizes": ["active": 0, "external": 0, "file": 0], "signature": .string(signature),
+        "purge_seq": 0, "language": .string(language), "compact_running": false,
+        "collator_versions": collator.isEmpty ? [] : [.string(collator)],
+      ],
+    ])
   }
 }
