@@ -94,7 +94,7 @@ public final class DesignFunctions: Sendable {
       "map": .string(map), "reduce": reduce.map(JSON.string) ?? .null, "lib": library,
     ]
     JSONWriter.bytes(identity).withUnsafeBytes { digest.update($0) }
-    let version = "js-" + digest.finalize().map { String(format: "%02x", $0) }.joined()
+    let version = Hex.string(ofDigest: digest.finalize(), prefix: "js-")
     let key = "\(version) \(timeLimit)"
     if let cached = cache.withLock({ $0[key] }) { return cached }
     let engine = try JavaScriptEngine(timeLimit: timeLimit)

@@ -174,7 +174,7 @@ extension CouchHandler {
     }
     text += [0] + JSONWriter.bytes(.object(body))
     let digest = SHA256.hash(text).prefix(16)
-    return "\"" + digest.map { String(format: "%02x", $0) }.joined() + "\""
+    return "\"" + Hex.string(ofDigest: digest) + "\""
   }
 
   private func changesFilter(
@@ -341,12 +341,8 @@ extension CouchHandler {
     // A JavaScript filter judges the whole page in one call.
     var passing: [Bool]? = nil
     if case .javaScript(let filter, let request) = asked.filter {
-      let given = changes.map { $0.filtered(documents[$0.id].map(JSON.object)) }
-      do {
-        passing = try await filter.keeps(given, request: request)
-      } catch let error as SetteeError {
-        throw CouchError(.internalServerError, "filter_error", error.message)
-      }
+      passing = try await Self.judge(
+        changes.map { $0.filtered(documents[$0.id].map(JSON.object)) }, filter, request)
     }
     for (index, change) in changes.enumerated() {
       let document = documents[change.id]
@@ -358,6 +354,18 @@ extension CouchHandler {
       entries.append(FeedEntry(change: change, document: asked.includeDocs ? document : nil))
     }
     return entries
+  }
+
+  /// What a JavaScript filter says of `documents`, in one call; a function that throws
+  /// fails the request, `500 filter_error` naming the exception (CouchDB fails it too).
+  private static func judge(_ documents: [JSON], _ filter: DesignFilter, _ request: FilterRequest)
+    async throws -> [Bool]
+  {
+    do { return try await filter.keeps(documents, request: request) } catch let error
+      as SetteeError
+    {
+      throw CouchError(.internalServerError, "filter_error", error.message)
+    }
   }
 
   /// `style=all_docs` with a selector or a JavaScript filter: as CouchDB does, every leaf
@@ -392,11 +400,7 @@ extension CouchHandler {
     var verdicts: [Bool]
     switch asked.filter {
     case .javaScript(let filter, let request):
-      do { verdicts = try await filter.keeps(given, request: request) } catch let error
-        as SetteeError
-      {
-        throw CouchError(.internalServerError, "filter_error", error.message)
-      }
+      verdicts = try await Self.judge(given, filter, request)
     case .selector(let selector):
       verdicts = try given.map { try Matcher.matches(selector, $0) }
     default:

@@ -226,7 +226,7 @@ extension CouchHandler {
       "views": design.json["views"] ?? .null,
     ]
     JSONWriter.bytes(definition).withUnsafeBytes { digest.update($0) }
-    let signature = digest.finalize().map { String(format: "%02x", $0) }.joined()
+    let signature = Hex.string(ofDigest: digest.finalize())
     // How far the views are built: the least of their sequences, and the changes after it.
     var indexed: Int64? = nil
     if language == "javascript", case .object(let views)? = design.json["views"] {

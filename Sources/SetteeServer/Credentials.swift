@@ -1,4 +1,5 @@
 import Foundation
+import SetteeCore
 
 /// SHA-256 (FIPS 180-4), HMAC-SHA-256 (RFC 2104) and PBKDF2-HMAC-SHA-256 (RFC 8018), for
 /// the server's admin passwords and session cookies. Settee's own for the reason MD5 is
@@ -191,7 +192,7 @@ package enum SHA256 {
 
 extension Array where Element == UInt8 {
   /// Lowercase hexadecimal.
-  package var hex: String { map { String(format: "%02x", $0) }.joined() }
+  package var hex: String { Hex.string(ofDigest: self) }
 
   /// Bytes from hexadecimal, or `nil`.
   package init?(hex: String) {

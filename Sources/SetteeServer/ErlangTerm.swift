@@ -170,7 +170,6 @@ enum ErlangTerm {
       .tuple([.atom("type"), .binary(request["type"]?.stringValue ?? "json")]),
       .tuple([.atom("w"), w]),
     ]
-    let digest = SHA1.hash(bytes(.tuple([def, .list(options)])))
-    return digest.map { String(format: "%02x", $0) }.joined()
+    return Hex.string(ofDigest: SHA1.hash(bytes(.tuple([def, .list(options)]))))
   }
 }
