@@ -33,7 +33,8 @@ extension CouchHandler {
     enum Filter: Sendable {
       case none
       case documentIDs(Set<String>)
-      case selector(Selector)
+      /// `filter=_selector`, matched as CouchDB's Mango matches (``MangoMatcher``).
+      case selector(MangoSelector)
       case design
       /// A design document's JavaScript filter, with CouchDB's `req` object.
       case javaScript(DesignFilter, request: FilterRequest)
@@ -48,7 +49,7 @@ extension CouchHandler {
         // A deletion is matched as its tombstone (`{"_deleted": true}` finds them), as
         // CouchDB matches it.
         guard let document else { return false }
-        return try Matcher.matches(selector, document)
+        return try MangoMatcher.matches(selector, document)
       case .javaScript(let filter, let request):
         return try await filter.keeps([change.filtered(document)], request: request)[0]
       }
@@ -195,9 +196,9 @@ extension CouchHandler {
           .badRequest, "bad_request", "filter=_selector needs a \"selector\" in the body")
       }
       do {
-        return .selector(try FindQuery(json: ["selector": selector]).selector)
+        return .selector(try MangoSelector.parse(selector))
       } catch let error as SetteeError {
-        throw CouchError(.badRequest, "bad_request", error.message)
+        throw CouchError(.badRequest, error.couchDBError ?? "bad_request", error.message)
       }
     case "_design": return .design
     default:
@@ -402,7 +403,7 @@ extension CouchHandler {
     case .javaScript(let filter, let request):
       verdicts = try await Self.judge(given, filter, request)
     case .selector(let selector):
-      verdicts = try given.map { try Matcher.matches(selector, $0) }
+      verdicts = try given.map { try MangoMatcher.matches(selector, $0) }
     default:
       verdicts = given.map { _ in true }
     }

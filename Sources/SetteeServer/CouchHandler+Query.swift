@@ -8,7 +8,9 @@ import SetteeCore
 extension CouchHandler {
   // MARK: - _find, _explain
 
-  private func findQuery(_ request: CouchRequest) async throws -> (FindQuery, JSON) {
+  private func findQuery(_ request: CouchRequest, dialect: QueryDialect = .couchDB) async throws
+    -> (FindQuery, JSON)
+  {
     var body = try await request.jsonBody()
     if case .object(var members) = body {
       try Self.checkMangoRequest(members)
@@ -16,8 +18,10 @@ extension CouchHandler {
       members["stale"] = nil
       body = .object(members)
     }
-    do { return (try FindQuery(json: body), body) } catch let error as SetteeError {
-      throw CouchError(.badRequest, error.code.name, error.message)
+    do { return (try FindQuery(json: body, dialect: dialect), body) } catch let error
+      as SetteeError
+    {
+      throw CouchError(.badRequest, error.couchDBError ?? error.code.name, error.message)
     }
   }
 
@@ -83,7 +87,7 @@ extension CouchHandler {
   func find(_ db: DocumentCollection, _ request: CouchRequest) async throws -> Response {
     try allow(request, "POST")
     let (query, body) = try await findQuery(request)
-    let page = try await namingRefusedIndex(body) { try await db.findPage(query) }
+    let page = try await db.findPage(query)
     if page.documents.isEmpty { try await requireDatabase(db) }
     return CouchResponse.json(page.json)
   }
@@ -91,7 +95,7 @@ extension CouchHandler {
   func explain(_ db: DocumentCollection, _ request: CouchRequest) async throws -> Response {
     try allow(request, "POST")
     try await requireDatabase(db)
-    let (query, body) = try await findQuery(request)
+    let (query, body) = try await findQuery(request, dialect: .cloudantSync)
     let settee = try await namingRefusedIndex(body) { try await db.explain(query) }.json
       .objectValue ?? [:]
     // CouchDB's shape, with the index used as `GET _index` lists it; Settee's own plan

@@ -91,6 +91,11 @@ struct CouchError: Error {
       return
     }
     let reason = error.message
+    if let name = error.couchDBError {
+      // A query in CouchDB's dialect refused as CouchDB refuses it.
+      self.init(.badRequest, name, reason)
+      return
+    }
     switch error.code {
     case .conflict: self.init(.conflict, "conflict", "Document update conflict.")
     case .notFound: self.init(.notFound, "not_found", reason)

@@ -12,6 +12,32 @@ struct QueryCLITests {
     try SetteeBinary.run(["--db", db] + arguments)
   }
 
+  /// `--dialect couchdb` answers as CouchDB's `_find` would, the default as Cloudant Sync.
+  @Test func findsInEitherDialect() throws {
+    for document in [
+      #"{"_id": "a", "tags": ["blue", "red"], "n": null}"#, #"{"_id": "b", "tags": "blue", "n": 3}"#,
+    ] {
+      _ = try json(try settee("put", document))
+    }
+    func ids(_ arguments: String...) throws -> [JSON] {
+      try json(try SetteeBinary.run(["--db", db, "find"] + arguments))["docs"]?.arrayValue ?? []
+    }
+    let selector = #"{"selector": {"tags": "blue"}}"#
+    #expect(try ids(selector).map { $0["_id"] } == ["a", "b"])
+    #expect(try ids("--dialect", "couchdb", selector).map { $0["_id"] } == ["b"])
+    // Ranges across types, and fields without `_id` unless asked.
+    #expect(
+      try ids("--dialect", "couchdb", #"{"selector": {"n": {"$lt": 5}}, "fields": ["n"]}"#)
+        == [["n": .null], ["n": 3]])
+    #expect(try ids(#"{"selector": {"n": {"$lt": 5}}, "fields": ["n"]}"#).count == 1)
+    // CouchDB's refusals, with its error names.
+    let refused = try settee("find", "--dialect", "couchdb", #"{"selector": {"n": 3}, "sort": ["n"]}"#)
+    #expect(refused.status == 1)
+    #expect(try JSONParser.parse(refused.stderr)["error"] == "no_usable_index")
+    let unknown = try settee("find", "--dialect", "couchdb", #"{"selector": {"n": {"$foo": 1}}}"#)
+    #expect(try JSONParser.parse(unknown.stderr)["error"] == "invalid_operator")
+  }
+
   @Test func indexesFindAndExplain() throws {
     let input = directory.path("people.ndjson")
     try SampleData.ndjson(500).write(toFile: input, atomically: false, encoding: .utf8)

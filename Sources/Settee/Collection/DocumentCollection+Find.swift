@@ -83,6 +83,11 @@ extension DocumentCollection {
     freshStatement: Bool = false, summary wantsSummary: Bool = false,
     _ body: (Document) throws -> Void
   ) throws -> FindSummary {
+    if query.dialect == .couchDB {
+      return try findCouchDB(
+        query, collection: name, in: database, db: db, freshStatement: freshStatement,
+        summary: wantsSummary, body)
+    }
     let started = DispatchTime.now().uptimeNanoseconds
     let query = try query.continuingFromBookmark()
     var summary = FindSummary(bookmark: query.bookmark ?? FindBookmark.none)
@@ -224,6 +229,15 @@ extension DocumentCollection {
   static func count(
     _ query: FindQuery, collection name: String, in database: Database, db: SQLConnection
   ) throws -> Int {
+    if query.dialect == .couchDB {
+      var all = query
+      (all.skip, all.limit, all.returnsNothing, all.bookmark, all.fields) = (0, 0, false, nil, nil)
+      var count = 0
+      try findCouchDB(
+        all, collection: name, in: database, db: db, freshStatement: false, summary: false
+      ) { _ in count += 1 }
+      return count
+    }
     guard let cid = try database.collectionID(db, name) else { return 0 }
     return try DocumentReader.namingDamagedBodies(db, cid: cid) {
       try count(query, cid: cid, in: database, db: db)

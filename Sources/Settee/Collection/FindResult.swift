@@ -9,6 +9,9 @@ public struct FindSummary: Sendable, Hashable {
   public var warning: String?
   /// What the query read, when it asked (``FindQuery/executionStats``).
   public var executionStats: ExecutionStats?
+  /// Whether CouchDB's response carries the bookmark: not when CouchDB reads nothing (a
+  /// query in CouchDB's dialect whose range in its index is empty).
+  public var showsBookmark = true
 
   init(bookmark: String, warning: String? = nil, executionStats: ExecutionStats? = nil) {
     self.bookmark = bookmark
@@ -53,8 +56,12 @@ public struct FindResult: Sendable {
   /// What the query read, when it asked.
   public var executionStats: ExecutionStats?
 
+  /// Whether ``json`` carries the bookmark (see `FindSummary`).
+  var showsBookmark = true
+
   init(documents: [Document], summary: FindSummary) {
     self.documents = documents
+    showsBookmark = summary.showsBookmark
     bookmark = summary.bookmark
     warning = summary.warning
     executionStats = summary.executionStats
@@ -63,9 +70,8 @@ public struct FindResult: Sendable {
   /// CouchDB's `_find` response body: `docs`, `bookmark`, and `warning` and
   /// `execution_stats` when there are any.
   public var json: JSON {
-    var object: JSONObject = [
-      "docs": .array(documents.map { .object($0.json) }), "bookmark": .string(bookmark),
-    ]
+    var object: JSONObject = ["docs": .array(documents.map { .object($0.json) })]
+    if showsBookmark { object["bookmark"] = .string(bookmark) }
     if let warning { object["warning"] = .string(warning) }
     if let executionStats { object["execution_stats"] = executionStats.json }
     return .object(object)

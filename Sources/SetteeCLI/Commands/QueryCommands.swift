@@ -76,10 +76,15 @@ struct FindCommand: ParsableCommand {
   @ParentCommand var root: SetteeCommand
   @Argument(help: "The query (CouchDB's _find body), or - to read it from standard input.")
   var query: String
+  @Option(
+    help: ArgumentHelp(
+      "Whose query semantics: cloudant-sync (Settee's default) or couchdb (CouchDB 3.5's _find, as settee serve answers it: no implicit array element matching, ranges across types, ICU string order, limit 25 unless given).",
+      valueName: "dialect"))
+  var dialect: QueryDialect = .cloudantSync
 
   func run() throws {
     let options = local.merged(with: root.options)
-    let query = try FindQuery(json: parseJSONArgument(self.query))
+    let query = try FindQuery(json: parseJSONArgument(self.query), dialect: dialect)
     var chunk = Array(#"{"docs":["#.utf8)
     var first = true
     let summary = try options.openCollection(readOnly: true).find(query) { document in
@@ -93,11 +98,14 @@ struct FindCommand: ParsableCommand {
       }
     }
     // The rest of CouchDB's response, after the streamed documents.
-    var rest: JSONObject = ["bookmark": .string(summary.bookmark)]
+    var rest: JSONObject = summary.showsBookmark ? ["bookmark": .string(summary.bookmark)] : [:]
     if let warning = summary.warning { rest["warning"] = .string(warning) }
     if let stats = summary.executionStats { rest["execution_stats"] = stats.json }
-    chunk.append(contentsOf: Array((first ? "]," : "\n],").utf8))
-    JSONWriter.writeMembers(rest, into: &chunk)
+    chunk.append(contentsOf: Array((first ? "]" : "\n]").utf8))
+    if !rest.isEmpty {
+      chunk.append(UInt8(ascii: ","))
+      JSONWriter.writeMembers(rest, into: &chunk)
+    }
     chunk.append(contentsOf: Array("}\n".utf8))
     Console.out(chunk)
   }
@@ -132,3 +140,5 @@ func parseJSONArgument(_ argument: String, maxDepth: Int = JSONParser.defaultMax
   try JSONParser.parse(
     argument == "-" ? try InputFile(path: "-").readAll() : Array(argument.utf8), maxDepth: maxDepth)
 }
+
+extension QueryDialect: ExpressibleByArgument {}

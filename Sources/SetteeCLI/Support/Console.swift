@@ -33,7 +33,7 @@ package enum Console {
     if let line = error.location?.line { extra["line"] = .int(Int64(line)) }
     if let column = error.location?.column { extra["column"] = .int(Int64(column)) }
     if let record = error.location?.record { extra["record"] = .int(Int64(record)) }
-    Console.error(name: error.code.name, reason: error.reason, extra: extra)
+    Console.error(name: error.couchDBError ?? error.code.name, reason: error.reason, extra: extra)
   }
 
   private static func write(_ bytes: [UInt8], to descriptor: Int32) {

@@ -20,6 +20,10 @@ public struct Document: Sendable, Hashable {
   /// from a peer has exactly those listed. Reads of a document (`get`, `find`) leave it
   /// `nil`; reads that ask for attachments fill it.
   public var attachments: [Attachment]?
+  /// What ``json`` is when set: a result of a find in CouchDB's dialect with `fields`,
+  /// which CouchDB gives without `_id` and `_rev` unless they are asked for
+  /// (``MangoMatcher/extract(_:fields:)``).
+  package var projection: JSONObject?
 
   /// A document from its parts (nothing is checked; writes check it).
   public init(id: String, rev: RevisionID? = nil, isDeleted: Bool = false, body: JSONObject = [:]) {
@@ -48,6 +52,7 @@ public struct Document: Sendable, Hashable {
   /// the body's members, then `_attachments` and `_conflicts` when it has any (CouchDB's
   /// shape).
   public var json: JSONObject {
+    if let projection { return projection }
     var members = [JSONObject.Member(key: "_id", value: .string(id))]
     if let rev { members.append(.init(key: "_rev", value: .string(rev.description))) }
     if isDeleted { members.append(.init(key: "_deleted", value: .bool(true))) }

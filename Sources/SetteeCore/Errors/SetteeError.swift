@@ -190,6 +190,10 @@ public struct SetteeError: Error, Sendable, Hashable, CustomStringConvertible {
   /// Foundation's for files), if any: for logs and for code that needs more than ``code``.
   /// It takes no part in comparing errors.
   public var underlyingError: (any Error)?
+  /// CouchDB's `error` name for this failure, where a query in CouchDB's dialect
+  /// (``QueryDialect/couchDB``) fails as CouchDB fails it (`bad_arg`, `invalid_operator`,
+  /// `unsupported_mixed_sort`, …); `nil` where ``Code/name`` says it.
+  public var couchDBError: String?
 
   /// An error with a code and a message that quotes the offending input.
   ///
@@ -211,6 +215,7 @@ public struct SetteeError: Error, Sendable, Hashable, CustomStringConvertible {
   public static func == (lhs: SetteeError, rhs: SetteeError) -> Bool {
     lhs.code == rhs.code && lhs.message == rhs.message && lhs.documentID == rhs.documentID
       && lhs.location == rhs.location && lhs.cause == rhs.cause
+      && lhs.couchDBError == rhs.couchDBError
   }
 
   public func hash(into hasher: inout Hasher) {
@@ -219,6 +224,7 @@ public struct SetteeError: Error, Sendable, Hashable, CustomStringConvertible {
     hasher.combine(documentID)
     hasher.combine(location)
     hasher.combine(cause)
+    hasher.combine(couchDBError)
   }
 
   /// The message with its location, as shown to users.
@@ -229,7 +235,15 @@ public struct SetteeError: Error, Sendable, Hashable, CustomStringConvertible {
     return text
   }
 
-  public var description: String { "\(code.name): \(reason)" }
+  public var description: String { "\(couchDBError ?? code.name): \(reason)" }
+
+  /// A query error in CouchDB's dialect: code `invalidQuery` (`noUsableIndex` for
+  /// `no_usable_index`), with CouchDB's error name.
+  package static func couchDB(_ name: String, _ message: String) -> SetteeError {
+    var error = SetteeError(name == "no_usable_index" ? .noUsableIndex : .invalidQuery, message)
+    error.couchDBError = name
+    return error
+  }
 
   /// Returns this error with the position of the record in a batch or import added.
   public func at(record: Int? = nil, line: Int? = nil) -> SetteeError {

@@ -58,19 +58,66 @@ public struct FindQuery: Sendable, Hashable {
   public var conflicts = false
   /// The decoded ``bookmark``, set by the engine when it runs the query.
   package var position: FindBookmark?
+  /// Whose semantics the query follows: Cloudant Sync's (the default) or CouchDB 3.5's
+  /// (``QueryDialect``).
+  public var dialect: QueryDialect = .cloudantSync
+  /// The selector in CouchDB's normal form, for ``QueryDialect/couchDB`` (parsed from the
+  /// JSON the query came from; made from ``selector`` when the query was built in Swift).
+  package var mango: MangoSelector?
+  /// A CouchDB-dialect query that said `"limit": 0`: no results (``limit`` 0 means none
+  /// in Swift).
+  package var returnsNothing = false
 
   /// A query from its parts (see `init(where:…)` for Swift predicates).
+  ///
+  /// - Parameter limit: the most results; by default none for Cloudant Sync's dialect and
+  ///   25 for CouchDB's, as CouchDB's `_find` has it.
   public init(
     selector: Selector = .all, sort: [SortField] = [], fields: [FieldPath]? = nil, skip: Int = 0,
-    limit: Int = 0, useIndex: String? = nil
+    limit: Int? = nil, useIndex: String? = nil, dialect: QueryDialect = .cloudantSync
   ) {
     self.selector = selector
     self.sort = sort
     self.fields = fields
     self.skip = skip
-    self.limit = limit
+    self.limit = limit ?? (dialect == .couchDB ? FindQuery.couchDBDefaultLimit : 0)
     self.useIndex = useIndex
+    self.dialect = dialect
   }
+
+  /// CouchDB's `limit` when a `_find` gives none.
+  public static let couchDBDefaultLimit = 25
+
+  /// The selector in CouchDB's normal form (``mango``, else made from ``selector``).
+  package func mangoSelector() throws -> MangoSelector {
+    if let mango { return mango }
+    return selector == .all ? .everything : try MangoSelector.parse(selector.json)
+  }
+
+  /// `use_index` as CouchDB splits it: `[]`, `[design document]` or `[design document,
+  /// index name]` (`"d"`, `"_design/d"`, `"d/name"`).
+  package var useIndexParts: [String] {
+    guard let useIndex, !useIndex.isEmpty else { return [] }
+    guard let slash = useIndex.firstIndex(of: "/") else { return [useIndex] }
+    let (first, rest) = (String(useIndex[..<slash]), String(useIndex[useIndex.index(after: slash)...]))
+    return first == "_design" ? [useIndex] : [first, rest]
+  }
+}
+
+/// Whose query semantics a ``FindQuery`` follows.
+///
+/// Settee's Swift API and CLI follow Cloudant Sync's, the seed's (implicit matching of
+/// array elements, ranges within one type, strings by code point, no default limit);
+/// `settee serve` answers `_find` with CouchDB 3.5's, so that a CouchDB client (PouchDB,
+/// couchdb-python) gets CouchDB's answers. `docs/query-language.md` sets them side by side.
+public enum QueryDialect: String, Sendable, Hashable, CaseIterable {
+  /// Cloudant Sync's semantics (the default).
+  case cloudantSync = "cloudant-sync"
+  /// CouchDB 3.5's Mango semantics: a path reads one value (array elements by number
+  /// only), comparisons cross types in CouchDB's collation (strings by ICU's root
+  /// collation), `limit` 25 unless given, the order of the index CouchDB would choose, and
+  /// CouchDB's refusals (`no_usable_index` for a sort no index gives).
+  case couchDB = "couchdb"
 }
 
 extension FindQuery {
@@ -79,14 +126,59 @@ extension FindQuery {
   /// "allow_fallback": false, "conflicts": false}`, and the members CouchDB's clients send
   /// that mean nothing here (`r`, `update`, `stable`), checked and ignored.
   ///
+  /// In CouchDB's dialect the selector is read as CouchDB reads it (errors carry CouchDB's
+  /// names, ``SetteeError/couchDBError``), `limit` is 25 unless given, `use_index` is
+  /// CouchDB's `"design doc"`, `"design doc/name"` or `["design doc", "name"]`, and
+  /// `fields` name paths as CouchDB splits them.
+  ///
   /// - Throws: ``SetteeError`` with code `invalidQuery` naming the bad member.
-  public init(json: JSON) throws {
+  public init(json: JSON, dialect: QueryDialect = .cloudantSync) throws {
     guard case .object(let object) = json else {
       throw SetteeError(.invalidQuery, "a query must be a JSON object, not \(json.typeName)")
     }
-    self.init()
+    // A full-text search is Settee's TEXT index's (Cloudant's `$text`; CouchDB has one only
+    // with its search plugin): such a query runs in the default dialect, with CouchDB's
+    // default limit.
+    let searchesText = dialect == .couchDB && FindQuery.holdsText(object["selector"])
+    self.init(dialect: searchesText ? .cloudantSync : dialect)
+    if searchesText, object["limit"] == nil { limit = FindQuery.couchDBDefaultLimit }
+    let couchDB = self.dialect == .couchDB
     for member in object {
       switch member.key {
+      case "selector" where couchDB:
+        let mango = try MangoSelector.parse(member.value)
+        self.mango = mango
+        selector = mango.candidates
+      case "fields" where couchDB:
+        guard case .array(let names) = member.value else {
+          throw SetteeError.couchDB(
+            "invalid_fields",
+            "Fields must be an array of strings, not: \(JSONWriter.string(member.value))")
+        }
+        let paths = try names.map { name -> FieldPath in
+          guard case .string(let text) = name else {
+            throw SetteeError.couchDB(
+              "invalid_field", "Invalid JSON for field spec: \(JSONWriter.string(name))")
+          }
+          return FieldPath(components: MangoSelector.components(text))
+        }
+        fields = paths.isEmpty ? nil : paths
+      case "limit" where couchDB:
+        limit = try FindQuery.parseCount(member.value, "limit")
+        returnsNothing = limit == 0
+      case "use_index" where couchDB:
+        switch member.value {
+        case .array([]): useIndex = nil
+        case .string(let name): useIndex = name
+        case .array(let parts) where parts.count == 1 && parts[0].stringValue != nil:
+          useIndex = parts[0].stringValue
+        case .array(let parts)
+        where parts.count == 2 && parts[0].stringValue != nil && parts[1].stringValue != nil:
+          useIndex = parts[0].stringValue! + "/" + parts[1].stringValue!
+        default:
+          throw SetteeError.couchDB(
+            "invalid_index_name", "Invalid index name: \(JSONWriter.string(member.value))")
+        }
       case "selector": selector = try SelectorParser.parse(member.value)
       case "sort":
         sort = try FindQuery.parseSort(member.value)
@@ -153,7 +245,21 @@ extension FindQuery {
     if object["selector"] == nil {
       throw SetteeError(.invalidQuery, "a query needs a \"selector\" (use {} for every document)")
     }
-    if let bookmark { _ = try FindBookmark.decode(bookmark, sort: sort) }
+    if let bookmark {
+      if couchDB { _ = try CouchDBBookmark(token: bookmark) } else {
+        _ = try FindBookmark.decode(bookmark, sort: sort)
+      }
+    }
+  }
+
+  /// Whether a selector holds `$text` anywhere.
+  static func holdsText(_ json: JSON?) -> Bool {
+    switch json {
+    case .object(let object)?:
+      object.contains { $0.key == "$text" || holdsText($0.value) }
+    case .array(let elements)?: elements.contains { holdsText($0) }
+    default: false
+    }
   }
 
   static func flag(_ member: JSONObject.Member) throws -> Bool {

@@ -87,7 +87,12 @@ extension PlanCache {
 
   /// The query's shape; `nil` for queries whose use of the plan goes beyond its statement.
   static func shape(_ query: FindQuery) -> Shape? {
-    guard query.position == nil, !query.executionStats else { return nil }
+    // CouchDB's dialect plans with CouchDB's rules and reads through queries of the
+    // default dialect, which are cached; its own selector (`mango`, `returnsNothing`) is
+    // not planned here.
+    guard query.position == nil, !query.executionStats, query.dialect == .cloudantSync else {
+      return nil
+    }
     var shape = Shape()
     shape.key.bytes.reserveCapacity(128)
     _ = walk(query.selector, &shape, slotsAllowed: true, replace: nil)

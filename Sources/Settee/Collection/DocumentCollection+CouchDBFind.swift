@@ -1,0 +1,240 @@
+import Foundation
+import GRDB
+import SetteeCore
+
+/// A find in CouchDB 3.5's dialect (``QueryDialect/couchDB``), run as CouchDB runs it, on
+/// Settee's tables.
+///
+/// CouchDB plans with its rules (``MangoPlan``: the index it would read, or `_all_docs`),
+/// reads that index's range and keeps what its matcher accepts, in the index's order. Here
+/// the SQL path reads a superset of the matches (``MangoSelector/candidates``, with Settee's
+/// own indexes and plan), ``MangoMatcher`` keeps CouchDB's matches, and they come in the
+/// order of the index CouchDB chose: by id as they stream when that is its order
+/// (`_all_docs`, or every column held to one value), else sorted by the index's key in
+/// CouchDB's collation, then id.
+extension DocumentCollection {
+  /// Stops reading candidates once a page is full.
+  private struct PageFull: Error {}
+
+  /// A document in the index CouchDB reads, waiting for its place in the index's order:
+  /// its key there, and the document when it matches.
+  private struct Placed {
+    var id: String
+    var key: [JSON]
+    var match: Document?
+  }
+
+  static func findCouchDB(
+    _ query: FindQuery, collection name: String, in database: Database, db: SQLConnection,
+    freshStatement: Bool, summary wantsSummary: Bool, _ body: (Document) throws -> Void
+  ) throws -> FindSummary {
+    let started = DispatchTime.now().uptimeNanoseconds
+    let selector = try query.mangoSelector()
+    let position = try query.bookmark.flatMap { try CouchDBBookmark(token: $0) }
+    let cid = try database.collectionID(db, name)
+    let indexes = try cid.map { try mangoIndexes(db, cid: $0) } ?? []
+    let plan = try MangoPlan.plan(
+      selector, indexes: indexes,
+      sort: query.sort.map { (field: $0.path.components, descending: $0.descending) },
+      useIndex: query.useIndexParts, allowFallback: query.allowFallback)
+    var summary = FindSummary(bookmark: query.bookmark ?? FindBookmark.none)
+    if plan.isEmpty {
+      // CouchDB reads nothing, and says nothing more.
+      summary.showsBookmark = false
+      return summary
+    }
+    let index = plan.index
+    var candidates = [selector.candidates]
+    for column in index.columns where !index.isAllDocs {
+      candidates.append(.condition(FieldPath(components: column), .exists))
+    }
+    if let filter = index.partialFilter { candidates.append(filter.candidates) }
+    if plan.ordersByID, let position {
+      let after: Condition =
+        plan.descending ? .lessThan(.string(position.id)) : .greaterThan(.string(position.id))
+      candidates.append(.condition(FieldPath(components: ["_id"]), after))
+    }
+    var read = FindQuery(
+      selector: .conjunction(candidates),
+      sort: plan.ordersByID && plan.descending ? [.init(FieldPath(components: ["_id"]), descending: true)] : [])
+    read.conflicts = query.conflicts
+
+    let limit = query.returnsNothing ? 0 : query.limit > 0 ? query.limit : Int.max
+    var skip = query.skip
+    var returned = 0
+    var examined = 0
+    var last: CouchDBBookmark?
+    let fields = query.fields?.map(\.components)
+    func emit(_ document: Document, key: [JSON]) throws {
+      last = CouchDBBookmark(key: key, id: document.id)
+      returned += 1
+      guard let fields else { return try body(document) }
+      var projected = document
+      let extracted = MangoMatcher.extract(.object(document.json), fields: fields)
+      projected.projection = extracted
+      projected.body = JSONObject(
+        extracted.filter { $0.key != "_id" && $0.key != "_rev" }.map { ($0.key, $0.value) })
+      try body(projected)
+    }
+    func key(_ json: JSON) -> [JSON] {
+      index.columns.map { column in
+        if case .found(let value) = MangoMatcher.lookup(json, column) { return value }
+        return .null
+      }
+    }
+    // Whether CouchDB's index holds the document: every column present, and the partial
+    // filter matched.
+    func inIndex(_ json: JSON) throws -> Bool {
+      if index.isAllDocs { return true }
+      for column in index.columns {
+        guard case .found = MangoMatcher.lookup(json, column) else { return false }
+      }
+      if let filter = index.partialFilter { return try MangoMatcher.matches(filter, json) }
+      return true
+    }
+
+    var placed: [Placed] = []
+    if limit > 0 || !plan.ordersByID {
+      do {
+        try find(read, collection: name, in: database, db: db, freshStatement: freshStatement) {
+          document in
+          let json = JSON.object(document.json)
+          guard try inIndex(json) else { return }
+          let matches = try MangoMatcher.matches(selector, json)
+          guard plan.ordersByID else {
+            placed.append(Placed(id: document.id, key: key(json), match: matches ? document : nil))
+            return
+          }
+          examined += 1
+          guard matches else { return }
+          if skip > 0 {
+            skip -= 1
+            return
+          }
+          try emit(document, key: key(json))
+          if returned >= limit { throw PageFull() }
+        }
+      } catch is PageFull {}
+    }
+    if plan.ordersByID, index.isAllDocs, let cid {
+      // CouchDB reads `_all_docs` document by document: what it examined is every id from
+      // the page's start to where the page filled.
+      examined = try idsExamined(
+        db, cid: cid, plan: plan, after: position?.id, through: returned >= limit ? last?.id : nil)
+    }
+    if !plan.ordersByID {
+      try place(&placed, descending: plan.descending)
+      var start = 0
+      if let position {
+        start =
+          try placed.firstIndex { try follows($0, position, descending: plan.descending) }
+          ?? placed.count
+      }
+      for entry in placed[start...] {
+        if returned >= limit { break }
+        examined += 1
+        guard let document = entry.match else { continue }
+        if skip > 0 {
+          skip -= 1
+          continue
+        }
+        try emit(document, key: entry.key)
+      }
+    }
+
+    if let last { summary.bookmark = last.token }
+    var warnings: [String] = []
+    if let warning = plan.useIndexWarning { warnings.append(warning) }
+    if index.isAllDocs {
+      warnings.append("No matching index found, create an index to optimize query time.")
+    }
+    let covering = covers(index, fields: fields, selector: selector)
+    let docsExamined = covering ? 0 : examined
+    if Double(docsExamined) / Double(max(returned, 1)) > 10 {
+      warnings.append(
+        "The number of documents examined is high in proportion to the number of results returned. Consider adding a more specific index to improve this."
+      )
+    }
+    if !warnings.isEmpty { summary.warning = warnings.joined(separator: "\n") }
+    if query.executionStats {
+      summary.executionStats = ExecutionStats(
+        totalKeysExamined: examined, totalDocsExamined: docsExamined,
+        resultsReturned: returned,
+        executionTimeMs: Double(DispatchTime.now().uptimeNanoseconds - started) / 1e6)
+    }
+    _ = wantsSummary
+    return summary
+  }
+
+  /// The collection's JSON indexes as CouchDB's planner sees them.
+  static func mangoIndexes(_ db: SQLConnection, cid: Int64) throws -> [MangoIndex] {
+    try StoredIndex.all(db, cid: cid).compactMap { stored in
+      stored.definition.kind == .json ? try MangoIndex(stored.definition) : nil
+    }
+  }
+
+  /// How many documents (design documents too) `_all_docs` holds from after `after` (or
+  /// the start of the plan's range of ids) through `through` (or the end of that range),
+  /// in the plan's direction.
+  static func idsExamined(
+    _ db: SQLConnection, cid: Int64, plan: MangoPlan, after: String?, through: String?
+  ) throws -> Int {
+    var sql = "SELECT count(*) FROM documents WHERE cid = ? AND deleted = 0"
+    var arguments: [any DatabaseValueConvertible] = [cid]
+    func bound(_ comparison: String, _ id: String) {
+      sql += " AND id \(comparison) ?"
+      arguments.append(id)
+    }
+    let (forward, backward) = plan.descending ? ("<", ">=") : (">", "<=")
+    if let after { bound(forward, after) }
+    if let through { bound(backward, through) }
+    if let range = plan.ranges.first {
+      if case .value(.string(let low)) = range.low {
+        bound(range.lowOperator == .gt ? ">" : ">=", low)
+      }
+      if case .value(.string(let high)) = range.high {
+        bound(range.highOperator == .lt ? "<" : "<=", high)
+      }
+    }
+    return try Int.fetchOne(db, sql: sql, arguments: StatementArguments(arguments)!) ?? 0
+  }
+
+  /// Sorts matches into the index's order: its key in CouchDB's collation, then the id
+  /// byte by byte; the reverse for a descending sort.
+  private static func place(_ placed: inout [Placed], descending: Bool) throws {
+    var failure: (any Error)?
+    placed.sort { a, b in
+      do {
+        let order = try MangoMatcher.compare(.array(a.key), .array(b.key))
+        let byID = order != 0 ? order : compareBytes(a.id, b.id)
+        return descending ? byID > 0 : byID < 0
+      } catch {
+        failure = error
+        return false
+      }
+    }
+    if let failure { throw failure }
+  }
+
+  /// Whether a match comes after the bookmark's place in the index's order.
+  private static func follows(_ entry: Placed, _ position: CouchDBBookmark, descending: Bool)
+    throws -> Bool
+  {
+    let order = try MangoMatcher.compare(.array(entry.key), .array(position.key))
+    let byID = order != 0 ? order : compareBytes(entry.id, position.id)
+    return descending ? byID < 0 : byID > 0
+  }
+
+  private static func compareBytes(_ a: String, _ b: String) -> Int {
+    if a.utf8.elementsEqual(b.utf8) { return 0 }
+    return a.utf8.lexicographicallyPrecedes(b.utf8) ? -1 : 1
+  }
+
+  /// `mango_idx_view:covers`: a JSON index holds every field the query returns and tests
+  /// (with `_id`), so CouchDB reads no documents.
+  static func covers(_ index: MangoIndex, fields: [[String]]?, selector: MangoSelector) -> Bool {
+    guard !index.isAllDocs, let fields else { return false }
+    let available = index.columns + [["_id"]]
+    return (fields + selector.fieldNames).allSatisfy { available.contains($0) }
+  }
+}
