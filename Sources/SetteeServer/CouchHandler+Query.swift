@@ -2,15 +2,14 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import Settee
-import SetteeJavaScript
 import SetteeCore
+import SetteeJavaScript
 
 extension CouchHandler {
   // MARK: - _find, _explain
 
-  private func findQuery(_ request: CouchRequest, dialect: QueryDialect = .couchDB) async throws
-    -> (FindQuery, JSON)
-  {
+  /// The request's query, in CouchDB's dialect, and its body.
+  private func findQuery(_ request: CouchRequest) async throws -> (FindQuery, JSON) {
     var body = try await request.jsonBody()
     if case .object(var members) = body {
       try Self.checkMangoRequest(members)
@@ -18,7 +17,7 @@ extension CouchHandler {
       members["stale"] = nil
       body = .object(members)
     }
-    do { return (try FindQuery(json: body, dialect: dialect), body) } catch let error
+    do { return (try FindQuery(json: body, dialect: .couchDB), body) } catch let error
       as SetteeError
     {
       throw CouchError(.badRequest, error.couchDBError ?? error.code.name, error.message)
@@ -67,26 +66,9 @@ extension CouchHandler {
     }
   }
 
-  /// Runs `body`, answering an index named by `use_index` that cannot serve the query,
-  /// with `allow_fallback: false`, as CouchDB does: `400 invalid_index`.
-  private func namingRefusedIndex<T>(_ request: JSON, _ body: () async throws -> T) async throws
-    -> T
-  {
-    do { return try await body() } catch let error as SetteeError
-    where error.code == .noUsableIndex && request["allow_fallback"] == false
-      && request["use_index"] != nil
-    {
-      let named = request["use_index"]?.stringValue ?? request["use_index"]?[0]?.stringValue ?? ""
-      let ddoc = named.hasPrefix("_design/") ? named : "_design/" + named
-      throw CouchError(
-        .badRequest, "invalid_index",
-        "\(ddoc) specified by `use_index` could not be found or it is not suitable.")
-    }
-  }
-
   func find(_ db: DocumentCollection, _ request: CouchRequest) async throws -> Response {
     try allow(request, "POST")
-    let (query, body) = try await findQuery(request)
+    let (query, _) = try await findQuery(request)
     let page = try await db.findPage(query)
     if page.documents.isEmpty { try await requireDatabase(db) }
     return CouchResponse.json(page.json)
@@ -95,29 +77,8 @@ extension CouchHandler {
   func explain(_ db: DocumentCollection, _ request: CouchRequest) async throws -> Response {
     try allow(request, "POST")
     try await requireDatabase(db)
-    let (query, body) = try await findQuery(request, dialect: .cloudantSync)
-    let settee = try await namingRefusedIndex(body) { try await db.explain(query) }.json
-      .objectValue ?? [:]
-    // CouchDB's shape, with the index used as `GET _index` lists it; Settee's own plan
-    // (the SQL, the candidates and why) under `settee`.
-    let used = settee["index"]?.stringValue
-    let index =
-      try await db.indexes().first(where: { $0.name == used })?.couchDBListing
-      ?? IndexDefinition.allDocsListing
-    let fields: JSON = body["fields"] ?? "all_fields"
-    let plan: JSONObject = [
-      "dbname": .string(db.name), "index": index, "partitioned": false,
-      "selector": body["selector"] ?? [:],
-      "opts": [
-        "use_index": body["use_index"] ?? [], "bookmark": body["bookmark"] ?? "nil",
-        "limit": .int(Int64(query.limit)), "skip": .int(Int64(query.skip)),
-        "sort": body["sort"] ?? [:], "fields": fields, "r": [49],
-        "conflicts": .bool(query.conflicts),
-      ],
-      "limit": .int(Int64(query.limit)), "skip": .int(Int64(query.skip)), "fields": fields,
-      "settee": .object(settee),
-    ]
-    return CouchResponse.json(.object(plan))
+    let (query, body) = try await findQuery(request)
+    return try await explainCouchDB(db, query, body.objectValue ?? [:])
   }
 
   // MARK: - _index
@@ -203,16 +164,7 @@ extension CouchHandler {
     let indexes = try await db.indexes().sorted {
       ($0.designDocumentID, $0.name) < ($1.designDocumentID, $1.name)
     }
-    let listed =
-      [IndexDefinition.allDocsListing]
-      + indexes.map { index in
-        var listing = JSONObject()
-        for member in index.couchDBListing.objectValue ?? [:] {
-          listing[member.key] = member.value
-          if member.key == "type" { listing["partitioned"] = false }
-        }
-        return JSON.object(listing)
-      }
+    let listed = [IndexDefinition.allDocsListing] + indexes.map(Self.listedWithPartitioned)
     return CouchResponse.json(["total_rows": .int(Int64(listed.count)), "indexes": .array(listed)])
   }
 
@@ -240,7 +192,8 @@ extension CouchHandler {
         view = try await db.designView(qualified, timeLimit: configuration.javaScriptTimeLimit)
       } catch let error as SetteeError {
         throw CouchError(
-          .badRequest, error.message.hasPrefix("compilation_error") ? "compilation_error" : "bad_request",
+          .badRequest,
+          error.message.hasPrefix("compilation_error") ? "compilation_error" : "bad_request",
           error.message)
       }
     } else {
@@ -274,7 +227,8 @@ extension CouchHandler {
     if options["include_offset"] == nil { query.includeOffset = true }
     let result: ViewResult
     do { result = try await view.query(query) } catch let error as SetteeError
-    where error.code == .invalidQuery {
+      where error.code == .invalidQuery
+    {
       var refusal = CouchError(.badRequest, "query_parse_error", error.message)
       if error.message.hasPrefix(ViewQuery.reversedRange) {
         refusal.ref = Int64(error.message.utf8.reduce(5381) { ($0 &* 33 &+ Int($1)) & 0x7fff_ffff })

@@ -16,7 +16,9 @@ struct ServerOperationTests {
     #expect(try await server.get("/_up").status == 200)
     // A feed kept open by heartbeats and a long poll: a stop ends both, then exits.
     async let feed = server.get("/db/_changes?feed=continuous&heartbeat=200")
-    async let poll = server.get("/db/_changes?feed=longpoll&since=now")
+    // (Heartbeats keep the long poll's request alive past the client's 60 s timeout while
+    // the steps below run slowly on a loaded machine.)
+    async let poll = server.get("/db/_changes?feed=longpoll&since=now&heartbeat=200")
     try await Task.sleep(for: .milliseconds(400))
 
     // Another server cannot take the port; other addresses and bad files are refused

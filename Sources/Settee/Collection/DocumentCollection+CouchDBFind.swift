@@ -32,11 +32,7 @@ extension DocumentCollection {
     let selector = try query.mangoSelector()
     let position = try query.bookmark.flatMap { try CouchDBBookmark(token: $0) }
     let cid = try database.collectionID(db, name)
-    let indexes = try cid.map { try mangoIndexes(db, cid: $0) } ?? []
-    let plan = try MangoPlan.plan(
-      selector, indexes: indexes,
-      sort: query.sort.map { (field: $0.path.components, descending: $0.descending) },
-      useIndex: query.useIndexParts, allowFallback: query.allowFallback)
+    let plan = try couchDBPlan(query, selector, cid: cid, db: db)
     var summary = FindSummary(bookmark: query.bookmark ?? FindBookmark.none)
     if plan.isEmpty {
       // CouchDB reads nothing, and says nothing more.
@@ -44,21 +40,7 @@ extension DocumentCollection {
       return summary
     }
     let index = plan.index
-    var candidates = [selector.candidates]
-    for column in index.columns where !index.isAllDocs {
-      candidates.append(.condition(FieldPath(components: column), .exists))
-    }
-    if let filter = index.partialFilter { candidates.append(filter.candidates) }
-    if plan.ordersByID, let position {
-      let after: Condition =
-        plan.descending ? .lessThan(.string(position.id)) : .greaterThan(.string(position.id))
-      candidates.append(.condition(FieldPath(components: ["_id"]), after))
-    }
-    var read = FindQuery(
-      selector: .conjunction(candidates),
-      sort: plan.ordersByID && plan.descending ? [.init(FieldPath(components: ["_id"]), descending: true)] : [])
-    read.conflicts = query.conflicts
-
+    let read = candidateQuery(plan, selector, query, after: position)
     let limit = query.returnsNothing ? 0 : query.limit > 0 ? query.limit : Int.max
     var skip = query.skip
     var returned = 0
@@ -148,7 +130,7 @@ extension DocumentCollection {
     if index.isAllDocs {
       warnings.append("No matching index found, create an index to optimize query time.")
     }
-    let covering = covers(index, fields: fields, selector: selector)
+    let covering = MangoPlan.covers(index, fields.map { $0 + selector.fieldNames })
     let docsExamined = covering ? 0 : examined
     if Double(docsExamined) / Double(max(returned, 1)) > 10 {
       warnings.append(
@@ -164,6 +146,62 @@ extension DocumentCollection {
     }
     _ = wantsSummary
     return summary
+  }
+
+  /// CouchDB's plan of a query (``MangoPlan``), over the collection's JSON indexes.
+  static func couchDBPlan(
+    _ query: FindQuery, _ selector: MangoSelector, cid: Int64?, db: SQLConnection,
+    explaining: Bool = false
+  ) throws -> MangoPlan {
+    try MangoPlan.plan(
+      selector, indexes: try cid.map { try mangoIndexes(db, cid: $0) } ?? [],
+      sort: query.sort.map { (field: $0.path.components, descending: $0.descending) },
+      useIndex: query.useIndexParts, allowFallback: query.allowFallback, explaining: explaining)
+  }
+
+  /// The read of the default dialect that finds every match of a CouchDB-dialect query
+  /// (and others): the selector's candidates, in the index CouchDB reads (every column
+  /// there, its partial filter), after the bookmark when the order is by id.
+  static func candidateQuery(
+    _ plan: MangoPlan, _ selector: MangoSelector, _ query: FindQuery,
+    after position: CouchDBBookmark?
+  ) -> FindQuery {
+    let index = plan.index
+    var candidates = [selector.candidates]
+    for column in index.columns where !index.isAllDocs {
+      candidates.append(.condition(FieldPath(components: column), .exists))
+    }
+    if let filter = index.partialFilter { candidates.append(filter.candidates) }
+    if plan.ordersByID, let position {
+      let after: Condition =
+        plan.descending ? .lessThan(.string(position.id)) : .greaterThan(.string(position.id))
+      candidates.append(.condition(FieldPath(components: ["_id"]), after))
+    }
+    let byID = FieldPath(components: ["_id"])
+    var read = FindQuery(
+      selector: .conjunction(candidates),
+      sort: plan.ordersByID && plan.descending ? [.init(byID, descending: true)] : [])
+    read.conflicts = query.conflicts
+    return read
+  }
+
+  /// How a query in CouchDB's dialect runs: CouchDB's plan (what its `_explain` shows),
+  /// and Settee's plan of the read that finds the candidates.
+  package func couchDBExplanation(_ query: FindQuery) async throws -> (
+    plan: MangoPlan, read: QueryPlan
+  ) {
+    let (name, database) = (self.name, self.database)
+    return try await database.query { db in
+      let selector = try query.mangoSelector()
+      let cid = try database.collectionID(db, name)
+      let plan = try DocumentCollection.couchDBPlan(
+        query, selector, cid: cid, db: db, explaining: true)
+      let read = DocumentCollection.candidateQuery(plan, selector, query, after: nil)
+      return (
+        plan,
+        try DocumentCollection.plan(read, cid: cid ?? -1, catalog: database.indexCatalog, db: db)
+      )
+    }
   }
 
   /// The collection's JSON indexes as CouchDB's planner sees them.
@@ -228,13 +266,5 @@ extension DocumentCollection {
   private static func compareBytes(_ a: String, _ b: String) -> Int {
     if a.utf8.elementsEqual(b.utf8) { return 0 }
     return a.utf8.lexicographicallyPrecedes(b.utf8) ? -1 : 1
-  }
-
-  /// `mango_idx_view:covers`: a JSON index holds every field the query returns and tests
-  /// (with `_id`), so CouchDB reads no documents.
-  static func covers(_ index: MangoIndex, fields: [[String]]?, selector: MangoSelector) -> Bool {
-    guard !index.isAllDocs, let fields else { return false }
-    let available = index.columns + [["_id"]]
-    return (fields + selector.fieldNames).allSatisfy { available.contains($0) }
   }
 }

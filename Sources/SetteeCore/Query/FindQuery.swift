@@ -99,7 +99,9 @@ public struct FindQuery: Sendable, Hashable {
   package var useIndexParts: [String] {
     guard let useIndex, !useIndex.isEmpty else { return [] }
     guard let slash = useIndex.firstIndex(of: "/") else { return [useIndex] }
-    let (first, rest) = (String(useIndex[..<slash]), String(useIndex[useIndex.index(after: slash)...]))
+    let (first, rest) = (
+      String(useIndex[..<slash]), String(useIndex[useIndex.index(after: slash)...])
+    )
     return first == "_design" ? [useIndex] : [first, rest]
   }
 }
@@ -246,7 +248,9 @@ extension FindQuery {
       throw SetteeError(.invalidQuery, "a query needs a \"selector\" (use {} for every document)")
     }
     if let bookmark {
-      if couchDB { _ = try CouchDBBookmark(token: bookmark) } else {
+      if couchDB {
+        _ = try CouchDBBookmark(token: bookmark)
+      } else {
         _ = try FindBookmark.decode(bookmark, sort: sort)
       }
     }

@@ -18,14 +18,26 @@ struct MangoMatcherTests {
   static let cases: [Case] = [
     // A path reads one value: no implicit matching of array elements.
     Case(selector: #"{"tags": "blue"}"#, document: #"{"tags": ["blue", "red"]}"#, matches: false),
-    Case(selector: #"{"tags": ["blue", "red"]}"#, document: #"{"tags": ["blue", "red"]}"#, matches: true),
+    Case(
+      selector: #"{"tags": ["blue", "red"]}"#, document: #"{"tags": ["blue", "red"]}"#,
+      matches: true),
     Case(selector: #"{"tags.1": "red"}"#, document: #"{"tags": ["blue", "red"]}"#, matches: true),
-    Case(selector: #"{"pets.species": "cat"}"#, document: #"{"pets": [{"species": "cat"}]}"#, matches: false),
-    Case(selector: #"{"pets.0.species": "cat"}"#, document: #"{"pets": [{"species": "cat"}]}"#, matches: true),
+    Case(
+      selector: #"{"pets.species": "cat"}"#, document: #"{"pets": [{"species": "cat"}]}"#,
+      matches: false),
+    Case(
+      selector: #"{"pets.0.species": "cat"}"#, document: #"{"pets": [{"species": "cat"}]}"#,
+      matches: true),
     // `$in` and `$nin` look at an array's elements (and not at the array itself).
-    Case(selector: #"{"tags": {"$in": ["red"]}}"#, document: #"{"tags": ["blue", "red"]}"#, matches: true),
-    Case(selector: #"{"tags": {"$in": [["blue", "red"]]}}"#, document: #"{"tags": ["blue", "red"]}"#, matches: false),
-    Case(selector: #"{"tags": {"$nin": ["red"]}}"#, document: #"{"tags": ["blue", "red"]}"#, matches: false),
+    Case(
+      selector: #"{"tags": {"$in": ["red"]}}"#, document: #"{"tags": ["blue", "red"]}"#,
+      matches: true),
+    Case(
+      selector: #"{"tags": {"$in": [["blue", "red"]]}}"#, document: #"{"tags": ["blue", "red"]}"#,
+      matches: false),
+    Case(
+      selector: #"{"tags": {"$nin": ["red"]}}"#, document: #"{"tags": ["blue", "red"]}"#,
+      matches: false),
     Case(selector: #"{"tags": {"$nin": ["red"]}}"#, document: #"{"other": 1}"#, matches: false),
     // Comparisons cross types in CouchDB's collation.
     Case(selector: #"{"n": {"$lt": 5}}"#, document: #"{"n": null}"#, matches: true),
@@ -53,15 +65,19 @@ struct MangoMatcherTests {
     Case(selector: #"{"n": {"$not": {"$regex": "x"}}}"#, document: #"{"m": 1}"#, matches: false),
     // … except inside `$elemMatch`, where `$not` is the complement.
     Case(
-      selector: #"{"a": {"$elemMatch": {"$not": {"b": {"$gt": 1}}}}}"#, document: #"{"a": [{"c": 1}]}"#,
+      selector: #"{"a": {"$elemMatch": {"$not": {"b": {"$gt": 1}}}}}"#,
+      document: #"{"a": [{"c": 1}]}"#,
       matches: true),
     // `$exists: false` matches where an object lacks the member, not a path that cannot be
     // taken.
     Case(selector: #"{"a.b": {"$exists": false}}"#, document: #"{"a": {"c": 1}}"#, matches: true),
     Case(selector: #"{"a.b": {"$exists": false}}"#, document: #"{"a": 5}"#, matches: false),
-    Case(selector: #"{"a.b": {"$exists": false}}"#, document: #"{"a": [{"b": 1}]}"#, matches: false),
+    Case(
+      selector: #"{"a.b": {"$exists": false}}"#, document: #"{"a": [{"b": 1}]}"#, matches: false),
     // `$all`: exact members (1 is not 1.0), or the single array argument itself.
-    Case(selector: #"{"t": {"$all": ["a", "b"]}}"#, document: #"{"t": ["b", "c", "a"]}"#, matches: true),
+    Case(
+      selector: #"{"t": {"$all": ["a", "b"]}}"#, document: #"{"t": ["b", "c", "a"]}"#, matches: true
+    ),
     Case(selector: #"{"t": {"$all": [1]}}"#, document: #"{"t": [1.0]}"#, matches: false),
     Case(selector: #"{"t": {"$all": [["a"]]}}"#, document: #"{"t": ["a"]}"#, matches: true),
     Case(selector: #"{"t": {"$all": []}}"#, document: #"{"t": []}"#, matches: false),
@@ -78,9 +94,12 @@ struct MangoMatcherTests {
     Case(selector: #"{"a": {}}"#, document: #"{"a": {}}"#, matches: true),
     Case(selector: #"{"$and": [{"$gt": 5}]}"#, document: #"{"a": 1}"#, matches: true),
     Case(selector: #"{"a": {"$elemMatch": {}}}"#, document: #"{"a": [{}]}"#, matches: true),
-    Case(selector: #"{"a": {"$elemMatch": {"$gt": 2}}}"#, document: #"{"a": [1, 3]}"#, matches: true),
+    Case(
+      selector: #"{"a": {"$elemMatch": {"$gt": 2}}}"#, document: #"{"a": [1, 3]}"#, matches: true),
     Case(selector: #"{"a": {"$allMatch": {"$gt": 2}}}"#, document: #"{"a": []}"#, matches: false),
-    Case(selector: #"{"a": {"$keyMapMatch": {"$eq": "k"}}}"#, document: #"{"a": {"k": 1}}"#, matches: true),
+    Case(
+      selector: #"{"a": {"$keyMapMatch": {"$eq": "k"}}}"#, document: #"{"a": {"k": 1}}"#,
+      matches: true),
     Case(selector: #"{"a": {"$beginsWith": "ab"}}"#, document: #"{"a": "abc"}"#, matches: true),
     Case(selector: #"{"a": {"$beginsWith": "ab"}}"#, document: #"{"a": ["abc"]}"#, matches: false),
     Case(selector: #"{"a": {"$size": 2}}"#, document: #"{"a": [1, [2]]}"#, matches: true),
@@ -123,6 +142,7 @@ struct MangoMatcherTests {
     )
     let extracted = MangoMatcher.extract(
       document, fields: fields.map { MangoSelector.components($0) })
-    #expect(JSONWriter.string(.object(extracted)) == JSONWriter.string(try JSONParser.parse(expected)))
+    #expect(
+      JSONWriter.string(.object(extracted)) == JSONWriter.string(try JSONParser.parse(expected)))
   }
 }

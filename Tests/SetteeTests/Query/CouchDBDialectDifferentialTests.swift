@@ -86,7 +86,8 @@ struct CouchDBDialectDifferentialTests {
       }
       if !names.isEmpty, generator.chance(15) {
         let name = generator.pick(names)
-        body["use_index"] = generator.chance(50) ? .string(name[0]) : [.string(name[0]), .string(name[1])]
+        body["use_index"] =
+          generator.chance(50) ? .string(name[0]) : [.string(name[0]), .string(name[1])]
       }
       let text = JSONWriter.string(.object(body))
       let query: FindQuery
@@ -103,8 +104,10 @@ struct CouchDBDialectDifferentialTests {
       compared += 1
       if page.documents.map(\.json) != expected.map(\.json) {
         // Which side is wrong: the SQL candidates must hold every match.
-        let candidates = Set(try await collection.find(FindQuery(selector: query.selector)).map(\.id))
-        let reference = Set(try Matcher.find(FindQuery(selector: query.selector), in: stored).map(\.id))
+        let candidates = Set(
+          try await collection.find(FindQuery(selector: query.selector)).map(\.id))
+        let reference = Set(
+          try Matcher.find(FindQuery(selector: query.selector), in: stored).map(\.id))
         Issue.record(
           "round \(round), \(text): \(page.documents.map(\.id)) vs \(expected.map(\.id)); candidates lack \(expected.map(\.id).filter { !candidates.contains($0) }), SQL vs matcher on them: \(candidates.symmetricDifference(reference))"
         )

@@ -100,7 +100,9 @@ package enum MangoMatcher {
     case .mod(let divisor, let remainder):
       guard case .int(let number) = value else {
         // An integer past 64 bits: Erlang's `rem` on its digits.
-        if case .largeInteger(let digits) = value { return largeRemainder(digits, divisor) == remainder }
+        if case .largeInteger(let digits) = value {
+          return largeRemainder(digits, divisor) == remainder
+        }
         return false
       }
       return number.remainderReportingOverflow(dividingBy: divisor).partialValue == remainder

@@ -1,64 +1,3 @@
-/// An index as CouchDB 3.5's Mango planner sees it: `_all_docs`, or a JSON index with its
-/// columns and partial filter.
-package struct MangoIndex: Sendable, Hashable {
-  /// The design document; `nil` for `_all_docs`.
-  package var designDocument: String?
-  /// The index name (`_all_docs` for the index of ids).
-  package var name: String
-  /// The indexed fields, each as path components, in order.
-  package var columns: [[String]]
-  /// Only documents that match it are in the index (CouchDB's `partial_filter_selector`).
-  package var partialFilter: MangoSelector?
-
-  /// The index CouchDB keeps of every document by id.
-  package static let allDocs = MangoIndex(
-    designDocument: nil, name: "_all_docs", columns: [["_id"]], partialFilter: nil)
-
-  /// A JSON index.
-  package init(
-    designDocument: String?, name: String, columns: [[String]], partialFilter: MangoSelector?
-  ) {
-    self.designDocument = designDocument
-    self.name = name
-    self.columns = columns
-    self.partialFilter = partialFilter
-  }
-
-  /// A Settee JSON index as CouchDB's planner sees it: its partial filter read as CouchDB
-  /// reads it.
-  package init(_ definition: IndexDefinition) throws {
-    self.init(
-      designDocument: definition.designDocumentID, name: definition.name,
-      columns: definition.fields.map(\.components),
-      partialFilter: try definition.partialFilter.map { try MangoSelector.parse($0.json) })
-  }
-
-  /// Whether this is `_all_docs`.
-  package var isAllDocs: Bool { designDocument == nil }
-}
-
-/// The range of one index column a selector allows (`mango_idx_view:range`): from a low
-/// bound to a high bound, either of which may be open (`min`/`max`).
-package struct MangoRange: Sendable, Hashable {
-  /// A bound: below or above every value, or a value.
-  package enum Bound: Sendable, Hashable {
-    case min, max
-    case value(JSON)
-  }
-  /// `$gt`, `$gte` or `$eq`.
-  package var lowOperator: MangoSelector.Comparison
-  package var low: Bound
-  /// `$lt`, `$lte` or `$eq`.
-  package var highOperator: MangoSelector.Comparison
-  package var high: Bound
-
-  /// Every value.
-  package static let unbounded = MangoRange(lowOperator: .gt, low: .min, highOperator: .lt, high: .max)
-
-  /// Whether the range holds one value (`$eq`).
-  package var isEquality: Bool { lowOperator == .eq && highOperator == .eq }
-}
-
 /// The index CouchDB 3.5 would read a `_find` with, and how (`mango_idx:get_usable_indexes`,
 /// `mango_cursor_view:choose_best_index`).
 package struct MangoPlan: Sendable {
@@ -72,9 +11,27 @@ package struct MangoPlan: Sendable {
   /// Results come largest first (a `desc` sort).
   package var descending: Bool
   /// Every column holds one value in every result: the index's order is the documents' ids'.
-  package var ordersByID: Bool { index.isAllDocs || (ranges.count == index.columns.count && ranges.allSatisfy(\.isEquality)) }
+  package var ordersByID: Bool {
+    index.isAllDocs || (ranges.count == index.columns.count && ranges.allSatisfy(\.isEquality))
+  }
   /// The `use_index` warning, when the index named was not used.
   package var useIndexWarning: String?
+
+  /// An index the planner did not choose, as CouchDB's `_explain` lists it
+  /// (`index_candidates`): whether it could serve, CouchDB's first reason, and its rank.
+  package struct Candidate: Sendable, Hashable {
+    package var index: MangoIndex
+    package var usable: Bool
+    package var reason: String
+    package var ranking: Int
+  }
+
+  /// The indexes not chosen, in CouchDB's order (by design document and name, from the
+  /// last; `_all_docs` at the end).
+  package var candidates: [Candidate] = []
+  /// No index can serve (only `_explain` plans such a query; `index` is then `_all_docs`
+  /// and means nothing).
+  package var hasIndex = true
 
   /// Plans a query.
   ///
@@ -84,11 +41,12 @@ package struct MangoPlan: Sendable {
   ///   - useIndex: `use_index` as CouchDB reads it: `[]`, `[ddoc]` or `[ddoc, name]`.
   ///   - allowFallback: `false` refuses a `use_index` that names no usable index
   ///     (`invalid_index`) instead of planning without it.
+  ///   - explaining: plan even when no index can serve (`_explain` shows it).
   /// - Throws: ``SetteeError`` `unsupported_mixed_sort`, or `no_usable_index` when no index
   ///   can give the sort.
   package static func plan(
     _ selector: MangoSelector, indexes: [MangoIndex], sort: [(field: [String], descending: Bool)],
-    useIndex: [String], allowFallback: Bool = true
+    useIndex: [String], allowFallback: Bool = true, explaining: Bool = false
   ) throws -> MangoPlan {
     let descending = sort.first?.descending ?? false
     if sort.contains(where: { $0.descending != descending }) {
@@ -97,13 +55,14 @@ package struct MangoPlan: Sendable {
     }
     let sortFields = sort.map(\.field)
     let all = [MangoIndex.allDocs] + indexes
-    let global = all.filter { $0.partialFilter == nil }
+    let partial = all.filter { $0.partialFilter != nil }
     let named = filter(all, by: useIndex)
-    var usable: [MangoIndex] = []
-    for index in all where global.contains(index) || named.contains(index) {
-      if isUsable(index, selector, sortFields) { usable.append(index) }
-    }
-    if usable.isEmpty {
+    // What CouchDB considers: every global index, and partial ones `use_index` names.
+    let considered = all.filter { $0.partialFilter == nil || named.contains($0) }
+    var reasons: [MangoIndex: [String]] = [:]
+    for index in considered { reasons[index] = unusable(index, selector, sortFields) }
+    let usable = considered.filter { reasons[$0]!.isEmpty }
+    if usable.isEmpty && !explaining {
       throw SetteeError.couchDB(
         "no_usable_index", "No index exists for this sort, try indexing by the sort fields.")
     }
@@ -114,14 +73,23 @@ package struct MangoPlan: Sendable {
         "\(designDocumentID(useIndex[0])) specified by `use_index` could not be found or it is not suitable."
       )
     }
-    let chosenFrom = preferred.isEmpty ? usable : preferred
+    let filtered = preferred.isEmpty ? usable : preferred
     // CouchDB reads with a JSON index when one is usable, `_all_docs` only otherwise.
-    let views = chosenFrom.filter { !$0.isAllDocs }
-    let (index, ranges) =
-      views.isEmpty ? allDocsRanges(selector) : choose(views, fieldRanges(selector))
+    let views = filtered.filter { !$0.isAllDocs }
+    let ofType = views.isEmpty ? filtered : views
+    var ranked: [(index: MangoIndex, difference: Int)] = []
+    let (index, ranges): (MangoIndex, [MangoRange?])
+    if views.isEmpty {
+      (index, ranges) = allDocsRanges(selector)
+    } else {
+      ranked = rank(views, fieldRanges(selector))
+      index = ranked[0].index
+      ranges = prefix(index, fieldRanges(selector))
+    }
     var plan = MangoPlan(
       index: index, ranges: ranges, isEmpty: ranges == [nil], descending: descending,
       useIndexWarning: nil)
+    plan.hasIndex = !usable.isEmpty
     if !useIndex.isEmpty, filter([index], by: useIndex).isEmpty {
       let ddoc = designDocumentID(useIndex[0]).dropFirst("_design/".count)
       plan.useIndexWarning =
@@ -130,7 +98,64 @@ package struct MangoPlan: Sendable {
         : "_design/\(ddoc), \(useIndex[1]) was not used because it is not a valid index for this query."
     }
     if noop(selector) { plan.isEmpty = true }
+
+    // `mango_cursor:extract_candidate_indexes`: each stage's leftovers get a rank, each
+    // stage after the first one higher when the one before it left any.
+    let unfavored = filtered.filter { !ofType.contains($0) }
+    let excluded = usable.filter { !filtered.contains($0) }
+    let notUsable = considered.filter { !usable.contains($0) }
+    let unfavoredRank = max(1, ranked.count)
+    let excludedRank = unfavoredRank + (unfavored.isEmpty ? 0 : 1)
+    let notUsableRank = excludedRank + (excluded.isEmpty ? 0 : 1)
+    let partialRank = notUsableRank + (notUsable.isEmpty ? 0 : 1)
+    var tags: [MangoIndex: (usable: Bool?, reasons: [String], ranking: Int)] = [:]
+    func tag(_ index: MangoIndex, usable: Bool?, _ reason: [String], _ ranking: Int) {
+      var entry = tags[index] ?? (nil, [], 0)
+      if let usable { entry.usable = (entry.usable ?? true) && usable }
+      entry.reasons += reason
+      entry.ranking += ranking
+      tags[index] = entry
+    }
+    for index in partial { tag(index, usable: false, ["is_partial"], partialRank) }
+    for index in notUsable { tag(index, usable: false, reasons[index]!, notUsableRank) }
+    for index in excluded { tag(index, usable: true, ["excluded_by_user"], excludedRank) }
+    for index in unfavored { tag(index, usable: true, ["unfavored_type"], unfavoredRank) }
+    for (position, entry) in ranked.enumerated() where position > 0 {
+      let reason =
+        entry.difference > 0
+        ? "less_overlap"
+        : entry.index.columns.count > index.columns.count
+          ? "too_many_fields" : "alphabetically_comes_after"
+      tag(entry.index, usable: true, [reason], position)
+    }
+    plan.candidates = all.filter { $0 != index || !plan.hasIndex }.compactMap { index in
+      guard let entry = tags[index] else { return nil }
+      return Candidate(
+        index: index, usable: entry.usable ?? true, reason: entry.reasons.first ?? "",
+        ranking: entry.ranking)
+    }.sorted { a, b in
+      // Erlang's map order, reversed as CouchDB lists it: `_all_docs` (no design
+      // document, an atom) sorts first, so it comes last.
+      guard let ddocA = a.index.designDocument else { return false }
+      guard let ddocB = b.index.designDocument else { return true }
+      if ddocA != ddocB { return precedes(ddocB, ddocA) }
+      return precedes(b.index.name, a.index.name)
+    }
     return plan
+  }
+
+  /// `mango_idx_view:covers`: a JSON index holds every one of `fields` (with `_id`), so
+  /// CouchDB answers from the index without reading documents; never for all fields
+  /// (`nil`) or `_all_docs`.
+  package static func covers(_ index: MangoIndex, _ fields: [[String]]?) -> Bool {
+    guard !index.isAllDocs, let fields else { return false }
+    let available = index.columns + [["_id"]]
+    return fields.allSatisfy { available.contains($0) }
+  }
+
+  /// Byte order of two strings (Erlang's order of binaries).
+  static func precedes(_ a: String, _ b: String) -> Bool {
+    a.utf8.lexicographicallyPrecedes(b.utf8)
   }
 
   init(
@@ -167,15 +192,20 @@ package struct MangoPlan: Sendable {
 
   // MARK: - Usable indexes
 
-  static func isUsable(_ index: MangoIndex, _ selector: MangoSelector, _ sort: [[String]]) -> Bool
+  /// Why an index cannot serve the query (`is_usable`'s reasons); none when it can.
+  static func unusable(_ index: MangoIndex, _ selector: MangoSelector, _ sort: [[String]])
+    -> [String]
   {
     if index.isAllDocs {
-      return sort.isEmpty || (indexableFields(selector).contains(["_id"]) && sort == [["_id"]])
+      if sort.isEmpty { return [] }
+      return (indexableFields(selector).contains(["_id"]) ? [] : ["field_mismatch"])
+        + (sort == [["_id"]] ? [] : ["sort_order_mismatch"])
     }
-    var required = index.columns.filter { !sort.contains($0) && $0 != ["_id"] && $0 != ["_rev"] }
-    required = unique(required)
-    return requires(selector, required) && !isTextSearch(selector)
-      && canUseSort(index.columns[...], sort, selector)
+    let required = unique(
+      index.columns.filter { !sort.contains($0) && $0 != ["_id"] && $0 != ["_rev"] })
+    return (requires(selector, required) ? [] : ["field_mismatch"])
+      + (canUseSort(index.columns[...], sort, selector) ? [] : ["sort_order_mismatch"])
+      + (isTextSearch(selector) ? ["needs_text_search"] : [])
   }
 
   static func unique(_ fields: [[String]]) -> [[String]] {
@@ -218,7 +248,9 @@ package struct MangoPlan: Sendable {
 
   /// `mango_idx_view:can_use_sort`: the sort is a prefix of the columns, after columns the
   /// selector holds constant.
-  static func canUseSort(_ columns: ArraySlice<[String]>, _ sort: [[String]], _ selector: MangoSelector)
+  static func canUseSort(
+    _ columns: ArraySlice<[String]>, _ sort: [[String]], _ selector: MangoSelector
+  )
     -> Bool
   {
     if sort.isEmpty { return true }
@@ -234,150 +266,5 @@ package struct MangoPlan: Sendable {
     case .field(let path, .compare(.eq, _)): path == field
     default: false
     }
-  }
-
-  // MARK: - Ranges
-
-  /// `mango_idx_view:indexable_fields`: fields under `$and` with `$lt`, `$lte`, `$eq`,
-  /// `$gt` or `$gte`, sorted.
-  static func indexableFields(_ selector: MangoSelector) -> [[String]] {
-    var fields: [[String]] = []
-    func collect(_ selector: MangoSelector) {
-      switch selector {
-      case .and(let parts): parts.forEach(collect)
-      case .field(let path, .compare(let comparison, _)) where comparison != .ne:
-        if !fields.contains(path) { fields.append(path) }
-      default: break
-      }
-    }
-    collect(selector)
-    return fields.sorted { Array($0.joined(separator: ".").utf8).lexicographicallyPrecedes($1.joined(separator: ".").utf8) }
-  }
-
-  /// `mango_idx_view:field_ranges`: each indexable field's range, or only the first field
-  /// whose range is empty (`nil`), as CouchDB stops there.
-  static func fieldRanges(_ selector: MangoSelector) -> [(field: [String], range: MangoRange?)] {
-    var result: [(field: [String], range: MangoRange?)] = []
-    for field in indexableFields(selector) {
-      let range = narrow(selector, field, MangoRange.unbounded)
-      if range == nil { return [(field, nil)] }
-      result.append((field, range))
-    }
-    return result
-  }
-
-  /// Narrows `range` by the selector's comparisons on `field` under `$and`.
-  static func narrow(_ selector: MangoSelector, _ field: [String], _ range: MangoRange?)
-    -> MangoRange?
-  {
-    guard let range else { return nil }
-    switch selector {
-    case .and(let parts):
-      return parts.reduce(range) { narrow($1, field, $0) }
-    case .field(let path, .compare(let comparison, let argument)) where path == field:
-      return narrow(range, comparison, argument)
-    default:
-      return range
-    }
-  }
-
-  /// Where `argument` falls against a range's bounds (`range_pos`).
-  enum Position { case min, low, mid, high, max }
-
-  static func position(_ low: MangoRange.Bound, _ argument: JSON, _ high: MangoRange.Bound)
-    -> Position
-  {
-    func compare(_ value: JSON, _ bound: MangoRange.Bound) -> Int {
-      switch bound {
-      case .min: 1
-      case .max: -1
-      case .value(let other): (try? MangoMatcher.compare(value, other)) ?? 0
-      }
-    }
-    let againstLow = compare(argument, low)
-    if againstLow < 0 { return .min }
-    if againstLow == 0 { return .low }
-    let againstHigh = compare(argument, high)
-    return againstHigh < 0 ? .mid : againstHigh == 0 ? .high : .max
-  }
-
-  /// `mango_idx_view:range/5`.
-  static func narrow(_ range: MangoRange, _ comparison: MangoSelector.Comparison, _ argument: JSON)
-    -> MangoRange?
-  {
-    let place = position(range.low, argument, range.high)
-    let value = MangoRange.Bound.value(argument)
-    let equal = MangoRange(lowOperator: .eq, low: value, highOperator: .eq, high: value)
-    var narrowed = range
-    switch comparison {
-    case .lt:
-      switch place {
-      case .min, .low: return nil
-      case .mid, .high: (narrowed.highOperator, narrowed.high) = (.lt, value)
-      case .max: break
-      }
-    case .lte:
-      switch place {
-      case .min: return nil
-      case .low: return range.lowOperator == .gte || range.lowOperator == .eq ? equal : nil
-      case .mid: (narrowed.highOperator, narrowed.high) = (.lte, value)
-      case .high, .max: break
-      }
-    case .eq:
-      switch place {
-      case .min, .max: return nil
-      case .low: return range.lowOperator == .gte || range.lowOperator == .eq ? equal : nil
-      case .mid: return equal
-      case .high: return range.highOperator == .lte || range.highOperator == .eq ? equal : nil
-      }
-    case .gte:
-      switch place {
-      case .min, .low: break
-      case .mid: (narrowed.lowOperator, narrowed.low) = (.gte, value)
-      case .high: return range.highOperator == .lte || range.highOperator == .eq ? equal : nil
-      case .max: return nil
-      }
-    case .gt:
-      switch place {
-      case .min: break
-      case .low, .mid: (narrowed.lowOperator, narrowed.low) = (.gt, value)
-      case .high, .max: return nil
-      }
-    case .ne:
-      break
-    }
-    return narrowed
-  }
-
-  /// `_all_docs`'s range: the selector's range on `_id`, else every id
-  /// (`mango_cursor_special`).
-  static func allDocsRanges(_ selector: MangoSelector) -> (MangoIndex, [MangoRange?]) {
-    let ranges = fieldRanges(selector)
-    let range = ranges.first(where: { $0.field == ["_id"] }).map(\.range) ?? .unbounded
-    return (.allDocs, [range])
-  }
-
-  /// `composite_indexes` and `choose_best_index`: the index whose leading columns the
-  /// selector's ranges cover most closely, then the one with fewer columns, then by
-  /// design document and name.
-  static func choose(_ indexes: [MangoIndex], _ ranges: [(field: [String], range: MangoRange?)])
-    -> (MangoIndex, [MangoRange?])
-  {
-    let composited = indexes.map { index -> (MangoIndex, [MangoRange?], Int) in
-      var prefix: [MangoRange?] = []
-      for column in index.columns {
-        guard let found = ranges.first(where: { $0.field == column }) else { break }
-        prefix.append(found.range)
-      }
-      return (index, prefix, ranges.count - prefix.count)
-    }
-    let best = composited.min { a, b in
-      if a.2 != b.2 { return a.2 < b.2 }
-      if a.0.columns.count != b.0.columns.count { return a.0.columns.count < b.0.columns.count }
-      let (ddocA, ddocB) = (a.0.designDocument ?? "", b.0.designDocument ?? "")
-      if ddocA != ddocB { return Array(ddocA.utf8).lexicographicallyPrecedes(ddocB.utf8) }
-      return Array(a.0.name.utf8).lexicographicallyPrecedes(b.0.name.utf8)
-    }!
-    return (best.0, best.1)
   }
 }

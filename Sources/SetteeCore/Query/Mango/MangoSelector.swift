@@ -271,3 +271,43 @@ package indirect enum MangoCondition: Sendable, Hashable {
     }
   }
 }
+
+extension MangoSelector {
+  /// The selector as CouchDB shows its normal form (`_explain`'s `selector`): `$and` and
+  /// `$or` of single-field conditions, each `{"path": {"$operator": argument}}`, the
+  /// element itself under `""`.
+  package var json: JSON {
+    switch self {
+    case .everything: return [:]
+    case .and(let parts): return ["$and": .array(parts.map(\.json))]
+    case .or(let parts): return ["$or": .array(parts.map(\.json))]
+    case .not(let inner): return ["$not": inner.json]
+    case .text(let argument): return ["$default": ["$text": argument]]
+    case .field(let path, let condition):
+      let name = path.map { $0.replacingOccurrences(of: ".", with: "\\.") }.joined(separator: ".")
+      return .object([name: condition.json])
+    }
+  }
+}
+
+extension MangoCondition {
+  /// `{"$operator": argument}`.
+  package var json: JSON {
+    switch self {
+    case .compare(let comparison, let value): .object([comparison.rawValue: value])
+    case .in(let values): ["$in": .array(values)]
+    case .nin(let values): ["$nin": .array(values)]
+    case .exists(let flag): ["$exists": .bool(flag)]
+    case .type(let type): ["$type": .string(type)]
+    case .mod(let divisor, let remainder): ["$mod": [.int(divisor), .int(remainder)]]
+    case .regex(let pattern): ["$regex": .string(pattern)]
+    case .beginsWith(let prefix): ["$beginsWith": .string(prefix)]
+    case .all(let values): ["$all": .array(values)]
+    case .size(let count): ["$size": .int(Int64(count))]
+    case .elemMatch(let inner): ["$elemMatch": inner.json]
+    case .allMatch(let inner): ["$allMatch": inner.json]
+    case .keyMapMatch(let inner): ["$keyMapMatch": inner.json]
+    case .not(let inner): ["$not": inner.json]
+    }
+  }
+}
