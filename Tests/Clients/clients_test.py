@@ -186,6 +186,22 @@ class CouchDBPackageTests(unittest.TestCase):
         del index["_design/people", "by-age"]
         self.assertEqual([entry["name"] for entry in index], ["_all_docs"])
 
+    def test_the_packages_own_find_and_explain(self):
+        # couchdb-python's own test_find and test_explain (they pass on CouchDB 3.5.0), run
+        # against this server (its suite connects to COUCHDB_URL, read at import).
+        from couchdb.tests import client as package_tests
+        url = self.served.url + "/"
+
+        class HereTestCase(package_tests.DatabaseTestCase):
+            def setUp(inner):
+                inner.server = couchdb.Server(url, full_commit=False)
+
+        suite = unittest.TestSuite(HereTestCase(name) for name in ("test_find", "test_explain"))
+        with open(os.devnull, "w") as quiet:
+            result = unittest.TextTestRunner(stream=quiet).run(suite)
+        self.assertEqual(result.testsRun, 2)
+        self.assertTrue(result.wasSuccessful(), result.failures + result.errors)
+
     def test_attachments_and_security(self):
         db = self.server.create("pyatt")
         doc = {"_id": "note"}
