@@ -32,7 +32,7 @@ extension DocumentCollection {
     let selector = try query.mangoSelector()
     let position = try query.bookmark.flatMap { try CouchDBBookmark(token: $0) }
     let cid = try database.collectionID(db, name)
-    let plan = try couchDBPlan(query, selector, cid: cid, db: db)
+    let plan = try couchDBPlan(query, selector, cid: cid, database: database, db: db)
     var summary = FindSummary(bookmark: query.bookmark ?? FindBookmark.none)
     if plan.isEmpty {
       // CouchDB reads nothing, and says nothing more.
@@ -76,25 +76,28 @@ extension DocumentCollection {
     }
 
     var placed: [Placed] = []
-    if limit > 0 || !plan.ordersByID {
+    if let cid, limit > 0 || !plan.ordersByID {
       do {
-        try find(read, collection: name, in: database, db: db, freshStatement: freshStatement) {
-          document in
-          let json = JSON.object(document.json)
-          guard try inIndex(json) else { return }
-          let matches = try MangoMatcher.matches(selector, json)
-          guard plan.ordersByID else {
-            placed.append(Placed(id: document.id, key: key(json), match: matches ? document : nil))
-            return
+        try DocumentReader.namingDamagedBodies(db, cid: cid) {
+          _ = try stream(read, cid: cid, in: database, db: db, freshStatement: freshStatement) {
+            document in
+            let json = JSON.object(document.json)
+            guard try inIndex(json) else { return }
+            let matches = try MangoMatcher.matches(selector, json)
+            guard plan.ordersByID else {
+              placed.append(
+                Placed(id: document.id, key: key(json), match: matches ? document : nil))
+              return
+            }
+            examined += 1
+            guard matches else { return }
+            if skip > 0 {
+              skip -= 1
+              return
+            }
+            try emit(document, key: key(json))
+            if returned >= limit { throw PageFull() }
           }
-          examined += 1
-          guard matches else { return }
-          if skip > 0 {
-            skip -= 1
-            return
-          }
-          try emit(document, key: key(json))
-          if returned >= limit { throw PageFull() }
         }
       } catch is PageFull {}
     }
@@ -150,11 +153,11 @@ extension DocumentCollection {
 
   /// CouchDB's plan of a query (``MangoPlan``), over the collection's JSON indexes.
   static func couchDBPlan(
-    _ query: FindQuery, _ selector: MangoSelector, cid: Int64?, db: SQLConnection,
-    explaining: Bool = false
+    _ query: FindQuery, _ selector: MangoSelector, cid: Int64?, database: Database,
+    db: SQLConnection, explaining: Bool = false
   ) throws -> MangoPlan {
     try MangoPlan.plan(
-      selector, indexes: try cid.map { try mangoIndexes(db, cid: $0) } ?? [],
+      selector, indexes: try cid.map { try mangoIndexes(db, in: database, cid: $0) } ?? [],
       sort: query.sort.map { (field: $0.path.components, descending: $0.descending) },
       useIndex: query.useIndexParts, allowFallback: query.allowFallback, explaining: explaining)
   }
@@ -168,7 +171,9 @@ extension DocumentCollection {
   ) -> FindQuery {
     let index = plan.index
     var candidates = [selector.candidates]
-    for column in index.columns where !index.isAllDocs {
+    // Only documents with every column are in the index (a column the selector requires
+    // needs no test of its own).
+    for column in index.columns where !index.isAllDocs && !MangoPlan.requires(selector, [column]) {
       candidates.append(.condition(FieldPath(components: column), .exists))
     }
     if let filter = index.partialFilter { candidates.append(filter.candidates) }
@@ -195,7 +200,7 @@ extension DocumentCollection {
       let selector = try query.mangoSelector()
       let cid = try database.collectionID(db, name)
       let plan = try DocumentCollection.couchDBPlan(
-        query, selector, cid: cid, db: db, explaining: true)
+        query, selector, cid: cid, database: database, db: db, explaining: true)
       let read = DocumentCollection.candidateQuery(plan, selector, query, after: nil)
       return (
         plan,
@@ -204,11 +209,12 @@ extension DocumentCollection {
     }
   }
 
-  /// The collection's JSON indexes as CouchDB's planner sees them.
-  static func mangoIndexes(_ db: SQLConnection, cid: Int64) throws -> [MangoIndex] {
-    try StoredIndex.all(db, cid: cid).compactMap { stored in
-      stored.definition.kind == .json ? try MangoIndex(stored.definition) : nil
-    }
+  /// The collection's JSON indexes as CouchDB's planner sees them (from the index
+  /// catalog, which keeps them while they do not change).
+  static func mangoIndexes(_ db: SQLConnection, in database: Database, cid: Int64) throws
+    -> [MangoIndex]
+  {
+    try database.indexCatalog.indexes(db, cid: cid).compactMap(\.mango)
   }
 
   /// How many documents (design documents too) `_all_docs` holds from after `after` (or

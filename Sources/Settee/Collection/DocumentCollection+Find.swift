@@ -102,24 +102,13 @@ extension DocumentCollection {
       return summary
     }
     try DocumentReader.namingDamagedBodies(db, cid: cid) {
-      let (plan, statement) = try prepare(
-        query, cid: cid, catalog: database.indexCatalog, db: db, freshStatement: freshStatement,
-        cache: database.planCache)
       var returned = 0
       var last: Document?
-      let conflicted = query.conflicts ? try conflictedIDs(db, cid: cid) : []
-      // Whole documents show their attachments (as stubs), as CouchDB's `_find` does; a
-      // projection shows them only when `fields` names `_attachments`.
-      let attachments =
-        query.fields?.contains { $0.components.first == "_attachments" } ?? true
-        ? try ListedAttachments(db, cid: cid) : nil
-      try run(plan, statement, query: query, db: db) { document in
+      let plan = try stream(
+        query, cid: cid, in: database, db: db, freshStatement: freshStatement
+      ) { document in
         returned += 1
         if wantsSummary { last = document }
-        var document = document
-        try attachments?.fill(db, &document)
-        guard conflicted.contains(document.id) else { return try body(document) }
-        document.conflicts = try DocumentReader.conflicts(db, cid: cid, id: document.id)
         try body(document)
       }
       summary.warning = plan.warning
@@ -137,6 +126,32 @@ extension DocumentCollection {
       }
     }
     return summary
+  }
+
+  /// Runs a query of the default dialect over an existing collection, handing `body` each
+  /// result with its attachments (and, when the query asks, its conflicts); returns the
+  /// plan it ran.
+  static func stream(
+    _ query: FindQuery, cid: Int64, in database: Database, db: SQLConnection,
+    freshStatement: Bool, _ body: (Document) throws -> Void
+  ) throws -> QueryPlan {
+    let (plan, statement) = try prepare(
+      query, cid: cid, catalog: database.indexCatalog, db: db, freshStatement: freshStatement,
+      cache: database.planCache)
+    let conflicted = query.conflicts ? try conflictedIDs(db, cid: cid) : []
+    // Whole documents show their attachments (as stubs), as CouchDB's `_find` does; a
+    // projection shows them only when `fields` names `_attachments`.
+    let attachments =
+      query.fields?.contains { $0.components.first == "_attachments" } ?? true
+      ? try ListedAttachments(db, cid: cid) : nil
+    try run(plan, statement, query: query, db: db) { document in
+      var document = document
+      try attachments?.fill(db, &document)
+      guard conflicted.contains(document.id) else { return try body(document) }
+      document.conflicts = try DocumentReader.conflicts(db, cid: cid, id: document.id)
+      try body(document)
+    }
+    return plan
   }
 
   /// The ids of the collection's conflicted documents, from their partial index.

@@ -17,6 +17,9 @@ final class StoredIndex: Sendable {
   let entriesPerKey: Int64
   /// The entry table of a JSON index (made once: every query names it).
   let table: SQLFragment
+  /// A JSON index as CouchDB's planner sees it (made once: every CouchDB-dialect query
+  /// plans with it).
+  let mango: MangoIndex?
 
   init(
     xid: Int64, definition: IndexDefinition, multiDocuments: Int64, entries: Int64 = 0,
@@ -28,6 +31,7 @@ final class StoredIndex: Sendable {
     self.entries = entries
     self.entriesPerKey = entriesPerKey
     table = .identifier("ix_\(xid)")
+    mango = definition.kind == .json ? try? MangoIndex(definition) : nil
   }
 
   /// The key column of the field at `position`.

@@ -23,10 +23,14 @@ package enum FindBookmark: Sendable, Hashable {
     case .skipped(let count):
       object["skip"] = .int(Int64(count))
     }
-    // Base64 as URLs take it (RFC 4648, section 5): `-` and `_` for `+` and `/`, no
-    // padding. Byte by byte: Foundation's `replacingOccurrences` goes through NSString on
-    // Linux, which cost a `settee find` process 3% of its instructions.
-    let base64 = Data(JSONWriter.bytes(.object(object))).base64EncodedString()
+    return FindBookmark.base64URL(JSONWriter.bytes(.object(object)))
+  }
+
+  /// Base64 as URLs take it (RFC 4648, section 5): `-` and `_` for `+` and `/`, no
+  /// padding. Byte by byte: Foundation's `replacingOccurrences` goes through NSString on
+  /// Linux, which cost a `settee find` process 3% of its instructions.
+  package static func base64URL(_ bytes: [UInt8]) -> String {
+    let base64 = Data(bytes).base64EncodedString()
     return String(
       decoding: base64.utf8.compactMap { byte -> UInt8? in
         switch byte {
@@ -38,6 +42,19 @@ package enum FindBookmark: Sendable, Hashable {
       }, as: UTF8.self)
   }
 
+  /// The bytes of a ``base64URL(_:)`` token; `nil` when it is not base64.
+  package static func bytes(base64URL token: String) -> [UInt8]? {
+    var base64 = token.utf8.map { byte in
+      switch byte {
+      case UInt8(ascii: "-"): UInt8(ascii: "+")
+      case UInt8(ascii: "_"): UInt8(ascii: "/")
+      default: byte
+      }
+    }
+    base64 += repeatElement(UInt8(ascii: "="), count: (4 - base64.count % 4) % 4)
+    return Data(base64Encoded: Data(base64)).map(Array.init)
+  }
+
   /// The position a token names, for a query sorted by `sort`; `nil` for CouchDB's `"nil"`.
   ///
   /// - Throws: ``SetteeError`` with code `invalidQuery` for a token Settee did not give, or
@@ -47,16 +64,8 @@ package enum FindBookmark: Sendable, Hashable {
     func invalid(_ why: String) -> SetteeError {
       SetteeError(.invalidQuery, "bookmark \(quoted(token)) \(why)")
     }
-    var base64 = token.utf8.map { byte in
-      switch byte {
-      case UInt8(ascii: "-"): UInt8(ascii: "+")
-      case UInt8(ascii: "_"): UInt8(ascii: "/")
-      default: byte
-      }
-    }
-    base64 += repeatElement(UInt8(ascii: "="), count: (4 - base64.count % 4) % 4)
-    guard let data = Data(base64Encoded: Data(base64)),
-      case .object(let object)? = try? JSONParser.parse(Array(data)),
+    guard let data = bytes(base64URL: token),
+      case .object(let object)? = try? JSONParser.parse(data),
       object["v"] == 1
     else { throw invalid("is not one that a Settee _find response gave") }
     guard object["sort"] == .array(sort.map(describe)) else {

@@ -1,5 +1,3 @@
-import Foundation
-
 /// Where a page of a CouchDB-dialect find ended: the last result's key in the index read
 /// and its id; the next page starts after it (and skips `skip` more, as CouchDB's does).
 ///
@@ -20,11 +18,8 @@ package struct CouchDBBookmark: Sendable, Hashable {
   /// - Throws: ``SetteeError`` `invalid_bookmark`.
   package init?(token: String) throws {
     if token == "nil" || token.isEmpty { return nil }
-    var base64 = token.replacingOccurrences(of: "-", with: "+").replacingOccurrences(
-      of: "_", with: "/")
-    while base64.utf8.count % 4 != 0 { base64 += "=" }
-    guard let data = Data(base64Encoded: base64),
-      case .array(let parts)? = try? JSONParser.parse(Array(data)), parts.count == 2,
+    guard let data = FindBookmark.bytes(base64URL: token),
+      case .array(let parts)? = try? JSONParser.parse(data), parts.count == 2,
       case .array(let key) = parts[0], case .string(let id) = parts[1]
     else {
       throw SetteeError.couchDB(
@@ -35,8 +30,6 @@ package struct CouchDBBookmark: Sendable, Hashable {
 
   /// The token.
   package var token: String {
-    Data(JSONWriter.string(.array([.array(key), .string(id)])).utf8).base64EncodedString()
-      .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
-      .replacingOccurrences(of: "=", with: "")
+    FindBookmark.base64URL(JSONWriter.bytes(.array([.array(key), .string(id)])))
   }
 }

@@ -135,7 +135,21 @@ package enum MangoMatcher {
   /// CouchDB's order of two values: its view collation (`mango_json:cmp`), or Erlang's
   /// term order for `_id` (`cmp_raw`).
   package static func compare(_ lhs: JSON, _ rhs: JSON, raw: Bool = false) throws -> Int {
-    try (raw ? ViewCollation.raw : ViewCollation.unicode).compare(lhs, rhs)
+    if raw {
+      // `_id` is a string: against a string, byte by byte, with no keys to build.
+      if case .string(let left) = lhs, case .string(let right) = rhs {
+        if left.utf8.elementsEqual(right.utf8) { return 0 }
+        return left.utf8.lexicographicallyPrecedes(right.utf8) ? -1 : 1
+      }
+      return try ViewCollation.raw.compare(lhs, rhs)
+    }
+    // Values of two types, or two numbers, booleans or nulls: CouchDB's order of types and
+    // of numbers is the default dialect's, and asks nothing of ICU.
+    let (left, right) = (JSONCollation.rank(lhs), JSONCollation.rank(rhs))
+    if left != right || left < JSONCollation.rank(.string("")) {
+      return JSONCollation.compare(lhs, rhs)
+    }
+    return try ViewCollation.unicode.compare(lhs, rhs)
   }
 
   /// Erlang's `=:=` on two JSON terms: the same type (an integer is not a float), the same

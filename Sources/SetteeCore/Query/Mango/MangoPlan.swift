@@ -27,7 +27,7 @@ package struct MangoPlan: Sendable {
   }
 
   /// The indexes not chosen, in CouchDB's order (by design document and name, from the
-  /// last; `_all_docs` at the end).
+  /// last; `_all_docs` at the end); only when planned for `_explain`.
   package var candidates: [Candidate] = []
   /// No index can serve (only `_explain` plans such a query; `index` is then `_all_docs`
   /// and means nothing).
@@ -55,18 +55,18 @@ package struct MangoPlan: Sendable {
     }
     let sortFields = sort.map(\.field)
     let all = [MangoIndex.allDocs] + indexes
-    let partial = all.filter { $0.partialFilter != nil }
-    let named = filter(all, by: useIndex)
+    let named = useIndex.isEmpty ? [] : filter(all, by: useIndex)
     // What CouchDB considers: every global index, and partial ones `use_index` names.
-    let considered = all.filter { $0.partialFilter == nil || named.contains($0) }
-    var reasons: [MangoIndex: [String]] = [:]
-    for index in considered { reasons[index] = unusable(index, selector, sortFields) }
-    let usable = considered.filter { reasons[$0]!.isEmpty }
+    let considered =
+      indexes.allSatisfy({ $0.partialFilter == nil })
+      ? all : all.filter { $0.partialFilter == nil || named.contains($0) }
+    let reasons = considered.map { unusable($0, selector, sortFields) }
+    let usable = considered.indices.filter { reasons[$0].isEmpty }.map { considered[$0] }
     if usable.isEmpty && !explaining {
       throw SetteeError.couchDB(
         "no_usable_index", "No index exists for this sort, try indexing by the sort fields.")
     }
-    let preferred = filter(usable, by: useIndex)
+    let preferred = useIndex.isEmpty ? [] : filter(usable, by: useIndex)
     if preferred.isEmpty, !useIndex.isEmpty, !allowFallback {
       throw SetteeError.couchDB(
         "invalid_index",
@@ -82,9 +82,10 @@ package struct MangoPlan: Sendable {
     if views.isEmpty {
       (index, ranges) = allDocsRanges(selector)
     } else {
-      ranked = rank(views, fieldRanges(selector))
+      let fields = fieldRanges(selector)
+      ranked = views.count == 1 ? [(views[0], 0)] : rank(views, fields)
       index = ranked[0].index
-      ranges = prefix(index, fieldRanges(selector))
+      ranges = prefix(index, fields)
     }
     var plan = MangoPlan(
       index: index, ranges: ranges, isEmpty: ranges == [nil], descending: descending,
@@ -98,9 +99,11 @@ package struct MangoPlan: Sendable {
         : "_design/\(ddoc), \(useIndex[1]) was not used because it is not a valid index for this query."
     }
     if noop(selector) { plan.isEmpty = true }
+    guard explaining else { return plan }
 
     // `mango_cursor:extract_candidate_indexes`: each stage's leftovers get a rank, each
     // stage after the first one higher when the one before it left any.
+    let partial = all.filter { $0.partialFilter != nil }
     let unfavored = filtered.filter { !ofType.contains($0) }
     let excluded = usable.filter { !filtered.contains($0) }
     let notUsable = considered.filter { !usable.contains($0) }
@@ -117,7 +120,9 @@ package struct MangoPlan: Sendable {
       tags[index] = entry
     }
     for index in partial { tag(index, usable: false, ["is_partial"], partialRank) }
-    for index in notUsable { tag(index, usable: false, reasons[index]!, notUsableRank) }
+    for index in notUsable {
+      tag(index, usable: false, reasons[considered.firstIndex(of: index)!], notUsableRank)
+    }
     for index in excluded { tag(index, usable: true, ["excluded_by_user"], excludedRank) }
     for index in unfavored { tag(index, usable: true, ["unfavored_type"], unfavoredRank) }
     for (position, entry) in ranked.enumerated() where position > 0 {
@@ -216,7 +221,7 @@ package struct MangoPlan: Sendable {
 
   /// `mango_selector:has_required_fields`: every document the selector matches has each
   /// field (seen through `$and`, and through `$or` when every branch requires it).
-  static func requires(_ selector: MangoSelector, _ fields: [[String]]) -> Bool {
+  package static func requires(_ selector: MangoSelector, _ fields: [[String]]) -> Bool {
     remaining(selector, fields).isEmpty
   }
 
