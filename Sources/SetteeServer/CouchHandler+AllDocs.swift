@@ -13,15 +13,10 @@ extension CouchHandler {
     async throws -> Response
   {
     try allow(request, "GET,HEAD,POST")
-    var options = try viewOptions(request)
-    if request.method == .post {
-      for member in try await request.jsonObjectBody() { options[member.key] = member.value }
-    }
+    var options = try await requestedViewOptions(request)
     // CouchDB's all-documents ranges: `key` wins over `startkey` and `endkey`, and a
     // document id bound (`startkey_docid`) stands for a missing key bound, since a row's
     // key is its id.
-    Self.canonicalize(&options)
-    try Self.requireKeysArray(options, request)
     if options["key"] != nil {
       for bound in ["startkey", "endkey", "startkey_docid", "endkey_docid"] { options[bound] = nil }
     }
@@ -39,7 +34,8 @@ extension CouchHandler {
     // 400), the offset where the range starts.
     var reversed = false
     if let start = options["startkey"]?.stringValue, let end = options["endkey"]?.stringValue,
-      descending ? start.utf8.lexicographicallyPrecedes(end.utf8)
+      descending
+        ? start.utf8.lexicographicallyPrecedes(end.utf8)
         : end.utf8.lexicographicallyPrecedes(start.utf8)
     {
       reversed = true
@@ -119,6 +115,18 @@ extension CouchHandler {
 
   /// A view request's query parameters as the JSON object ``ViewQuery`` reads: values are
   /// JSON, but for those CouchDB takes as plain strings.
+  /// A view or `_all_docs` request's options: the query string's, then a POST body's
+  /// members over them, in CouchDB's spellings, `keys` checked to be an array.
+  func requestedViewOptions(_ request: CouchRequest) async throws -> JSONObject {
+    var options = try viewOptions(request)
+    if request.method == .post {
+      for member in try await request.jsonObjectBody() { options[member.key] = member.value }
+    }
+    Self.canonicalize(&options)
+    try Self.requireKeysArray(options, request)
+    return options
+  }
+
   func viewOptions(_ request: CouchRequest) throws -> JSONObject {
     let plain: Set<String> = [
       "startkey_docid", "start_key_doc_id", "endkey_docid", "end_key_doc_id", "stale", "update",

@@ -203,12 +203,7 @@ extension CouchHandler {
       }
       view = db.view(named: name)
     }
-    var options = try viewOptions(request)
-    if request.method == .post {
-      for member in try await request.jsonObjectBody() { options[member.key] = member.value }
-    }
-    Self.canonicalize(&options)
-    try Self.requireKeysArray(options, request)
+    var options = try await requestedViewOptions(request)
     if options["keys"] != nil {
       // CouchDB fetches by `keys` alone when they are given.
       for bound in ["key", "startkey", "endkey"] { options[bound] = nil }

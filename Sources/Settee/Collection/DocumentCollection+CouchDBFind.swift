@@ -26,7 +26,7 @@ extension DocumentCollection {
 
   static func findCouchDB(
     _ query: FindQuery, collection name: String, in database: Database, db: SQLConnection,
-    freshStatement: Bool, summary wantsSummary: Bool, _ body: (Document) throws -> Void
+    freshStatement: Bool, _ body: (Document) throws -> Void
   ) throws -> FindSummary {
     let started = DispatchTime.now().uptimeNanoseconds
     let selector = try query.mangoSelector()
@@ -58,23 +58,6 @@ extension DocumentCollection {
         extracted.filter { $0.key != "_id" && $0.key != "_rev" }.map { ($0.key, $0.value) })
       try body(projected)
     }
-    func key(_ json: JSON) -> [JSON] {
-      index.columns.map { column in
-        if case .found(let value) = MangoMatcher.lookup(json, column) { return value }
-        return .null
-      }
-    }
-    // Whether CouchDB's index holds the document: every column present, and the partial
-    // filter matched.
-    func inIndex(_ json: JSON) throws -> Bool {
-      if index.isAllDocs { return true }
-      for column in index.columns {
-        guard case .found = MangoMatcher.lookup(json, column) else { return false }
-      }
-      if let filter = index.partialFilter { return try MangoMatcher.matches(filter, json) }
-      return true
-    }
-
     var placed: [Placed] = []
     if let cid, limit > 0 || !plan.ordersByID {
       do {
@@ -82,11 +65,10 @@ extension DocumentCollection {
           _ = try stream(read, cid: cid, in: database, db: db, freshStatement: freshStatement) {
             document in
             let json = JSON.object(document.json)
-            guard try inIndex(json) else { return }
+            guard let key = try index.key(json) else { return }
             let matches = try MangoMatcher.matches(selector, json)
             guard plan.ordersByID else {
-              placed.append(
-                Placed(id: document.id, key: key(json), match: matches ? document : nil))
+              placed.append(Placed(id: document.id, key: key, match: matches ? document : nil))
               return
             }
             examined += 1
@@ -95,7 +77,7 @@ extension DocumentCollection {
               skip -= 1
               return
             }
-            try emit(document, key: key(json))
+            try emit(document, key: key)
             if returned >= limit { throw PageFull() }
           }
         }
@@ -108,11 +90,18 @@ extension DocumentCollection {
         db, cid: cid, plan: plan, after: position?.id, through: returned >= limit ? last?.id : nil)
     }
     if !plan.ordersByID {
-      try place(&placed, descending: plan.descending)
+      var failure: (any Error)?
+      placed.sort { a, b in
+        do { return try plan.order(a.key, a.id, b.key, b.id) < 0 } catch {
+          failure = error
+          return false
+        }
+      }
+      if let failure { throw failure }
       var start = 0
       if let position {
         start =
-          try placed.firstIndex { try follows($0, position, descending: plan.descending) }
+          try placed.firstIndex { try plan.order($0.key, $0.id, position.key, position.id) > 0 }
           ?? placed.count
       }
       for entry in placed[start...] {
@@ -147,7 +136,6 @@ extension DocumentCollection {
         resultsReturned: returned,
         executionTimeMs: Double(DispatchTime.now().uptimeNanoseconds - started) / 1e6)
     }
-    _ = wantsSummary
     return summary
   }
 
@@ -243,34 +231,4 @@ extension DocumentCollection {
     return try Int.fetchOne(db, sql: sql, arguments: StatementArguments(arguments)!) ?? 0
   }
 
-  /// Sorts matches into the index's order: its key in CouchDB's collation, then the id
-  /// byte by byte; the reverse for a descending sort.
-  private static func place(_ placed: inout [Placed], descending: Bool) throws {
-    var failure: (any Error)?
-    placed.sort { a, b in
-      do {
-        let order = try MangoMatcher.compare(.array(a.key), .array(b.key))
-        let byID = order != 0 ? order : compareBytes(a.id, b.id)
-        return descending ? byID > 0 : byID < 0
-      } catch {
-        failure = error
-        return false
-      }
-    }
-    if let failure { throw failure }
-  }
-
-  /// Whether a match comes after the bookmark's place in the index's order.
-  private static func follows(_ entry: Placed, _ position: CouchDBBookmark, descending: Bool)
-    throws -> Bool
-  {
-    let order = try MangoMatcher.compare(.array(entry.key), .array(position.key))
-    let byID = order != 0 ? order : compareBytes(entry.id, position.id)
-    return descending ? byID < 0 : byID > 0
-  }
-
-  private static func compareBytes(_ a: String, _ b: String) -> Int {
-    if a.utf8.elementsEqual(b.utf8) { return 0 }
-    return a.utf8.lexicographicallyPrecedes(b.utf8) ? -1 : 1
-  }
 }

@@ -84,9 +84,9 @@ extension DocumentCollection {
     _ body: (Document) throws -> Void
   ) throws -> FindSummary {
     if query.dialect == .couchDB {
+      // (Its summary is always made: CouchDB's warnings need what the page read.)
       return try findCouchDB(
-        query, collection: name, in: database, db: db, freshStatement: freshStatement,
-        summary: wantsSummary, body)
+        query, collection: name, in: database, db: db, freshStatement: freshStatement, body)
     }
     let started = DispatchTime.now().uptimeNanoseconds
     let query = try query.continuingFromBookmark()
@@ -248,9 +248,9 @@ extension DocumentCollection {
       var all = query
       (all.skip, all.limit, all.returnsNothing, all.bookmark, all.fields) = (0, 0, false, nil, nil)
       var count = 0
-      try findCouchDB(
-        all, collection: name, in: database, db: db, freshStatement: false, summary: false
-      ) { _ in count += 1 }
+      try findCouchDB(all, collection: name, in: database, db: db, freshStatement: false) { _ in
+        count += 1
+      }
       return count
     }
     guard let cid = try database.collectionID(db, name) else { return 0 }

@@ -33,6 +33,19 @@ package struct MangoIndex: Sendable, Hashable {
       partialFilter: try definition.partialFilter.map { try MangoSelector.parse($0.json) })
   }
 
+  /// The document's key in this index (its columns' values; its id's for `_all_docs`),
+  /// or `nil` when the index does not hold it: a column missing, or its partial filter
+  /// not matched (CouchDB's `get_index_entries`).
+  package func key(_ document: JSON) throws -> [JSON]? {
+    var key: [JSON] = []
+    for column in columns {
+      guard case .found(let value) = MangoMatcher.lookup(document, column) else { return nil }
+      key.append(value)
+    }
+    if let partialFilter, !(try MangoMatcher.matches(partialFilter, document)) { return nil }
+    return key
+  }
+
   /// Whether this is `_all_docs`.
   package var isAllDocs: Bool { designDocument == nil }
 }

@@ -271,32 +271,21 @@ extension MangoMatcher {
     var rows: [(key: [JSON], document: Document)] = []
     for document in documents where !document.isDeleted && !Document.isDesignID(document.id) {
       let json = JSON.object(document.json)
-      var key: [JSON] = []
-      for column in plan.index.columns {
-        guard case .found(let value) = lookup(json, column) else { break }
-        key.append(value)
-      }
-      guard key.count == plan.index.columns.count else { continue }
-      if let filter = plan.index.partialFilter, !(try matches(filter, json)) { continue }
+      guard let key = try plan.index.key(json) else { continue }
       if try matches(selector, json) { rows.append((key, document)) }
-    }
-    func order(_ a: [JSON], _ aID: String, _ b: [JSON], _ bID: String) throws -> Int {
-      let byKey = try compare(.array(a), .array(b))
-      if byKey != 0 { return plan.descending ? -byKey : byKey }
-      if aID.utf8.elementsEqual(bID.utf8) { return 0 }
-      let before = aID.utf8.lexicographicallyPrecedes(bID.utf8)
-      return (before != plan.descending) ? -1 : 1
     }
     var failure: (any Error)?
     rows.sort { a, b in
-      do { return try order(a.key, a.document.id, b.key, b.document.id) < 0 } catch {
+      do { return try plan.order(a.key, a.document.id, b.key, b.document.id) < 0 } catch {
         failure = error
         return false
       }
     }
     if let failure { throw failure }
     if let position {
-      rows = try rows.filter { try order($0.key, $0.document.id, position.key, position.id) > 0 }
+      rows = try rows.filter {
+        try plan.order($0.key, $0.document.id, position.key, position.id) > 0
+      }
     }
     var page = rows.dropFirst(query.skip).map(\.document)
     if query.limit > 0 { page = Array(page.prefix(query.limit)) }

@@ -158,6 +158,17 @@ package struct MangoPlan: Sendable {
     return fields.allSatisfy { available.contains($0) }
   }
 
+  /// -1, 0 or 1 as the index entry (`key`, `id`) comes before, with or after another in
+  /// the order results come: the key in CouchDB's collation, then the id byte by byte;
+  /// the reverse for a descending sort.
+  package func order(_ key: [JSON], _ id: String, _ otherKey: [JSON], _ otherID: String) throws
+    -> Int
+  {
+    var order = try MangoMatcher.compare(.array(key), .array(otherKey))
+    if order == 0 { order = try MangoMatcher.compare(.string(id), .string(otherID), raw: true) }
+    return descending ? -order : order
+  }
+
   /// Byte order of two strings (Erlang's order of binaries).
   static func precedes(_ a: String, _ b: String) -> Bool {
     a.utf8.lexicographicallyPrecedes(b.utf8)
