@@ -248,7 +248,7 @@ extension DocumentCollection {
       var all = query
       (all.skip, all.limit, all.returnsNothing, all.bookmark, all.fields) = (0, 0, false, nil, nil)
       var count = 0
-      try findCouchDB(all, collection: name, in: database, db: db, freshStatement: false) { _ in
+      _ = try findCouchDB(all, collection: name, in: database, db: db, freshStatement: false) { _ in
         count += 1
       }
       return count
