@@ -108,8 +108,13 @@ extension CouchHandler {
   /// `_all_docs`' ids, or a JSON index's leading columns' bounds, `"<MAX>"` past the end.
   static func keys(_ plan: MangoPlan) -> (JSON, JSON) {
     func value(_ bound: MangoRange.Bound) -> JSON? {
-      if case .value(let value) = bound { return value }
-      return nil
+      guard case .value(let value) = bound else { return nil }
+      // `$beginsWith`'s end: CouchDB ends the prefix with bytes that are not UTF-8, which
+      // its JSON encoder shows as one U+FFFD; Settee's is the last code point.
+      if case .string(let text) = value, text.unicodeScalars.last == "\u{10FFFF}" {
+        return .string(String(text.unicodeScalars.dropLast()) + "\u{FFFD}")
+      }
+      return value
     }
     if plan.index.isAllDocs {
       let range = plan.ranges.first ?? .unbounded

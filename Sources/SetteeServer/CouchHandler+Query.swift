@@ -10,7 +10,7 @@ extension CouchHandler {
 
   /// The request's query, in CouchDB's dialect, and its body.
   private func findQuery(_ request: CouchRequest) async throws -> (FindQuery, JSON) {
-    var body = try await request.jsonBody()
+    var body = try await request.jsonBody(lastDuplicateWins: true)
     if case .object(var members) = body {
       try Self.checkMangoRequest(members)
       // `stale` is CouchDB's older spelling of `update`/`stable`: nothing to do here.
@@ -117,14 +117,15 @@ extension CouchHandler {
       try allow(request, "DELETE")
       var parts = rest
       if parts.first == "_design" { parts.removeFirst() }
-      guard parts.count == 3, ["json", "text"].contains(parts[1]) else {
+      guard parts.count == 3 else {
         throw CouchError(
           .badRequest, "bad_request", "an index is deleted at /{db}/_index/{ddoc}/json/{name}")
       }
       let ddoc = IndexDefinition.designDocumentID(parts[0])
+      // Any type may be named; only the index's own finds it (CouchDB: 404 otherwise).
       guard
         let index = try await db.indexes().first(where: {
-          $0.name == parts[2] && $0.designDocumentID == ddoc
+          $0.name == parts[2] && $0.designDocumentID == ddoc && $0.kind.rawValue == parts[1]
         })
       else {
         throw CouchError(.notFound, "not_found", "Index not found")
@@ -143,6 +144,7 @@ extension CouchHandler {
         if body["name"] == nil { body["name"] = .string(generated) }
         if body["ddoc"] == nil { body["ddoc"] = .string("_design/" + generated) }
       }
+      try Self.checkIndexDirections(body)
       let definition: IndexDefinition
       do {
         definition = try IndexDefinition(json: .object(body))
@@ -165,7 +167,50 @@ extension CouchHandler {
       ($0.designDocumentID, $0.name) < ($1.designDocumentID, $1.name)
     }
     let listed = [IndexDefinition.allDocsListing] + indexes.map(Self.listedWithPartitioned)
-    return CouchResponse.json(["total_rows": .int(Int64(listed.count)), "indexes": .array(listed)])
+    let (skip, limit) = try Self.indexListingRange(request, count: listed.count)
+    return CouchResponse.json([
+      "total_rows": .int(Int64(listed.count)),
+      "indexes": .array(Array(listed.dropFirst(skip).prefix(limit))),
+    ])
+  }
+
+  /// `GET _index?skip=…&limit=…`: as CouchDB's Mango, a limit under 1 or a negative skip
+  /// is `invalid_list_index_params`, which CouchDB answers with 500 and its own test suite
+  /// expects so; a skip past the end lists nothing.
+  static func indexListingRange(_ request: CouchRequest, count: Int) throws -> (Int, Int) {
+    func parameter(_ name: String) throws -> Int? {
+      guard let text = request.query[name] else { return nil }
+      guard let value = Int(text) else {
+        throw CouchError(
+          .badRequest, "invalid_non_neg_integer",
+          "\(text) is not an integer greater than or equal to zero")
+      }
+      return value
+    }
+    let limit = try parameter("limit") ?? count
+    let skip = try parameter("skip") ?? 0
+    guard limit >= 1, skip >= 0 else {
+      throw CouchError(
+        .internalServerError, "invalid_list_index_params",
+        "Index parameter ranges: limit > 1, skip > 0")
+    }
+    return (min(skip, count), limit)
+  }
+
+  /// An index's fields sorted in more than one direction, refused as CouchDB's
+  /// `mango_sort` refuses them.
+  static func checkIndexDirections(_ body: JSONObject) throws {
+    guard case .array(let fields)? = body["index"]?["fields"] else { return }
+    let directions = Set(
+      fields.compactMap { field -> String? in
+        guard case .object(let sorted) = field, sorted.count == 1 else { return nil }
+        return sorted[0].value.stringValue
+      })
+    if directions.count > 1 {
+      throw CouchError(
+        .badRequest, "unsupported_mixed_sort",
+        "Sorts currently only support a single direction for all fields.")
+    }
   }
 
   // MARK: - Views

@@ -34,7 +34,10 @@ struct CouchRequest: Sendable {
     }
     self.segments = segments
     var query: [String: String] = [:]
-    for pair in (request.uri.query ?? "").split(separator: "&", omittingEmptySubsequences: true) {
+    // `;` separates parameters too, as in CouchDB (mochiweb's `parse_qs`).
+    let pairs = (request.uri.query ?? "").split(
+      omittingEmptySubsequences: true, whereSeparator: { $0 == "&" || $0 == ";" })
+    for pair in pairs {
       let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
       let key = Self.decodeQuery(parts[0])
       let value = parts.count > 1 ? Self.decodeQuery(parts[1]) : ""
@@ -172,13 +175,22 @@ struct CouchRequest: Sendable {
 
   /// The body as JSON. `requiresJSONType`: CouchDB's POST endpoints refuse another
   /// `Content-Type` (`415 bad_content_type`).
-  func jsonBody(requiresJSONType: Bool = true) async throws -> JSON {
+  /// The body as JSON. A document's member named twice is refused (Settee keeps what it
+  /// is given or nothing), where a query's (`lastDuplicateWins`) keeps its last value, as
+  /// CouchDB reads both.
+  func jsonBody(requiresJSONType: Bool = true, lastDuplicateWins: Bool = false) async throws
+    -> JSON
+  {
     if requiresJSONType { try requireJSONType() }
     let bytes = try await bodyBytes()
     do {
       // As deep as a database's configuration may let a document nest; its own limit is
       // then the write's to apply, naming where the document is too deep.
-      return try JSONParser.parse(bytes, maxDepth: Database.Configuration.maxNestingDepth)
+      let depth = Database.Configuration.maxNestingDepth
+      if lastDuplicateWins {
+        return try JSONParser.parseKeepingLastDuplicate(bytes, maxDepth: depth)
+      }
+      return try JSONParser.parse(bytes, maxDepth: depth)
     } catch let error as SetteeError {
       throw CouchError(.badRequest, "bad_request", "invalid UTF-8 JSON: \(error.message)")
     }

@@ -12,10 +12,13 @@ public struct JSONParser: ~Copyable {
   private let bytes: UnsafeBufferPointer<UInt8>
   private var position = 0
   private let maxDepth: Int
+  /// Whether a repeated member name replaces the earlier member instead of being refused.
+  private let lastDuplicateWins: Bool
 
-  private init(bytes: UnsafeBufferPointer<UInt8>, maxDepth: Int) {
+  private init(bytes: UnsafeBufferPointer<UInt8>, maxDepth: Int, lastDuplicateWins: Bool = false) {
     self.bytes = bytes
     self.maxDepth = maxDepth
+    self.lastDuplicateWins = lastDuplicateWins
   }
 
   /// Parses one JSON value that fills the whole input (surrounding white space allowed).
@@ -32,9 +35,9 @@ public struct JSONParser: ~Copyable {
   /// `Error`s because Swift 6.3's compiler crashes on a `do`/`catch` with a `where`
   /// clause around a typed-throwing call.
   static func parseTyped(
-    _ bytes: UnsafeBufferPointer<UInt8>, maxDepth: Int
+    _ bytes: UnsafeBufferPointer<UInt8>, maxDepth: Int, lastDuplicateWins: Bool = false
   ) throws(SetteeError) -> JSON {
-    var parser = JSONParser(bytes: bytes, maxDepth: maxDepth)
+    var parser = JSONParser(bytes: bytes, maxDepth: maxDepth, lastDuplicateWins: lastDuplicateWins)
     parser.skipWhitespace()
     let value = try parser.parseValue(depth: 0)
     parser.skipWhitespace()
@@ -42,6 +45,15 @@ public struct JSONParser: ~Copyable {
       throw parser.error("unexpected \(parser.describeCurrent()) after the JSON value")
     }
     return value
+  }
+
+  /// Parses a request rather than data: a member named twice keeps its last value, as
+  /// CouchDB reads a query (`{"a": 1, "a": 2}` is `{"a": 2}`). Documents are parsed with
+  /// `parse(_:maxDepth:)`, which refuses the repetition.
+  package static func parseKeepingLastDuplicate(_ bytes: [UInt8], maxDepth: Int) throws -> JSON {
+    try bytes.withUnsafeBufferPointer { buffer throws(SetteeError) -> JSON in
+      try parseTyped(buffer, maxDepth: maxDepth, lastDuplicateWins: true)
+    }
   }
 
   /// Parses JSON from a byte array.
@@ -102,7 +114,7 @@ public struct JSONParser: ~Copyable {
       // Names compare byte for byte: canonically equivalent spellings are distinct names.
       if members.count < 16 {
         if members.contains(where: { $0.key.hasSameBytes(as: key) }) {
-          throw duplicateKey(key, at: keyStart)
+          try repeated(key, at: keyStart, in: &members)
         }
       } else {
         if seen == nil {
@@ -110,7 +122,9 @@ public struct JSONParser: ~Copyable {
           for member in members { names.insert(ByteName(member.key)) }
           seen = names
         }
-        if seen!.insert(ByteName(key)).inserted == false { throw duplicateKey(key, at: keyStart) }
+        if seen!.insert(ByteName(key)).inserted == false {
+          try repeated(key, at: keyStart, in: &members)
+        }
       }
       skipWhitespace()
       guard position < bytes.count, bytes[position] == UInt8(ascii: ":") else {
@@ -406,6 +420,14 @@ public struct JSONParser: ~Copyable {
 
   private func error(_ message: String) -> SetteeError {
     SetteeError(.invalidJSON, "invalid JSON: \(message)", location: location())
+  }
+
+  /// A member name seen before in this object: refused, or the earlier member dropped.
+  private mutating func repeated(
+    _ key: String, at keyStart: Int, in members: inout [JSONObject.Member]
+  ) throws(SetteeError) {
+    guard lastDuplicateWins else { throw duplicateKey(key, at: keyStart) }
+    members.removeAll { $0.key.hasSameBytes(as: key) }
   }
 
   private mutating func duplicateKey(_ key: String, at keyStart: Int) -> SetteeError {

@@ -94,10 +94,14 @@ public struct FindQuery: Sendable, Hashable {
     return selector == .all ? .everything : try MangoSelector.parse(selector.json)
   }
 
+  /// `use_index` given as `[design document, index name]` in CouchDB's dialect.
+  package var useIndexPair: [String]?
+
   /// `use_index` as CouchDB splits it: `[]`, `[design document]` or `[design document,
   /// index name]` (`"d"`, `"_design/d"`, `"d/name"`).
   package var useIndexParts: [String] {
     guard let useIndex, !useIndex.isEmpty else { return [] }
+    if let useIndexPair, useIndexPair.joined(separator: "/") == useIndex { return useIndexPair }
     guard let slash = useIndex.firstIndex(of: "/") else { return [useIndex] }
     let (first, rest) = (
       String(useIndex[..<slash]), String(useIndex[useIndex.index(after: slash)...])
@@ -170,13 +174,17 @@ extension FindQuery {
         returnsNothing = limit == 0
       case "use_index" where couchDB:
         switch member.value {
-        case .array([]): useIndex = nil
+        // `null` too: CouchDB's own test client sends it for "no index named".
+        case .array([]), .null: useIndex = nil
         case .string(let name): useIndex = name
         case .array(let parts) where parts.count == 1 && parts[0].stringValue != nil:
           useIndex = parts[0].stringValue
         case .array(let parts)
         where parts.count == 2 && parts[0].stringValue != nil && parts[1].stringValue != nil:
-          useIndex = parts[0].stringValue! + "/" + parts[1].stringValue!
+          // Kept as two parts: `["_design/d", "name"]` is not the string "_design/d/name",
+          // which CouchDB reads as one design document.
+          useIndexPair = [parts[0].stringValue!, parts[1].stringValue!]
+          useIndex = useIndexPair!.joined(separator: "/")
         default:
           throw SetteeError.couchDB(
             "invalid_index_name", "Invalid index name: \(JSONWriter.string(member.value))")

@@ -91,6 +91,20 @@ struct JSONParserTests {
     }
   }
 
+  /// A query (not a document) keeps a repeated name's last value, as CouchDB reads
+  /// `_find`'s body; the first 16 members and later ones alike, order otherwise kept.
+  @Test(arguments: [2, 16, 17, 40])
+  func queriesKeepTheLastRepeatedName(count: Int) throws {
+    let members = (0..<count).map { #""k\#($0)":\#($0)"# }
+    for repeated in ["k0", "k\(count - 1)"] {
+      let text = "{" + (members + [#""\#(repeated)":"last""#]).joined(separator: ",") + "}"
+      let object = try #require(
+        try JSONParser.parseKeepingLastDuplicate(Array(text.utf8), maxDepth: 64).objectValue)
+      #expect(object.count == count && object[repeated] == "last")
+      #expect(object.members.last?.key == repeated)
+    }
+  }
+
   @Test func rejectsInvalidUTF8() {
     let bytes: [UInt8] = [UInt8(ascii: "\""), 0xC3, 0x28, UInt8(ascii: "\"")]
     #expect(throws: SetteeError.self) { try JSONParser.parse(bytes) }

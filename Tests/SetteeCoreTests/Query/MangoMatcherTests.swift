@@ -121,11 +121,26 @@ struct MangoMatcherTests {
     (#"{"a": {"$near": 1}}"#, "not_supported"), (#"{"$where": "x"}"#, "not_supported"),
     (#"{"a": {"$foo": 1}}"#, "invalid_operator"), (#"{"$gt": 5}"#, "invalid_selector"),
     (#"{"$not": {}}"#, "invalid_selector"), (#"{"a": {"$elemMatch": 1}}"#, "bad_arg"),
+    (#"{"a": {"$beginsWith": true}}"#, "invalid_operator"),
   ])
   func refusesAsCouchDBDoes(selector: String, error: String) throws {
     #expect {
       _ = try MangoSelector.parse(JSONParser.parse(selector))
     } throws: { ($0 as? SetteeError)?.couchDBError == error }
+  }
+
+  /// `use_index` as CouchDB's `mango_opts` splits it: a `[ddoc, name]` pair stays two
+  /// parts even when the ddoc has `_design/`; a string splits at its first slash unless
+  /// that is `_design/`'s; `null` names nothing.
+  @Test(arguments: [
+    (#""_design/a/b""#, ["_design/a/b"]), (#""a/b""#, ["a", "b"]), (#""a""#, ["a"]),
+    (#"["_design/a", "b"]"#, ["_design/a", "b"]), (#"["a"]"#, ["a"]), ("null", []), ("[]", []),
+  ])
+  func splitsUseIndexAsCouchDBDoes(useIndex: String, parts: [String]) throws {
+    let query = try FindQuery(
+      json: JSONParser.parse(#"{"selector": {}, "use_index": "# + useIndex + "}"),
+      dialect: .couchDB)
+    #expect(query.useIndexParts == parts)
   }
 
   /// Projections: present fields in the order asked, through objects made on the way,

@@ -162,7 +162,10 @@ package indirect enum MangoSelector: Sendable, Hashable {
       }
       return .regex(pattern)
     case "$beginsWith":
-      guard case .string(let prefix) = argument else { throw badArgument(name, argument) }
+      // CouchDB's `norm_ops` takes only a string; anything else falls to its last clause.
+      guard case .string(let prefix) = argument else {
+        throw SetteeError.couchDB("invalid_operator", "Invalid operator: \(name)")
+      }
       return .beginsWith(prefix)
     case "$size":
       guard case .int(let count) = argument, count >= 0, let size = Int(exactly: count) else {
