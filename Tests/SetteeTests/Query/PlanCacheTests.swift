@@ -66,6 +66,9 @@ struct PlanCacheTests {
     query.executionStats = false
     query.dialect = .couchDB
     #expect(PlanCache.shape(query) == nil)
+    query.dialect = .cloudantSync
+    query.useIndexPair = ["_design/d", "i"]
+    #expect(PlanCache.shape(query) == nil)
     // Selectors too large to be worth keeping (an `$or` of thousands of equalities).
     let many = FindQuery(
       selector: .or(
@@ -78,7 +81,7 @@ struct PlanCacheTests {
     #expect(PlanCache.shape(long) == nil)
     // A property FindQuery gains must be given a place in the shape (or make queries with
     // it uncacheable) before this count is raised.
-    #expect(Mirror(reflecting: FindQuery()).children.count == 14)
+    #expect(Mirror(reflecting: FindQuery()).children.count == 15)
   }
 
   /// A collection with an index on `n` (one entry per document) and one on `tags` (an

@@ -89,8 +89,10 @@ extension PlanCache {
   static func shape(_ query: FindQuery) -> Shape? {
     // CouchDB's dialect plans with CouchDB's rules and reads through queries of the
     // default dialect, which are cached; its own selector (`mango`, `returnsNothing`) is
-    // not planned here.
-    guard query.position == nil, !query.executionStats, query.dialect == .cloudantSync else {
+    // not planned here (nor `useIndexPair`, which only CouchDB's `use_index` sets).
+    guard query.position == nil, !query.executionStats, query.dialect == .cloudantSync,
+      query.useIndexPair == nil
+    else {
       return nil
     }
     var shape = Shape()
