@@ -32,7 +32,9 @@ extension DocumentCollection {
     let selector = try query.mangoSelector()
     let position = try query.bookmark.flatMap { try CouchDBBookmark(token: $0) }
     let cid = try database.collectionID(db, name)
-    let plan = try couchDBPlan(query, selector, cid: cid, database: database, db: db)
+    // The collection's indexes, read once for CouchDB's plan and Settee's.
+    let state = try cid.map { try database.indexCatalog.state(db, cid: $0) }
+    let plan = try couchDBPlan(query, selector, indexes: state?.indexes ?? [])
     var summary = FindSummary(bookmark: query.bookmark ?? FindBookmark.none)
     if plan.isEmpty {
       // CouchDB reads nothing, and says nothing more.
@@ -62,8 +64,9 @@ extension DocumentCollection {
     if let cid, limit > 0 || !plan.ordersByID {
       do {
         try DocumentReader.namingDamagedBodies(db, cid: cid) {
-          _ = try stream(read, cid: cid, in: database, db: db, freshStatement: freshStatement) {
-            document in
+          _ = try stream(
+            read, cid: cid, in: database, db: db, freshStatement: freshStatement, state: state
+          ) { document in
             let json = JSON.object(document.json)
             guard let key = try index.key(json) else { return }
             let matches = try MangoMatcher.matches(selector, json)
@@ -141,11 +144,11 @@ extension DocumentCollection {
 
   /// CouchDB's plan of a query (``MangoPlan``), over the collection's JSON indexes.
   static func couchDBPlan(
-    _ query: FindQuery, _ selector: MangoSelector, cid: Int64?, database: Database,
-    db: SQLConnection, explaining: Bool = false
+    _ query: FindQuery, _ selector: MangoSelector, indexes: [StoredIndex],
+    explaining: Bool = false
   ) throws -> MangoPlan {
     try MangoPlan.plan(
-      selector, indexes: try cid.map { try mangoIndexes(db, in: database, cid: $0) } ?? [],
+      selector, indexes: indexes.compactMap(\.mango),
       sort: query.sort.map { (field: $0.path.components, descending: $0.descending) },
       useIndex: query.useIndexParts, allowFallback: query.allowFallback, explaining: explaining)
   }
@@ -187,22 +190,15 @@ extension DocumentCollection {
     return try await database.query { db in
       let selector = try query.mangoSelector()
       let cid = try database.collectionID(db, name)
+      let indexes = try cid.map { try database.indexCatalog.indexes(db, cid: $0) } ?? []
       let plan = try DocumentCollection.couchDBPlan(
-        query, selector, cid: cid, database: database, db: db, explaining: true)
+        query, selector, indexes: indexes, explaining: true)
       let read = DocumentCollection.candidateQuery(plan, selector, query, after: nil)
       return (
         plan,
         try DocumentCollection.plan(read, cid: cid ?? -1, catalog: database.indexCatalog, db: db)
       )
     }
-  }
-
-  /// The collection's JSON indexes as CouchDB's planner sees them (from the index
-  /// catalog, which keeps them while they do not change).
-  static func mangoIndexes(_ db: SQLConnection, in database: Database, cid: Int64) throws
-    -> [MangoIndex]
-  {
-    try database.indexCatalog.indexes(db, cid: cid).compactMap(\.mango)
   }
 
   /// How many documents (design documents too) `_all_docs` holds from after `after` (or

@@ -133,11 +133,11 @@ extension DocumentCollection {
   /// plan it ran.
   static func stream(
     _ query: FindQuery, cid: Int64, in database: Database, db: SQLConnection,
-    freshStatement: Bool, _ body: (Document) throws -> Void
+    freshStatement: Bool, state: CollectionState? = nil, _ body: (Document) throws -> Void
   ) throws -> QueryPlan {
     let (plan, statement) = try prepare(
       query, cid: cid, catalog: database.indexCatalog, db: db, freshStatement: freshStatement,
-      cache: database.planCache)
+      cache: database.planCache, state: state)
     let conflicted = query.conflicts ? try conflictedIDs(db, cid: cid) : []
     // Whole documents show their attachments (as stubs), as CouchDB's `_find` does; a
     // projection shows them only when `fields` names `_attachments`.

@@ -14,10 +14,11 @@ extension DocumentCollection {
   /// its own with `freshStatement` (see ``find(_:collection:in:db:freshStatement:_:)``).
   ///
   /// With `cache`, a query shaped like earlier ones takes its plan from there (see
-  /// ``PlanCache``).
+  /// ``PlanCache``). `state` is the collection's, when the caller has read it in this
+  /// transaction already.
   static func prepare(
     _ query: FindQuery, cid: Int64, catalog: IndexCatalog, db: SQLConnection,
-    freshStatement: Bool = false, cache: PlanCache? = nil
+    freshStatement: Bool = false, cache: PlanCache? = nil, state known: CollectionState? = nil
   ) throws -> (plan: QueryPlan, statement: FindStatement) {
     // A covering plan's rows are read through GRDB; every other plan's through SQLite's C
     // API (RawStatement), from statements of its own.
@@ -41,7 +42,7 @@ extension DocumentCollection {
     // A shape met for the first time: its entry, kept once the plan's statement prepares.
     var newEntry: (key: PlanCache.Key, entry: PlanCache.Entry)?
     do {
-      let state = try catalog.state(db, cid: cid)
+      let state = try known ?? catalog.state(db, cid: cid)
       var cached: (key: PlanCache.Key, shape: PlanCache.Shape, entry: PlanCache.Entry?)?
       if let cache, let version = state.version, let shape = PlanCache.shape(query) {
         let key = PlanCache.Key(

@@ -42,12 +42,17 @@ struct ListedAttachments {
   init(_ db: SQLConnection, cid: Int64, _ listing: AttachmentListing = .stubs) throws {
     self.cid = cid
     self.listing = listing
+    // Through SQLite's C API (``RawStatement``): every list and find asks this once, and
+    // GRDB's row decoding was most of its cost.
     any =
-      try Bool.fetchOne(
-        db.cachedStatement(
-          sql: "SELECT EXISTS (SELECT 1 FROM documents WHERE cid = ? AND attachments != 0)"),
-        arguments: [cid]) ?? false
+      try RawStatement(db, Self.anySQL + SQLFragment.value(cid) + Self.anyEnd).first {
+        $0.int64(0) != 0
+      } ?? false
   }
+
+  private static let anySQL = SQLFragment(
+    "SELECT EXISTS (SELECT 1 FROM documents WHERE attachments != 0 AND cid = ")
+  private static let anyEnd = SQLFragment(")")
 
   /// Sets `document.attachments` to those of its revision (nothing when it has none).
   func fill(_ db: SQLConnection, _ document: inout Document) throws {
