@@ -5,8 +5,10 @@ import Testing
 
 @Suite("Query safety")
 struct QuerySafetyTests {
-  /// Random and mangled selectors never crash: they give results or a typed error.
-  @Test func fuzzedSelectorsGiveResultsOrTypedErrors() throws {
+  /// Random and mangled selectors never crash, in either dialect: they give results or a
+  /// typed error.
+  @Test(arguments: QueryDialect.allCases)
+  func fuzzedSelectorsGiveResultsOrTypedErrors(dialect: QueryDialect) throws {
     let collection = try Database(inMemoryWith: .init()).collection()
     var generator = RandomQueries(seed: 99)
     try collection.putAll((0..<50).map { generator.document($0) })
@@ -43,7 +45,11 @@ struct QuerySafetyTests {
         text = String(decoding: bytes, as: UTF8.self)
       }
       do {
-        let query = FindQuery(selector: try SelectorParser.parse(text))
+        let query =
+          dialect == .cloudantSync
+          ? FindQuery(selector: try SelectorParser.parse(text))
+          : try FindQuery(
+            json: .object(["selector": try JSONParser.parse(text)]), dialect: .couchDB)
         _ = try collection.find(query)
         _ = try collection.count(query)
         outcomes.results += 1

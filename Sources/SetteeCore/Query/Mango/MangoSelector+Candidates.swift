@@ -64,7 +64,10 @@ extension MangoSelector {
       return exists
     case .exists(false): return .all
     case .beginsWith(let prefix): return .condition(path, .beginsWith(prefix))
-    case .size(let count): return .condition(path, .size(count))
+    case .size(let count):
+      // Settee's SQL takes sizes up to Int32.max (as its own `$size` does); a larger one
+      // leaves the matcher to answer.
+      return count <= Int(Int32.max) ? .condition(path, .size(count)) : exists
     case .all(let values):
       if values.isEmpty || (values.count == 1 && values[0].arrayValue != nil) { return exists }
       return .condition(path, .all(values))
