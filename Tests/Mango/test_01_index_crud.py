@@ -117,3 +117,15 @@ class IndexCrudTests(FreshDatabaseTest):
         self.assertEqual(len(self.db.find({"age": {"$gt": 0}}, use_index=ddoc)), 2)
         self.db.delete("1")
         self.assertEqual(len(self.db.find({"age": {"$gt": 0}}, use_index=ddoc)), 1)
+
+
+class IndexRequestTests(FreshDatabaseTest):
+    """From 26-test_query (whose class CouchDB runs only with its search service): `_index`
+    requires a JSON body's Content-Type."""
+
+    def test_post_index_invalid_header(self):
+        response = self.db.http.post(self.db.url + "/_index",
+                                     data='{"index": {"fields": ["foobar"]}}',
+                                     headers={"Content-Type": None})
+        self.assertEqual(response.status_code, 415)
+        self.assertEqual(response.json()["reason"], "Content-Type must be application/json")
