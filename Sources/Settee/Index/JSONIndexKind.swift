@@ -8,7 +8,7 @@ enum JSONIndexKind: SecondaryIndexKind {
   static var upkeep: Upkeep { .inWriteTransaction }
 
   static func writers(_ db: SQLConnection, _ collection: CollectionState) -> [any IndexWriter] {
-    collection.indexes.filter { $0.definition.kind == .json }.map {
+    collection.indexes.filter { $0.definition.kind == .json && $0.hasEntries }.map {
       JSONIndexWriter(db: db, index: $0)
     }
   }
@@ -29,7 +29,7 @@ enum JSONIndexKind: SecondaryIndexKind {
     _ db: SQLConnection, _ database: Database, cid: Int64, collection: String,
     indexes: [StoredIndex]
   ) throws -> [any IndexChecker] {
-    indexes.filter { $0.definition.kind == .json }.map {
+    indexes.filter { $0.definition.kind == .json && $0.hasEntries }.map {
       JSONIndexChecker(db: db, index: $0, collection: collection)
     }
   }

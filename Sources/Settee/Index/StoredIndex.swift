@@ -122,6 +122,9 @@ final class StoredIndex: Sendable {
         definition.partialFilter.map { JSONWriter.string($0.json) },
       ])
     let index = StoredIndex(xid: db.lastInsertedRowID, definition: definition, multiDocuments: 0)
+    // CouchDB's index of no fields holds every document in id order, which the documents'
+    // own primary key already is: it is kept in the catalog only, without entries.
+    if definition.fields.isEmpty { return index }
     if definition.kind == .text {
       try TextIndex.create(index, db: db)
       var maintainer = IndexMaintainer(db: db, indexes: [index])
@@ -266,7 +269,11 @@ final class StoredIndex: Sendable {
     upkeep: Upkeep
   ) throws -> [SecondaryIndexInfo] {
     try all(db, cid: cid).filter { $0.definition.kind == kind }.map { index in
-      let count = SQLFragment("SELECT count(*) FROM ") + index.entryTable
+      let count =
+        index.hasEntries
+        ? SQLFragment("SELECT count(*) FROM ") + index.entryTable
+        : SQLFragment("SELECT count(*) FROM documents WHERE deleted = 0 AND cid = ")
+          + .value(cid)
       return SecondaryIndexInfo(
         kind: info, name: index.definition.name, upkeep: upkeep.info,
         rows: try Int.fetchOne(db, sql: count.text) ?? 0)
@@ -278,8 +285,11 @@ final class StoredIndex: Sendable {
     for index in try all(db, cid: cid) where index.definition.kind == kind { try index.drop(db) }
   }
 
+  /// Whether the index keeps entries of its own: every index but CouchDB's of no fields.
+  var hasEntries: Bool { !definition.fields.isEmpty }
+
   func drop(_ db: SQLConnection) throws {
-    try db.execute(sql: (SQLFragment("DROP TABLE ") + entryTable).text)
+    if hasEntries { try db.execute(sql: (SQLFragment("DROP TABLE ") + entryTable).text) }
     try db.execute(sql: "DELETE FROM indexes WHERE xid = ?", arguments: [xid])
     // Its statistics go too: the next index may get the same xid, and its own.
     if definition.kind == .json, try db.tableExists("sqlite_stat1") {

@@ -1,4 +1,3 @@
-
 /// A query index over fields of a collection's documents (SPEC section 3).
 public struct IndexDefinition: Sendable, Hashable {
   /// The kind of index.
@@ -45,7 +44,8 @@ public struct IndexDefinition: Sendable, Hashable {
 
   /// Checks a definition.
   ///
-  /// - Throws: ``SetteeError`` with code `invalidIndex`: an empty name, no fields, a field
+  /// - Throws: ``SetteeError`` with code `invalidIndex`: an empty name, no fields (for a
+  ///   TEXT index), a field
   ///   twice, a setting other than `tokenize` (and that only for TEXT indexes), a tokenizer
   ///   other than `simple` or `porter`.
   public init(
@@ -61,7 +61,10 @@ public struct IndexDefinition: Sendable, Hashable {
         "index name \(quoted(name)) is reserved: names starting with '_' belong to the engine (\"_all_docs\" is the index of ids)"
       )
     }
-    if fields.isEmpty {
+    // A JSON index of no fields is CouchDB's (`"fields": []`): it holds every document,
+    // in id order, and only CouchDB's dialect reads it; it has no entry table (see
+    // StoredIndex).
+    if fields.isEmpty && kind == .text {
       throw SetteeError(.invalidIndex, "index \(quoted(name)) needs at least one field")
     }
     if fields.count > IndexDefinition.maxFields {

@@ -146,3 +146,37 @@ struct CouchDBFindTests {
     }
   }
 }
+
+/// CouchDB's index of no fields (`POST _index {"index": {"fields": []}}`): kept in the
+/// catalog without entries, read only by CouchDB's dialect (every document in id order),
+/// and harmless to writes, checks, rebuilds, Settee's own planner and deletion.
+@Suite("CouchDB's index of no fields")
+struct EmptyIndexTests {
+  @Test func onlyCouchDBsDialectReadsIt() throws {
+    let database = try Database(inMemoryWith: .init())
+    let items = database.collection("items")
+    try items.putAll([["_id": "b", "n": 2], ["_id": "a", "n": 1], ["_id": "_design/d"]])
+    try items.ensureIndexed([], name: "everything")
+    try items.putAll([["_id": "c", "n": 3]])
+    try items.remove("b")
+    let couch = try FindQuery(
+      json: JSONParser.parse(#"{"selector": {"n": {"$gt": 0}}}"#), dialect: .couchDB)
+    #expect(try items.find(couch).map(\.id) == ["a", "c"])
+    // The seed's planner plans as if it were not there, use_index naming it included.
+    let seed = try FindQuery(json: JSONParser.parse(#"{"selector": {"n": {"$gt": 0}}}"#))
+    #expect(try items.find(seed).map(\.id) == ["a", "c"])
+    var named = seed
+    named.useIndex = "everything"
+    #expect(try items.find(named).map(\.id) == ["a", "c"])
+    try items.rebuildIndexes()
+    let report = try database.check()
+    #expect(report.isHealthy, "\(report.problems)")
+    #expect(try items.indexes().map(\.name).contains("everything"))
+    try items.deleteIndex(named: "everything")
+    #expect(try !items.indexes().map(\.name).contains("everything"))
+  }
+
+  @Test func textIndexesStillNeedAField() {
+    #expect(throws: SetteeError.self) { try IndexDefinition(name: "t", fields: [], kind: .text) }
+  }
+}

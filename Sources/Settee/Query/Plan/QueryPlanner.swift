@@ -85,9 +85,11 @@ enum QueryPlanner {
   ) throws -> QueryPlan {
     // The probe is only used while planning.
     try withoutActuallyEscaping(probe) { probe in
+      // An index of no fields (CouchDB's) has no entries to read: CouchDB's dialect plans
+      // with it, Settee's planner does not.
       var planning = try Planning(
-        query, collectionID: collectionID, indexes: indexes, documentsHoldNUL: documentsHoldNUL,
-        probe: probe)
+        query, collectionID: collectionID, indexes: indexes.filter(\.hasEntries),
+        documentsHoldNUL: documentsHoldNUL, probe: probe)
       if let plan = try textSearch(planning) { return plan }
       if let plan = try forcedIndex(planning) { return plan }
       let weighed = try weighIndexes(&planning)
