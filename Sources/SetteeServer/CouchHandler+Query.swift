@@ -203,6 +203,8 @@ extension CouchHandler {
     guard case .array(let fields)? = body["index"]?["fields"] else { return }
     let directions = Set(
       fields.compactMap { field -> String? in
+        // A bare name sorts ascending, as CouchDB's `mango_sort` reads it.
+        if case .string = field { return "asc" }
         guard case .object(let sorted) = field, sorted.count == 1 else { return nil }
         return sorted[0].value.stringValue
       })

@@ -129,3 +129,9 @@ class IndexRequestTests(FreshDatabaseTest):
                                      headers={"Content-Type": None})
         self.assertEqual(response.status_code, 415)
         self.assertEqual(response.json()["reason"], "Content-Type must be application/json")
+
+    def test_bare_names_sort_ascending(self):
+        # A bare field name is {"name": "asc"}: beside a descending one it mixes directions.
+        self.assertRefused(400, self.db.index, [{"foo": "desc"}, "bar"],
+                           error="unsupported_mixed_sort")
+        self.assertIs(self.db.index([{"foo": "desc"}, {"bar": "desc"}], name="both_desc"), True)
