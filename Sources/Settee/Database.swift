@@ -36,6 +36,8 @@ public final class Database: Sendable {
   /// What each face keeps for the life of this value (its caches and registries), made by
   /// the face on first use: the database names no face.
   let faceStates = FaceStates()
+  /// What faces in other modules keep for the life of this value (``PackageFaceStates``).
+  package let packageFaceStates = PackageFaceStates()
   /// This value's epoch token: the first write it makes to a collection records the
   /// sequence number it starts at under this token, so that sequence strings given out
   /// (``DocumentCollection/sequenceString(_:)-53hlp``) tell this file's history apart from a

@@ -84,8 +84,8 @@ public enum DesignDocumentCheck {
       guard case .string(let map)? = member.value["map"] else { continue }
       do {
         _ = try DesignFunctions.compiled(
-          ddoc: .object(design), map: map, reduce: member.value["reduce"]?.stringValue,
-          library: views["lib"] ?? .null, timeLimit: timeLimit)
+          ddoc: design, map: map, reduce: member.value["reduce"]?.stringValue,
+          library: views["lib"] ?? .null, timeLimit: timeLimit, in: nil)
       } catch let error as SetteeError where error.code == .invalidArgument {
         let message =
           error.message.hasPrefix("compilation_error: ")

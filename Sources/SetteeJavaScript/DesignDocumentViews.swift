@@ -29,7 +29,7 @@ extension DocumentCollection {
     let (design, name) = try DesignFunctions.split(path)
     let document = try get("_design/" + design)
     switch try DesignFunctions.resolve(
-      document, design: design, name: name, timeLimit: timeLimit,
+      document, in: self, design: design, name: name, timeLimit: timeLimit,
       log: database.configuration.javaScriptLog)
     {
     case .declarative(let qualified): return view(named: qualified)
@@ -47,7 +47,7 @@ extension DocumentCollection {
     let (design, name) = try DesignFunctions.split(path)
     let document = try await get("_design/" + design)
     switch try DesignFunctions.resolve(
-      document, design: design, name: name, timeLimit: timeLimit,
+      document, in: self, design: design, name: name, timeLimit: timeLimit,
       log: database.configuration.javaScriptLog)
     {
     case .declarative(let qualified): return view(named: qualified)
@@ -58,7 +58,8 @@ extension DocumentCollection {
   }
 }
 
-/// A design document's compiled functions, shared by every query of the same version.
+/// A design document's compiled functions, shared by every query of one database's view of
+/// the same design document body.
 public final class DesignFunctions: Sendable {
   /// How long one call of a function may run by default, in seconds (CouchDB's
   /// `os_process_timeout`, 5 s).
@@ -83,11 +84,12 @@ public final class DesignFunctions: Sendable {
     self.engine = engine
   }
 
-  /// Engines by version and time limit: compiled once per process.
-  private static let cache = Locked<[String: DesignFunctions]>([:])
-
+  /// The functions compiled, kept in `collection`'s database's ``CompiledFunctions`` (by
+  /// the design document's body and the functions' version), or when it is `nil` compiled
+  /// and not kept (to check that they compile).
   static func compiled(
-    ddoc: JSON, map: String, reduce: String?, library: JSON, timeLimit: Double
+    ddoc: JSONObject, map: String, reduce: String?, library: JSON, timeLimit: Double,
+    in collection: DocumentCollection?
   ) throws -> DesignFunctions {
     var digest = MD5()
     let identity: JSON = [
@@ -95,12 +97,23 @@ public final class DesignFunctions: Sendable {
     ]
     JSONWriter.bytes(identity).withUnsafeBytes { digest.update($0) }
     let version = Hex.string(ofDigest: digest.finalize(), prefix: "js-")
-    let key = "\(version) \(timeLimit)"
-    if let cached = cache.withLock({ $0[key] }) { return cached }
+    guard let collection else {
+      return try compile(ddoc, map, reduce, version: version, timeLimit: timeLimit)
+    }
+    let key = CompiledFunctions.key(
+      collection, ddoc: ddoc, function: "view " + version, timeLimit: timeLimit)
+    return try CompiledFunctions.of(collection).value(key) {
+      try compile(ddoc, map, reduce, version: version, timeLimit: timeLimit)
+    }
+  }
+
+  private static func compile(
+    _ ddoc: JSONObject, _ map: String, _ reduce: String?, version: String, timeLimit: Double
+  ) throws -> DesignFunctions {
     let engine = try JavaScriptEngine(timeLimit: timeLimit)
     try engine.evaluate(CouchJavaScript.environment)
     var definition: JSONObject = [
-      "ddoc": ddoc, "map": .string(map), "maxEmits": .int(Int64(maxEmits)),
+      "ddoc": .object(ddoc), "map": .string(map), "maxEmits": .int(Int64(maxEmits)),
       "maxBytes": .int(Int64(maxEmittedBytes)),
     ]
     if let reduce, !reduce.trimmingCharacters(in: .whitespacesAndNewlines).hasPrefix("_") {
@@ -111,9 +124,7 @@ public final class DesignFunctions: Sendable {
     } catch let error as SetteeError where error.code == .invalidArgument {
       throw SetteeError(.invalidArgument, "compilation_error: \(error.message)")
     }
-    let functions = DesignFunctions(version: version, engine: engine)
-    cache.withLock { $0[key] = functions }
-    return functions
+    return DesignFunctions(version: version, engine: engine)
   }
 
   /// What a design document's view is: a declarative view's name, or its name, version,
@@ -127,7 +138,8 @@ public final class DesignFunctions: Sendable {
   /// The view `name` of the design document `design` (read as `document`), its functions'
   /// `log` messages going to `log`.
   static func resolve(
-    _ document: Document?, design: String, name: String, timeLimit: Double, log: LogSink?
+    _ document: Document?, in collection: DocumentCollection, design: String, name: String,
+    timeLimit: Double, log: LogSink?
   ) throws -> Resolved {
     guard let document else {
       throw SetteeError(.notFound, "no design document _design/\(design)")
@@ -149,8 +161,8 @@ public final class DesignFunctions: Sendable {
     }
     let reduceSource = definition["reduce"]?.stringValue
     let functions = try compiled(
-      ddoc: .object(ddoc), map: map, reduce: reduceSource,
-      library: ddoc["views"]?["lib"] ?? .null, timeLimit: timeLimit)
+      ddoc: ddoc, map: map, reduce: reduceSource, library: ddoc["views"]?["lib"] ?? .null,
+      timeLimit: timeLimit, in: collection)
     let id = "_design/" + design
     let mapTexts = functions.mapTexts(design: id, log: log)
     let collation: ViewCollation =

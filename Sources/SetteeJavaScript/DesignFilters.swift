@@ -7,7 +7,7 @@ extension DocumentCollection {
   /// runs it for `_changes?filter=d/f` and filtered replications: `function (doc, req)`
   /// returning whether a change passes, on JavaScriptCore. `require` may load any module of
   /// the design document (CouchDB's rule for filters). A design document compiles once per
-  /// process and revision: asking again gives the same compiled filter.
+  /// database and body: asking again gives the same compiled filter.
   ///
   /// - Throws: ``SetteeError`` with code `notFound` when the design document or its filter
   ///   is missing, `invalidArgument` when it does not compile or JavaScriptCore is not
@@ -18,7 +18,7 @@ extension DocumentCollection {
   ) throws -> DesignFilter {
     let (design, name) = try DesignFunctions.split(path)
     return try DesignFilter(
-      try get("_design/" + design), design: design, name: name, timeLimit: timeLimit,
+      try get("_design/" + design), in: self, design: design, name: name, timeLimit: timeLimit,
       log: database.configuration.javaScriptLog)
   }
 
@@ -29,7 +29,8 @@ extension DocumentCollection {
   ) async throws -> DesignFilter {
     let (design, name) = try DesignFunctions.split(path)
     return try DesignFilter(
-      try await get("_design/" + design), design: design, name: name, timeLimit: timeLimit,
+      try await get("_design/" + design), in: self, design: design, name: name,
+      timeLimit: timeLimit,
       log: database.configuration.javaScriptLog)
   }
 
@@ -44,7 +45,7 @@ extension DocumentCollection {
   ) throws -> DesignFilter {
     let (design, name) = try DesignFunctions.split(path)
     return try DesignFilter(
-      try get("_design/" + design), design: design, view: name, timeLimit: timeLimit,
+      try get("_design/" + design), in: self, design: design, view: name, timeLimit: timeLimit,
       log: database.configuration.javaScriptLog)
   }
 
@@ -70,7 +71,8 @@ extension DocumentCollection {
   ) async throws -> DesignFilter {
     let (design, name) = try DesignFunctions.split(path)
     return try DesignFilter(
-      try await get("_design/" + design), design: design, view: name, timeLimit: timeLimit,
+      try await get("_design/" + design), in: self, design: design, view: name,
+      timeLimit: timeLimit,
       log: database.configuration.javaScriptLog)
   }
 }
@@ -151,14 +153,10 @@ public final class DesignFilter: Sendable {
   private let design: String
   private let log: LogSink?
 
-  /// Compiled filters by design document revision, filter and time limit.
-  private static let engines = Locked<[String: JavaScriptEngine]>([:])
-  /// How many compiled filters the process keeps (each holds a JavaScript context).
-  private static let cacheLimit = 64
-
-  /// The filter `name` of the design document.
+  /// The filter `name` of the design document, read from `collection`.
   convenience init(
-    _ document: Document?, design: String, name: String, timeLimit: Double, log: LogSink?
+    _ document: Document?, in collection: DocumentCollection, design: String, name: String,
+    timeLimit: Double, log: LogSink?
   ) throws {
     guard let document else {
       throw SetteeError(.notFound, "no design document _design/\(design)")
@@ -167,12 +165,14 @@ public final class DesignFilter: Sendable {
       throw SetteeError(.notFound, "_design/\(design) has no filter \(JSON.string(name))")
     }
     try self.init(
-      document, source: source, as: "filter", name: name, timeLimit: timeLimit, log: log)
+      document, in: collection, source: source, as: "filter", name: name, timeLimit: timeLimit,
+      log: log)
   }
 
-  /// The view `name` of the design document, as a filter.
+  /// The view `name` of the design document, read from `collection`, as a filter.
   convenience init(
-    _ document: Document?, design: String, view name: String, timeLimit: Double, log: LogSink?
+    _ document: Document?, in collection: DocumentCollection, design: String, view name: String,
+    timeLimit: Double, log: LogSink?
   ) throws {
     guard let document else {
       throw SetteeError(.notFound, "no design document _design/\(design)")
@@ -181,44 +181,36 @@ public final class DesignFilter: Sendable {
       throw SetteeError(.notFound, "_design/\(design) has no view \(JSON.string(name))")
     }
     try self.init(
-      document, source: source, as: "viewFilter", name: "view " + name, timeLimit: timeLimit,
-      log: log)
+      document, in: collection, source: source, as: "viewFilter", name: "view " + name,
+      timeLimit: timeLimit, log: log)
   }
 
   /// The function `source`, given to the environment as its `member` (`filter` or
-  /// `viewFilter`).
+  /// `viewFilter`): compiled once per database, design document body and function
+  /// (``CompiledFunctions``).
   private init(
-    _ document: Document, source: String, as member: String, name: String, timeLimit: Double,
-    log: LogSink?
+    _ document: Document, in collection: DocumentCollection, source: String, as member: String,
+    name: String, timeLimit: Double, log: LogSink?
   ) throws {
     let ddoc = document.json
     self.design = document.id
     self.log = log
-    // A revision names its body: the same revision compiles to the same filter. A
-    // document without one (never the case for a stored design document) is not kept.
-    let key = document.rev.map { "\(document.id) \($0) \(name) \(timeLimit)" }
-    if let key, let cached = Self.engines.withLock({ $0[key] }) {
-      engine = cached
-      return
-    }
-    engine = try JavaScriptEngine(timeLimit: timeLimit)
-    try engine.evaluate(CouchJavaScript.environment)
-    do {
-      _ = try engine.call(
-        "__settee_define",
-        [
-          "ddoc": .object(ddoc), member: .string(source),
-          "maxEmits": .int(Int64(DesignFunctions.maxEmits)),
-        ])
-    } catch let error as SetteeError where error.code == .invalidArgument {
-      throw SetteeError(.invalidArgument, "compilation_error: \(error.message)")
-    }
-    if let key {
-      let engine = engine
-      Self.engines.withLock { cache in
-        if cache.count >= Self.cacheLimit { cache.removeAll() }
-        cache[key] = engine
+    let key = CompiledFunctions.key(
+      collection, ddoc: ddoc, function: member + " " + name, timeLimit: timeLimit)
+    engine = try CompiledFunctions.of(collection).value(key) {
+      let engine = try JavaScriptEngine(timeLimit: timeLimit)
+      try engine.evaluate(CouchJavaScript.environment)
+      do {
+        _ = try engine.call(
+          "__settee_define",
+          [
+            "ddoc": .object(ddoc), member: .string(source),
+            "maxEmits": .int(Int64(DesignFunctions.maxEmits)),
+          ])
+      } catch let error as SetteeError where error.code == .invalidArgument {
+        throw SetteeError(.invalidArgument, "compilation_error: \(error.message)")
       }
+      return engine
     }
   }
 

@@ -22,7 +22,10 @@ public struct UserContext: Sendable, Hashable {
 
   /// CouchDB's `userCtx` object for database `db`.
   public func json(database db: String) -> JSONObject {
-    ["db": .string(db), "name": name.map(JSON.string) ?? .null, "roles": .array(roles.map(JSON.string))]
+    [
+      "db": .string(db), "name": name.map(JSON.string) ?? .null,
+      "roles": .array(roles.map(JSON.string)),
+    ]
   }
 }
 
@@ -241,7 +244,10 @@ public final class DesignValidation: Sendable {
     let argument: JSON = [
       "writes": .array(
         indexes.map { index in
-          [.object(Self.stubbed(writes[index].newDocument)), writes[index].oldDocument.map(JSON.object) ?? .null]
+          [
+            .object(Self.stubbed(writes[index].newDocument)),
+            writes[index].oldDocument.map(JSON.object) ?? .null,
+          ]
         }),
       "userCtx": .object(db), "secObj": .object(security),
     ]
@@ -374,7 +380,9 @@ public final class DesignValidation: Sendable {
       var document = document
       if newEdits, let rev = read.history.first, document["_revisions"] == nil {
         // CouchDB gives an edit's parent as its `_revisions`.
-        document["_revisions"] = ["start": .int(Int64(rev.generation)), "ids": [.string(rev.digest)]]
+        document["_revisions"] = [
+          "start": .int(Int64(rev.generation)), "ids": [.string(rev.digest)],
+        ]
       }
       guard read.request != nil, let found = answers.next() else {
         return ValidatedWrite(document, replacing: nil)

@@ -35,3 +35,24 @@ extension Database {
   /// The state a face keeps for this database (``FaceState``).
   func faceState<State: FaceState>(_ type: State.Type) -> State { faceStates.state(type) }
 }
+
+/// What faces outside this module (the JavaScript design functions' compiled engines) keep
+/// for the life of one ``Database`` value, one of each type, made on first use: a cache
+/// kept here cannot outlive its database or be reached from another.
+package final class PackageFaceStates: Sendable {
+  private let states = Locked<[ObjectIdentifier: any AnyObject & Sendable]>([:])
+
+  init() {}
+
+  /// The state of type `State`, made by `make` the first time it is asked for.
+  package func state<State: AnyObject & Sendable>(
+    _ type: State.Type, _ make: () -> State
+  ) -> State {
+    states.withLock { states in
+      if let state = states[ObjectIdentifier(type)] { return unsafeDowncast(state, to: State.self) }
+      let state = make()
+      states[ObjectIdentifier(type)] = state
+      return state
+    }
+  }
+}

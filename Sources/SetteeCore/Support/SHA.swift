@@ -1,8 +1,8 @@
 import Foundation
-import SetteeCore
 
 /// SHA-256 (FIPS 180-4), HMAC-SHA-256 (RFC 2104) and PBKDF2-HMAC-SHA-256 (RFC 8018), for
-/// the server's admin passwords and session cookies. Settee's own for the reason MD5 is
+/// the server's admin passwords and session cookies, and for naming what compiled
+/// JavaScript is shared (a design document's body). Settee's own for the reason MD5 is
 /// (SetteeCore's `MD5`): swift-crypto compiles BoringSSL, most of a clean build, for these
 /// few functions. Tested against FIPS 180-4's, RFC 4231's and RFC 7914's vectors.
 package enum SHA256 {
