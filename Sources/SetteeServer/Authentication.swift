@@ -56,6 +56,12 @@ struct Authenticator: Sendable {
       self.init(salt: salt, derivedKey: key, iterations: iterations)
     }
 
+    /// Whether checking a password against this hash costs less than against `other`
+    /// (PBKDF2-HMAC-SHA-256 with fewer iterations, or an older scheme).
+    func isCheaper(than other: Account) -> Bool {
+      scheme != .pbkdf2SHA256 || iterations < other.iterations
+    }
+
     func matches(_ password: String) -> Bool {
       let password = Array(password.utf8)
       let derived =
@@ -80,6 +86,10 @@ struct Authenticator: Sendable {
   /// The user named so in `_users`, with the hash a password is checked against; `nil`
   /// when there is none (or its hash is not one Settee checks).
   var users: @Sendable (String) async -> Account? = { _ in nil }
+  /// Stores a new hash of user `name`'s password, given after it was checked, in the
+  /// current scheme (CouchDB 3.4's `upgrade_hash_on_auth`), and gives the account as now
+  /// stored; `nil` when it could not be stored (the old hash stays, and still logs in).
+  var upgrade: @Sendable (_ name: String, _ password: String) async -> Account? = { _, _ in nil }
   /// Basic credentials already verified (keyed by a digest of them): PBKDF2 runs once per
   /// credential, not once per request.
   private let verified = Locked<Set<[UInt8]>>([])
@@ -97,9 +107,13 @@ struct Authenticator: Sendable {
     let secret =
       try await database.metadata(forKey: secretKey)?.stringValue
       .flatMap { [UInt8](hex: $0) } ?? []
-    return Authenticator(admins: admins, secret: secret) { name in
+    var authenticator = Authenticator(admins: admins, secret: secret) { name in
       await UsersDatabase.account(named: name, in: database)
     }
+    authenticator.upgrade = { name, password in
+      await UsersDatabase.upgrade(name, password: password, in: database)
+    }
+    return authenticator
   }
 
   /// Stores (or replaces) an administrator's password hash, and makes the cookie secret
@@ -203,7 +217,10 @@ struct Authenticator: Sendable {
   /// Checks a name and password (once per distinct pair; later calls hit the cache). A
   /// name that is no administrator's costs the same PBKDF2 work as a wrong password
   /// (against ``decoy(for:)``), so that timing does not tell names apart (issue 44: 1 ms
-  /// against 66-103 ms).
+  /// against 66-103 ms). So does a user whose stored hash is cheaper to check (CouchDB
+  /// before 3.4 wrote PBKDF2-HMAC-SHA-1 with 10 iterations: microseconds): the decoy's
+  /// work is done as well (issue 57). After such a user's right password, the hash is
+  /// stored again in the current scheme (``upgrade``), as CouchDB 3.4 does.
   ///
   /// PBKDF2 runs on a dispatch queue, off Swift's cooperative threads: its 100,000
   /// iterations take 66-103 ms (more than a second in a debug build), and two guesses at
@@ -214,17 +231,38 @@ struct Authenticator: Sendable {
       _ = await Self.offTheCooperativePool { decoy.matches(password) }
       return nil
     }
-    // The stored key is part of what is remembered: a changed password forgets it.
-    let key = SHA256.hash(
-      Array("\(name):\(password)".utf8) + account.salt + [0] + account.derivedKey)
+    let key = Self.memo(name, password, account)
     if verified.withLock({ $0.contains(key) }) { return account }
-    guard await Self.offTheCooperativePool({ account.matches(password) }) else { return nil }
+    let decoy = decoy(for: name)
+    let padding = account.isCheaper(than: decoy) ? decoy : nil
+    let matches = await Self.offTheCooperativePool {
+      let matches = account.matches(password)
+      _ = padding?.matches(password)
+      return matches
+    }
+    guard matches else { return nil }
+    if padding != nil, admins[name] == nil, let upgraded = await upgrade(name, password) {
+      remember(name, password, upgraded)
+      return upgraded
+    }
+    remember(name, password, account)
+    return account
+  }
+
+  /// What ``verified`` remembers of a right password: the stored key is part of it, so
+  /// that a changed password forgets it.
+  private static func memo(_ name: String, _ password: String, _ account: Account) -> [UInt8] {
+    SHA256.hash(Array("\(name):\(password)".utf8) + account.salt + [0] + account.derivedKey)
+  }
+
+  /// Remembers that `password` is `account`'s.
+  private func remember(_ name: String, _ password: String, _ account: Account) {
+    let key = Self.memo(name, password, account)
     verified.withLock { set in
       // Bounded: a stream of distinct right passwords cannot grow it without end.
       if set.count >= 10_000 { set.removeAll() }
       set.insert(key)
     }
-    return account
   }
 
   /// Runs `work` on one of ``PasswordWorkers``' threads and waits for it without holding
@@ -307,7 +345,9 @@ struct Authenticator: Sendable {
     var parts = tm()
     gmtime_r(&time, &parts)
     let days = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"]
-    let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
+    let months = [
+      "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
+    ]
     func two(_ value: Int32) -> String { value < 10 ? "0\(value)" : "\(value)" }
     return
       "\(days[Int(parts.tm_wday)]), \(two(parts.tm_mday))-\(months[Int(parts.tm_mon)])-\(parts.tm_year + 1900) \(two(parts.tm_hour)):\(two(parts.tm_min)):\(two(parts.tm_sec)) GMT"

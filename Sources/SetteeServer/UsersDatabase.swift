@@ -84,23 +84,46 @@ enum UsersDatabase {
       guard let text = password.stringValue else {
         throw CouchError(.badRequest, "bad_request", "password must be a string")
       }
-      let salt = Authenticator.randomBytes(16).hex
-      // On the password threads, as every PBKDF2 is: never on a cooperative thread.
-      let key = await Authenticator.offTheCooperativePool {
-        SHA256.pbkdf2(
-          password: Array(text.utf8), salt: Array(salt.utf8), iterations: Authenticator.iterations)
-      }
-      document["password"] = nil
-      document["password_scheme"] = "pbkdf2"
-      document["pbkdf2_prf"] = "sha256"
-      document["iterations"] = .int(Int64(Authenticator.iterations))
-      document["salt"] = .string(salt)
-      document["derived_key"] = .string(key.hex)
+      await hash(text, into: &document)
     }
     if let reason = refusal(of: document, replacing: old, by: user, isAdmin: isAdmin) {
       throw CouchError(.forbidden, "forbidden", reason)
     }
     return document
+  }
+
+  /// Replaces `document`'s password members by a new hash of `password`: PBKDF2-HMAC-SHA-256
+  /// with a new salt and ``Authenticator/iterations``, CouchDB 3.4's format.
+  static func hash(_ password: String, into document: inout JSONObject) async {
+    let salt = Authenticator.randomBytes(16).hex
+    // On the password threads, as every PBKDF2 is: never on a cooperative thread.
+    let key = await Authenticator.offTheCooperativePool {
+      SHA256.pbkdf2(
+        password: Array(password.utf8), salt: Array(salt.utf8),
+        iterations: Authenticator.iterations)
+    }
+    document["password"] = nil
+    document["password_sha"] = nil
+    document["password_scheme"] = "pbkdf2"
+    document["pbkdf2_prf"] = "sha256"
+    document["iterations"] = .int(Int64(Authenticator.iterations))
+    document["salt"] = .string(salt)
+    document["derived_key"] = .string(key.hex)
+  }
+
+  /// Stores user `name`'s document again with a new hash of `password` (just checked
+  /// against the old one), as CouchDB 3.4's `upgrade_hash_on_auth` does: a new revision,
+  /// which replicates like any other. `nil` when the document changed meanwhile or could
+  /// not be written: the old hash stays.
+  static func upgrade(_ name: String, password: String, in database: Database) async
+    -> Authenticator.Account?
+  {
+    let users = database.collection(Self.name)
+    guard var document = try? await users.document(idPrefix + name, RevisionReadOptions())
+    else { return nil }
+    await hash(password, into: &document)
+    guard (try? await users.put(document)) != nil else { return nil }
+    return account(document)
   }
 
   /// Why CouchDB's `_auth` validation refuses a user document, in its words; `nil` when it
@@ -127,11 +150,14 @@ enum UsersDatabase {
     }
     if let old, old["name"]?.stringValue != name { return "Usernames can not be changed." }
     if new["password_sha"] != nil && new["salt"] == nil {
-      return "Users with password_sha must have a salt.See /_utils/script/couch.js for example code."
+      return
+        "Users with password_sha must have a salt.See /_utils/script/couch.js for example code."
     }
     if let scheme = new["password_scheme"] {
       guard let text = scheme.stringValue, ["simple", "pbkdf2", "simple+pbkdf2"].contains(text)
-      else { return "Password scheme `\(scheme.stringValue ?? JSONWriter.string(scheme))` not supported." }
+      else {
+        return "Password scheme `\(scheme.stringValue ?? JSONWriter.string(scheme))` not supported."
+      }
       if text == "pbkdf2" {
         guard new["iterations"]?.doubleValue != nil else { return "iterations must be a number." }
         guard new["derived_key"]?.stringValue != nil else { return "derived_key must be a string." }
@@ -159,7 +185,8 @@ enum UsersDatabase {
   /// Refuses `user` a read of document `id` of `_users` unless it is their own (CouchDB's
   /// `after_doc_read`, with no `public_fields`): design documents are for admins (`403`),
   /// another user's document is answered as missing (`404`).
-  static func requireReadable(_ id: String, by user: UserContext, isAdmin: Bool) throws(CouchError) {
+  static func requireReadable(_ id: String, by user: UserContext, isAdmin: Bool) throws(CouchError)
+  {
     guard !isAdmin else { return }
     if Document.isDesignID(id) {
       throw CouchError(

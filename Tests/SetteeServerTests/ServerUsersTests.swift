@@ -23,7 +23,8 @@ struct ServerUsersTests {
   static func userDocument(_ name: String, password: String, roles: [String]) throws -> JSON {
     let salt = "0123456789abcdef0123456789abcdef"
     let key = try ServerAuthTests.python(
-      "import hashlib; print(hashlib.pbkdf2_hmac('sha256', b'\(password)', b'\(salt)', 1000).hex())")
+      "import hashlib; print(hashlib.pbkdf2_hmac('sha256', b'\(password)', b'\(salt)', 1000).hex())"
+    )
     return [
       "_id": .string("org.couchdb.user:" + name), "name": .string(name), "type": "user",
       "roles": .array(roles.map(JSON.string)), "password_scheme": "pbkdf2",
@@ -53,7 +54,8 @@ struct ServerUsersTests {
     #expect(closed.json["reason"] == "You are not authorized to access this db.")
     #expect(
       try await server.request(
-        "PUT", "/_users/_security", json: ["members": ["roles": []], "admins": ["roles": ["_admin"]]],
+        "PUT", "/_users/_security",
+        json: ["members": ["roles": []], "admins": ["roles": ["_admin"]]],
         headers: boss
       ).status == 200)
 
@@ -72,7 +74,8 @@ struct ServerUsersTests {
     #expect(salt.count == 32)
     // Python's hashlib derives the same key from the same password and the salt's text.
     let reference = try ServerAuthTests.python(
-      "import hashlib; print(hashlib.pbkdf2_hmac('sha256', b'ann pass', b'\(salt)', \(Authenticator.iterations)).hex())")
+      "import hashlib; print(hashlib.pbkdf2_hmac('sha256', b'ann pass', b'\(salt)', \(Authenticator.iterations)).hex())"
+    )
     #expect(stored["derived_key"]?.stringValue == reference)
 
     // Roles are for administrators to give.
@@ -88,7 +91,9 @@ struct ServerUsersTests {
     // Logins: a cookie for ann, Basic for bob, each with their roles.
     let login = try await server.post("/_session", ["name": "ann", "password": "ann pass"])
     #expect(login.json == ["ok": true, "name": "ann", "roles": []])
-    let cookie = ["Cookie": String(try #require(login.headers["set-cookie"]).split(separator: ";")[0])]
+    let cookie = [
+      "Cookie": String(try #require(login.headers["set-cookie"]).split(separator: ";")[0])
+    ]
     #expect(
       try await server.request("GET", "/_session", headers: cookie).json["userCtx"]
         == ["name": "ann", "roles": []])
@@ -112,7 +117,9 @@ struct ServerUsersTests {
     }
     #expect(try await server.request("GET", "/_users/_all_docs", headers: boss).status == 200)
     // Nor may a view or a design document of _users show them.
-    let view: JSON = ["views": ["all": ["map": "function (doc) { emit(doc._id, doc.derived_key); }"]]]
+    let view: JSON = [
+      "views": ["all": ["map": "function (doc) { emit(doc._id, doc.derived_key); }"]]
+    ]
     #expect(
       try await server.request("PUT", "/_users/_design/peek", json: view, headers: boss).status
         == 201)
@@ -143,8 +150,10 @@ struct ServerUsersTests {
     own["roles"] = []
     own["password"] = "new pass"
     #expect(
-      try await server.request("PUT", "/_users/org.couchdb.user:ann", json: .object(own), headers: cookie)
-        .status == 201)
+      try await server.request(
+        "PUT", "/_users/org.couchdb.user:ann", json: .object(own), headers: cookie
+      )
+      .status == 201)
     #expect(
       try await server.request("GET", "/_session", headers: Self.basic("ann", "ann pass")).status
         == 401)
@@ -180,7 +189,9 @@ struct ServerUsersTests {
     ]
     for document in documents {
       let id = document["_id"]!.stringValue!
-      #expect(try await server.request("PUT", "/_users/\(id)", json: document, headers: boss).status == 201)
+      #expect(
+        try await server.request("PUT", "/_users/\(id)", json: document, headers: boss).status
+          == 201)
     }
     let old = try await server.request("GET", "/_session", headers: Self.basic("old", "old pass"))
     #expect(old.json["userCtx"] == ["name": "old", "roles": ["r"]])
@@ -189,6 +200,24 @@ struct ServerUsersTests {
     #expect(
       try await server.request("GET", "/_session", headers: Self.basic("old", "older pass")).status
         == 401)
+    // Both hashes were stored again, as CouchDB 3.4 upgrades them: PBKDF2-HMAC-SHA-256
+    // with the current iterations, a new revision; the passwords still log in, and the
+    // cookie the login gave holds (it is signed with the new salt).
+    for name in ["old", "older"] {
+      let upgraded = try await server.request(
+        "GET", "/_users/org.couchdb.user:\(name)", headers: boss
+      ).json
+      #expect(upgraded["_rev"]?.stringValue?.hasPrefix("2-") == true, "\(name)")
+      #expect(upgraded["pbkdf2_prf"] == "sha256" && upgraded["password_sha"] == nil)
+      #expect(upgraded["iterations"] == .int(Int64(Authenticator.iterations)))
+    }
+    let cookie = try #require(older.headers["set-cookie"]?.split(separator: ";").first)
+    let viaCookie = try await server.request(
+      "GET", "/_session", headers: ["Cookie": String(cookie)])
+    #expect(viaCookie.json["userCtx"]?["name"] == "older")
+    let again = try await server.request(
+      "GET", "/_session", headers: Self.basic("old", "old pass"))
+    #expect(again.json["userCtx"] == ["name": "old", "roles": ["r"]])
   }
 
   /// A `_users` database replicated from another server (as from a CouchDB) logs its
@@ -258,7 +287,8 @@ struct ServerUsersTests {
       try await server.request("PUT", "/notes/_security", json: security, headers: boss).status
         == 200)
     #expect(try await server.request("GET", "/notes/_security", headers: bob).json == security)
-    #expect(try await server.request("PUT", "/notes/n1", json: ["a": 1], headers: bob).status == 201)
+    #expect(
+      try await server.request("PUT", "/notes/n1", json: ["a": 1], headers: bob).status == 201)
     #expect(try await server.request("GET", "/notes/n1", headers: ann).status == 200)
     #expect(try await server.request("GET", "/notes/n1", headers: cat).status == 403)
     #expect(try await server.get("/notes/n1").status == 401)
@@ -274,11 +304,14 @@ struct ServerUsersTests {
       }
       """
     ]
-    let byMember = try await server.request("PUT", "/notes/_design/rules", json: design, headers: bob)
-    #expect(byMember.status == 403 && byMember.json["reason"] == "You are not a db or server admin.")
+    let byMember = try await server.request(
+      "PUT", "/notes/_design/rules", json: design, headers: bob)
+    #expect(
+      byMember.status == 403 && byMember.json["reason"] == "You are not a db or server admin.")
     #expect(
       try await server.request("PUT", "/notes/_security", json: [:], headers: bob).status == 403)
-    #expect(try await server.request("PUT", "/notes/_revs_limit", json: 5, headers: bob).status == 403)
+    #expect(
+      try await server.request("PUT", "/notes/_revs_limit", json: 5, headers: bob).status == 403)
     #expect(
       try await server.request("POST", "/notes/_compact", json: [:], headers: bob).status == 401)
     let bulk = try await server.request(
@@ -287,7 +320,8 @@ struct ServerUsersTests {
     #expect(bulk.status == 201)
     #expect(bulk.json[0]?["error"] == "forbidden" && bulk.json[1]?["ok"] == true, "\(bulk.json)")
     guard DesignFunctions.isAvailable else { return }
-    let byAdmin = try await server.request("PUT", "/notes/_design/rules", json: design, headers: ann)
+    let byAdmin = try await server.request(
+      "PUT", "/notes/_design/rules", json: design, headers: ann)
     #expect(byAdmin.status == 201, "\(byAdmin.json)")
 
     // validate_doc_update sees the user's name and roles.
@@ -323,8 +357,13 @@ struct ServerUsersTests {
     (user(["password_scheme": "pbkdf2", "iterations": 10]), "derived_key must be a string."),
     (user(["roles": ["_admin"]]), "No system roles (starting with underscore) in users db."),
     (user(["roles": ["_metrics"]]), nil),
-    (user(["name": "_a", "_id": "org.couchdb.user:_a"]), "Username may not start with underscore."),
-    (user(["name": "a:b", "_id": "org.couchdb.user:a:b"]), "Character `:` is not allowed in usernames."),
+    (
+      user(["name": "_a", "_id": "org.couchdb.user:_a"]), "Username may not start with underscore."
+    ),
+    (
+      user(["name": "a:b", "_id": "org.couchdb.user:a:b"]),
+      "Character `:` is not allowed in usernames."
+    ),
   ]
 
   /// CouchDB's `_auth` validation, case by case, with its words.
@@ -343,11 +382,14 @@ struct ServerUsersTests {
     let cookie = Authenticator.setCookie("t", now: 1_795_827_031)
     #expect(
       cookie
-        == "AuthSession=t; Version=1; Expires=Sat, 28-Nov-2026 01:00:31 GMT; Max-Age=600; Path=/; HttpOnly")
+        == "AuthSession=t; Version=1; Expires=Sat, 28-Nov-2026 01:00:31 GMT; Max-Age=600; Path=/; HttpOnly"
+    )
   }
 
   @Test func nonAdministratorsChangeOnlyTheirOwnDocumentAndNotItsRoles() {
-    let old: JSONObject = ["type": "user", "name": "a", "roles": ["x"], "_id": "org.couchdb.user:a"]
+    let old: JSONObject = [
+      "type": "user", "name": "a", "roles": ["x"], "_id": "org.couchdb.user:a",
+    ]
     var edited = old
     edited["roles"] = ["x", "y"]
     let owner = UserContext(name: "a", roles: ["x"])
@@ -368,7 +410,8 @@ struct ServerUsersTests {
     let deletion: JSONObject = ["_id": "org.couchdb.user:a", "_deleted": true]
     #expect(UsersDatabase.refusal(of: deletion, replacing: old, by: owner, isAdmin: false) == nil)
     #expect(
-      UsersDatabase.refusal(of: deletion, replacing: old, by: UserContext(name: "b"), isAdmin: false)
+      UsersDatabase.refusal(
+        of: deletion, replacing: old, by: UserContext(name: "b"), isAdmin: false)
         == "Only admins may delete other user docs.")
   }
 }
