@@ -160,10 +160,19 @@ struct Authenticator: Sendable {
   /// ignores it).
   ///
   /// - Throws: ``CouchError`` `401 unauthorized` for a wrong name or password, `403
-  ///   forbidden` while `client` is locked out of the name (``Lockout``).
+  ///   forbidden` while `client` is locked out of the name (``Lockout``), `400
+  ///   bad_request` for an `AuthSession` cookie that is not base64url of three
+  ///   `:`-separated parts, whatever else the request carries (CouchDB's cookie handler
+  ///   runs first, and says so in these words).
   func identify(
     _ headers: HTTPFields, client: String? = nil, now: Int64 = Int64(Date().timeIntervalSince1970)
   ) async throws -> Identity? {
+    if let token = Self.cookie(headers, named: "AuthSession"), !token.isEmpty,
+      Self.unbase64url(token).map({ $0.count(where: { $0 == UInt8(ascii: ":") }) < 2 }) ?? true
+    {
+      throw CouchError(
+        .badRequest, "bad_request", "Malformed AuthSession cookie. Please clear your cookies.")
+    }
     if let authorization = headers[.authorization], authorization.lowercased().hasPrefix("basic ") {
       guard let (name, password) = Self.basic(authorization),
         let account = try await authenticate(name, password, client: client, now: now)

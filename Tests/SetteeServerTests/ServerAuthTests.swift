@@ -47,7 +47,9 @@ struct ServerAuthTests {
       let answer = try await server.request(method, path, json: method == "GET" ? nil : [:])
       #expect(answer.status == 401, "\(method) \(path)")
       #expect(
-        answer.json == ["error": "unauthorized", "reason": "You are not authorized to access this db."])
+        answer.json == [
+          "error": "unauthorized", "reason": "You are not authorized to access this db.",
+        ])
     }
     #expect(try await server.request("GET", "/_all_dbs", headers: good).json == ["db"])
     let who = try await server.request("GET", "/_session", headers: good).json
@@ -77,6 +79,23 @@ struct ServerAuthTests {
       try await server.request(
         "GET", "/db", headers: ["Cookie": String(decoding: tampered, as: UTF8.self)]
       ).status == 401)
+    // A cookie that is not one at all is CouchDB's 400, even beside good credentials; one
+    // that decodes but does not hold is anonymous.
+    for malformed in ["%%%", "bm9jb2xvbg", "YTpi"] {
+      let answer = try await server.request(
+        "GET", "/db", headers: good.merging(["Cookie": "AuthSession=" + malformed]) { a, _ in a })
+      #expect(answer.status == 400, "\(malformed)")
+      #expect(
+        answer.json == [
+          "error": "bad_request",
+          "reason": "Malformed AuthSession cookie. Please clear your cookies.",
+        ])
+    }
+    let forged = Data("boss:FFFFFFFF:abc".utf8).base64EncodedString()
+      .replacingOccurrences(of: "=", with: "")
+    #expect(
+      try await server.request("GET", "/_session", headers: ["Cookie": "AuthSession=" + forged])
+        .json["userCtx"] == ["name": .null, "roles": []])
     let logout = try await server.request("DELETE", "/_session", headers: ["Cookie": cookie])
     #expect(logout.headers["set-cookie"]?.contains("Max-Age=0") == true)
 
@@ -101,7 +120,8 @@ struct ServerAuthTests {
     let path = directory.path("lockout.db")
     let salt = "00112233445566778899aabbccddeeff"
     let key = try Self.python(
-      "import hashlib; print(hashlib.pbkdf2_hmac('sha256', b'right', bytes.fromhex('\(salt)'), 1000).hex())")
+      "import hashlib; print(hashlib.pbkdf2_hmac('sha256', b'right', bytes.fromhex('\(salt)'), 1000).hex())"
+    )
     do {
       let database = try Database(path: path)
       try await database.setMetadata(
