@@ -35,6 +35,8 @@ extension CouchHandler {
       return CouchResponse.json(handler.activeTasks())
     },
     "_scheduler": { handler, request, rest in try await handler.scheduler(request, rest) },
+    "_membership": { handler, request, rest in try await handler.membership(request, rest) },
+    "_node": { handler, request, rest in try await handler.node(request, rest) },
     "_replicate": { handler, request, rest in
       try handler.only(rest, [], request, "POST")
       return try await handler.replicate(request)

@@ -112,6 +112,48 @@ struct ServerAuthTests {
   /// CouchDB 3.4's lockout: five failed logins for a name from one address refuse that
   /// address the name, right password or not (Basic and `_session` alike), without
   /// locking out another name.
+  /// What tools and replicators probe before anything else: `/_membership` and the
+  /// node's configuration, read-only, for administrators (CouchDB's rule).
+  @Test func membershipAndTheNodesConfiguration() async throws {
+    let server = try ServerProcess(
+      db: directory.path("node.db"),
+      ["--log-level", "none", "--admin", "boss", "--max-request-size", "1048576"],
+      environment: ["SETTEE_ADMIN_PASSWORD": "pass"])
+    let boss = Self.basic("boss", "pass")
+    for path in ["/_membership", "/_node/_local/_config", "/_node/_local"] {
+      #expect(try await server.get(path).status == 401, "\(path)")
+    }
+    let membership = try await server.request("GET", "/_membership", headers: boss).json
+    #expect(
+      membership == ["all_nodes": ["nonode@nohost"], "cluster_nodes": ["nonode@nohost"]])
+    #expect(
+      try await server.request("GET", "/_node/_local", headers: boss).json
+        == ["name": "nonode@nohost"])
+    let config = try await server.request("GET", "/_node/_local/_config", headers: boss)
+    #expect(config.status == 200)
+    #expect(config.json["chttpd"]?["max_http_request_size"] == "1048576")
+    #expect(config.json["chttpd_auth"]?["authentication_db"] == "_users")
+    #expect(config.json["admins"] == nil)
+    let uuid = try await server.get("/").json["uuid"]
+    for (path, value): (String, JSON) in [
+      ("/_node/_local/_config/couchdb/uuid", uuid ?? .null),
+      ("/_node/nonode@nohost/_config/chttpd/require_valid_user", "false"),
+      ("/_node/_local/_config/chttpd_auth_lockout/threshold", "5"),
+    ] {
+      #expect(try await server.request("GET", path, headers: boss).json == value, "\(path)")
+    }
+    let section = try await server.request("GET", "/_node/_local/_config/httpd", headers: boss)
+    #expect(section.json == ["enable_cors": "false"])
+    let missing = try await server.request(
+      "GET", "/_node/_local/_config/couchdb/nope", headers: boss)
+    #expect(missing.status == 404)
+    #expect(
+      try await server.request("GET", "/_node/other@host/_config", headers: boss).status == 404)
+    let change = try await server.request(
+      "PUT", "/_node/_local/_config/couchdb/max_document_size", json: "1", headers: boss)
+    #expect(change.status == 405 && change.json["error"] == "method_not_allowed")
+  }
+
   @Test func repeatedFailuresLockTheClientOut() async throws {
     // The administrator's hash is stored with 1,000 PBKDF2 iterations (by Python's
     // hashlib, as CouchDB's format has it) instead of --admin's 100,000: what is tested is
