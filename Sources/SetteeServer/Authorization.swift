@@ -58,7 +58,8 @@ struct SecurityObject: Sendable {
     for key in ["admins", "members"] {
       guard let group = object[key] else { continue }
       guard let members = group.objectValue else {
-        throw CouchError(.badRequest, "bad_request", "admins or members must be a JSON list of strings")
+        throw CouchError(
+          .badRequest, "bad_request", "admins or members must be a JSON list of strings")
       }
       for field in ["names", "roles"] {
         guard let list = members[field] else { continue }
@@ -123,15 +124,46 @@ extension CouchHandler {
       throw Self.securityError(user, reason: "You are not a db or server admin.")
     }
     if first == UsersDatabase.name && second.hasPrefix("_") {
-      // Its design documents and their views would show every user's document.
-      if second == "_design" || second.hasPrefix("_design/") {
-        if writes { throw Self.securityError(user, reason: "You are not a db or server admin.") }
-        throw CouchError(
-          .forbidden, "forbidden",
-          "Only administrators can view design docs in the users database.")
-      }
-      throw Self.notServerAdmin
+      try authorizeUsersMember(request, second, writes: writes)
     }
+  }
+
+  /// What a member of `_users` who does not administer it may reach there, as CouchDB
+  /// lets them: `_find` and `_bulk_get`, which give only their own user document (the
+  /// others are filtered out one by one, ``usersSelector(_:_:)`` and `_bulk_get`'s
+  /// `not_found`), `_bulk_docs` (sign-up and their own document, each judged as a `PUT`
+  /// is), `_design_docs` without the documents, and `GET _security`. Design documents and
+  /// their views would show every user's document; `_all_docs`, `_changes` and the rest
+  /// are administrators'.
+  private func authorizeUsersMember(_ request: CouchRequest, _ second: String, writes: Bool)
+    throws
+  {
+    switch second {
+    case "_find", "_bulk_get", "_bulk_docs", "_security": return
+    case "_all_docs":
+      throw CouchError(
+        .forbidden, "forbidden", "Only admins can access _all_docs of system databases.")
+    case "_local_docs":
+      throw CouchError(.forbidden, "forbidden", "Only admins can access _local_docs")
+    case "_design_docs":
+      guard try !request.bool("include_docs") else { throw UsersDatabase.designRefusal }
+    case _ where second == "_design" || second.hasPrefix("_design/"):
+      if writes {
+        throw Self.securityError(request.user, reason: "You are not a db or server admin.")
+      }
+      throw UsersDatabase.designRefusal
+    default: throw Self.notServerAdmin
+    }
+  }
+
+  /// The selector of a `_find` in `_users` by `user`, who does not administer it: only
+  /// their own user document can match (CouchDB reads every match and drops what its
+  /// `after_doc_read` refuses; here the page is filled with what may be read, the same
+  /// documents).
+  static func usersSelector(_ selector: JSON, _ user: UserContext) -> JSON {
+    let own: JSON =
+      user.name.map { ["_id": .string(UsersDatabase.idPrefix + $0)] } ?? ["_id": ["$in": []]]
+    return ["$and": [selector, own]]
   }
 
   /// Whether `user` administers `db`: a server administrator, or one of the admins of its
@@ -149,7 +181,8 @@ extension CouchHandler {
   /// in), `403 forbidden` to a named one.
   static func securityError(_ user: UserContext, reason: String? = nil) -> CouchError {
     user.name == nil
-      ? CouchError(.unauthorized, "unauthorized", reason ?? "You are not authorized to access this db.")
+      ? CouchError(
+        .unauthorized, "unauthorized", reason ?? "You are not authorized to access this db.")
       : CouchError(.forbidden, "forbidden", reason ?? "You are not allowed to access this db.")
   }
 

@@ -40,6 +40,11 @@ extension CouchHandler {
     }
     var entries: [Entry] = []
     var requests: [RevisionsRequest] = []
+    // In `_users`, one who does not administer it reads only their own document: the
+    // others are answered one by one as CouchDB's `after_doc_read` answers them.
+    let user = request.user
+    var readsAll = db.name != UsersDatabase.name
+    if !readsAll { readsAll = try await isDatabaseAdmin(db, user) }
     for entry in docs {
       guard case .object(let asked) = entry, let id = asked["id"]?.stringValue else {
         entries.append(
@@ -50,6 +55,7 @@ extension CouchHandler {
       }
       let rev = asked["rev"]?.stringValue
       do {
+        if !readsAll { try UsersDatabase.requireReadable(id, by: user, isAdmin: false) }
         let since = try revisions(asked["atts_since"], "atts_since") ?? []
         let options = RevisionReadOptions(
           revs: revs, attachments: attachments, attachmentsSince: since)

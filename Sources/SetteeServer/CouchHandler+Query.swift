@@ -68,7 +68,13 @@ extension CouchHandler {
 
   func find(_ db: DocumentCollection, _ request: CouchRequest) async throws -> Response {
     try allow(request, "POST")
-    let (query, _) = try await findQuery(request)
+    var (query, body) = try await findQuery(request)
+    if db.name == UsersDatabase.name, try await !isDatabaseAdmin(db, request.user),
+      case .object(var members) = body, let selector = members["selector"]
+    {
+      members["selector"] = Self.usersSelector(selector, request.user)
+      query = try FindQuery(json: .object(members), dialect: .couchDB)
+    }
     let page = try await db.findPage(query)
     if page.documents.isEmpty { try await requireDatabase(db) }
     return CouchResponse.json(page.json)

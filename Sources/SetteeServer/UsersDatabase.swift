@@ -182,16 +182,18 @@ enum UsersDatabase {
 
   // MARK: - Reads
 
+  /// CouchDB's answer to a read of a design document of `_users` by one who does not
+  /// administer it.
+  static let designRefusal = CouchError(
+    .forbidden, "forbidden", "Only administrators can view design docs in the users database.")
+
   /// Refuses `user` a read of document `id` of `_users` unless it is their own (CouchDB's
   /// `after_doc_read`, with no `public_fields`): design documents are for admins (`403`),
   /// another user's document is answered as missing (`404`).
   static func requireReadable(_ id: String, by user: UserContext, isAdmin: Bool) throws(CouchError)
   {
     guard !isAdmin else { return }
-    if Document.isDesignID(id) {
-      throw CouchError(
-        .forbidden, "forbidden", "Only administrators can view design docs in the users database.")
-    }
+    if Document.isDesignID(id) { throw designRefusal }
     guard let name = user.name, name == userName(ofID: id) else {
       throw CouchError(.notFound, "not_found", "missing")
     }

@@ -110,11 +110,14 @@ struct ServerUsersTests {
     let others = try await server.request("GET", "/_users/org.couchdb.user:bob", headers: cookie)
     #expect(others.status == 404 && others.error == "not_found")
     #expect(try await server.get("/_users/org.couchdb.user:ann").status == 404)
-    for path in ["/_users/_all_docs", "/_users/_changes", "/_all_dbs", "/_active_tasks"] {
+    for path in ["/_users/_changes", "/_all_dbs", "/_active_tasks"] {
       let answer = try await server.request("GET", path, headers: cookie)
       #expect(answer.status == 401, "\(path)")
       #expect(answer.json["reason"] == "You are not a server admin.", "\(path)")
     }
+    let listing = try await server.request("GET", "/_users/_all_docs", headers: cookie)
+    #expect(listing.status == 403)
+    #expect(listing.json["reason"] == "Only admins can access _all_docs of system databases.")
     #expect(try await server.request("GET", "/_users/_all_docs", headers: boss).status == 200)
     // Nor may a view or a design document of _users show them.
     let view: JSON = [
@@ -164,6 +167,79 @@ struct ServerUsersTests {
     #expect(
       try await server.request("GET", "/_session", headers: cookie).json["userCtx"]?["name"]
         == .null)
+  }
+
+  /// What a member of `_users` reaches there besides their own document, as CouchDB lets
+  /// them: `_find` and `_bulk_get` give their own document and drop the others one by one,
+  /// `_bulk_docs` signs up, `_design_docs` lists without documents, `GET _security`.
+  @Test func usersMembersFindTheirOwnDocumentOnly() async throws {
+    let (server, boss) = try await serverWithUsers("members.db")
+    let open: JSON = ["members": ["roles": []], "admins": ["roles": ["_admin"]]]
+    #expect(
+      try await server.request("PUT", "/_users/_security", json: open, headers: boss).status
+        == 200)
+    // Sign-up through _bulk_docs, as an anonymous client; a write of another's document
+    // in the same batch is refused on its own.
+    let signUp = try await server.post(
+      "/_users/_bulk_docs",
+      [
+        "docs": [
+          [
+            "_id": "org.couchdb.user:ann", "name": "ann", "password": "ann pass", "roles": [],
+            "type": "user",
+          ],
+          [
+            "_id": "org.couchdb.user:bob", "name": "bob", "password": "bob pass", "roles": [],
+            "type": "user",
+          ],
+        ]
+      ])
+    #expect(signUp.status == 201, "\(signUp.json)")
+    #expect(signUp.json[0]?["ok"] == true && signUp.json[1]?["ok"] == true)
+    let ann = Self.basic("ann", "ann pass")
+    let hijack = try await server.request(
+      "POST", "/_users/_bulk_docs",
+      json: [
+        "docs": [["_id": "org.couchdb.user:bob", "name": "bob", "roles": ["x"], "type": "user"]]
+      ],
+      headers: ann)
+    #expect(hijack.json[0]?["error"] == "not_found", "\(hijack.json)")
+    #expect(
+      try await server.request("PUT", "/_users/_design/app", json: [:], headers: boss).status
+        == 201)
+
+    let everyone: JSON = ["selector": ["type": "user"], "fields": ["_id"]]
+    let found = try await server.request("POST", "/_users/_find", json: everyone, headers: ann)
+    #expect(found.status == 200, "\(found.json)")
+    #expect(found.json["docs"] == [["_id": "org.couchdb.user:ann"]])
+    let anonymous = try await server.post("/_users/_find", everyone)
+    #expect(anonymous.status == 200 && anonymous.json["docs"] == [])
+    let all = try await server.request("POST", "/_users/_find", json: everyone, headers: boss)
+    #expect(all.json["docs"]?.arrayValue?.count == 2)
+
+    let bulkGet = try await server.request(
+      "POST", "/_users/_bulk_get",
+      json: [
+        "docs": [
+          ["id": "org.couchdb.user:ann"], ["id": "org.couchdb.user:bob"], ["id": "_design/app"],
+        ]
+      ], headers: ann)
+    let results = bulkGet.json["results"]?.arrayValue ?? []
+    #expect(results.count == 3)
+    #expect(results.first?["docs"]?[0]?["ok"]?["name"] == "ann")
+    #expect(results.dropFirst().first?["docs"]?[0]?["error"]?["error"] == "not_found")
+    #expect(results.last?["docs"]?[0]?["error"]?["error"] == "forbidden")
+
+    let designs = try await server.request("GET", "/_users/_design_docs", headers: ann)
+    #expect(designs.status == 200)
+    #expect(designs.json["rows"]?[0]?["id"] == "_design/app")
+    let withDocs = try await server.request(
+      "GET", "/_users/_design_docs?include_docs=true", headers: ann)
+    #expect(withDocs.status == 403)
+    let security = try await server.request("GET", "/_users/_security", headers: ann)
+    #expect(security.status == 200 && security.json == open)
+    #expect(
+      try await server.request("PUT", "/_users/_security", json: open, headers: ann).status == 403)
   }
 
   /// User documents as CouchDB before 3.4 hashed them (PBKDF2-HMAC-SHA-1, 10 iterations,
