@@ -10,8 +10,8 @@ import SetteeCore
 /// clients print an answer's body, and an empty one tells them nothing (issue 44, item 10).
 /// This handler, just after the HTTP codec, answers them as CouchDB answers errors, with a
 /// JSON body: `405 method_not_allowed`, `414 uri_too_long` (the request line was too long),
-/// `431 header_fields_too_large`, `400 bad_request` for the rest; then it closes the
-/// connection.
+/// `431 header_fields_too_large`, `400 bad_request` for the rest and for `CONNECT`; then
+/// it closes the connection.
 ///
 /// Only an error met while a head is awaited is answered here, after the answers to the
 /// requests before it (pipelined); a framing error inside a body reaches the request
@@ -36,7 +36,17 @@ final class HTTPRefusals: ChannelDuplexHandler, RemovableChannelHandler {
   }
 
   func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+    // Nothing is read after a refusal.
+    guard !refused && waiting == nil else { return }
     switch unwrapInboundIn(data) {
+    case .head(let head) where head.method == .connect:
+      // A tunnel request: its target is no path, and an answer to it would go out without
+      // a body (a CONNECT's answer has none when it succeeds, and the encoders keep to
+      // that), so it is answered here, before it is a request.
+      let refusal = CouchError(
+        .badRequest, "bad_request", "CONNECT asks for a tunnel: Settee is no proxy")
+      if unanswered > 0 { waiting = refusal } else { refuse(refusal, context) }
+      return
     case .head:
       watcher.awaitsHead = false
       unanswered += 1
@@ -70,22 +80,25 @@ final class HTTPRefusals: ChannelDuplexHandler, RemovableChannelHandler {
     if unanswered > 0 { waiting = refusal } else { refuse(refusal, context) }
   }
 
-  /// Writes `refusal` as CouchDB's JSON error and closes the connection.
+  /// Writes `refusal` as CouchDB's JSON error and closes the connection. The answer is
+  /// written as bytes past the HTTP encoder (through ``LineWatcher``, nearest the
+  /// socket): after a `CONNECT` head the encoders would send it without its body.
   private func refuse(_ refusal: CouchError, _ context: ChannelHandlerContext) {
     refused = true
     var body: [UInt8] = []
     JSONWriter.write(refusal.json, into: &body)
     body.append(UInt8(ascii: "\n"))
-    let head = HTTPResponse(
-      status: refusal.status,
-      headerFields: [
-        .contentType: "application/json", .cacheControl: "must-revalidate",
-        .contentLength: String(body.count), .connection: "close", .server: "Settee",
-      ])
-    context.write(wrapOutboundOut(.head(head)), promise: nil)
-    context.write(wrapOutboundOut(.body(ByteBuffer(bytes: body))), promise: nil)
+    let status = refusal.status
+    let head =
+      "HTTP/1.1 \(status.code) \(status.reasonPhrase)\r\nContent-Type: application/json\r\n"
+      + "Cache-Control: must-revalidate\r\nContent-Length: \(body.count)\r\n"
+      + "Connection: close\r\nServer: Settee\r\n\r\n"
     let channel = context.channel
-    context.writeAndFlush(wrapOutboundOut(.end(nil))).whenComplete { _ in
+    guard let socket = watcher.context else {
+      channel.close(promise: nil)
+      return
+    }
+    socket.writeAndFlush(NIOAny(ByteBuffer(bytes: Array(head.utf8) + body))).whenComplete { _ in
       channel.close(promise: nil)
     }
   }
@@ -132,9 +145,16 @@ final class LineWatcher: ChannelInboundHandler, RemovableChannelHandler {
       requestLineEnded = false
     }
   }
+  /// Its place in the pipeline, nearest the socket: what ``HTTPRefusals`` writes past the
+  /// HTTP encoder.
+  private(set) var context: ChannelHandlerContext?
   /// The bytes of the request line read so far.
   private var requestLineLength = 0
   private var requestLineEnded = false
+
+  func handlerAdded(context: ChannelHandlerContext) { self.context = context }
+
+  func handlerRemoved(context: ChannelHandlerContext) { self.context = nil }
 
   func channelRead(context: ChannelHandlerContext, data: NIOAny) {
     if awaitsHead && !requestLineEnded {

@@ -56,12 +56,18 @@ struct HTTPRefusalTests {
     ("FOO / HTTP/1.1\r\nHost: x\r\n\r\n", 405, "method_not_allowed"),
     ("GET / HTTP/2.0\r\nHost: x\r\n\r\n", 400, "bad_request"),
     ("GET / HTTP/1.1\r\nHost: x\r\nBad Header\r\n\r\n", 400, "bad_request"),
+    // A tunnel (the hostile probe's; its answer had gone out without a body).
+    ("CONNECT 127.0.0.1:22 HTTP/1.1\r\nHost: 127.0.0.1:22\r\n\r\n", 400, "bad_request"),
     // A 5,000-revision open_revs list in the URL.
     (
-      "GET /db/doc?open_revs=[" + (1...5_000).map { "\"1-\($0)abcdef0123456789\"" }.joined(separator: ",")
+      "GET /db/doc?open_revs=["
+        + (1...5_000).map { "\"1-\($0)abcdef0123456789\"" }.joined(separator: ",")
         + "] HTTP/1.1\r\nHost: x\r\n\r\n", 414, "uri_too_long"
     ),
-    ("GET / HTTP/1.1\r\nHost: x\r\nCookie: " + String(repeating: "c", count: 100_000) + "\r\n\r\n", 431, "header_fields_too_large"),
+    (
+      "GET / HTTP/1.1\r\nHost: x\r\nCookie: " + String(repeating: "c", count: 100_000) + "\r\n\r\n",
+      431, "header_fields_too_large"
+    ),
     (
       "GET / HTTP/1.1\r\n" + (0..<10_000).map { "X-H\($0): v\r\n" }.joined() + "\r\n", 431,
       "header_fields_too_large"
@@ -93,6 +99,16 @@ struct HTTPRefusalTests {
           + " HTTP/1.1\r\nHost: x\r\n\r\n").utf8), timeout: 5)
     let statuses = answer.components(separatedBy: "HTTP/1.1 ").dropFirst().map { $0.prefix(3) }
     #expect(statuses == ["200", "414"], "\(answer.prefix(400))")
+    // And a tunnel request after an answered one: nothing after it is read.
+    let tunnel = try server.raw(
+      Array(
+        ("GET /_up HTTP/1.1\r\nHost: x\r\n\r\nCONNECT h:1 HTTP/1.1\r\nHost: h:1\r\n\r\n"
+          + "GET /_up HTTP/1.1\r\nHost: x\r\n\r\n").utf8), timeout: 5)
+    let tunnelStatuses = tunnel.components(separatedBy: "HTTP/1.1 ").dropFirst().map {
+      $0.prefix(3)
+    }
+    #expect(tunnelStatuses == ["200", "400"], "\(tunnel.prefix(400))")
+    #expect(tunnel.hasSuffix("Settee is no proxy\"}\n"))
   }
 }
 
