@@ -19,10 +19,12 @@ struct ServerHostileTests {
     ?? UInt64(Date().timeIntervalSince1970) / 86_400
 
   /// A server on a new file, with a database `db`; `extra`: its options.
-  func serving(_ name: String, _ extra: [String] = ["--log-level", "none"]) throws
-    -> ServerProcess
-  {
-    let server = try ServerProcess(db: directory.path("\(name).settee"), extra)
+  func serving(
+    _ name: String, _ extra: [String] = ["--log-level", "none"],
+    environment: [String: String] = [:]
+  ) throws -> ServerProcess {
+    let server = try ServerProcess(
+      db: directory.path("\(name).settee"), extra, environment: environment)
     _ = try RawHTTP.send(WireMessage(method: "PUT", path: "/db"), to: server)
     return server
   }
@@ -149,7 +151,8 @@ struct ServerHostileTests {
         WireMessage(
           method: "PUT", path: "/db/h\(number)", headers: [("Content-Type", "application/json")],
           body: JSONWriter.bytes(document)), to: server)
-      let context = "name \(name.debugDescription), type \(type.debugDescription), seed \(Self.seed)"
+      let context =
+        "name \(name.debugDescription), type \(type.debugDescription), seed \(Self.seed)"
       if Self.hasControlCharacter(name) || Self.hasControlCharacter(type) {
         #expect(put.status == 400, "\(context): \(put.status)")
         continue
@@ -158,7 +161,8 @@ struct ServerHostileTests {
         #expect(put.status == 400, "\(context): \(put.status)")
         continue
       }
-      #expect(put.status == 201, "\(context): \(put.status) \(String(decoding: put.body, as: UTF8.self))")
+      #expect(
+        put.status == 201, "\(context): \(put.status) \(String(decoding: put.body, as: UTF8.self))")
       guard put.status == 201 else { continue }
       for (path, accept) in [
         ("/db/h\(number)?attachments=true", "multipart/related"),
@@ -215,7 +219,8 @@ struct ServerHostileTests {
         }
         var attachment: JSONObject = ["follows": true, "content_type": "application/octet-stream"]
         switch Int.random(in: 0..<40, using: &random) {
-        case 0: attachment["length"] = .int(Int64(bytes.count + Int.random(in: 1...5, using: &random)))
+        case 0:
+          attachment["length"] = .int(Int64(bytes.count + Int.random(in: 1...5, using: &random)))
         case 1 where !bytes.isEmpty: attachment["length"] = .int(Int64(bytes.count - 1))
         case 2: attachment["length"] = -1
         case 3: attachment["length"] = 1e15
@@ -240,10 +245,15 @@ struct ServerHostileTests {
         #expect(answer.status == 400, "\(context): \(answer.status)")
         let reason = answer.json?["reason"]?.stringValue ?? ""
         #expect(
-          reason.contains("than expected") || reason.contains("not an integer"), "\(context): \(reason)")
+          reason.contains("than expected") || reason.contains("not an integer"),
+          "\(context): \(reason)")
       } else {
-        #expect(answer.status == 201, "\(context): \(answer.status) \(String(decoding: answer.body.prefix(300), as: UTF8.self))")
-        let stored = try RawHTTP.send(WireMessage(method: "GET", path: "/db/m\(number)"), to: server)
+        #expect(
+          answer.status == 201,
+          "\(context): \(answer.status) \(String(decoding: answer.body.prefix(300), as: UTF8.self))"
+        )
+        let stored = try RawHTTP.send(
+          WireMessage(method: "GET", path: "/db/m\(number)"), to: server)
         #expect((stored.json?["_attachments"]?.objectValue?.count ?? 0) == count, "\(context)")
       }
     }
@@ -257,22 +267,35 @@ struct ServerHostileTests {
   static func id(_ kind: IDKind, _ random: inout SplitMix64) -> String {
     let alphabet = Array("abcXYZ019-._~!$&'()*+,;=:@/ é雪🙂%?#")
     let text = String(
-      (0..<Int.random(in: 1...40, using: &random)).map { _ in alphabet.randomElement(using: &random)! })
+      (0..<Int.random(in: 1...40, using: &random)).map { _ in
+        alphabet.randomElement(using: &random)!
+      })
     switch kind {
     case .plain: return text.hasPrefix("_") ? "x" + text : text
     case .design: return "_design/" + text
     case .bareDesign: return "_design/"
     case .reserved:
-      return "_" + ["users", "all_docs", "x", "replicator", "changes"].randomElement(using: &random)! + text
+      return "_" + ["users", "all_docs", "x", "replicator", "changes"].randomElement(
+        using: &random)! + text
     case .empty: return ""
     case .nul: return "a\u{0}" + text
     }
   }
 
+  /// Ids (and attachment names on them) as CouchDB takes or refuses them; and what the
+  /// server leaves in its temporary directory: nothing (the probe's `TemporaryDirectory.*`
+  /// folders were SwiftPM's, which `swift build` and `swift test` leave in /tmp).
   @Test func idsAreTakenOrRefusedAsCouchDBDoes() throws {
-    let server = try serving("ids")
-    defer { server.stop() }
+    let temporary = directory.path("tmp-ids")
+    try FileManager.default.createDirectory(atPath: temporary, withIntermediateDirectories: true)
+    let server = try serving("ids", environment: ["TMPDIR": temporary])
+    defer {
+      server.stop()
+      let left = (try? FileManager.default.contentsOfDirectory(atPath: temporary)) ?? ["?"]
+      #expect(left == [], "left in the server's temporary directory, seed \(Self.seed)")
+    }
     var random = SplitMix64(seed: Self.seed &+ 3)
+    var uploads = 0
     for number in 0..<60 {
       let kind = IDKind.allCases.randomElement(using: &random)!
       let id = Self.id(kind, &random)
@@ -288,8 +311,22 @@ struct ServerHostileTests {
         let path = "/db/" + id.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!
         let read = try RawHTTP.send(WireMessage(method: "GET", path: path), to: server)
         #expect(read.json?["_id"]?.stringValue == id, "\(context): \(read.status)")
+        if uploads < 3, let rev = read.json?["_rev"]?.stringValue {
+          uploads += 1
+          // An attachment named like an id, large enough to wait in a temporary file.
+          let name = Self.id(.plain, &random).addingPercentEncoding(
+            withAllowedCharacters: .alphanumerics)!
+          let upload = try RawHTTP.send(
+            WireMessage(
+              method: "PUT", path: path + "/" + name + "?rev=" + rev,
+              headers: [("Content-Type", "application/octet-stream")],
+              body: [UInt8](repeating: UInt8(number), count: 3 << 20)), to: server)
+          #expect(upload.status == 201, "\(context): attachment \(name): \(upload.status)")
+        }
       } else {
-        #expect(posted.status == 400, "\(context): \(posted.status) \(String(decoding: posted.body, as: UTF8.self))")
+        #expect(
+          posted.status == 400,
+          "\(context): \(posted.status) \(String(decoding: posted.body, as: UTF8.self))")
       }
       // An _id that is not a string.
       let odd: [JSON] = [.int(Int64(number)), ["x": 1], [1, 2], true]
@@ -299,6 +336,7 @@ struct ServerHostileTests {
           body: JSONWriter.bytes(["_id": odd.randomElement(using: &random)!])), to: server)
       #expect(notString.status == 400, "seed \(Self.seed): \(notString.status)")
     }
+    #expect(uploads == 3, "seed \(Self.seed)")
     try Self.expectAlive(server, "ids")
   }
 
