@@ -1,14 +1,14 @@
 import ArgumentParser
 import Foundation
+import Settee
 import SetteeCLI
+import SetteeCore
+import SetteeReplication
+import SetteeServer
 
 #if canImport(Glibc)
   import Glibc
 #endif
-import Settee
-import SetteeCore
-import SetteeReplication
-import SetteeServer
 
 struct ServeCommand: AsyncParsableCommand {
   static let configuration = CommandConfiguration(
@@ -24,8 +24,11 @@ struct ServeCommand: AsyncParsableCommand {
   @Option(help: "The address to listen on.") var bind: String = "127.0.0.1"
   @Option(help: "none, error or info (one line per request).")
   var logLevel: String = "info"
-  @Option(help: "The largest request body read, in bytes (attachments are streamed, unlimited).")
+  @Option(help: "The largest request body read, in bytes (attachments are streamed).")
   var maxRequestSize: Int = 64 << 20
+  @Option(
+    help: "The largest attachment stored, in bytes as decoded (CouchDB's max_attachment_size).")
+  var maxAttachmentSize: Int = 256 << 20
   @Option(
     help: "Seconds before an idle connection, or one sending a request too slowly, is closed.")
   var idleTimeout: Double = 60
@@ -73,6 +76,9 @@ struct ServeCommand: AsyncParsableCommand {
       throw ValidationError("--log-level must be none, error or info")
     }
     guard maxRequestSize > 0 else { throw ValidationError("--max-request-size must be positive") }
+    guard maxAttachmentSize > 0 else {
+      throw ValidationError("--max-attachment-size must be positive")
+    }
     guard idleTimeout.isFinite, idleTimeout > 0, idleTimeout <= 86_400 else {
       throw ValidationError("--idle-timeout must be a number of seconds from 0 to 86400")
     }
@@ -98,6 +104,7 @@ struct ServeCommand: AsyncParsableCommand {
       database: database,
       configuration: ServerConfiguration(
         host: bind, port: port, maxRequestBytes: maxRequestSize,
+        maxAttachmentBytes: maxAttachmentSize,
         logLevel: ServerConfiguration.LogLevel(rawValue: logLevel) ?? .info,
         idleTimeout: idleTimeout, minimumBodyRate: minBodyRate, corsOrigins: origins,
         replicationLimits: .init(maxJobs: maxJobs), javaScriptTimeLimit: osProcessTimeout))

@@ -16,12 +16,13 @@ extension CouchHandler {
     try await requireDatabase(db)
     switch request.method {
     case .put:
-      let file = try await spool(request)
+      let file = try await spool(request, attachment: name)
       defer { file.close() }
       let type = request.headers[.contentType] ?? "application/octet-stream"
       try await requireValidAttachment(
         db, id, rev: try request.revision(), name,
-        ["content_type": .string(type), "length": .int(Int64(try file.size())), "stub": true], request)
+        ["content_type": .string(type), "length": .int(Int64(try file.size())), "stub": true],
+        request)
       let rev = try request.revision()
       let result: WriteResult
       do {
@@ -84,7 +85,8 @@ extension CouchHandler {
       // HTML attachment cannot run script as the server's origin.
       var headers: HTTPFields = [
         .contentType: stored.contentType,
-        .eTag: "\"\(stored.digest.hasPrefix("md5-") ? String(stored.digest.dropFirst(4)) : stored.digest)\"",
+        .eTag:
+          "\"\(stored.digest.hasPrefix("md5-") ? String(stored.digest.dropFirst(4)) : stored.digest)\"",
         .cacheControl: "must-revalidate", .acceptRanges: seekable ? "bytes" : "none",
         .contentSecurityPolicy: "sandbox",
       ]
@@ -173,15 +175,32 @@ extension CouchHandler {
   /// A gzip upload (Cloudant's SDKs compress bodies) comes inflated as it arrives
   /// (``RequestDecompression``): the attachment is stored as the bytes it stands for, and a
   /// 100 MB one never sits whole in memory.
-  func spool(_ request: CouchRequest) async throws -> TemporaryFile {
+  ///
+  /// - Throws: ``CouchError`` `413 attachment_too_large` naming `attachment` once more
+  ///   than ``ServerConfiguration/maxAttachmentBytes`` have come (decoded), before the rest
+  ///   is read.
+  func spool(_ request: CouchRequest, attachment: String) async throws -> TemporaryFile {
     let file = try TemporaryFile(for: "an upload")
+    let limit = configuration.maxAttachmentBytes
+    var size = 0
     do {
-      try await request.forEachStreamedChunk { try file.write($0) }
+      try await request.forEachStreamedChunk {
+        size += $0.count
+        if size > limit { throw Self.attachmentTooLarge(attachment) }
+        try file.write($0)
+      }
       try file.rewind()
     } catch {
       file.close()
       throw error
     }
     return file
+  }
+
+  /// CouchDB's answer to an attachment over `max_attachment_size`.
+  static func attachmentTooLarge(_ name: String?) -> CouchError {
+    CouchError(
+      .init(code: 413, reasonPhrase: "Request Entity Too Large"), "attachment_too_large",
+      name ?? "")
   }
 }

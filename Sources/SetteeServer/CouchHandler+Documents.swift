@@ -29,7 +29,8 @@ extension CouchHandler {
         // Read as it arrives: the attachments wait in a temporary file, and the engine
         // stores them from there a chunk at a time.
         let upload = try await MultipartUpload.read(
-          request, boundary: boundary, maxDocumentBytes: configuration.maxRequestBytes)
+          request, boundary: boundary, maxDocumentBytes: configuration.maxRequestBytes,
+          maxAttachmentBytes: configuration.maxAttachmentBytes)
         defer { upload.close() }
         return try await putDocument(db, id, upload.document, request, upload.sources)
       } else {

@@ -63,6 +63,7 @@ extension CouchHandler {
       "couchdb": [
         "uuid": try await database.uuid(),
         "max_document_size": String(limits.maxDocumentBytes),
+        "max_attachment_size": String(configuration.maxAttachmentBytes),
         "single_node": "true",
         "users_db_suffix": UsersDatabase.name,
       ],

@@ -16,8 +16,13 @@ public struct ServerConfiguration: Sendable {
   public var port: Int
   /// The largest request body read, in bytes (CouchDB's `max_http_request_size`); a
   /// larger one is answered `413 too_large` before it is read whole. Attachments are
-  /// streamed to disk and have no such limit.
+  /// streamed to disk, bounded by ``maxAttachmentBytes`` instead.
   public var maxRequestBytes: Int
+  /// The largest attachment stored, in bytes as it is decoded (CouchDB's `[couchdb]
+  /// max_attachment_size`), whether it arrives alone, gzip-encoded or in a multipart
+  /// document; a larger one is answered `413 attachment_too_large` naming it, and nothing
+  /// is written. 256 MiB by default.
+  public var maxAttachmentBytes: Int
   /// How much is logged to standard error: one line per request at `.info`.
   public var logLevel: LogLevel
   /// The origins browsers may call from (CORS): `["*"]` for any; empty: CORS is off.
@@ -50,7 +55,8 @@ public struct ServerConfiguration: Sendable {
   /// A configuration; the defaults listen on 127.0.0.1:5984.
   public init(
     host: String = "127.0.0.1", port: Int = 5984, maxRequestBytes: Int = 64 << 20,
-    logLevel: LogLevel = .info, idleTimeout: Double = 60, minimumBodyRate: Int = 500,
+    maxAttachmentBytes: Int = 256 << 20, logLevel: LogLevel = .info, idleTimeout: Double = 60,
+    minimumBodyRate: Int = 500,
     corsOrigins: [String] = [],
     replicationLimits: ReplicationScheduler.Limits = ReplicationScheduler.Limits(),
     javaScriptTimeLimit: Double = 5
@@ -63,6 +69,7 @@ public struct ServerConfiguration: Sendable {
     self.host = host
     self.port = port
     self.maxRequestBytes = maxRequestBytes
+    self.maxAttachmentBytes = maxAttachmentBytes
     self.logLevel = logLevel
   }
 }

@@ -21,10 +21,11 @@ struct MultipartUpload {
   ///
   /// - Throws: ``CouchError`` `400 bad_request` for a body that is not CouchDB's
   ///   multipart form (or whose part lengths differ from the declared ones), `413` for a
-  ///   document part over the limit.
-  static func read(_ request: CouchRequest, boundary: String, maxDocumentBytes: Int)
-    async throws -> MultipartUpload
-  {
+  ///   document part over its limit, `413 attachment_too_large` for an attachment part
+  ///   over `maxAttachmentBytes`.
+  static func read(
+    _ request: CouchRequest, boundary: String, maxDocumentBytes: Int, maxAttachmentBytes: Int
+  ) async throws -> MultipartUpload {
     var reader = MultipartReader(boundary: boundary)
     var documentBytes: [UInt8] = []
     /// Each part after the document: its file name, where its data starts, its length.
@@ -48,8 +49,10 @@ struct MultipartUpload {
             index += 1
             if index > 0 {
               parts.append(
-                (Multipart.filename(headers["content-disposition"]),
-                 written + UInt64(pending.count), 0))
+                (
+                  Multipart.filename(headers["content-disposition"]),
+                  written + UInt64(pending.count), 0
+                ))
             }
           case .data(let bytes) where index == 0:
             documentBytes.append(contentsOf: bytes)
@@ -57,6 +60,9 @@ struct MultipartUpload {
           case .data(let bytes):
             guard index > 0 else { return }
             parts[parts.count - 1].length += bytes.count
+            if parts[parts.count - 1].length > maxAttachmentBytes {
+              throw CouchHandler.attachmentTooLarge(parts[parts.count - 1].name)
+            }
             pending.append(contentsOf: bytes)
             if pending.count >= 1 << 20 { try flush() }
           }

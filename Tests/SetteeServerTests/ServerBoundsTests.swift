@@ -30,6 +30,49 @@ struct ServerBoundsTests {
     #expect(Date().timeIntervalSince(started) < 5)
   }
 
+  /// An attachment is bounded by its decoded size (`--max-attachment-size`, CouchDB's
+  /// `max_attachment_size`): alone, gzip-encoded (the probe's bomb inflated to 1 GiB and
+  /// was stored) or as a part of a multipart document; `413 attachment_too_large` names
+  /// it, and nothing is written.
+  @Test func attachmentsAreBoundedByTheirDecodedSize() async throws {
+    let server = try ServerProcess(
+      db: directory.path("a.settee"), ["--log-level", "none", "--max-attachment-size", "1048576"])
+    defer { server.stop() }
+    #expect(try await server.request("PUT", "/db").status == 201)
+    #expect(
+      try await server.request(
+        "PUT", "/db/small/a.bin", body: [UInt8](repeating: 7, count: 1 << 20),
+        headers: ["Content-Type": "application/octet-stream"]
+      ).status == 201)
+    let bomb = Gzip.encode([UInt8](repeating: 0, count: 64 << 20), level: 9)
+    #expect(bomb.count < 1 << 20)
+    let cases: [(String, [UInt8], [String: String])] = [
+      ("plain.bin", [UInt8](repeating: 1, count: (1 << 20) + 1), [:]),
+      ("bomb.bin", bomb, ["Content-Encoding": "gzip"]),
+    ]
+    for (name, body, headers) in cases {
+      let answer = try await server.request(
+        "PUT", "/db/big/\(name)", body: body,
+        headers: headers.merging(["Content-Type": "application/octet-stream"]) { a, _ in a })
+      #expect(answer.status == 413, "\(name)")
+      #expect(answer.json == ["error": "attachment_too_large", "reason": .string(name)])
+    }
+    let related =
+      "--B\r\nContent-Type: application/json\r\n\r\n"
+      + #"{"_attachments":{"p.bin":{"follows":true,"content_type":"application/octet-stream","length":2097152}}}"#
+      + "\r\n--B\r\nContent-Disposition: attachment; filename=\"p.bin\"\r\n\r\n"
+    let multipart =
+      Array(related.utf8) + [UInt8](repeating: 2, count: 2 << 20) + Array("\r\n--B--".utf8)
+    let answer = try await server.request(
+      "PUT", "/db/big", body: multipart,
+      headers: ["Content-Type": "multipart/related; boundary=B"])
+    #expect(answer.status == 413)
+    #expect(answer.json == ["error": "attachment_too_large", "reason": "p.bin"])
+    #expect(try await server.get("/db/big").status == 404)
+    #expect(
+      try await server.request("GET", "/_up").status == 200)
+  }
+
   /// A long poll's `timeout` is at most a day (docs/limits-and-safety.md).
   @Test func aLongPollTimeoutPastADayIsABadRequest() throws {
     let server = try ServerProcess(db: directory.path("t.settee"))
