@@ -35,12 +35,17 @@ final class CompiledFunctions: Sendable {
     return "\(name.utf8.count):\(name) \(Hex.string(ofDigest: digest)) \(function) \(timeLimit)"
   }
 
-  /// The value kept under `key`, or `make`'s, kept. Compiling runs outside the lock: two
-  /// requests that race both compile, and one result is kept.
+  /// The value kept under `key`, or `make`'s, kept; one whose engine was stopped at its
+  /// memory limit is compiled afresh. Compiling runs outside the lock: two requests that
+  /// race both compile, and one result is kept.
   func value<Value: AnyObject & Sendable>(_ key: String, _ make: () throws -> Value) rethrows
     -> Value
   {
-    if let kept = entries.withLock({ $0[key] }) as? Value { return kept }
+    if let kept = entries.withLock({ $0[key] }) as? Value,
+      !((kept as? any SpendableFunctions)?.isSpent ?? false)
+    {
+      return kept
+    }
     let made = try make()
     entries.withLock { entries in
       if entries.count >= Self.limit { entries.removeAll() }
@@ -49,3 +54,10 @@ final class CompiledFunctions: Sendable {
     return made
   }
 }
+
+/// Compiled functions whose engine a memory limit may have spent (``JavaScriptEngine/isSpent``).
+protocol SpendableFunctions {
+  var isSpent: Bool { get }
+}
+
+extension JavaScriptEngine: SpendableFunctions {}

@@ -60,7 +60,7 @@ extension DocumentCollection {
 
 /// A design document's compiled functions, shared by every query of one database's view of
 /// the same design document body.
-public final class DesignFunctions: Sendable {
+public final class DesignFunctions: Sendable, SpendableFunctions {
   /// How long one call of a function may run by default, in seconds (CouchDB's
   /// `os_process_timeout`, 5 s).
   public static let defaultTimeLimit = 5.0
@@ -78,6 +78,9 @@ public final class DesignFunctions: Sendable {
   /// when it changes.
   let version: String
   private let engine: JavaScriptEngine
+
+  /// Whether its engine was stopped at its memory limit (``JavaScriptEngine/isSpent``).
+  var isSpent: Bool { engine.isSpent }
 
   private init(version: String, engine: JavaScriptEngine) {
     self.version = version

@@ -160,6 +160,10 @@ public final class DesignValidation: Sendable {
   /// Whether no design document has a `validate_doc_update`: every write passes.
   public var isEmpty: Bool { engines.isEmpty }
 
+  /// Whether a function was stopped at its memory limit: its engine is not used again,
+  /// and ``DesignValidationCache`` compiles the functions afresh.
+  public var isSpent: Bool { engines.contains { $0.engine.isSpent } }
+
   /// Where the functions' `log` messages go.
   private let log: LogSink?
 
@@ -422,7 +426,7 @@ public final class DesignValidationCache: Sendable {
       return nil
     }
     if let cached = compiled.withLock({ $0[key] }), cached.designRevisions == revisions,
-      cached.timeLimit == timeLimit
+      cached.timeLimit == timeLimit, !cached.isSpent
     {
       return cached.isEmpty ? nil : cached
     }

@@ -14,19 +14,39 @@ final class JavaScriptEngine: @unchecked Sendable {
   /// Where async calls run: a thread of Dispatch's, never one of Swift's cooperative pool,
   /// which a function running to its time limit would hold.
   private let queue = DispatchQueue(label: "settee.javascript")
-  /// How long one call may run, in seconds.
+  /// How long one call may run, in seconds of wall time.
   let timeLimit: Double
+  /// How much the process may grow during one call, in bytes, before what the call is
+  /// given is counted (``defaultMemoryLimit``).
+  let memoryLimit: Int
+  /// Whether a call was stopped at the memory limit: what it allocated may still be
+  /// reachable from the global scope, so the engine is not used again
+  /// (``CompiledFunctions`` compiles the function afresh).
+  var isSpent: Bool { lock.withLock { spent } }
+  private var spent = false
+
+  /// How much the process may grow during one call into JavaScript by default: 64 MiB,
+  /// and 16 bytes more for each byte of JSON the call is given (a batch of documents: at
+  /// most 256, or 4 MiB of them; an 8 MB document mapped and emitted whole takes about
+  /// 100 MB). A function that allocates without end is stopped within a few MiB of its
+  /// bound, the server well under 200 MB, where it grew to 5.9 GB in its 5 s time limit
+  /// before (issue 57).
+  static let defaultMemoryLimit = 64 << 20
 
   /// - Throws: ``SetteeError`` with code `invalidArgument` when JavaScriptCore cannot be
   ///   loaded, naming the package to install.
-  init(timeLimit: Double) throws {
+  init(timeLimit: Double, memoryLimit: Int = JavaScriptEngine.defaultMemoryLimit) throws {
     var error = [CChar](repeating: 0, count: 512)
-    guard let engine = settee_js_create(timeLimit, &error, Int32(error.count)) else {
+    guard
+      let engine = settee_js_create(
+        timeLimit, max(0, memoryLimit), &error, Int32(error.count))
+    else {
       let text = error.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }
       throw SetteeError(.invalidArgument, String(decoding: text, as: UTF8.self))
     }
     self.engine = engine
     self.timeLimit = timeLimit
+    self.memoryLimit = memoryLimit
   }
 
   deinit { settee_js_destroy(engine) }
@@ -49,7 +69,7 @@ final class JavaScriptEngine: @unchecked Sendable {
           settee_js_evaluate(engine, text.baseAddress!, text.count - 1, &error, &timedOut)
         }
       }
-      if ok == 0 { throw failure(error, timedOut: timedOut != 0, while: "evaluating a script") }
+      if ok == 0 { throw failure(error, stopped: timedOut, while: "evaluating a script") }
     }
   }
 
@@ -85,7 +105,7 @@ final class JavaScriptEngine: @unchecked Sendable {
             &timedOut)
         }
       }
-      guard let result else { throw failure(error, timedOut: timedOut != 0, while: name) }
+      guard let result else { throw failure(error, stopped: timedOut, while: name) }
       defer { free(result) }
       let bytes = UnsafeRawBufferPointer(start: result, count: length)
       if bytes.elementsEqual("undefined".utf8) { return nil }
@@ -93,17 +113,26 @@ final class JavaScriptEngine: @unchecked Sendable {
     }
   }
 
-  private func failure(_ error: UnsafeMutablePointer<CChar>?, timedOut: Bool, while doing: String)
+  /// The error of a call that failed; `stopped`: why a limit stopped it, if one did. Runs
+  /// under `lock`.
+  private func failure(_ error: UnsafeMutablePointer<CChar>?, stopped: Int32, while doing: String)
     -> SetteeError
   {
     let message = error.map { String(cString: $0) } ?? "an exception"
     free(error)
-    if timedOut {
+    switch stopped {
+    case SETTEE_JS_STOPPED_TIME:
       return SetteeError(
         .limitExceeded,
         "JavaScript ran past its time limit of \(timeLimit) s (os_process_timeout) and was stopped"
       )
+    case SETTEE_JS_STOPPED_MEMORY:
+      spent = true
+      return SetteeError(
+        .limitExceeded,
+        "JavaScript used more than its memory limit of \(memoryLimit >> 20) MiB and was stopped")
+    default:
+      return SetteeError(.invalidArgument, "JavaScript: \(message)")
     }
-    return SetteeError(.invalidArgument, "JavaScript: \(message)")
   }
 }

@@ -133,7 +133,8 @@ struct DesignViewTests {
   }
 
   /// Hostile functions: an endless loop is stopped at the time limit and fails the query
-  /// (nothing is written, the process goes on); a million emits for one document is refused
+  /// (nothing is written, the process goes on); one that allocates without end is stopped
+  /// at its memory limit; a million emits for one document is refused
   /// for that document; a function that does not compile is a compilation error; a throwing
   /// reduce fails its query with the exception's text.
   @Test func hostileFunctionsAreStoppedAndNamed() throws {
@@ -147,7 +148,11 @@ struct DesignViewTests {
           "broken": ["map": "function (doc) { emit(doc._id, }"],
           "huge": [
             "map":
-              "function (doc) { var s = 'x'; for (var i = 0; i < 25; i++) s = s + s; emit(doc._id, s); }"
+              "function (doc) { var s = 'x'; for (var i = 0; i < 24; i++) s = s + s; emit(doc._id, s); }"
+          ],
+          "bomb": [
+            "map":
+              "function (doc) { var a = []; while (true) a.push(new Array(1000000).fill(1.5)); }"
           ],
           "reduce": [
             "map": "function (doc) { emit(doc._id, 1); }",
@@ -166,7 +171,17 @@ struct DesignViewTests {
     let million = try docs.designView("h/million").query(ViewQuery())
     #expect(million.rows.isEmpty)
     #expect(million.errors.first?.message.contains("more than 100000 rows") == true)
-    // 32 MiB of rows for one document: past the bound in bytes, that document is skipped.
+    // Allocating without end: stopped at the memory limit within its time limit (it grew
+    // the process to 5.9 GB in 5 s before), and the engine is not used again.
+    let bombStarted = Date()
+    #expect {
+      try docs.designView("h/bomb").query(ViewQuery())
+    } throws: { error in
+      (error as? SetteeError)?.code == .limitExceeded
+        && (error as? SetteeError)?.message.contains("memory limit") == true
+    }
+    #expect(Date().timeIntervalSince(bombStarted) < 5)
+    // 16 MiB of rows for one document: past the bound in bytes, that document is skipped.
     let huge = try docs.designView("h/huge").query(ViewQuery())
     #expect(huge.rows.isEmpty)
     #expect(huge.errors.first?.message.contains("more than 16777216 bytes") == true)

@@ -205,7 +205,9 @@ extension ViewStore {
     var sliceEnd: Int64? = nil
     // Documents waiting for a batch mapper (``ViewMapper/mapTexts``): id, seq, JSON text.
     var pending: [(id: String, seq: Int64, text: [UInt8])] = []
+    var pendingBytes = 0
     func mapPending() throws {
+      pendingBytes = 0
       guard let mapTexts = mapper.mapTexts, !pending.isEmpty else { return }
       let results = try mapTexts(pending.map(\.text))
       for (document, result) in zip(pending, results) { try each(document.id, document.seq, result) }
@@ -227,8 +229,12 @@ extension ViewStore {
         return true
       }
       if mapper.mapTexts != nil {
-        pending.append((id, seq, try documentText(db, view, row, id: id)))
-        if pending.count == Self.mapBatch { try mapPending() }
+        let text = try documentText(db, view, row, id: id)
+        pendingBytes += text.count
+        pending.append((id, seq, text))
+        if pending.count == Self.mapBatch || pendingBytes >= Self.mapBatchBytes {
+          try mapPending()
+        }
         return true
       }
       var document = try Document(
@@ -394,6 +400,10 @@ extension ViewStore {
 
   /// How many documents a batch mapper (``ViewMapper/mapTexts``) is handed at a time.
   static let mapBatch = 256
+  /// How many bytes of documents a batch mapper is handed at a time (a batch ends at
+  /// whichever comes first): what one call into JavaScript holds stays a few MiB, well
+  /// inside its memory limit, however large the documents.
+  static let mapBatchBytes = 4 << 20
 
   /// Whether a view row's value is not a number (NULL, or JSON text; values are never
   /// blobs): text sorts after every number in SQLite, and the empty string before all
