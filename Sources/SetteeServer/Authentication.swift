@@ -227,9 +227,10 @@ struct Authenticator: Sendable {
   /// name that is no administrator's costs the same PBKDF2 work as a wrong password
   /// (against ``decoy(for:)``), so that timing does not tell names apart (issue 44: 1 ms
   /// against 66-103 ms). So does a user whose stored hash is cheaper to check (CouchDB
-  /// before 3.4 wrote PBKDF2-HMAC-SHA-1 with 10 iterations: microseconds): the decoy's
-  /// work is done as well (issue 57). After such a user's right password, the hash is
-  /// stored again in the current scheme (``upgrade``), as CouchDB 3.4 does.
+  /// before 3.4 wrote PBKDF2-HMAC-SHA-1 with 10 iterations: microseconds): after its wrong
+  /// password the decoy's work is done as well (issue 57). After a right password, an
+  /// older scheme's hash (SHA-1, `simple`) is stored again as PBKDF2-HMAC-SHA-256
+  /// (``upgrade``), as CouchDB 3.4 does; a SHA-256 hash keeps its iterations.
   ///
   /// PBKDF2 runs on a dispatch queue, off Swift's cooperative threads: its 100,000
   /// iterations take 66-103 ms (more than a second in a debug build), and two guesses at
@@ -246,11 +247,14 @@ struct Authenticator: Sendable {
     let padding = account.isCheaper(than: decoy) ? decoy : nil
     let matches = await Self.offTheCooperativePool {
       let matches = account.matches(password)
-      _ = padding?.matches(password)
+      // A wrong password costs what it costs for an unknown name.
+      if !matches { _ = padding?.matches(password) }
       return matches
     }
     guard matches else { return nil }
-    if padding != nil, admins[name] == nil, let upgraded = await upgrade(name, password) {
+    if account.scheme != .pbkdf2SHA256, admins[name] == nil,
+      let upgraded = await upgrade(name, password)
+    {
       remember(name, password, upgraded)
       return upgraded
     }
