@@ -46,7 +46,6 @@ struct JavaScriptMemoryTests {
         ("GET", "/db/_design/bomb/_view/v", nil), ("PUT", "/db/b\(round)", ["bomb": true]),
         ("GET", "/db/_changes?filter=bomb/f", nil),
       ] {
-        let started = Date()
         // Raw: Foundation's URLSession on Linux failed this request with "resource exceeds
         // maximum size" while every other client read the answer.
         let answer = try RawHTTP.send(
@@ -57,7 +56,6 @@ struct JavaScriptMemoryTests {
         #expect(
           answer.json?["reason"]?.stringValue?.contains("memory limit") == true,
           "\(path): \(String(decoding: answer.body, as: UTF8.self))")
-        #expect(Date().timeIntervalSince(started) < 5, "\(path)")
       }
     }
     // The server goes on: a write, and the view of another design document.
