@@ -16,7 +16,7 @@ struct ServerOperationTests {
     #expect(try await server.get("/_up").status == 200)
     // A feed kept open by heartbeats and a long poll: a stop ends both, then exits.
     async let feed = server.get("/db/_changes?feed=continuous&heartbeat=200")
-    // (Heartbeats keep the long poll's request alive past the client's 60 s timeout while
+    // (Heartbeats keep the long poll's request alive past the client's idle timeout while
     // the steps below run slowly on a loaded machine.)
     async let poll = server.get("/db/_changes?feed=longpoll&since=now&heartbeat=200")
     try await Task.sleep(for: .milliseconds(400))
