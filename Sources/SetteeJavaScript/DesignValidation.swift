@@ -105,9 +105,22 @@ extension DocumentCollection {
   public func designValidation(timeLimit: Double = DesignFunctions.defaultTimeLimit)
     async throws -> DesignValidation
   {
-    try DesignValidation(
-      await designDocuments(), database: name, timeLimit: timeLimit,
-      log: database.configuration.javaScriptLog)
+    try await designValidation(timeLimit: timeLimit, enforcedNatively: [:])
+  }
+
+  /// The collection's `validate_doc_update` functions but those whose rules the caller
+  /// enforces in Swift: `enforcedNatively` maps a design document's id to the function
+  /// text it is skipped for (the server's `_users/_design/_auth`), so that such a function
+  /// runs neither twice nor without JavaScriptCore, and an edited one still runs.
+  package func designValidation(timeLimit: Double, enforcedNatively: [String: String])
+    async throws -> DesignValidation
+  {
+    let designs = try await designDocuments().filter { design in
+      guard let text = enforcedNatively[design.id] else { return true }
+      return design.json["validate_doc_update"]?.stringValue != text
+    }
+    return try DesignValidation(
+      designs, database: name, timeLimit: timeLimit, log: database.configuration.javaScriptLog)
   }
 
   /// Writes `json` as `put(_:)` does once `rules` accept it: the revision it
@@ -419,6 +432,15 @@ public final class DesignValidationCache: Sendable {
   public func validation(
     for collection: DocumentCollection, timeLimit: Double = DesignFunctions.defaultTimeLimit
   ) async throws -> DesignValidation? {
+    try await validation(for: collection, timeLimit: timeLimit, enforcedNatively: [:])
+  }
+
+  /// The functions of `collection` but those the caller enforces in Swift (see
+  /// ``DocumentCollection/designValidation(timeLimit:enforcedNatively:)``); a collection
+  /// is always asked with the same `enforcedNatively`.
+  package func validation(
+    for collection: DocumentCollection, timeLimit: Double, enforcedNatively: [String: String]
+  ) async throws -> DesignValidation? {
     let key = "\(ObjectIdentifier(collection.database)) \(collection.name)"
     let revisions = try await collection.designRevisions()
     guard !revisions.isEmpty else {
@@ -430,7 +452,8 @@ public final class DesignValidationCache: Sendable {
     {
       return cached.isEmpty ? nil : cached
     }
-    let fresh = try await collection.designValidation(timeLimit: timeLimit)
+    let fresh = try await collection.designValidation(
+      timeLimit: timeLimit, enforcedNatively: enforcedNatively)
     compiled.withLock { $0[key] = fresh }
     return fresh.isEmpty ? nil : fresh
   }

@@ -50,6 +50,16 @@ struct ServeCommand: AsyncParsableCommand {
       "Seconds a design document's JavaScript may run per call before it is stopped (CouchDB's os_process_timeout)."
   )
   var osProcessTimeout: Double = 5
+  @Option(
+    help:
+      "Members of user documents every user may read of another's, comma-separated (CouchDB's public_fields)."
+  )
+  var usersPublicFields: String?
+  @Flag(
+    help:
+      "Let every user list _users, documents reduced to --users-public-fields (CouchDB's users_db_public)."
+  )
+  var usersDbPublic = false
 
   /// A server lives long and sees bodies of many sizes: glibc's allocator raises its mmap
   /// threshold each time a large block is freed, up to 32 MiB, and keeps what is freed
@@ -97,9 +107,7 @@ struct ServeCommand: AsyncParsableCommand {
       try await CouchServer.setAdmin(admin, password: password, in: database)
     }
     let path = options.databasePath
-    let origins =
-      cors.map { $0.split(separator: ",").map { String($0).trimmingCharacters(in: .whitespaces) } }
-      ?? []
+    let origins = Self.list(cors)
     let server = CouchServer(
       database: database,
       configuration: ServerConfiguration(
@@ -107,13 +115,21 @@ struct ServeCommand: AsyncParsableCommand {
         maxAttachmentBytes: maxAttachmentSize,
         logLevel: ServerConfiguration.LogLevel(rawValue: logLevel) ?? .info,
         idleTimeout: idleTimeout, minimumBodyRate: minBodyRate, corsOrigins: origins,
-        replicationLimits: .init(maxJobs: maxJobs), javaScriptTimeLimit: osProcessTimeout))
+        replicationLimits: .init(maxJobs: maxJobs), javaScriptTimeLimit: osProcessTimeout,
+        usersPublicFields: Self.list(usersPublicFields), usersDatabaseIsPublic: usersDbPublic))
     let host = bind.contains(":") ? "[\(bind)]" : bind
     try await server.run { port in
       Console.outJSON([
         "ok": true, "url": .string("http://\(host):\(port)/"), "db": .string(path),
       ])
     }
+  }
+
+  /// A comma-separated option's items, spaces around them trimmed (CouchDB splits
+  /// `public_fields` at `\s*,\s*`); empty items are dropped.
+  static func list(_ option: String?) -> [String] {
+    (option ?? "").split(separator: ",").map { String($0).trimmingCharacters(in: .whitespaces) }
+      .filter { !$0.isEmpty }
   }
 
   /// The admin's password: `SETTEE_ADMIN_PASSWORD`, or asked on the terminal.

@@ -119,7 +119,7 @@ struct Authenticator: Sendable {
   /// Stores (or replaces) an administrator's password hash, and makes the cookie secret
   /// when there is none.
   static func storeAdmin(_ name: String, password: String, in database: Database) async throws {
-    guard !name.isEmpty, !name.contains(":") else {
+    guard !name.isEmpty, !name.utf8.contains(UInt8(ascii: ":")) else {
       throw SetteeError(.invalidArgument, "an admin name must be non-empty and hold no ':'")
     }
     guard !password.isEmpty else {
@@ -194,8 +194,17 @@ struct Authenticator: Sendable {
 
   /// The account named `name`: an administrator, else a user of `_users`.
   func account(named name: String) async -> Account? {
-    if let admin = admins[name] { return admin }
+    if let admin = admin(named: name) { return admin }
     return await users(name)
+  }
+
+  /// The administrator named `name` byte for byte (a `Dictionary` of `String`s would also
+  /// find a name only canonically equivalent to it).
+  func admin(named name: String) -> Account? {
+    guard let admin = admins[name], admins.keys.contains(where: { $0.isExactly(name) }) else {
+      return nil
+    }
+    return admin
   }
 
   /// Checks a name and password from `client` (an address), counting failures: past
@@ -252,7 +261,7 @@ struct Authenticator: Sendable {
       return matches
     }
     guard matches else { return nil }
-    if account.scheme != .pbkdf2SHA256, admins[name] == nil,
+    if account.scheme != .pbkdf2SHA256, admin(named: name) == nil,
       let upgraded = await upgrade(name, password)
     {
       remember(name, password, upgraded)
@@ -299,10 +308,15 @@ struct Authenticator: Sendable {
 
   private static func basic(_ header: String) -> (String, String)? {
     let encoded = header.dropFirst("basic ".count).trimmingCharacters(in: .whitespaces)
-    guard let data = Data(base64Encoded: encoded), let text = String(data: data, encoding: .utf8),
-      let colon = text.firstIndex(of: ":")
+    // Split at the first `:` byte, as CouchDB does: a password that starts with a
+    // combining mark makes one `Character` of the colon and the mark.
+    guard let data = Data(base64Encoded: encoded), String(data: data, encoding: .utf8) != nil,
+      let colon = data.firstIndex(of: UInt8(ascii: ":"))
     else { return nil }
-    return (String(text[..<colon]), String(text[text.index(after: colon)...]))
+    return (
+      String(decoding: data[..<colon], as: UTF8.self),
+      String(decoding: data[(colon + 1)...], as: UTF8.self)
+    )
   }
 
   static func cookie(_ headers: HTTPFields, named name: String) -> String? {
@@ -392,18 +406,22 @@ final class Lockout: Sendable {
     var count: Int
     var since: Int64
   }
-  private let failures = Locked<[String: Failures]>([:])
+  private let failures = Locked<[[UInt8]: Failures]>([:])
 
-  static func key(client: String?, name: String) -> String { (client ?? "") + "\u{0}" + name }
+  /// The table's key for `name` from `client`: bytes, so that names only canonically
+  /// equivalent are counted apart, as CouchDB counts them.
+  static func key(client: String?, name: String) -> [UInt8] {
+    Array((client ?? "").utf8) + [0] + Array(name.utf8)
+  }
 
-  func isLocked(_ key: String, now: Int64) -> Bool {
+  func isLocked(_ key: [UInt8], now: Int64) -> Bool {
     failures.withLock { table in
       guard let entry = table[key] else { return false }
       return entry.count >= Self.threshold && now - entry.since < Self.lifetime
     }
   }
 
-  func fail(_ key: String, now: Int64) {
+  func fail(_ key: [UInt8], now: Int64) {
     failures.withLock { table in
       if var entry = table[key], now - entry.since < Self.lifetime {
         entry.count += 1
@@ -421,7 +439,7 @@ final class Lockout: Sendable {
     }
   }
 
-  func clear(_ key: String) {
+  func clear(_ key: [UInt8]) {
     _ = failures.withLock { $0.removeValue(forKey: key) }
   }
 

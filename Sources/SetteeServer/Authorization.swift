@@ -22,9 +22,12 @@ struct SecurityObject: Sendable {
 
     /// Whether `user` is in the group; `_admin` always is.
     func includes(_ user: UserContext) -> Bool {
-      if user.roles.contains(where: { $0 == "_admin" || roles.contains($0) }) { return true }
+      if user.isServerAdmin { return true }
+      if user.roles.contains(where: { role in roles.contains { $0.isExactly(role) } }) {
+        return true
+      }
       guard let name = user.name else { return false }
-      return names.contains(name)
+      return names.contains { $0.isExactly(name) }
     }
   }
 
@@ -73,7 +76,15 @@ struct SecurityObject: Sendable {
 
 extension UserContext {
   /// Whether the user is a server administrator (the role `_admin`).
-  var isServerAdmin: Bool { roles.contains("_admin") }
+  var isServerAdmin: Bool { roles.contains { $0.isExactly("_admin") } }
+}
+
+extension String {
+  /// Whether the two are the same text byte for byte, as CouchDB compares names, roles
+  /// and ids. Swift's `==` takes canonically equivalent texts as equal ("é" as one code
+  /// point and as `e` with a combining accent, "K" and the Kelvin sign): two users or
+  /// roles CouchDB tells apart must never be one here.
+  func isExactly(_ other: some StringProtocol) -> Bool { utf8.elementsEqual(other.utf8) }
 }
 
 extension CouchHandler {
@@ -141,8 +152,12 @@ extension CouchHandler {
     switch second {
     case "_find", "_bulk_get", "_bulk_docs", "_security": return
     case "_all_docs":
-      throw CouchError(
-        .forbidden, "forbidden", "Only admins can access _all_docs of system databases.")
+      // `users_db_public`: every user lists the users, documents reduced to the public
+      // fields (``CouchHandler/allDocs(_:_:designOnly:)``).
+      guard configuration.usersDatabaseIsPublic else {
+        throw CouchError(
+          .forbidden, "forbidden", "Only admins can access _all_docs of system databases.")
+      }
     case "_local_docs":
       throw CouchError(.forbidden, "forbidden", "Only admins can access _local_docs")
     case "_design_docs":
@@ -218,5 +233,28 @@ extension CouchHandler {
     guard db.name == UsersDatabase.name, !request.user.isServerAdmin else { return }
     try UsersDatabase.requireReadable(
       id, by: request.user, isAdmin: try await isDatabaseAdmin(db, request.user))
+  }
+
+  /// Which members of document `id` the request may read: `nil` for all (another
+  /// database's, or in `_users` an administrator's read or the owner's), the public fields
+  /// (``ServerConfiguration/usersPublicFields``) for another user's document when there
+  /// are some, as CouchDB's `after_doc_read` reduces it; else the refusal of
+  /// ``requireReadable(_:_:_:)``.
+  func readableMembers(
+    _ db: DocumentCollection, _ id: String, _ request: CouchRequest
+  ) async throws -> [String]? {
+    guard db.name == UsersDatabase.name, !request.user.isServerAdmin else { return nil }
+    let isAdmin = try await isDatabaseAdmin(db, request.user)
+    let fields = configuration.usersPublicFields
+    // Another user's document (not a design document) when there are public fields.
+    if !isAdmin, !fields.isEmpty, !Document.isDesignID(id),
+      request.user.name.map({ name in
+        UsersDatabase.userName(ofID: id).map(name.isExactly) != true
+      }) ?? true
+    {
+      return fields
+    }
+    try UsersDatabase.requireReadable(id, by: request.user, isAdmin: isAdmin)
+    return nil
   }
 }

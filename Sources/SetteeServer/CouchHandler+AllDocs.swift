@@ -65,6 +65,22 @@ extension CouchHandler {
     if query.includeDocs, options["conflicts"] == true, case .array(let rows)? = json["rows"] {
       json["rows"] = .array(try await withConflicts(rows, db, query.attachments))
     }
+    if query.includeDocs, db.name == UsersDatabase.name, case .array(let rows)? = json["rows"],
+      try await !isDatabaseAdmin(db, request.user)
+    {
+      // `users_db_public`: each document reduced to the public fields, `_id` and `_rev`
+      // only when they are named (CouchDB's `filtered_view_cb`).
+      json["rows"] = .array(
+        rows.map { row in
+          guard case .object(var object) = row, case .object(let document)? = object["doc"] else {
+            return row
+          }
+          object["doc"] = .object(
+            UsersDatabase.publicMembers(
+              of: document, configuration.usersPublicFields, keepingIdentity: false) ?? [:])
+          return .object(object)
+        })
+    }
     return CouchResponse.json(.object(json))
   }
 

@@ -18,6 +18,7 @@ extension CouchHandler {
           .preconditionFailed, "file_exists",
           "The database could not be created, the file already exists.")
       }
+      if db.name == UsersDatabase.name { try await UsersDatabase.ensureAuthDesign(in: database) }
       return CouchResponse.json(
         ["ok": true], status: .created, headers: [.location: "/\(Self.escape(db.name))"])
     case .delete:

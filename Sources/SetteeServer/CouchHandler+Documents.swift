@@ -93,7 +93,16 @@ extension CouchHandler {
   private func readDocument(_ db: DocumentCollection, _ id: String, _ request: CouchRequest)
     async throws -> Response
   {
-    try await requireReadable(db, id, request)
+    if let fields = try await readableMembers(db, id, request) {
+      // Another user's document, reduced to the public fields: the revision asked for,
+      // nothing more of it.
+      guard
+        let document = try await db.document(
+          id, RevisionReadOptions(rev: try request.revision(ifMatch: false))),
+        let shown = UsersDatabase.publicMembers(of: document, fields, keepingIdentity: true)
+      else { throw CouchError(.notFound, "not_found", "missing") }
+      return CouchResponse.json(.object(shown))
+    }
     let meta = request.flag("meta")
     if let text = request.query["rev"], text.hasSuffix("-"),
       text.dropLast().allSatisfy(\.isASCII), Int(text.dropLast()) != nil

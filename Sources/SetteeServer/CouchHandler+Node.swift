@@ -78,6 +78,7 @@ extension CouchHandler {
         "timeout": String(Authenticator.sessionTimeout),
         "iterations": String(Authenticator.iterations), "pbkdf2_prf": "sha256",
         "allow_persistent_cookies": "true", "upgrade_hash_on_auth": "true",
+        "users_db_public": configuration.usersDatabaseIsPublic ? "true" : "false",
       ],
       "chttpd_auth_lockout": [
         "mode": "enforce", "threshold": String(Lockout.threshold),
@@ -95,6 +96,10 @@ extension CouchHandler {
     ]
     if !cors.isEmpty {
       sections["cors"] = ["origins": cors.joined(separator: ","), "credentials": "true"]
+    }
+    if !configuration.usersPublicFields.isEmpty {
+      sections["chttpd_auth"]?["public_fields"] = configuration.usersPublicFields.joined(
+        separator: ", ")
     }
     return sections
   }

@@ -20,8 +20,12 @@ extension CouchHandler {
   /// The database's `validate_doc_update` functions; `nil` when it has none.
   func validation(_ db: DocumentCollection) async throws -> DesignValidation? {
     do {
+      // `_users/_design/_auth`'s function, as Settee writes it, is the rules
+      // ``UsersDatabase`` enforces in Swift on every write there.
       return try await validations.validation(
-        for: db, timeLimit: configuration.javaScriptTimeLimit)
+        for: db, timeLimit: configuration.javaScriptTimeLimit,
+        enforcedNatively: db.name == UsersDatabase.name
+          ? [UsersDatabase.authDesignID: UsersDatabase.authValidation] : [:])
     } catch let error as SetteeError where error.code == .invalidArgument {
       // A function that does not compile refuses every write it would have judged, as
       // CouchDB's does; the design document itself can still be replaced.

@@ -41,6 +41,14 @@ public struct ServerConfiguration: Sendable {
   /// filter's page, a `validate_doc_update`) before it is stopped and its request answered
   /// with an error: CouchDB's `os_process_timeout`, 5 by default.
   public var javaScriptTimeLimit: Double
+  /// The members of a user document in `_users` that every user may read of another's
+  /// (CouchDB's `[chttpd_auth] public_fields`): a user reads `_id`, `_rev` and these of
+  /// another user's document, and the document is `404` when it has none of them. Empty
+  /// (the default): a user reads only their own document.
+  public var usersPublicFields: [String]
+  /// Whether every user may list `_users` (`_all_docs`, its documents reduced to
+  /// ``usersPublicFields``): CouchDB's `[chttpd_auth] users_db_public`, off by default.
+  public var usersDatabaseIsPublic: Bool
 
   /// What the server logs.
   public enum LogLevel: String, Sendable, CaseIterable {
@@ -59,9 +67,12 @@ public struct ServerConfiguration: Sendable {
     minimumBodyRate: Int = 500,
     corsOrigins: [String] = [],
     replicationLimits: ReplicationScheduler.Limits = ReplicationScheduler.Limits(),
-    javaScriptTimeLimit: Double = 5
+    javaScriptTimeLimit: Double = 5, usersPublicFields: [String] = [],
+    usersDatabaseIsPublic: Bool = false
   ) {
     self.javaScriptTimeLimit = javaScriptTimeLimit
+    self.usersPublicFields = usersPublicFields
+    self.usersDatabaseIsPublic = usersDatabaseIsPublic
     self.replicationLimits = replicationLimits
     self.corsOrigins = corsOrigins
     self.idleTimeout = idleTimeout
@@ -118,6 +129,9 @@ public struct CouchServer: Sendable {
   ///   address other than loopback when the file has no administrator.
   public func run(onListening: @escaping @Sendable (Int) async -> Void = { _ in }) async throws {
     let authenticator = try await Authenticator.load(database)
+    // As CouchDB does when it opens its users database; a file opened read-only keeps
+    // what it has.
+    try? await UsersDatabase.ensureAuthDesign(in: database)
     guard authenticator.isEnabled || Self.isLoopback(configuration.host) else {
       throw SetteeError(
         .invalidArgument,

@@ -15,7 +15,8 @@ enum UsersDatabase {
 
   /// The name a user document's id holds, or `nil` for another id.
   static func userName(ofID id: String) -> String? {
-    id.hasPrefix(idPrefix) ? String(id.dropFirst(idPrefix.count)) : nil
+    id.utf8.starts(with: idPrefix.utf8)
+      ? String(decoding: id.utf8.dropFirst(idPrefix.utf8.count), as: UTF8.self) : nil
   }
 
   /// The account of user `name`, with the hash a password is checked against: `nil` when
@@ -62,6 +63,112 @@ enum UsersDatabase {
     }
   }
 
+  // MARK: - `_design/_auth`
+
+  /// The design document CouchDB keeps in its users database.
+  static let authDesignID = "_design/_auth"
+
+  /// `_design/_auth`'s `validate_doc_update`: the rules of ``refusal(of:replacing:by:isAdmin:)``
+  /// written in JavaScript, for the clients and tools that read them (a test runs both on
+  /// the same writes). The server enforces them in Swift and skips this function while it
+  /// is this text, so `_users` works without JavaScriptCore; an edited one runs as well.
+  static let authValidation = """
+    function (newDoc, oldDoc, userCtx, secObj) {
+      // Settee's rules for the users database (the server enforces them natively too).
+      function has(list, item) {
+        return Array.isArray(list) && list.indexOf(item) !== -1;
+      }
+      function strings(list) {
+        return (Array.isArray(list) ? list : []).filter(function (item) {
+          return typeof item === 'string';
+        });
+      }
+      function refuse(reason) {
+        throw { forbidden: reason };
+      }
+      var roles = userCtx.roles || [];
+      var admins = (secObj && secObj.admins) || {};
+      var isAdmin = has(roles, '_admin') ||
+        (userCtx.name !== null && has(admins.names, userCtx.name)) ||
+        roles.some(function (role) { return has(admins.roles, role); });
+
+      if (newDoc._deleted === true) {
+        var owner = userCtx.name !== null && oldDoc !== null && userCtx.name === oldDoc.name;
+        if (!isAdmin && !owner) refuse('Only admins may delete other user docs.');
+        return;
+      }
+      if (newDoc.type !== 'user') refuse('doc.type must be user');
+      var name = newDoc.name;
+      if (typeof name !== 'string' || name === '') refuse('doc.name is required');
+      if (newDoc.roles === undefined) refuse('doc.roles must exist');
+      if (!Array.isArray(newDoc.roles)) refuse('doc.roles must be an array');
+      var newRoles = strings(newDoc.roles);
+      if (newRoles.length !== newDoc.roles.length) refuse('doc.roles can only contain strings');
+      if (newDoc._id !== 'org.couchdb.user:' + name) {
+        refuse('Doc ID must be of the form org.couchdb.user:name');
+      }
+      if (oldDoc !== null && oldDoc.name !== name) refuse('Usernames can not be changed.');
+      if (newDoc.password_sha !== undefined && newDoc.salt === undefined) {
+        refuse('Users with password_sha must have a salt.' +
+          'See /_utils/script/couch.js for example code.');
+      }
+      var scheme = newDoc.password_scheme;
+      if (scheme !== undefined) {
+        if (['simple', 'pbkdf2', 'simple+pbkdf2'].indexOf(scheme) === -1) {
+          var shown = typeof scheme === 'string' ? scheme : JSON.stringify(scheme);
+          refuse('Password scheme `' + shown + '` not supported.');
+        }
+        if (scheme === 'pbkdf2') {
+          if (typeof newDoc.iterations !== 'number') refuse('iterations must be a number.');
+          if (typeof newDoc.derived_key !== 'string') refuse('derived_key must be a string.');
+        }
+      }
+      if (!isAdmin) {
+        if (oldDoc !== null) {
+          if (userCtx.name !== name) refuse('You may only update your own user document.');
+          var before = strings(oldDoc.roles).sort();
+          var after = newRoles.slice().sort();
+          var same = before.length === after.length && before.every(function (role, i) {
+            return role === after[i];
+          });
+          if (!same) refuse('Only _admin may edit roles');
+        } else if (newRoles.length > 0) {
+          refuse('Only _admin may set roles');
+        }
+      }
+      if (newRoles.some(function (role) { return role !== '_metrics' && role[0] === '_'; })) {
+        refuse('No system roles (starting with underscore) in users db.');
+      }
+      if (name[0] === '_') refuse('Username may not start with underscore.');
+      if (name.indexOf(':') !== -1) refuse('Character `:` is not allowed in usernames.');
+    }
+    """
+
+  /// `_design/_auth` as Settee writes it.
+  static var authDesign: JSONObject {
+    [
+      "_id": .string(authDesignID), "language": "javascript",
+      "validate_doc_update": .string(authValidation),
+    ]
+  }
+
+  /// Gives `_users`, when it exists, its `_design/_auth`, as CouchDB does whenever it
+  /// opens its users database: the document is written when missing, and its
+  /// `validate_doc_update` put back when it is not Settee's (other members an
+  /// administrator added stay). Called when `_users` is created and when the server
+  /// starts.
+  static func ensureAuthDesign(in database: Database) async throws {
+    guard try await database.collectionExists(name) else { return }
+    let users = database.collection(name)
+    guard var design = try await users.document(authDesignID, RevisionReadOptions()) else {
+      try await users.put(authDesign)
+      return
+    }
+    guard design["validate_doc_update"]?.stringValue != authValidation else { return }
+    design["validate_doc_update"] = .string(authValidation)
+    try await users.put(design)
+  }
+
   // MARK: - Writes
 
   /// What a write of `document` to `_users` by `user` becomes, or CouchDB's refusal:
@@ -76,7 +183,7 @@ enum UsersDatabase {
     guard !Document.isDesignID(id) else { return document }
     // couch_users_db:before_doc_update: anyone may sign up; only the owner (or an admin)
     // writes an existing name's document.
-    if !isAdmin, let name = user.name, name != userName(ofID: id) {
+    if !isAdmin, let name = user.name, userName(ofID: id).map(name.isExactly) != true {
       throw CouchError(.notFound, "not_found", "missing")
     }
     var document = document
@@ -132,7 +239,8 @@ enum UsersDatabase {
     of new: JSONObject, replacing old: JSONObject?, by user: UserContext, isAdmin: Bool
   ) -> String? {
     if new["_deleted"] == true {
-      guard isAdmin || (user.name != nil && user.name == old?["name"]?.stringValue) else {
+      let owner = old?["name"]?.stringValue
+      guard isAdmin || user.name.map({ owner?.isExactly($0) == true }) == true else {
         return "Only admins may delete other user docs."
       }
       return nil
@@ -145,10 +253,12 @@ enum UsersDatabase {
     guard let roleValues = rolesValue.arrayValue else { return "doc.roles must be an array" }
     let roles = roleValues.compactMap(\.stringValue)
     guard roles.count == roleValues.count else { return "doc.roles can only contain strings" }
-    guard new["_id"]?.stringValue == idPrefix + name else {
+    guard new["_id"]?.stringValue?.isExactly(idPrefix + name) == true else {
       return "Doc ID must be of the form org.couchdb.user:name"
     }
-    if let old, old["name"]?.stringValue != name { return "Usernames can not be changed." }
+    if let old, old["name"]?.stringValue?.isExactly(name) != true {
+      return "Usernames can not be changed."
+    }
     if new["password_sha"] != nil && new["salt"] == nil {
       return
         "Users with password_sha must have a salt.See /_utils/script/couch.js for example code."
@@ -165,18 +275,29 @@ enum UsersDatabase {
     }
     if !isAdmin {
       if let old {
-        guard user.name == name else { return "You may only update your own user document." }
-        let oldRoles = (old["roles"]?.arrayValue ?? []).compactMap(\.stringValue).sorted()
-        guard oldRoles == roles.sorted() else { return "Only _admin may edit roles" }
+        guard user.name?.isExactly(name) == true else {
+          return "You may only update your own user document."
+        }
+        // As bytes: roles that are only canonically equivalent are two roles to CouchDB.
+        let oldRoles = (old["roles"]?.arrayValue ?? []).compactMap(\.stringValue)
+        func sortedBytes(_ list: [String]) -> [[UInt8]] {
+          list.map { Array($0.utf8) }.sorted { $0.lexicographicallyPrecedes($1) }
+        }
+        guard sortedBytes(oldRoles) == sortedBytes(roles) else {
+          return "Only _admin may edit roles"
+        }
       } else if !roles.isEmpty {
         return "Only _admin may set roles"
       }
     }
-    if roles.contains(where: { $0 != "_metrics" && $0.hasPrefix("_") }) {
+    let underscore = UInt8(ascii: "_")
+    if roles.contains(where: { !$0.isExactly("_metrics") && $0.utf8.first == underscore }) {
       return "No system roles (starting with underscore) in users db."
     }
-    if name.hasPrefix("_") { return "Username may not start with underscore." }
-    if name.contains(":") { return "Character `:` is not allowed in usernames." }
+    if name.utf8.first == underscore { return "Username may not start with underscore." }
+    if name.utf8.contains(UInt8(ascii: ":")) {
+      return "Character `:` is not allowed in usernames."
+    }
     return nil
   }
 
@@ -187,6 +308,26 @@ enum UsersDatabase {
   static let designRefusal = CouchError(
     .forbidden, "forbidden", "Only administrators can view design docs in the users database.")
 
+  /// What another user may read of a user document: the members named in `fields`
+  /// (CouchDB's `public_fields`, compared byte for byte), with the document's own `_id`
+  /// and `_rev` when `keepingIdentity` (a document read alone; a listing's rows keep only
+  /// what is named, as CouchDB's do); `nil` when it has none of them (CouchDB then
+  /// answers `404`).
+  static func publicMembers(
+    of document: JSONObject, _ fields: [String], keepingIdentity: Bool
+  ) -> JSONObject? {
+    var shown = JSONObject()
+    if keepingIdentity {
+      for key in ["_id", "_rev"] { shown[key] = document[key] }
+    }
+    var any = false
+    for member in document where fields.contains(where: { $0.isExactly(member.key) }) {
+      shown[member.key] = member.value
+      any = true
+    }
+    return any ? shown : nil
+  }
+
   /// Refuses `user` a read of document `id` of `_users` unless it is their own (CouchDB's
   /// `after_doc_read`, with no `public_fields`): design documents are for admins (`403`),
   /// another user's document is answered as missing (`404`).
@@ -194,7 +335,7 @@ enum UsersDatabase {
   {
     guard !isAdmin else { return }
     if Document.isDesignID(id) { throw designRefusal }
-    guard let name = user.name, name == userName(ofID: id) else {
+    guard let name = user.name, userName(ofID: id).map(name.isExactly) == true else {
       throw CouchError(.notFound, "not_found", "missing")
     }
   }
