@@ -19,7 +19,7 @@ struct CrossDatabaseTests {
   let directory = TemporaryDirectory()
 
   @Test func aDatabaseAdminsFunctionNeverRunsForAnotherDatabase() async throws {
-    let server = try ServerProcess(
+    let server = try await ServerProcess(
       db: directory.path("cross.db"), ["--log-level", "none", "--admin", "boss"],
       environment: ["SETTEE_ADMIN_PASSWORD": "boss pass"])
     let boss = ServerAuthTests.basic("boss", "boss pass")

@@ -29,7 +29,7 @@ struct JavaScriptMemoryTests {
   }
 
   @Test func functionsThatAllocateWithoutEndAreStopped() async throws {
-    let server = try ServerProcess(db: directory.path("bomb.db"))
+    let server = try await ServerProcess(db: directory.path("bomb.db"))
     #expect(try await server.request("PUT", "/db").status == 201)
     #expect(try await server.put("/db/a", ["x": 1]).status == 201)
     let design: JSON = [
@@ -48,7 +48,7 @@ struct JavaScriptMemoryTests {
       ] {
         // Raw: Foundation's URLSession on Linux failed this request with "resource exceeds
         // maximum size" while every other client read the answer.
-        let answer = try RawHTTP.send(
+        let answer = try await RawHTTP.send(
           WireMessage(
             method: method, path: path, headers: [("Content-Type", "application/json")],
             body: body.map { JSONWriter.bytes($0) } ?? []), to: server)

@@ -60,7 +60,7 @@ struct ManyLeavesTests {
     for (index, id) in ids.enumerated() {
       _ = try await source.putAll(leaves(id, [10, 60, 150][index], seed: UInt64(index)), newEdits: false)
     }
-    let server = try ServerProcess(db: directory.path("t.db"))
+    let server = try await ServerProcess(db: directory.path("t.db"))
     defer { server.stop() }
     let target = try #require(URL(string: server.url + "copy"))
     let configuration = ReplicationConfiguration(
@@ -100,7 +100,7 @@ struct ManyLeavesTests {
   }
 
   @Test func winningRevisionsOnlyCopiesTheWinnersBody() async throws {
-    let server = try ServerProcess(db: directory.path("s.db"))
+    let server = try await ServerProcess(db: directory.path("s.db"))
     defer { server.stop() }
     try await server.request("PUT", "/src")
     for (index, id) in ["w1", "w2"].enumerated() {

@@ -129,7 +129,7 @@ struct MultipartUploadTests {
   /// A part shorter than its attachment declares, or a body cut before its closing
   /// boundary, is the client's error, named; nothing is written.
   @Test func cutUploadsAreRefused() async throws {
-    let server = try ServerProcess(db: directory.path("cut.db"))
+    let server = try await ServerProcess(db: directory.path("cut.db"))
     defer { server.stop() }
     try await server.request("PUT", "/db")
     func put(_ declared: Int, closed: Bool) throws -> WireMessage {
@@ -167,13 +167,13 @@ struct MultipartUploadTests {
   /// of the bytes sent.
   @Test func aLargeDocumentReplicatesInBoundedMemory() async throws {
     #if os(Linux)
-      let first = try ServerProcess(db: directory.path("first.db"), ["--log-level", "none"])
-      let second = try ServerProcess(db: directory.path("second.db"), ["--log-level", "none"])
+      let first = try await ServerProcess(db: directory.path("first.db"), ["--log-level", "none"])
+      let second = try await ServerProcess(db: directory.path("second.db"), ["--log-level", "none"])
       defer {
         first.stop()
         second.stop()
       }
-      _ = try RawHTTP.send(WireMessage(method: "PUT", path: "/db"), to: first)
+      _ = try await RawHTTP.send(WireMessage(method: "PUT", path: "/db"), to: first)
       let total = 40 << 20
       var chunk = [UInt8](repeating: 0, count: 1 << 20)
       for index in chunk.indices { chunk[index] = UInt8(truncatingIfNeeded: index &* 29 &+ 3) }
@@ -200,7 +200,7 @@ struct MultipartUploadTests {
         #expect((kilobytes ?? .max) < 100_000, "\(from) → \(to): \(peak ?? "no peak")")
       }
       for (server, path) in [(second, "/db/doc"), (first, "/back/doc")] {
-        let stub = try RawHTTP.send(WireMessage(method: "GET", path: path), to: server)
+        let stub = try await RawHTTP.send(WireMessage(method: "GET", path: path), to: server)
         #expect(stub.json?["_attachments"]?["big.bin"]?["digest"] == .string(digest), "\(path)")
       }
       let copy = try Database(path: file).collection("db")

@@ -22,7 +22,7 @@ struct ReplicationReportTests {
     let source = try collection("s.db")
     try await source.putAll((0..<20).map { ["_id": .string("d\($0)"), "n": .int(Int64($0))] })
     try await source.put(["_id": "big", "text": .string(String(repeating: "x", count: 300_000))])
-    let server = try ServerProcess(
+    let server = try await ServerProcess(
       db: directory.path("t.db"), ["--log-level", "none", "--max-request-size", "100000"])
     defer { server.stop() }
     let target = try #require(URL(string: server.url + "notes"))
@@ -78,7 +78,7 @@ struct ReplicationReportTests {
 
   /// `use_bulk_get: false` reads a server source by `open_revs`, attachments included.
   @Test func withoutBulkGetEachDocumentIsReadByOpenRevs() async throws {
-    let server = try ServerProcess(db: directory.path("s.db"))
+    let server = try await ServerProcess(db: directory.path("s.db"))
     defer { server.stop() }
     try await server.request("PUT", "/notes")
     for n in 0..<5 { try await server.put("/notes/d\(n)", ["n": .int(Int64(n))]) }

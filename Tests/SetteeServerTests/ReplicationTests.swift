@@ -40,7 +40,7 @@ struct ReplicationTests {
         ).rev
     }
     try await source.put(["_id": "plain"])
-    let server = try ServerProcess(db: directory.path("sliced-server.db"))
+    let server = try await ServerProcess(db: directory.path("sliced-server.db"))
     let url = try #require(URL(string: server.url + "sliced"))
     for target in [ReplicationEndpoint.collection(try directory.replica("sliced-target.db", "notes")), .url(url)] {
       let first = try await replicate(.collection(source), target)
@@ -86,8 +86,8 @@ struct ReplicationTests {
 
   /// Two `settee serve` processes and the CLI between them, then a local file.
   @Test func betweenServersWithTheCLI() async throws {
-    let first = try ServerProcess(db: directory.path("first.db"))
-    let second = try ServerProcess(db: directory.path("second.db"))
+    let first = try await ServerProcess(db: directory.path("first.db"))
+    let second = try await ServerProcess(db: directory.path("second.db"))
     try await first.request("PUT", "/db")
     let docs: [JSON] = (0..<300).map { ["_id": .string("d\($0)"), "n": .int(Int64($0))] }
     try await first.post("/db/_bulk_docs", ["docs": .array(docs)])
@@ -205,7 +205,7 @@ struct ReplicationTests {
   /// `_replicate` answer on standard output, and its checkpoint lets the next run start
   /// where it stopped.
   @Test func continuousCLIFollowsUntilStopped() async throws {
-    let source = try ServerProcess(db: directory.path("cli-source.db"))
+    let source = try await ServerProcess(db: directory.path("cli-source.db"))
     try await source.request("PUT", "/db")
     try await source.put("/db/first", ["n": 1])
     let local = directory.path("cli-target.db")
@@ -258,8 +258,8 @@ struct ReplicationTests {
   /// server killed under the replicator's long poll and started again on the same port is
   /// caught up with by itself.
   @Test func continuousFollowsAndSurvivesARestart() async throws {
-    let source = try ServerProcess(db: directory.path("live-source.db"))
-    let target = try ServerProcess(db: directory.path("live-target.db"))
+    let source = try await ServerProcess(db: directory.path("live-source.db"))
+    let target = try await ServerProcess(db: directory.path("live-target.db"))
     try await source.request("PUT", "/db")
     let replicator = try Replicator(
       ReplicationConfiguration(
@@ -319,7 +319,7 @@ struct ReplicationTests {
     let port = source.port
     source.stop(SIGKILL)
     try await Task.sleep(for: .milliseconds(300))
-    let restarted = try ServerProcess(
+    let restarted = try await ServerProcess(
       db: directory.path("live-source.db"), ["--log-level", "none", "--port", "\(port)"])
     try await restarted.put("/db/b", ["v": 1])
     #expect(try await arrives("/db/b") { $0["v"] == 1 })
@@ -333,8 +333,8 @@ struct ReplicationTests {
   /// `POST /_replicate` on the server: one-shot answers with CouchDB's summary; continuous
   /// answers 202, shows in `_active_tasks` and `_scheduler/jobs`, and stops when cancelled.
   @Test func theServerReplicatesOnRequest() async throws {
-    let server = try ServerProcess(db: directory.path("replicating.db"))
-    let peer = try ServerProcess(db: directory.path("peer.db"))
+    let server = try await ServerProcess(db: directory.path("replicating.db"))
+    let peer = try await ServerProcess(db: directory.path("peer.db"))
     try await server.request("PUT", "/db")
     try await server.post("/db/_bulk_docs", ["docs": [["_id": "a"], ["_id": "b"]]])
     let once = try await server.post(
@@ -378,9 +378,9 @@ struct ReplicationTests {
   /// start again when the server does (a completed one-shot does not run again), and
   /// deleting a document stops its replication.
   @Test func replicatorDocumentsRunAcrossRestarts() async throws {
-    let peer = try ServerProcess(db: directory.path("replicator-peer.db"))
+    let peer = try await ServerProcess(db: directory.path("replicator-peer.db"))
     let path = directory.path("replicator-server.db")
-    var server = try ServerProcess(db: path)
+    var server = try await ServerProcess(db: path)
     try await peer.request("PUT", "/db")
     try await peer.put("/db/a", ["v": 1])
     try await server.request("PUT", "/local")
@@ -437,7 +437,7 @@ struct ReplicationTests {
     // does not run again (its state is kept in a local document of _replicator).
     // Stopped cleanly while a replication runs and the follower waits for changes.
     #expect(server.stop().status == 0)
-    server = try ServerProcess(db: path)
+    server = try await ServerProcess(db: path)
     try await peer.put("/db/b", ["v": 2])
     try await server.put("/local/y", ["n": 2])
     #expect(try await until { try await server.get("/copy/b").json["v"] == 2 })

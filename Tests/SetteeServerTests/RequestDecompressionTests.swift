@@ -25,38 +25,39 @@ struct RequestDecompressionTests {
   }
 
   @Test func bodiesAreInflatedBeforeHandlers() async throws {
-    let server = try ServerProcess(
+    let server = try await ServerProcess(
       db: directory.path("inflate.db"), ["--log-level", "none", "--max-request-size", "100000"])
     defer { server.stop() }
-    _ = try RawHTTP.send(WireMessage(method: "PUT", path: "/db"), to: server)
+    _ = try await RawHTTP.send(WireMessage(method: "PUT", path: "/db"), to: server)
     let json = Array(#"{"text":"\#(String(repeating: "abc ", count: 1_000))"}"#.utf8)
     for (coding, body) in [("gzip", Gzip.encode(json)), ("deflate", Self.zlib(json))] {
-      let put = try RawHTTP.send(
+      let put = try await RawHTTP.send(
         WireMessage(
           method: "PUT", path: "/db/\(coding)",
           headers: [("Content-Type", "application/json"), ("Content-Encoding", coding)],
           body: body), to: server)
       #expect(put.status == 201, "\(coding): \(String(decoding: put.body, as: UTF8.self))")
-      let read = try RawHTTP.send(WireMessage(method: "GET", path: "/db/\(coding)"), to: server)
+      let read = try await RawHTTP.send(
+        WireMessage(method: "GET", path: "/db/\(coding)"), to: server)
       #expect(read.json?["text"]?.stringValue?.count == 4_000, "\(coding)")
     }
     // Past the request limit once inflated, either way: 413.
     let large = Array(#"{"text":"\#(String(repeating: "x", count: 200_000))"}"#.utf8)
     for (coding, body) in [("gzip", Gzip.encode(large)), ("deflate", Self.zlib(large))] {
-      let put = try RawHTTP.send(
+      let put = try await RawHTTP.send(
         WireMessage(
           method: "PUT", path: "/db/large-\(coding)",
           headers: [("Content-Type", "application/json"), ("Content-Encoding", coding)],
           body: body), to: server)
       #expect(put.status == 413, "\(coding): \(String(decoding: put.body, as: UTF8.self))")
     }
-    let broken = try RawHTTP.send(
+    let broken = try await RawHTTP.send(
       WireMessage(
         method: "PUT", path: "/db/broken",
         headers: [("Content-Type", "application/json"), ("Content-Encoding", "gzip")],
         body: Array("not gzip".utf8)), to: server)
     #expect(broken.status == 400 && broken.json?["error"] == "bad_request")
-    let unknown = try RawHTTP.send(
+    let unknown = try await RawHTTP.send(
       WireMessage(
         method: "PUT", path: "/db/unknown",
         headers: [("Content-Type", "application/json"), ("Content-Encoding", "br")],

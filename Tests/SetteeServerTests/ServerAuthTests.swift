@@ -16,7 +16,7 @@ struct ServerAuthTests {
 
   @Test func adminRequiresCredentials() async throws {
     let path = directory.path("auth.db")
-    let server = try ServerProcess(
+    let server = try await ServerProcess(
       db: path, ["--log-level", "none", "--admin", "boss"],
       environment: ["SETTEE_ADMIN_PASSWORD": "s3cret pass"])
     let good = Self.basic("boss", "s3cret pass")
@@ -104,7 +104,7 @@ struct ServerAuthTests {
     server.stop()
     let metadata = try await SetteeBinary.run(["--db", path, "metadata", "get", "couchdb:admins"])
     #expect(metadata.stdout.contains("pbkdf2") && !metadata.stdout.contains("s3cret"))
-    let again = try ServerProcess(db: path)
+    let again = try await ServerProcess(db: path)
     #expect(try await again.get("/db").status == 401)
     #expect(try await again.request("GET", "/db", headers: good).status == 200)
   }
@@ -115,7 +115,7 @@ struct ServerAuthTests {
   /// What tools and replicators probe before anything else: `/_membership` and the
   /// node's configuration, read-only, for administrators (CouchDB's rule).
   @Test func membershipAndTheNodesConfiguration() async throws {
-    let server = try ServerProcess(
+    let server = try await ServerProcess(
       db: directory.path("node.db"),
       ["--log-level", "none", "--admin", "boss", "--max-request-size", "1048576"],
       environment: ["SETTEE_ADMIN_PASSWORD": "pass"])
@@ -176,7 +176,7 @@ struct ServerAuthTests {
       try await database.setMetadata(
         .string(String(repeating: "5a", count: 32)), forKey: "couchdb:secret")
     }
-    let server = try ServerProcess(db: path, ["--log-level", "none"])
+    let server = try await ServerProcess(db: path, ["--log-level", "none"])
     for attempt in 1...5 {
       let wrong = try await server.request("GET", "/", headers: Self.basic("boss", "wrong"))
       #expect(wrong.status == 401, "attempt \(attempt)")
@@ -192,7 +192,7 @@ struct ServerAuthTests {
   }
 
   @Test func corsForAllowedOrigins() async throws {
-    let server = try ServerProcess(
+    let server = try await ServerProcess(
       db: directory.path("cors.db"), ["--log-level", "none", "--cors", "http://app.example"])
     let preflight = try await server.request(
       "OPTIONS", "/db/doc",

@@ -35,7 +35,7 @@ struct ServerBoundsTests {
   /// was stored) or as a part of a multipart document; `413 attachment_too_large` names
   /// it, and nothing is written.
   @Test func attachmentsAreBoundedByTheirDecodedSize() async throws {
-    let server = try ServerProcess(
+    let server = try await ServerProcess(
       db: directory.path("a.settee"), ["--log-level", "none", "--max-attachment-size", "1048576"])
     defer { server.stop() }
     #expect(try await server.request("PUT", "/db").status == 201)
@@ -202,9 +202,9 @@ struct ReplicationFailureTests {
   let directory = TemporaryDirectory()
 
   @Test func eachFailureAnswersByItsCause() async throws {
-    let server = try ServerProcess(db: directory.path("here.settee"))
+    let server = try await ServerProcess(db: directory.path("here.settee"))
     defer { server.stop() }
-    let guarded = try ServerProcess(
+    let guarded = try await ServerProcess(
       db: directory.path("guarded.settee"), ["--log-level", "none", "--admin", "boss"],
       environment: ["SETTEE_ADMIN_PASSWORD": "secret"])
     defer { guarded.stop() }

@@ -11,7 +11,7 @@ struct ServerOperationTests {
 
   @Test func logsStopsCleanlyAndRefusesToStart() async throws {
     let path = directory.path("op.db")
-    let server = try ServerProcess(db: path, [])
+    let server = try await ServerProcess(db: path, [])
     try await server.request("PUT", "/db")
     #expect(try await server.get("/_up").status == 200)
     // A feed kept open by heartbeats and a long poll: a stop ends both, then exits.
@@ -52,7 +52,7 @@ struct ServerOperationTests {
   }
 
   @Test func oversizedAndMalformedRequests() async throws {
-    let server = try ServerProcess(
+    let server = try await ServerProcess(
       db: directory.path("abuse.db"), ["--log-level", "none", "--max-request-size", "10000"])
     try await server.request("PUT", "/db")
     // Announced too large: refused before a byte of the body is read.
@@ -95,7 +95,7 @@ struct ServerOperationTests {
   }
 
   @Test func clientsThatGoAwayOrDawdle() async throws {
-    let server = try ServerProcess(
+    let server = try await ServerProcess(
       db: directory.path("slow.db"), ["--log-level", "none", "--idle-timeout", "1"])
     try await server.request("PUT", "/db")
     let docs: [JSON] = (0..<2000).map {
@@ -120,7 +120,7 @@ struct ServerOperationTests {
   }
 
   @Test func aThousandConnectionsAtOnce() async throws {
-    let server = try ServerProcess(db: directory.path("many.db"), ["--log-level", "none"])
+    let server = try await ServerProcess(db: directory.path("many.db"), ["--log-level", "none"])
     try await server.request("PUT", "/db")
     try await server.put("/db/doc", ["n": 1])
     // All connected and asking before any answer is read: the server holds 1,000 at once.
@@ -140,7 +140,7 @@ struct ServerOperationTests {
   /// A client that asks for a large answer and does not read it holds no transaction:
   /// writes and other reads go on meanwhile.
   @Test func aSlowReaderHoldsNothing() async throws {
-    let server = try ServerProcess(db: directory.path("stall.db"), ["--log-level", "none"])
+    let server = try await ServerProcess(db: directory.path("stall.db"), ["--log-level", "none"])
     try await server.request("PUT", "/db")
     let padding = JSON.string(String(repeating: "y", count: 2000))
     let docs: [JSON] = (0..<3000).map { ["_id": .string("d\($0)"), "pad": padding] }
@@ -170,7 +170,7 @@ struct ServerOperationTests {
   /// gigabyte passes in 51 s at the same peak, but that much disk traffic beside the other
   /// suites made their timing-bound tests fail.
   @Test func aLargeAttachmentInBoundedMemory() async throws {
-    let server = try ServerProcess(db: directory.path("giga.db"), ["--log-level", "none"])
+    let server = try await ServerProcess(db: directory.path("giga.db"), ["--log-level", "none"])
     try await server.request("PUT", "/db")
     let total = 256 << 20
     var chunk = [UInt8](repeating: 0, count: 1 << 20)

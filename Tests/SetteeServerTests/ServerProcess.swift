@@ -15,10 +15,38 @@ final class ServerProcess: @unchecked Sendable {
   private let errors = ChildPipe()
   private let output = ChildPipe()
 
-  /// Starts the server on `path` and waits (at most 60 s) for its "listening" line.
+  /// Starts the server on `path` and waits (at most 60 s) for its "listening" line,
+  /// holding the calling thread: for tests that are not `async`.
   init(
     db path: String, _ extra: [String] = ["--log-level", "none"],
     environment: [String: String] = [:]
+  ) throws {
+    try Self.launch(process, path, extra, environment, output, errors)
+    url = try Self.url(Self.firstLine(output.fileHandleForReading), process, errors)
+  }
+
+  /// Starts the server on `path` and waits (at most 60 s) for its "listening" line without
+  /// holding a thread of Swift's cooperative pool: under the whole suite a debug server
+  /// takes seconds to start, and tests waiting for theirs held both of the pool's threads
+  /// (two cores), so that other tests' tasks, a replicator's among them, did not run for
+  /// minutes (samples of the suite's threads showed it).
+  init(
+    db path: String, _ extra: [String] = ["--log-level", "none"],
+    environment: [String: String] = [:]
+  ) async throws {
+    try Self.launch(process, path, extra, environment, output, errors)
+    let handle = output.fileHandleForReading
+    let line = await withCheckedContinuation { continuation in
+      Thread { continuation.resume(returning: Self.firstLine(handle)) }.start()
+    }
+    url = try Self.url(line, process, errors)
+  }
+
+  enum ServerError: Error { case didNotStart(stdout: String, stderr: String) }
+
+  private static func launch(
+    _ process: Process, _ path: String, _ extra: [String], _ environment: [String: String],
+    _ output: ChildPipe, _ errors: ChildPipe
   ) throws {
     process.executableURL = URL(fileURLWithPath: SetteeBinary.path)
     if !environment.isEmpty {
@@ -26,27 +54,32 @@ final class ServerProcess: @unchecked Sendable {
     }
     process.arguments = ["--db", path, "serve", "--port", "0"] + extra
     try process.run(output: output, errors: errors)
-    let line = Self.readLine(output.fileHandleForReading, timeout: 60)
+  }
+
+  /// The URL the server printed on `line`; else the server is stopped and its standard
+  /// error thrown.
+  private static func url(_ line: String?, _ process: Process, _ errors: ChildPipe) throws
+    -> String
+  {
     guard let line, case .object(let started) = try? JSONParser.parse(line),
       let url = started["url"]?.stringValue
     else {
-      process.terminate()
-      process.waitUntilExit()
+      kill(process.processIdentifier, SIGKILL)
       let stderr = String(decoding: errors.fileHandleForReading.readAllBytes(), as: UTF8.self)
       throw ServerError.didNotStart(stdout: line ?? "", stderr: stderr)
     }
-    self.url = url
+    return url
   }
-
-  enum ServerError: Error { case didNotStart(stdout: String, stderr: String) }
 
   /// The port listened on.
   var port: Int { Int(url.split(separator: ":").last!.dropLast()) ?? 0 }
 
-  private static func readLine(_ handle: FileHandle, timeout: Double) -> String? {
+  /// The first line of `handle`, read on a thread of its own (not one of Dispatch's, which
+  /// Swift's cooperative pool shares), or `nil` after 60 s or at its end.
+  private static func firstLine(_ handle: FileHandle) -> String? {
     let result = Locked<[UInt8]>([])
     let done = DispatchSemaphore(value: 0)
-    DispatchQueue.global().async {
+    Thread {
       while true {
         guard let data = handle.readSomeBytes(), !data.isEmpty else { break }
         let complete = result.withLock { bytes -> Bool in
@@ -56,24 +89,47 @@ final class ServerProcess: @unchecked Sendable {
         if complete { break }
       }
       done.signal()
-    }
-    guard done.wait(timeout: .now() + timeout) == .success else { return nil }
+    }.start()
+    guard done.wait(timeout: .now() + 60) == .success else { return nil }
     let bytes = result.withLock { $0 }
     return String(decoding: bytes.prefix { $0 != 10 }, as: UTF8.self)
   }
 
-  /// Stops the server with `signal` and returns its exit status and standard error.
+  /// Stops the server with `signal` (`SIGKILL` after 30 s) and returns its exit status (its
+  /// signal's number when a signal ended it) and standard error. The exit is learnt from
+  /// the kernel (`waitid` with `WNOWAIT`, which leaves the child for Foundation to reap),
+  /// not from `Process`, whose Dispatch source waited minutes for a thread under the whole
+  /// suite.
   @discardableResult
   func stop(_ signal: Int32 = SIGTERM) -> (status: Int32, stderr: String) {
-    if process.isRunning { kill(process.processIdentifier, signal) }
+    let pid = process.processIdentifier
+    var status = exitStatus()
+    if status == nil { kill(pid, signal) }
     let deadline = Date().addingTimeInterval(30)
-    while process.isRunning && Date() < deadline { usleep(10_000) }
-    if process.isRunning {
-      kill(process.processIdentifier, SIGKILL)
-      process.waitUntilExit()
+    while status == nil && Date() < deadline {
+      usleep(10_000)
+      status = exitStatus()
+    }
+    if status == nil { kill(pid, SIGKILL) }
+    while status == nil {
+      usleep(10_000)
+      status = exitStatus()
     }
     let stderr = String(decoding: errors.fileHandleForReading.readAllBytes(), as: UTF8.self)
-    return (process.terminationStatus, stderr)
+    return (status ?? -1, stderr)
+  }
+
+  /// The server's exit status once it has exited, `nil` while it runs.
+  private func exitStatus() -> Int32? {
+    var info = siginfo_t()
+    let answer = waitid(
+      P_PID, id_t(process.processIdentifier), &info, WEXITED | WNOHANG | WNOWAIT)
+    if answer == 0 {
+      return info._sifields._sigchld.si_pid == 0 ? nil : info._sifields._sigchld.si_status
+    }
+    // Foundation reaped it first: it knows the status.
+    process.waitUntilExit()
+    return process.terminationStatus
   }
 
   deinit {

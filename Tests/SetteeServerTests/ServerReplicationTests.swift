@@ -12,7 +12,7 @@ struct ServerReplicationTests {
   let directory = TemporaryDirectory()
 
   func start() async throws -> ServerProcess {
-    let server = try ServerProcess(db: directory.path("served.db"))
+    let server = try await ServerProcess(db: directory.path("served.db"))
     try await server.request("PUT", "/db")
     return server
   }

@@ -36,7 +36,7 @@ struct ServerUsersTests {
   /// A server with administrator `boss` (the credentials returned) and a `_users`
   /// database.
   func serverWithUsers(_ file: String) async throws -> (ServerProcess, [String: String]) {
-    let server = try ServerProcess(
+    let server = try await ServerProcess(
       db: directory.path(file), ["--log-level", "none", "--admin", "boss"],
       environment: ["SETTEE_ADMIN_PASSWORD": "boss pass"])
     let boss = Self.basic("boss", "boss pass")
@@ -316,7 +316,7 @@ struct ServerUsersTests {
       "PUT", "/_users/org.couchdb.user:old",
       json: try Self.userDocument("old", password: "old pass", roles: ["r"]), headers: boss)
     #expect(older.status == 201)
-    let target = try ServerProcess(
+    let target = try await ServerProcess(
       db: directory.path("users-target.db"), ["--log-level", "none", "--admin", "root"],
       environment: ["SETTEE_ADMIN_PASSWORD": "root pass"])
     let root = Self.basic("root", "root pass")

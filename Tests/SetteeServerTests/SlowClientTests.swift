@@ -144,7 +144,7 @@ struct SlowClientTests {
   /// where it started (it kept about 100 MB more).
   @Test func largeBodiesGiveTheirMemoryBack() async throws {
     #if os(Linux)
-      let server = try ServerProcess(db: directory.path("memory.settee"))
+      let server = try await ServerProcess(db: directory.path("memory.settee"))
       defer { server.stop() }
       _ = try await server.request("PUT", "/db")
       let start = Self.residentBytes(server)

@@ -174,7 +174,7 @@ struct UsersAuthDesignTests {
 
     // A restart puts Settee's function back and keeps the rest.
     server.stop()
-    server = try ServerProcess(
+    server = try await ServerProcess(
       db: path, ["--log-level", "none", "--admin", "boss"],
       environment: ["SETTEE_ADMIN_PASSWORD": "boss pass"])
     defer { server.stop() }
@@ -194,7 +194,7 @@ struct UsersAuthDesignTests {
   @Test(arguments: [false, true])
   func publicFieldsShowWhatTheyName(listing: Bool) async throws {
     let file = "public-\(listing).db"
-    let server = try ServerProcess(
+    let server = try await ServerProcess(
       db: directory.path(file),
       ["--log-level", "none", "--admin", "boss", "--users-public-fields", " nick ,email"]
         + (listing ? ["--users-db-public"] : []),

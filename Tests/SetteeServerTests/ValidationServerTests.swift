@@ -39,7 +39,7 @@ struct ValidationServerTests {
     """
 
   @Test func everyWriteIsJudged() async throws {
-    let server = try ServerProcess(db: directory.path("validated.db"))
+    let server = try await ServerProcess(db: directory.path("validated.db"))
     defer { _ = server.stop() }
     #expect(try await server.put("/v", [:]).status == 201)
     #expect(
@@ -143,7 +143,7 @@ struct ValidationServerTests {
   /// stopped at the time limit and answered; a function that does not compile refuses the
   /// writes it would judge, and the design document can still be fixed.
   @Test func hostileFunctionsAreContained() async throws {
-    let server = try ServerProcess(
+    let server = try await ServerProcess(
       db: directory.path("hostile.db"), ["--log-level", "none", "--os-process-timeout", "0.5"])
     defer { _ = server.stop() }
     #expect(try await server.put("/h", [:]).status == 201)

@@ -127,10 +127,11 @@ public enum SetteeBinary {
     }
     if let stdin, let input {
       let handle = input.fileHandleForWriting
-      DispatchQueue.global().async {
+      // On a thread of its own: a blocked write must not hold one of Dispatch's.
+      Thread {
         handle.writeAllBytes(stdin)
         try? handle.close()
-      }
+      }.start()
     }
     // The child's time ends when its output does (its pipes close as it exits), read on
     // threads of their own. Foundation learns of the exit through a Dispatch source, whose

@@ -13,7 +13,7 @@ struct AttachmentRangeTests {
   let directory = TemporaryDirectory()
 
   @Test func rangesOfStoredBytes() async throws {
-    let server = try ServerProcess(db: directory.path("ranges.db"))
+    let server = try await ServerProcess(db: directory.path("ranges.db"))
     try await server.request("PUT", "/db")
     // Past one stored chunk (256 KiB), so that a range starts in the second.
     let bytes = (0..<300_000).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ $0 / 256) }
@@ -51,7 +51,7 @@ struct AttachmentRangeTests {
   }
 
   @Test func compressedAttachmentsAreAnsweredWhole() async throws {
-    let server = try ServerProcess(db: directory.path("whole.db"))
+    let server = try await ServerProcess(db: directory.path("whole.db"))
     try await server.request("PUT", "/db")
     let text = Array(String(repeating: "settee ", count: 100).utf8)
     try await server.request(

@@ -14,7 +14,7 @@ struct DocumentReadRulesTests {
   let directory = TemporaryDirectory()
 
   @Test func metaMembersAndETags() async throws {
-    let server = try ServerProcess(db: directory.path("meta.db"))
+    let server = try await ServerProcess(db: directory.path("meta.db"))
     try await server.request("PUT", "/db")
     // Two branches from 1-a: 2-b (the winner) and 2-c.
     let branches: JSON = [
@@ -68,7 +68,7 @@ struct DocumentReadRulesTests {
   /// order (generation, then digest) there, in `open_revs` and in `_revs_diff` (issue 55,
   /// items 5 and 8).
   @Test func leavesInCouchDBsOrder() async throws {
-    let server = try ServerProcess(db: directory.path("leaves.db"))
+    let server = try await ServerProcess(db: directory.path("leaves.db"))
     try await server.request("PUT", "/db")
     let docs: JSON = [
       "new_edits": false,

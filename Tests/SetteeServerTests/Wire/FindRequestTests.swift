@@ -11,7 +11,7 @@ struct FindRequestTests {
   let directory = TemporaryDirectory()
 
   @Test func refusalsNameWhatIsWrong() async throws {
-    let server = try ServerProcess(db: directory.path("find.db"))
+    let server = try await ServerProcess(db: directory.path("find.db"))
     try await server.request("PUT", "/db")
     try await server.put("/db/a", ["n": 1])
     let table: [(body: JSON, error: String?)] = [
@@ -45,7 +45,7 @@ struct FindRequestTests {
   /// CouchDB 3.5.0's own answers to the same requests (`recording-1.json`, #599 and
   /// others), `settee` (Settee's plan) aside.
   @Test func findAndExplainAnswerAsCouchDB() async throws {
-    let server = try ServerProcess(db: directory.path("explain.db"))
+    let server = try await ServerProcess(db: directory.path("explain.db"))
     try await server.request("PUT", "/db")
     for index: JSON in [
       ["index": ["fields": ["type", "n"]], "ddoc": "mango-a", "name": "type-n", "type": "json"],

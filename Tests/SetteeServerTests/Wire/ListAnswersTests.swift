@@ -13,7 +13,7 @@ struct ListAnswersTests {
   let directory = TemporaryDirectory()
 
   @Test func offsetsTotalsAndSequences() async throws {
-    let server = try ServerProcess(db: directory.path("lists.db"))
+    let server = try await ServerProcess(db: directory.path("lists.db"))
     try await server.request("PUT", "/db")
     // Ids in code-point order: the two design documents, then d0 … d9.
     var docs: [JSON] = (0..<10).map { ["_id": .string("d\($0)"), "n": .int(Int64($0 % 5))] }
@@ -55,7 +55,7 @@ struct ListAnswersTests {
   }
 
   @Test func changesCarryAnETag() async throws {
-    let server = try ServerProcess(db: directory.path("changes.db"))
+    let server = try await ServerProcess(db: directory.path("changes.db"))
     try await server.request("PUT", "/db")
     try await server.put("/db/a", ["n": 1])
     let first = try await server.get("/db/_changes")
@@ -73,7 +73,7 @@ struct ListAnswersTests {
   /// `include_docs` and to a selector (`{"_deleted": true}` finds deletions), as CouchDB
   /// gives it.
   @Test func deletionsAsTheirTombstones() async throws {
-    let server = try ServerProcess(db: directory.path("tombstones.db"))
+    let server = try await ServerProcess(db: directory.path("tombstones.db"))
     try await server.request("PUT", "/db")
     let written = try await server.put("/db/a", ["n": 1])
     let rev = try #require(written.json["rev"]?.stringValue)
@@ -93,7 +93,7 @@ struct ListAnswersTests {
   /// view), and the view follows a document as its branches come and go.
   @Test(.enabled(if: DesignFunctions.isAvailable))
   func mapFunctionsSeeConflicts() async throws {
-    let server = try ServerProcess(db: directory.path("conflicts.db"))
+    let server = try await ServerProcess(db: directory.path("conflicts.db"))
     try await server.request("PUT", "/db")
     try await server.put(
       "/db/_design/c",
@@ -117,7 +117,7 @@ struct ListAnswersTests {
   /// With `style=all_docs`, a selector judges every leaf and the entry lists those that
   /// pass, as CouchDB's feed does.
   @Test func allDocsStyleJudgesEachLeaf() async throws {
-    let server = try ServerProcess(db: directory.path("leaves.db"))
+    let server = try await ServerProcess(db: directory.path("leaves.db"))
     try await server.request("PUT", "/db")
     let branches: JSON = [
       "new_edits": false,
@@ -145,7 +145,7 @@ struct ListAnswersTests {
   /// views, and how many changes its views have yet to read.
   @Test(.enabled(if: DesignFunctions.isAvailable))
   func designInfo() async throws {
-    let server = try ServerProcess(db: directory.path("info.db"))
+    let server = try await ServerProcess(db: directory.path("info.db"))
     try await server.request("PUT", "/db")
     try await server.put("/db/_design/v", ["views": ["n": ["map": "function(doc) { emit(doc.n); }"]]])
     try await server.put("/db/a", ["n": 1])
@@ -163,7 +163,7 @@ struct ListAnswersTests {
   /// named) as CouchDB names it, the listing by design document then name with
   /// `partitioned`, and the design document's `options.def` as the request gave it.
   @Test func indexesAsCouchDBNamesAndListsThem() async throws {
-    let server = try ServerProcess(db: directory.path("indexes.db"))
+    let server = try await ServerProcess(db: directory.path("indexes.db"))
     try await server.request("PUT", "/db")
     let unnamed = try await server.post(
       "/db/_index", ["index": ["fields": ["name"]], "ddoc": "mango-c", "type": "json"])

@@ -24,7 +24,7 @@ struct ListedDocumentsTests {
   ]
 
   @Test func listsShowStubsAndData() async throws {
-    let server = try ServerProcess(db: directory.path("lists.db"))
+    let server = try await ServerProcess(db: directory.path("lists.db"))
     try await server.request("PUT", "/db")
     let text = Array("hello, lists".utf8)
     try await server.put(
@@ -81,7 +81,7 @@ struct ListedDocumentsTests {
   /// An integer past 64 bits comes back digit for digit from every read (issue 55, item 2;
   /// CouchDB keeps it exactly, a double would print `1.8446744073709552e+19`).
   @Test func integersPast64BitsComeBackExactly() async throws {
-    let server = try ServerProcess(db: directory.path("numbers.db"))
+    let server = try await ServerProcess(db: directory.path("numbers.db"))
     try await server.request("PUT", "/db")
     let body = #"{"big":18446744073709551616,"neg":-18446744073709551617,"list":[99999999999999999999]}"#
     let written = try await server.request(

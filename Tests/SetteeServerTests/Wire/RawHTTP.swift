@@ -24,6 +24,18 @@ enum RawHTTP {
     return try parse(received)
   }
 
+  /// ``send(_:to:timeout:)`` from async code, on a thread of its own: a socket's wait
+  /// must not hold one of the two threads Swift's tasks share on this machine.
+  static func send(_ request: WireMessage, to server: ServerProcess, timeout: Double = 30)
+    async throws -> WireMessage
+  {
+    try await withCheckedThrowingContinuation { continuation in
+      Thread {
+        continuation.resume(with: Result { try send(request, to: server, timeout: timeout) })
+      }.start()
+    }
+  }
+
   /// A response's status, headers and body (chunked bodies joined).
   static func parse(_ bytes: [UInt8]) throws -> WireMessage {
     guard let end = find([13, 10, 13, 10], in: bytes, from: 0) else {

@@ -19,7 +19,7 @@ struct RecordedPeerTests {
     #expect(rounds.count == 2)
     let source = try RecordedCouchDB(database: "wire-src", rounds: rounds)
     let directory = TemporaryDirectory()
-    let server = try ServerProcess(db: directory.path("target.settee"))
+    let server = try await ServerProcess(db: directory.path("target.settee"))
     defer { server.stop() }
     let target = try #require(URL(string: server.url + "wire-tgt"))
     for index in rounds.indices {
@@ -76,7 +76,7 @@ struct RecordedPeerTests {
     let (exchanges, rounds) = try Self.pullRecording()
     let source = try RecordedCouchDB(database: "wire-src", rounds: rounds)
     let directory = TemporaryDirectory()
-    let server = try ServerProcess(db: directory.path("target.settee"))
+    let server = try await ServerProcess(db: directory.path("target.settee"))
     defer { server.stop() }
     let target = try #require(URL(string: server.url + "wire-tgt"))
     let replicator = try Replicator(
@@ -92,25 +92,28 @@ struct RecordedPeerTests {
     // as a loaded machine may need: beside the other suites, whose blocking waits can hold
     // both of the cooperative pool's threads on two cores, the replicator may not run for
     // a minute or two.
-    func waitFor(_ what: String, _ done: () throws -> Bool) async throws {
+    func waitFor(_ what: String, _ done: () async throws -> Bool) async throws {
       let deadline = Date().addingTimeInterval(480)
-      while try !done() && Date() < deadline { try await Task.sleep(for: .milliseconds(100)) }
+      while try await !done() && Date() < deadline {
+        try await Task.sleep(for: .milliseconds(100))
+      }
       let states = progress.withLock { $0.map { "\($0.state)" } }.suffix(8)
-      #expect(try done(), "\(what): \(states) \(progress.withLock { $0.last?.lastError ?? "" })")
+      #expect(
+        try await done(), "\(what): \(states) \(progress.withLock { $0.last?.lastError ?? "" })")
     }
-    func revision(_ id: String) throws -> String? {
-      try RawHTTP.send(WireMessage(method: "GET", path: "/wire-tgt/\(id)"), to: server)
+    func revision(_ id: String) async throws -> String? {
+      try await RawHTTP.send(WireMessage(method: "GET", path: "/wire-tgt/\(id)"), to: server)
         .json?["_rev"]?.stringValue
     }
     try await waitFor("round 1 written, then idle") {
       let idle = progress.withLock { $0.last?.state == .idle }
-      let written = try revision("plain-06") != nil && revision("text-4") != nil
-      return idle && written
+      guard idle, try await revision("plain-06") != nil else { return false }
+      return try await revision("text-4") != nil
     }
     source.play(round: 1)
     try await waitFor("round 2 arrives while following") {
-      let edited = try revision("plain-05")?.hasPrefix("2-") == true
-      let deleted = try revision("plain-06") == nil
+      let edited = try await revision("plain-05")?.hasPrefix("2-") == true
+      let deleted = try await revision("plain-06") == nil
       return edited && deleted
     }
     replicator.stop()

@@ -29,7 +29,7 @@ struct ReplicationAnswerTests {
   }
 
   @Test func countsAcrossSessions() async throws {
-    let server = try ServerProcess(db: directory.path("simple.db"))
+    let server = try await ServerProcess(db: directory.path("simple.db"))
     for db in ["src", "tgt"] { try await server.request("PUT", "/\(db)") }
     try await server.post("/src/_bulk_docs", ["docs": .array(documents(1...20))])
     let first = try await replicate(server, "src", "tgt")
@@ -55,7 +55,7 @@ struct ReplicationAnswerTests {
   }
 
   @Test func byDocumentIDsRepeatsTheCountsAtTheTop() async throws {
-    let server = try ServerProcess(db: directory.path("ids.db"))
+    let server = try await ServerProcess(db: directory.path("ids.db"))
     for db in ["src", "tgt"] { try await server.request("PUT", "/\(db)") }
     try await server.post("/src/_bulk_docs", ["docs": .array(documents(1...10))])
     let answer = try await replicate(server, "src", "tgt", ["doc_ids": ["1", "foo_666", "10"]])
@@ -69,7 +69,7 @@ struct ReplicationAnswerTests {
 
   @Test(.enabled(if: DesignFunctions.isAvailable))
   func filteredCountsOnlyWhatPasses() async throws {
-    let server = try ServerProcess(db: directory.path("filtered.db"))
+    let server = try await ServerProcess(db: directory.path("filtered.db"))
     for db in ["src", "tgt"] { try await server.request("PUT", "/\(db)") }
     let filter = """
       function(doc, req) {

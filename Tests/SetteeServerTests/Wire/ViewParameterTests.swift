@@ -18,7 +18,7 @@ struct ViewParameterTests {
   /// A database with documents `d0` … `d9` (`k` = n mod 3) and a view `t/k` emitting
   /// `[k, 1]` with a `_count` reduce.
   private func server(_ name: String) async throws -> ServerProcess {
-    let server = try ServerProcess(db: directory.path(name))
+    let server = try await ServerProcess(db: directory.path(name))
     try await server.request("PUT", "/db")
     var docs: [JSON] = (0..<10).map { ["_id": .string("d\($0)"), "k": .int(Int64($0 % 3))] }
     docs.append([
@@ -64,7 +64,7 @@ struct ViewParameterTests {
   /// `"options": {"collation": "raw"}` orders a design document's view keys by code point,
   /// as CouchDB does; without it, ICU's order.
   @Test func rawCollation() async throws {
-    let server = try ServerProcess(db: directory.path("raw.db"))
+    let server = try await ServerProcess(db: directory.path("raw.db"))
     try await server.request("PUT", "/db")
     let docs: [JSON] = ["b", "B", "a"].map { ["_id": .string($0), "k": .string($0)] }
     try await server.post("/db/_bulk_docs", ["docs": .array(docs)])
@@ -110,7 +110,7 @@ struct RevisionTreeOrderTests {
   let directory = TemporaryDirectory()
 
   @Test func bulkGetListsLeavesInTreeOrder() async throws {
-    let server = try ServerProcess(db: directory.path("tree.db"))
+    let server = try await ServerProcess(db: directory.path("tree.db"))
     try await server.request("PUT", "/db")
     func branch(_ id: String, _ revs: [String]) -> JSON {
       let leaf = revs[0]
@@ -136,7 +136,7 @@ struct RevisionTreeOrderTests {
   }
 
   @Test func attachmentsWrittenWithoutRevposKeepZero() async throws {
-    let server = try ServerProcess(db: directory.path("revpos.db"))
+    let server = try await ServerProcess(db: directory.path("revpos.db"))
     try await server.request("PUT", "/db")
     let docs: JSON = [
       "new_edits": false,

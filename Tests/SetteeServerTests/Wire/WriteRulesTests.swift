@@ -12,7 +12,7 @@ struct WriteRulesTests {
   let directory = TemporaryDirectory()
 
   @Test func writesStatusesAndHeaders() async throws {
-    let server = try ServerProcess(db: directory.path("writes.db"))
+    let server = try await ServerProcess(db: directory.path("writes.db"))
     try await server.request("PUT", "/db")
     let first = try await server.put(
       "/db/a",
@@ -66,7 +66,7 @@ struct WriteRulesTests {
   /// whole-request refusal of a `new_edits: false` document without its revision, and
   /// the parameters CouchDB reads leniently.
   @Test func revisionsTombstonesAndBulkWrites() async throws {
-    let server = try ServerProcess(db: directory.path("revisions.db"))
+    let server = try await ServerProcess(db: directory.path("revisions.db"))
     try await server.request("PUT", "/db")
     let first = try await server.put("/db/a", ["n": 1])
     let rev1 = try #require(first.json["rev"]?.stringValue)
@@ -144,7 +144,7 @@ struct WriteRulesTests {
   /// (`invalid_design_doc`) and, where JavaScriptCore is installed, a view function that
   /// does not compile (`compilation_error`); by PUT and by `_bulk_docs` alike.
   @Test func malformedDesignDocumentsAreRefused() async throws {
-    let server = try ServerProcess(db: directory.path("designs.db"))
+    let server = try await ServerProcess(db: directory.path("designs.db"))
     try await server.request("PUT", "/db")
     let table: [(design: JSONObject, error: String?)] = [
       (["views": ["v": ["map": 5]]], "invalid_design_doc"),
