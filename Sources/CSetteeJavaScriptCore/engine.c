@@ -156,6 +156,8 @@ struct settee_js_engine {
   long long residentAtStart;
   // Set by the watchdog's callback: why the call it stopped was stopped.
   int stopped;
+  // Why the engine was spent (its context released), for the calls made after.
+  int spentBy;
 };
 
 // How often JavaScriptCore's watchdog asks whether to stop a call, in seconds of the
@@ -259,11 +261,15 @@ static void settee_js_spend(settee_js_engine *engine) {
   engine->group = NULL;
 }
 
-// Spends the engine after a call stopped at the memory limit, and gives what it held back
-// to the system (without it, four such calls in a row took the server to 557 MB, the
-// memory given back seconds later; each on its own, to 164 MB).
-static void settee_js_spend_stopped(settee_js_engine *engine) {
+// Spends the engine after a call stopped at a limit, as CouchDB kills a `couchjs` that ran
+// past its time, and gives what it held back to the system (without it, four calls stopped
+// at the memory limit in a row took the server to 557 MB, the memory given back seconds
+// later; each on its own, to 164 MB). A call stopped at its time limit is spent too: on a
+// loaded machine an allocating function reaches its wall-time deadline before the memory
+// bound, and three such engines each kept what they had grown (the server at 301 MB).
+static void settee_js_spend_stopped(settee_js_engine *engine, int reason) {
   settee_js_spend(engine);
+  engine->spentBy = reason;
   if (settee_jsc.scavenge != NULL) settee_jsc.scavenge();
 }
 
@@ -275,8 +281,8 @@ void settee_js_destroy(settee_js_engine *engine) {
 // Whether the engine was spent; if so, sets the call's error and stop.
 static int settee_js_refuse_spent(settee_js_engine *engine, char **error, int *timedOut) {
   if (engine->context != NULL) return 0;
-  *error = strdup("the engine was stopped at its memory limit");
-  *timedOut = SETTEE_JS_STOPPED_MEMORY;
+  *error = strdup("the engine was stopped at a limit");
+  *timedOut = engine->spentBy != 0 ? engine->spentBy : SETTEE_JS_STOPPED_MEMORY;
   return 1;
 }
 
@@ -314,7 +320,7 @@ static void settee_js_describe(settee_js_engine *engine, JSValueRef exception, c
     *error = settee_js_utf8(text, &length);
     settee_jsc.stringRelease(text);
   }
-  if (engine->stopped == SETTEE_JS_STOPPED_MEMORY) settee_js_spend_stopped(engine);
+  if (engine->stopped != 0) settee_js_spend_stopped(engine, engine->stopped);
   engine->stopped = 0;
 }
 

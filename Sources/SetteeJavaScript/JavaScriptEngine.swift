@@ -19,9 +19,10 @@ final class JavaScriptEngine: @unchecked Sendable {
   /// How much the process may grow during one call, in bytes, before what the call is
   /// given is counted (``defaultMemoryLimit``).
   let memoryLimit: Int
-  /// Whether a call was stopped at the memory limit: what it allocated may still be
-  /// reachable from the global scope, so the engine is not used again
-  /// (``CompiledFunctions`` compiles the function afresh).
+  /// Whether a call was stopped at a limit, its memory or its time: what it allocated may
+  /// still be reachable from the global scope, so the engine is not used again
+  /// (``CompiledFunctions`` compiles the function afresh), as CouchDB does not use a
+  /// `couchjs` it killed.
   var isSpent: Bool { lock.withLock { spent } }
   private var spent = false
 
@@ -122,6 +123,8 @@ final class JavaScriptEngine: @unchecked Sendable {
     free(error)
     switch stopped {
     case SETTEE_JS_STOPPED_TIME:
+      // The engine is spent, as at the memory limit (`settee_js_spend_stopped`).
+      spent = true
       return SetteeError(
         .limitExceeded,
         "JavaScript ran past its time limit of \(timeLimit) s (os_process_timeout) and was stopped"
