@@ -9,14 +9,15 @@ extension Settee.Database {
     let locked = DispatchSemaphore(value: 0)
     let done = DispatchSemaphore(value: 0)
     let writer = self.writer
-    DispatchQueue.global().async {
+    // A thread of its own: Dispatch's global threads are those Swift's tasks run on here.
+    Thread {
       try? writer.write { db in
         try db.execute(sql: "UPDATE collections SET last_seq = last_seq")
         locked.signal()
         Thread.sleep(forTimeInterval: seconds)
       }
       done.signal()
-    }
+    }.start()
     locked.wait()
     return done
   }

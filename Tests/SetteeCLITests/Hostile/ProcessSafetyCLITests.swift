@@ -105,14 +105,17 @@ struct ProcessSafetyCLITests {
           i=$((i+1))
         done
         """
-      DispatchQueue.global().async(group: group) {
+      // Threads of their own, not Dispatch's, which Swift's tasks share here.
+      group.enter()
+      Thread {
         do {
           let run = try SetteeBinary.runShell(script)
           if run.status != 0 { failures.mutate { $0.append("worker \(worker): \(run.stderr)") } }
         } catch {
           failures.mutate { $0.append("worker \(worker): \(error)") }
         }
-      }
+        group.leave()
+      }.start()
     }
     group.wait()
     #expect(failures.value.isEmpty, "\(failures.value)")

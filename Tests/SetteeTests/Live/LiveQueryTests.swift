@@ -123,14 +123,16 @@ struct LiveQueryTests {
     let started = Date()
     try await withCheckedThrowingContinuation {
       (continuation: CheckedContinuation<Void, any Error>) in
-      DispatchQueue.global().async {
+      // On a thread of its own: Dispatch's global threads are the ones Swift's tasks run
+      // on here, and a thousand blocking writes on one held back the observers under test.
+      Thread {
         continuation.resume(
           with: Result {
             for number in 0..<1_000 {
               try people.put(["_id": .string("single\(number)"), "age": 20])
             }
           })
-      }
+      }.start()
     }
     let seconds = Date().timeIntervalSince(started)
     let final = try await people.count(Self.adults)
@@ -205,7 +207,7 @@ struct LiveQueryTests {
     let start = try await people.lastSequence()
     let people = self.people
     // A writer on another thread: updates, deletes and re-creations while the feed reads.
-    DispatchQueue.global().async {
+    Thread {
       for number in 0..<400 {
         let id = "f\(number % 150)"
         if let current = try? people.get(id), number % 7 == 0 {
@@ -215,7 +217,7 @@ struct LiveQueryTests {
         }
       }
       _ = try? people.put(["_id": "end"])  // the last write
-    }
+    }.start()
     var seen: [String: Change] = [:]
     var lastSeq = start
     for try await change in people.changesFeed(since: start) {

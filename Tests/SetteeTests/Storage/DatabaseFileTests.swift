@@ -115,14 +115,16 @@ struct DatabaseFileTests {
     let release = DispatchSemaphore(value: 0)
     let group = DispatchGroup()
     for _ in 0..<4 {
-      DispatchQueue.global().async(group: group) {
+      group.enter()
+      Thread {
         let level = try? db.writer.read { db -> Int? in
           started.signal()
           release.wait()
           return try Int.fetchOne(db, sql: "PRAGMA synchronous")
         }
         levels.mutate { $0.append(level ?? -1) }
-      }
+        group.leave()
+      }.start()
     }
     for _ in 0..<4 { started.wait() }
     for _ in 0..<4 { release.signal() }
