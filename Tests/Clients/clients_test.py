@@ -458,6 +458,41 @@ class AuthenticatedClientsTests(unittest.TestCase):
         self.assertEqual(refused.status_code, 401)
 
 
+    def test_users_members_and_what_clients_probe(self):
+        """What clients and tools read (_membership, _node/_local/_config,
+        _users/_design/_auth) answers an administrator, and a member of an opened _users
+        finds only their own document through Cloudant's post_find."""
+        host = self.served.url.replace("http://", "")
+        admin = couchdb.Server("http://boss:pa55%%20word@%s/" % host)
+        if "_users" not in admin:
+            admin.create("_users")
+        users = admin["_users"]
+        self.assertEqual(users["_design/_auth"]["language"], "javascript")
+        basic = CloudantV1(authenticator=BasicAuthenticator("boss", "pa55 word"))
+        basic.set_service_url(self.served.url)
+        membership = basic.get_membership_information().get_result()
+        self.assertEqual(membership["all_nodes"], membership["cluster_nodes"])
+        self.assertEqual(len(membership["all_nodes"]), 1)
+        config = requests.get(self.served.url + "/_node/_local/_config", auth=("boss", "pa55 word"))
+        self.assertEqual(config.json()["chttpd_auth"]["authentication_db"], "_users")
+        self.assertEqual(requests.get(self.served.url + "/_node/_local/_config").status_code, 401)
+
+        closed = users.security
+        users.security = {"members": {"names": [], "roles": []}, "admins": {"names": [], "roles": ["_admin"]}}
+        try:
+            admin.add_user("bea", "bea word", [])
+            admin.add_user("cal", "cal word", [])
+            bea = CloudantV1(authenticator=BasicAuthenticator("bea", "bea word"))
+            bea.set_service_url(self.served.url)
+            found = bea.post_find(db="_users", selector={"type": "user"}).get_result()
+            self.assertEqual([doc["_id"] for doc in found["docs"]], ["org.couchdb.user:bea"])
+            with self.assertRaises(ApiException) as refused:
+                bea.get_design_document(db="_users", ddoc="_auth")
+            self.assertEqual(refused.exception.code, 403)
+        finally:
+            users.security = closed
+
+
 class CurlLikeTests(unittest.TestCase):
     """Exact headers and bodies, as `curl` scripts see them."""
 
