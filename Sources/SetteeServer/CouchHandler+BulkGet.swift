@@ -29,6 +29,9 @@ extension CouchHandler {
       /// No `rev`: every leaf, tombstones included (CouchDB's replicator and PouchDB count
       /// on it).
       case leaves(id: String, RevisionReadOptions)
+      /// Another user's document in `_users`, reduced to the public fields (CouchDB's
+      /// `after_doc_read`): the revision asked for, else every leaf.
+      case publicly(id: String, rev: String?, fields: [String])
     }
     func failure(_ id: String?, _ rev: String?, _ error: String, _ reason: String) -> JSON {
       [
@@ -55,7 +58,10 @@ extension CouchHandler {
       }
       let rev = asked["rev"]?.stringValue
       do {
-        if !readsAll { try UsersDatabase.requireReadable(id, by: user, isAdmin: false) }
+        if !readsAll, let fields = try await readableMembers(db, id, request) {
+          entries.append(.publicly(id: id, rev: rev, fields: fields))
+          continue
+        }
         let since = try revisions(asked["atts_since"], "atts_since") ?? []
         let options = RevisionReadOptions(
           revs: revs, attachments: attachments, attachmentsSince: since)
@@ -101,6 +107,24 @@ extension CouchHandler {
         let answers =
           leaves.isEmpty
           ? [failure(id, "undefined", "not_found", "missing")] : leaves.map { JSON.object($0.json) }
+        JSONWriter.write(["id": .string(id), "docs": .array(answers)], into: &bytes)
+      case .publicly(let id, let rev, let fields):
+        let documents: [JSONObject] =
+          if let rev {
+            try await db.document(id, RevisionReadOptions(rev: try RevisionID(parsing: rev)))
+              .map { [$0] } ?? []
+          } else {
+            try await db.openRevisions(id, options: RevisionReadOptions()).compactMap {
+              if case .found(let document) = $0 { document } else { nil }
+            }
+          }
+        let shown = documents.compactMap {
+          UsersDatabase.publicMembers(of: $0, fields, keepingIdentity: true)
+        }
+        let answers =
+          shown.isEmpty
+          ? [failure(id, rev ?? "undefined", "not_found", "missing")]
+          : shown.map { ["ok": .object($0)] as JSON }
         JSONWriter.write(["id": .string(id), "docs": .array(answers)], into: &bytes)
       }
     }

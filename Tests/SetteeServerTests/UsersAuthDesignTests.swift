@@ -226,6 +226,22 @@ struct UsersAuthDesignTests {
     #expect(
       try await server.request("GET", "/_users/_design/_auth", headers: bobAuth).status == 403)
 
+    // `_bulk_get` reduces them one by one the same way.
+    let bulk = try await server.request(
+      "POST", "/_users/_bulk_get",
+      json: ["docs": [["id": "org.couchdb.user:ann"], ["id": "org.couchdb.user:bob"]]],
+      headers: annAuth)
+    let results = bulk.json["results"]?.arrayValue ?? []
+    #expect(results.first?["docs"]?[0]?["ok"]?["derived_key"] != nil, "\(bulk.text)")
+    #expect(results.last?["docs"]?[0]?["error"]?["error"] == "not_found", "\(bulk.text)")
+    let reduced = try await server.request(
+      "POST", "/_users/_bulk_get",
+      json: ["docs": [["id": "org.couchdb.user:ann", "rev": seen.json["_rev"] ?? .null]]],
+      headers: bobAuth)
+    #expect(
+      reduced.json["results"]?[0]?["docs"]?[0]?["ok"]?.objectValue?.map(\.key)
+        == ["_id", "_rev", "nick"], "\(reduced.text)")
+
     let config = try await server.request(
       "GET", "/_node/_local/_config/chttpd_auth", headers: Self.boss
     ).json
