@@ -57,6 +57,14 @@ extension CouchHandler {
         continue
       }
       let rev = asked["rev"]?.stringValue
+      if let rev, (try? RevisionID(parsing: rev)) == nil {
+        // CouchDB's words for a revision it cannot read, per document.
+        entries.append(
+          .answered([
+            "id": .string(id), "docs": [failure(id, rev, "bad_request", "Invalid rev format")],
+          ]))
+        continue
+      }
       do {
         if !readsAll, let fields = try await readableMembers(db, id, request) {
           entries.append(.publicly(id: id, rev: rev, fields: fields))
