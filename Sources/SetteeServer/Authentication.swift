@@ -201,10 +201,7 @@ struct Authenticator: Sendable {
   /// The administrator named `name` byte for byte (a `Dictionary` of `String`s would also
   /// find a name only canonically equivalent to it).
   func admin(named name: String) -> Account? {
-    guard let admin = admins[name], admins.keys.contains(where: { $0.isExactly(name) }) else {
-      return nil
-    }
-    return admin
+    admins.first { $0.key.isExactly(name) }?.value
   }
 
   /// Checks a name and password from `client` (an address), counting failures: past

@@ -248,9 +248,7 @@ extension CouchHandler {
     let fields = configuration.usersPublicFields
     // Another user's document (not a design document) when there are public fields.
     if !isAdmin, !fields.isEmpty, !Document.isDesignID(id),
-      request.user.name.map({ name in
-        UsersDatabase.userName(ofID: id).map(name.isExactly) != true
-      }) ?? true
+      !UsersDatabase.isOwner(request.user, of: id)
     {
       return fields
     }

@@ -13,6 +13,12 @@ enum UsersDatabase {
   static let name = "_users"
   static let idPrefix = "org.couchdb.user:"
 
+  /// Whether `user` is named, byte for byte, by the user document id `id`.
+  static func isOwner(_ user: UserContext, of id: String) -> Bool {
+    guard let name = user.name, let owner = userName(ofID: id) else { return false }
+    return name.isExactly(owner)
+  }
+
   /// The name a user document's id holds, or `nil` for another id.
   static func userName(ofID id: String) -> String? {
     id.utf8.starts(with: idPrefix.utf8)
@@ -183,7 +189,7 @@ enum UsersDatabase {
     guard !Document.isDesignID(id) else { return document }
     // couch_users_db:before_doc_update: anyone may sign up; only the owner (or an admin)
     // writes an existing name's document.
-    if !isAdmin, let name = user.name, userName(ofID: id).map(name.isExactly) != true {
+    if !isAdmin, user.name != nil, !isOwner(user, of: id) {
       throw CouchError(.notFound, "not_found", "missing")
     }
     var document = document
@@ -335,7 +341,7 @@ enum UsersDatabase {
   {
     guard !isAdmin else { return }
     if Document.isDesignID(id) { throw designRefusal }
-    guard let name = user.name, userName(ofID: id).map(name.isExactly) == true else {
+    guard isOwner(user, of: id) else {
       throw CouchError(.notFound, "not_found", "missing")
     }
   }
