@@ -160,6 +160,8 @@ struct DesignViewTests {
           ],
         ],
       ])
+    // The other functions get a generous time limit: each must be stopped by its own bound
+    // (rows, bytes, memory) even when a loaded machine makes their work slow.
     let started = Date()
     #expect {
       try docs.designView("h/loop", timeLimit: 0.5).query(ViewQuery())
@@ -167,20 +169,20 @@ struct DesignViewTests {
       (error as? SetteeError)?.code == .limitExceeded
         && (error as? SetteeError)?.message.contains("time limit") == true
     }
-    #expect(Date().timeIntervalSince(started) < 10)
-    let million = try docs.designView("h/million").query(ViewQuery())
+    #expect(Date().timeIntervalSince(started) < 60)
+    let million = try docs.designView("h/million", timeLimit: 300).query(ViewQuery())
     #expect(million.rows.isEmpty)
     #expect(million.errors.first?.message.contains("more than 100000 rows") == true)
     // Allocating without end: stopped by the memory limit, not the time limit (it grew the
     // process to 5.9 GB in 5 s before), and the engine is not used again.
     #expect {
-      try docs.designView("h/bomb").query(ViewQuery())
+      try docs.designView("h/bomb", timeLimit: 300).query(ViewQuery())
     } throws: { error in
       (error as? SetteeError)?.code == .limitExceeded
         && (error as? SetteeError)?.message.contains("memory limit") == true
     }
     // 16 MiB of rows for one document: past the bound in bytes, that document is skipped.
-    let huge = try docs.designView("h/huge").query(ViewQuery())
+    let huge = try docs.designView("h/huge", timeLimit: 300).query(ViewQuery())
     #expect(huge.rows.isEmpty)
     #expect(huge.errors.first?.message.contains("more than 16777216 bytes") == true)
     #expect {
@@ -457,7 +459,9 @@ struct DesignViewTests {
   }
 
   /// A message longer than CouchDB's `max_message_size` (16,000) is cut there, and a call
-  /// logs 100 messages at most: a function cannot flood the log.
+  /// logs 100 messages at most: a function cannot flood the log. The call has a generous
+  /// time limit: building the long message is real work on a loaded machine, and the limit
+  /// is not what this test is about.
   @Test func logMessagesAreBounded() async throws {
     let messages = Locked<[String]>([])
     var configuration = Database.Configuration()
@@ -472,7 +476,7 @@ struct DesignViewTests {
         "v": [
           "map": """
             function (doc) {
-              log(new Array(2000001).join("x"));
+              log(new Array(200001).join("x"));
               for (var i = 0; i < 500; i++) log("line " + i);
               emit(doc._id, null);
             }
@@ -480,10 +484,11 @@ struct DesignViewTests {
         ]
       ],
     ])
-    #expect(try await docs.designView("loud/v").query(ViewQuery()).totalRows == 1)
+    #expect(
+      try await docs.designView("loud/v", timeLimit: 300).query(ViewQuery()).totalRows == 1)
     let all = messages.withLock { $0 }
     #expect(all.count == 100)
-    #expect(all.first == String(repeating: "x", count: 16_000) + "\u{2026} (2000000 characters)")
+    #expect(all.first == String(repeating: "x", count: 16_000) + "\u{2026} (200000 characters)")
     #expect(all.last == "line 98")
   }
 
