@@ -239,7 +239,7 @@ struct Authenticator: Sendable {
   /// (``upgrade``), as CouchDB 3.4 does; a SHA-256 hash keeps its iterations.
   ///
   /// PBKDF2 runs on a dispatch queue, off Swift's cooperative threads: its 100,000
-  /// iterations take 66-103 ms (more than a second in a debug build), and two guesses at
+  /// iterations take 66-103 ms (0.16 s in a debug build), and two guesses at
   /// once held both of this machine's cooperative threads, and with them every request.
   func verify(_ name: String, _ password: String) async -> Account? {
     guard let account = await account(named: name) else {
