@@ -391,12 +391,25 @@ extension PlanCache {
       return marks
     }
 
+    /// Whether `bytes` contains one of `marks`: `memchr` to each place the mark's first
+    /// byte is, `memcmp` there (a statement's text runs to kilobytes, and comparing slices
+    /// at every offset cost a debug build most of a new shape's planning).
     private static func holds(_ bytes: [UInt8], _ marks: [[UInt8]]) -> Bool {
-      marks.contains { mark in
-        !mark.isEmpty && bytes.count >= mark.count
-          && (0...(bytes.count - mark.count)).contains { start in
-            bytes[start..<(start + mark.count)].elementsEqual(mark)
+      bytes.withUnsafeBytes { haystack in
+        marks.contains { mark in
+          guard let first = mark.first, haystack.count >= mark.count else { return false }
+          return mark.withUnsafeBytes { needle in
+            let end = haystack.baseAddress! + (haystack.count - mark.count + 1)
+            var from = haystack.baseAddress!
+            while from < end,
+              let found = memchr(from, Int32(first), end - from).map(UnsafeRawPointer.init)
+            {
+              if memcmp(found, needle.baseAddress!, mark.count) == 0 { return true }
+              from = found + 1
+            }
+            return false
           }
+        }
       }
     }
 

@@ -7,15 +7,19 @@ extension Matcher {
   ///
   /// - Throws: ``SetteeError`` with code `limitExceeded` when a `$regex` runs too long.
   public static func find(_ query: FindQuery, in documents: [Document]) throws -> [Document] {
-    var matching = try documents.filter {
-      try !$0.isDeleted && !Document.isDesignID($0.id)
-        && matches(query.selector, .object($0.json))
+    // Each matching document with its sort keys, read once (not once per comparison).
+    var matching: [(document: Document, keys: [JSON?])] = []
+    for document in documents where !document.isDeleted && !Document.isDesignID(document.id) {
+      let json = JSON.object(document.json)
+      guard try matches(query.selector, json) else { continue }
+      matching.append((document, query.sort.map { sortKey(json, $0) }))
     }
     matching.sort { sortsBefore($0, $1, by: query.sort) }
+    var sorted = matching.map(\.document)
     if let position = query.position {
-      matching.removeAll { !position.precedes($0, sort: query.sort) }
+      sorted.removeAll { !position.precedes($0, sort: query.sort) }
     }
-    var result = matching.dropFirst(query.skip)
+    var result = sorted.dropFirst(query.skip)
     if query.limit > 0 { result = result.prefix(query.limit) }
     guard let fields = query.fields else { return Array(result) }
     return result.map { project($0, fields) }
@@ -33,16 +37,18 @@ extension Matcher {
     return best
   }
 
-  /// The order of results: each sort field in turn, then `_id` in the direction of the last
-  /// sort field (ascending without a sort), as an index that holds `_id` last orders them.
-  static func sortsBefore(_ lhs: Document, _ rhs: Document, by sort: [FindQuery.SortField]) -> Bool
-  {
-    let (left, right) = (JSON.object(lhs.json), JSON.object(rhs.json))
-    for field in sort {
-      let order = compareKeys(sortKey(left, field), sortKey(right, field))
+  /// The order of results: each sort field in turn (`keys`: a document's ``sortKey(_:_:)``
+  /// for each), then `_id` in the direction of the last sort field (ascending without a
+  /// sort), as an index that holds `_id` last orders them.
+  static func sortsBefore(
+    _ lhs: (document: Document, keys: [JSON?]), _ rhs: (document: Document, keys: [JSON?]),
+    by sort: [FindQuery.SortField]
+  ) -> Bool {
+    for (index, field) in sort.enumerated() {
+      let order = compareKeys(lhs.keys[index], rhs.keys[index])
       if order != 0 { return field.descending ? order > 0 : order < 0 }
     }
-    let order = JSONCollation.compareUTF8(lhs.id, rhs.id)
+    let order = JSONCollation.compareUTF8(lhs.document.id, rhs.document.id)
     return sort.last?.descending == true ? order > 0 : order < 0
   }
 
