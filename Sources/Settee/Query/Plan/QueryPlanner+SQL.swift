@@ -91,9 +91,15 @@ extension QueryPlanner {
     return statement + limit(query)
   }
 
+  /// A sort by `_id` is the id column's own order (UTF-8 bytes, the order of its key):
+  /// SQLite can walk the id index for it and stop at the limit, where the key function
+  /// parsed every matching body.
   static func orderBy(_ sort: [FindQuery.SortField]) -> SQLFragment {
     let sort = sort.filter { !$0.isRelevance }
     var keys: [SQLFragment] = sort.map { field in
+      if field.path.components == ["_id"] {
+        return SQLFragment("d.id") + (field.descending ? SQLFragment(" DESC") : SQLFragment(""))
+      }
       let path = JSONWriter.string(.array(field.path.components.map { .string($0) }))
       return SQLFragment("settee_sort_key(d.body, d.id, d.rev, ") + .value(path) + SQLFragment(", ")
         + .value(field.descending) + (field.descending ? SQLFragment(") DESC") : SQLFragment(")"))
