@@ -90,6 +90,10 @@ struct Authenticator: Sendable {
   /// current scheme (CouchDB 3.4's `upgrade_hash_on_auth`), and gives the account as now
   /// stored; `nil` when it could not be stored (the old hash stays, and still logs in).
   var upgrade: @Sendable (_ name: String, _ password: String) async -> Account? = { _, _ in nil }
+  /// Told of every hash a password is checked against (the account's, a decoy's): what a
+  /// check costs is their schemes and iterations, which tests count instead of timing
+  /// checks on a loaded machine.
+  var checked: @Sendable (_ hash: Account) -> Void = { _ in }
   /// Basic credentials already verified (keyed by a digest of them): PBKDF2 runs once per
   /// credential, not once per request.
   private let verified = Locked<Set<[UInt8]>>([])
@@ -242,9 +246,13 @@ struct Authenticator: Sendable {
   /// iterations take 66-103 ms (0.16 s in a debug build), and two guesses at
   /// once held both of this machine's cooperative threads, and with them every request.
   func verify(_ name: String, _ password: String) async -> Account? {
+    let checked = self.checked
     guard let account = await account(named: name) else {
       let decoy = decoy(for: name)
-      _ = await Self.offTheCooperativePool { decoy.matches(password) }
+      _ = await Self.offTheCooperativePool {
+        checked(decoy)
+        return decoy.matches(password)
+      }
       return nil
     }
     let key = Self.memo(name, password, account)
@@ -252,9 +260,13 @@ struct Authenticator: Sendable {
     let decoy = decoy(for: name)
     let padding = account.isCheaper(than: decoy) ? decoy : nil
     let matches = await Self.offTheCooperativePool {
+      checked(account)
       let matches = account.matches(password)
       // A wrong password costs what it costs for an unknown name.
-      if !matches { _ = padding?.matches(password) }
+      if !matches, let padding {
+        checked(padding)
+        _ = padding.matches(password)
+      }
       return matches
     }
     guard matches else { return nil }

@@ -183,7 +183,7 @@ struct MultipartUploadTests {
             .utf8))
       defer { close(upload) }
       for _ in 0..<(total / chunk.count) { try Self.send(upload, chunk[...]) }
-      #expect(first.receive(upload, timeout: 300).hasPrefix("HTTP/1.1 201"))
+      #expect(await first.receive(upload, timeout: 300).hasPrefix("HTTP/1.1 201"))
       let digest = try Self.digest(multiplier: 29, adding: 3, megabytes: 40)
       let file = directory.path("copy.db")
       for (from, to) in [

@@ -129,7 +129,7 @@ struct ServerOperationTests {
     for _ in 0..<1000 { sockets.append(try server.connectAndSend(request)) }
     var answers = 0
     for fd in sockets {
-      let text = server.receive(fd, timeout: 30)
+      let text = await server.receive(fd, timeout: 30)
       close(fd)
       if text.hasPrefix("HTTP/1.1 200") && text.contains(#""n":1"#) { answers += 1 }
     }
@@ -190,7 +190,7 @@ struct ServerOperationTests {
       }
       remaining -= count
     }
-    #expect(server.receive(upload, timeout: 300).hasPrefix("HTTP/1.1 201"))
+    #expect(await server.receive(upload, timeout: 300).hasPrefix("HTTP/1.1 201"))
     let stub = try await server.get("/db/doc").json["_attachments"]?["big"]
     #expect(stub?["length"] == .int(Int64(total)))
 

@@ -236,6 +236,14 @@ final class ServerProcess: @unchecked Sendable {
     String(decoding: receiveBytes(fd, timeout: timeout), as: UTF8.self)
   }
 
+  /// ``receive(_:timeout:)`` from async code, on a thread of its own: a socket's wait
+  /// must not hold one of the two threads Swift's tasks share on this machine.
+  func receive(_ fd: Int32, timeout: Double) async -> String {
+    await withCheckedContinuation { continuation in
+      Thread { continuation.resume(returning: self.receive(fd, timeout: timeout)) }.start()
+    }
+  }
+
   /// ``receive(_:timeout:)``'s bytes, as they came.
   func receiveBytes(_ fd: Int32, timeout: Double) -> [UInt8] {
     var time = timeval(tv_sec: 0, tv_usec: 100_000)
