@@ -66,7 +66,7 @@ struct MultipartUploadTests {
   @Test func aLargeReplicatedDocumentStreams() async throws {
     // Sent and waited for on a thread of its own: its 200 MB of blocking socket writes must
     // not hold one of the two threads every test's tasks share.
-    try await Self.onThread { try Self.largeReplicatedDocumentStreams(in: directory) }
+    try await onThread { try Self.largeReplicatedDocumentStreams(in: directory) }
   }
 
   private static func largeReplicatedDocumentStreams(in directory: TemporaryDirectory) throws {
@@ -206,13 +206,6 @@ struct MultipartUploadTests {
       let copy = try Database(path: file).collection("db")
       #expect(try await copy.attachment("big.bin", of: "doc")?.digest == digest)
     #endif
-  }
-
-  /// Runs `body` on a thread of its own and waits for it without blocking a task's thread.
-  static func onThread(_ body: @escaping @Sendable () throws -> Void) async throws {
-    try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-      Thread { continuation.resume(with: Result { try body() }) }.start()
-    }
   }
 
   /// CouchDB's digest of `megabytes` repetitions of the 1 MiB pattern whose byte `i` is

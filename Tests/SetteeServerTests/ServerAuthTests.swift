@@ -247,15 +247,10 @@ struct ServerAuthTests {
     try await Task.sleep(for: .milliseconds(100))
     // Timed on the thread that sends, not across an `await`: resuming this task waits for
     // one of the cooperative threads, which the whole suite keeps busy (16 s once).
-    let (up, seconds) = try await withCheckedThrowingContinuation { continuation in
-      Thread {
-        continuation.resume(
-          with: Result {
-            let started = Date()
-            let up = try RawHTTP.send(WireMessage(method: "GET", path: "/_up"), to: server)
-            return (up, Date().timeIntervalSince(started))
-          })
-      }.start()
+    let (up, seconds) = try await onThread {
+      let started = Date()
+      let up = try RawHTTP.send(WireMessage(method: "GET", path: "/_up"), to: server)
+      return (up, Date().timeIntervalSince(started))
     }
     #expect(up.status == 200)
     // One check takes about 3 s in a debug build, and longer under the whole suite: a

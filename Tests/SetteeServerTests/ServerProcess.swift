@@ -239,9 +239,7 @@ final class ServerProcess: @unchecked Sendable {
   /// ``receive(_:timeout:)`` from async code, on a thread of its own: a socket's wait
   /// must not hold one of the two threads Swift's tasks share on this machine.
   func receive(_ fd: Int32, timeout: Double) async -> String {
-    await withCheckedContinuation { continuation in
-      Thread { continuation.resume(returning: self.receive(fd, timeout: timeout)) }.start()
-    }
+    await onThread { self.receive(fd, timeout: timeout) }
   }
 
   /// ``receive(_:timeout:)``'s bytes, as they came.

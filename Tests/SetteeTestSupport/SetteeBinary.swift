@@ -65,13 +65,8 @@ public enum SetteeBinary {
     _ arguments: [String], stdin: [UInt8]? = nil, unprivileged: Bool = false,
     timeout: Double = 300
   ) async throws -> Run {
-    try await withCheckedThrowingContinuation { continuation in
-      Thread {
-        continuation.resume(
-          with: Result {
-            try run(arguments, stdin: stdin, unprivileged: unprivileged, timeout: timeout)
-          })
-      }.start()
+    try await onThread {
+      try run(arguments, stdin: stdin, unprivileged: unprivileged, timeout: timeout)
     }
   }
 
@@ -84,11 +79,7 @@ public enum SetteeBinary {
   /// ``runShell(_:stdin:)`` from async code, waited for on a thread of its own (see
   /// ``run(_:stdin:unprivileged:timeout:)-swift.method``).
   public static func runShell(_ script: String, stdin: [UInt8]? = nil) async throws -> Run {
-    try await withCheckedThrowingContinuation { continuation in
-      Thread {
-        continuation.resume(with: Result { try runShell(script, stdin: stdin) })
-      }.start()
-    }
+    try await onThread { try runShell(script, stdin: stdin) }
   }
 
   /// A child that exits before reading all its input must not kill the test runner.

@@ -93,11 +93,7 @@ extension CouchDBReplayTests {
     let (server, feedRequest) = (replay.server, exchanges[feed].request)
     // On a thread of its own: a blocking read must not hold one of the cooperative pool's.
     let following = Task {
-      try await withCheckedThrowingContinuation { continuation in
-        Thread {
-          continuation.resume(with: Result { try RawHTTP.send(feedRequest, to: server, timeout: 60) })
-        }.start()
-      }
+      try await onThread { try RawHTTP.send(feedRequest, to: server, timeout: 60) }
     }
     try await Task.sleep(for: .milliseconds(300))
     try replay.run(Array(exchanges[(feed + 1)..<roundTwo]))

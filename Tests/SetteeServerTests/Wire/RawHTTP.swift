@@ -1,4 +1,5 @@
 import Foundation
+import SetteeTestSupport
 
 /// HTTP/1.1 over a plain socket, one request a connection: the replay sends CouchDB's
 /// recorded requests with exactly their headers (no client adds `Accept-Encoding` or
@@ -29,11 +30,7 @@ enum RawHTTP {
   static func send(_ request: WireMessage, to server: ServerProcess, timeout: Double = 30)
     async throws -> WireMessage
   {
-    try await withCheckedThrowingContinuation { continuation in
-      Thread {
-        continuation.resume(with: Result { try send(request, to: server, timeout: timeout) })
-      }.start()
-    }
+    try await onThread { try send(request, to: server, timeout: timeout) }
   }
 
   /// A response's status, headers and body (chunked bodies joined).
