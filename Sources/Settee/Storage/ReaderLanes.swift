@@ -25,7 +25,26 @@ final class ReaderLanes: Sendable {
   /// Runs `operation` on the least busy lane (the first idle one), inside the calling task
   /// (so that the task's cancellation is seen by the operation's statements).
   func run<T: Sendable>(_ operation: @Sendable () throws -> T) async throws -> T {
-    let chosen = loads.withLock { loads -> Int in
+    let chosen = choose()
+    defer { loads.withLock { $0[chosen] -= 1 } }
+    return try await lanes[chosen].run(operation)
+  }
+
+  /// Starts `operation` at once on the least busy lane, for a blocking caller that goes on
+  /// with other work and then waits for its result (``BackgroundWork/wait()``): a view's
+  /// catch-up maps its next slice there while the writer stores the slice before. The lane
+  /// counts as busy until the operation ends, so the async reads choose others meanwhile.
+  func start<T: Sendable>(_ operation: @escaping @Sendable () throws -> T) -> BackgroundWork<T> {
+    let chosen = choose()
+    return BackgroundWork(on: lanes[chosen].queue) { [loads] in
+      defer { loads.withLock { $0[chosen] -= 1 } }
+      return try operation()
+    }
+  }
+
+  /// The least busy lane (the first idle one), counted as one operation busier.
+  private func choose() -> Int {
+    loads.withLock { loads -> Int in
       var chosen = 0
       for position in loads.indices {
         if loads[position] == 0 {
@@ -37,17 +56,19 @@ final class ReaderLanes: Sendable {
       loads[chosen] += 1
       return chosen
     }
-    defer { loads.withLock { $0[chosen] -= 1 } }
-    return try await lanes[chosen].run(operation)
   }
 }
 
 /// One of ``ReaderLanes``: an actor whose executor is its own serial dispatch queue.
 actor ReaderLane {
   private nonisolated let executor: QueueExecutor
+  /// The lane's queue, which runs the actor's jobs and the work ``ReaderLanes/start(_:)``
+  /// puts on it directly (which touches no state of the actor), one at a time.
+  nonisolated let queue: DispatchQueue
 
   init(label: String) {
-    executor = QueueExecutor(queue: DispatchQueue(label: label))
+    queue = DispatchQueue(label: label)
+    executor = QueueExecutor(queue: queue)
   }
 
   nonisolated var unownedExecutor: UnownedSerialExecutor {

@@ -1,9 +1,9 @@
 import Foundation
 import SetteeCore
 
-/// Work started on a thread of Dispatch's global pool, whose result the starter waits for
-/// (``wait()``): for a blocking call that does two things at once, as a view's catch-up
-/// maps one slice while it writes the one before.
+/// Work started on a queue (a reader lane's: ``ReaderLanes/start(_:)``), whose result the
+/// starter waits for (``wait()``): for a blocking call that does two things at once, as a
+/// view's catch-up maps one slice while it writes the one before.
 ///
 /// `@unchecked Sendable`: `result` is written once, before `done` is signalled, and read
 /// only after waiting for it.
@@ -11,9 +11,9 @@ final class BackgroundWork<T: Sendable>: @unchecked Sendable {
   private var result: Result<T, any Error>? = nil
   private let done = DispatchSemaphore(value: 0)
 
-  /// Starts `body` at once.
-  init(_ body: @escaping @Sendable () throws -> T) {
-    DispatchQueue.global(qos: .userInitiated).async {
+  /// Starts `body` at once on `queue`.
+  init(on queue: DispatchQueue, _ body: @escaping @Sendable () throws -> T) {
+    queue.async {
       self.result = Result { try body() }
       self.done.signal()
     }

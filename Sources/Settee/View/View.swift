@@ -103,7 +103,9 @@ public struct View: Sendable {
       // Not from inside another access: its connection is this thread's alone.
       let following = mapped.flatMap { slice in
         ThreadAccess.current == .none
-          ? BackgroundWork { try database.read { db in try self.mapAhead(db, after: slice) } }
+          ? database.readerLanes.start {
+            try database.read { db in try self.mapAhead(db, after: slice) }
+          }
           : nil
       }
       let answer = Result { try step(mapped) }
