@@ -198,18 +198,25 @@ enum DocumentReader {
     return revision
   }
 
-  /// Runs a query's `body`, turning SQLite's "malformed JSON" (a JSON function met a
-  /// damaged body) into a `corruption` error that names the first damaged document.
+  /// Runs a query's `body`, turning a failure on a damaged body (SQLite's JSON functions
+  /// fail with `SQLITE_ERROR`, ``SQLFunctions/match`` with `SQLITE_CORRUPT`) into a
+  /// `corruption` error that names the first damaged document. SQLite gives such failures
+  /// no code of their own, so the collection is searched for a body that is not JSON
+  /// whenever a query fails with one of those codes (only then: the search reads every
+  /// body); none found, the error is the query's own.
   static func namingDamagedBodies<T>(_ db: SQLConnection, cid: Int64, _ body: () throws -> T)
     throws -> T
   {
     do {
       return try body()
-    } catch let error as DatabaseError where error.message == "malformed JSON" {
-      let id = try String.fetchOne(
+    } catch let error as DatabaseError
+      where error.resultCode == .SQLITE_ERROR || error.resultCode == .SQLITE_CORRUPT
+    {
+      // A search that fails itself (a damaged table) leaves the query's error standing.
+      let found = try? String.fetchOne(
         db, sql: "SELECT id FROM documents WHERE cid = ? AND json_valid(body) = 0 LIMIT 1",
         arguments: [cid])
-      guard let id else { throw error }
+      guard let id = found ?? nil else { throw error }
       throw damaged(id, "its stored body is not valid JSON")
     }
   }

@@ -365,7 +365,12 @@ struct DocumentWriter {
         statement.bind(5, seq)
         body.withUnsafeBufferPointer { statement.bind(6, text: $0) }
         try statement.execute()
-      } catch let error as DatabaseError where DocumentWriter.isTakenID(error) {
+      } catch let error as DatabaseError
+        where error.extendedResultCode == .SQLITE_CONSTRAINT_UNIQUE
+      {
+        // The id's unique index, or a `where` unique index (refused as its own below):
+        // told apart by what the file holds, not by SQLite's message.
+        guard try holds(document.id) else { throw error }
         taken = true
       }
     }
@@ -392,12 +397,12 @@ struct DocumentWriter {
     return WriteResult(id: document.id, rev: rev, seq: seq)
   }
 
-  /// Whether SQLite refused an insert into `documents` because the id is taken
-  /// (`documents_by_id`), rather than for a `where` unique index (whose trigger names its
-  /// own index).
-  private static func isTakenID(_ error: DatabaseError) -> Bool {
-    error.extendedResultCode == .SQLITE_CONSTRAINT_UNIQUE
-      && (error.message ?? "").contains("documents.cid, documents.id")
+  /// Whether the collection holds a document `id` (a tombstone too): why an insert into
+  /// `documents` that SQLite refused as `SQLITE_CONSTRAINT_UNIQUE` was refused, if so.
+  private func holds(_ id: String) throws -> Bool {
+    try Bool.fetchOne(
+      db, sql: "SELECT EXISTS (SELECT 1 FROM documents WHERE cid = ? AND id = ?)",
+      arguments: [cid, id]) ?? false
   }
 
   /// Runs a write of `documents`, turning a refusal by a secondary index (a unique index of
@@ -407,10 +412,12 @@ struct DocumentWriter {
       where error.resultCode == .SQLITE_CONSTRAINT
     {
       if error.extendedResultCode == .SQLITE_CONSTRAINT_UNIQUE,
-        (error.message ?? "").contains("documents.cid, documents.seq")
+        let highest = try Int64.fetchOne(
+          db, sql: "SELECT max(seq) FROM documents WHERE cid = ?", arguments: [cid]),
+        highest > lastSeq
       {
-        // Settee numbers changes from the collection's last_seq: another document holding
-        // the next number means last_seq was set back in the file.
+        // Settee numbers changes from the collection's last_seq: a document holding a
+        // later number means last_seq was set back in the file (the write took the next).
         throw SetteeError(
           .corruption,
           "the database file is damaged: the collection's sequence number is behind its documents' (settee check names it); document \(quoted(id)) was not written",

@@ -1,10 +1,15 @@
+import GRDB
 import SetteeCore
 
-/// SQLite's refusals of a statement that SQLite reports only as `SQLITE_ERROR` (or
-/// `SQLITE_TOOBIG`) with a message: what the user's query asked becomes the user's error,
-/// `invalidQuery` or `limitExceeded`, and a table, column or index of Settee's that is
-/// missing from the file is `corruption`, instead of a `storage` failure. SQLite has no
-/// other way to tell them apart, so its messages are matched here, in one place.
+/// SQLite's refusals of a statement, by result code: what the user's query asked becomes
+/// the user's error, `invalidQuery` or `limitExceeded`, and a table, column or index of
+/// Settee's that is missing from the file is `corruption`, instead of a `storage` failure.
+///
+/// `SQLITE_TOOBIG` says itself what it is. A statement SQLite cannot prepare, though, is
+/// `SQLITE_ERROR` whatever the reason (its extended codes name other things: a missing
+/// collation, a retry, a snapshot), so within that code alone the message tells the
+/// reasons apart, here in one place. A message this table does not know (SQLite worded
+/// it otherwise) leaves the error a `storage` failure that quotes it: never a wrong kind.
 struct QueryRefusal {
   var code: SetteeError.Code
   var reason: String
@@ -47,10 +52,6 @@ struct QueryRefusal {
       "an integer computed by the query overflows 64 bits (such as abs(-9223372036854775808))"
     ),
     (
-      "string or blob too big", .limitExceeded,
-      "the query builds a string or blob larger than SQLite allows"
-    ),
-    (
       "no such table", .corruption,
       "the database file is damaged: a table that Settee made is missing"
     ),
@@ -64,12 +65,21 @@ struct QueryRefusal {
     ),
   ]
 
-  init?(sqliteMessage message: String) {
-    guard let match = Self.known.first(where: { message.hasPrefix($0.prefix) }) else {
+  init?(_ error: DatabaseError) {
+    switch error.extendedResultCode {
+    case .SQLITE_TOOBIG:
+      (code, reason) = (
+        .limitExceeded, "the query builds a string or blob larger than SQLite allows"
+      )
+    case _ where error.resultCode == .SQLITE_ERROR:
+      guard let message = error.message,
+        let match = Self.known.first(where: { message.hasPrefix($0.prefix) })
+      else { return nil }
+      (code, reason) = (match.code, match.reason)
+      // SQLite's message names the function ("too many arguments on function \"char\"").
+      if match.prefix == "too many arguments on function" { reason = "\(message): \(reason)" }
+    default:
       return nil
     }
-    (code, reason) = (match.code, match.reason)
-    // SQLite's message names the function ("too many arguments on function \"char\"").
-    if match.prefix == "too many arguments on function" { reason = "\(message): \(reason)" }
   }
 }

@@ -21,21 +21,22 @@ extension SetteeError {
       return SetteeError(.storage, context, cause: "\(error)", underlyingError: error)
     }
     let cause = error.message ?? "\(error.resultCode)"
-    if let message = error.message, message.hasPrefix("malformed MATCH expression") {
-      // FTS4's own parser refused a search that Settee's checks let through.
+    if error.resultCode == .SQLITE_ERROR, let message = error.message,
+      message.hasPrefix("malformed MATCH expression")
+    {
+      // FTS4's own parser refused a search that Settee's checks let through (SQLITE_ERROR,
+      // as for every statement SQLite refuses: see QueryRefusal).
       return SetteeError(
         .invalidQuery,
         "a \"$text\" search is malformed (as SQLite's full-text search reads it, \(message.dropFirst("malformed MATCH expression: ".count))): check its AND, OR, NOT and NEAR",
         underlyingError: error)
     }
-    if let message = error.message, message.hasPrefix(SQLFunctions.limitPrefix) {
-      return SetteeError(
-        .limitExceeded, String(message.dropFirst(SQLFunctions.limitPrefix.count)),
-        underlyingError: error)
+    if error.extendedResultCode == SQLFunctions.limitExceeded {
+      return SetteeError(.limitExceeded, cause, underlyingError: error)
     }
-    if let message = error.message, let refused = QueryRefusal(sqliteMessage: message) {
+    if let refused = QueryRefusal(error) {
       return SetteeError(
-        refused.code, "\(context): \(refused.reason)", cause: message, underlyingError: error)
+        refused.code, "\(context): \(refused.reason)", cause: cause, underlyingError: error)
     }
     switch error.resultCode {
     case .SQLITE_INTERRUPT:

@@ -285,7 +285,8 @@ enum WhereFieldTable {
       problem(nil, "where_fields has a row for column \(number), which no field has")
     }
     let schema = try Row.fetchAll(
-      db, sql: "SELECT name, sql FROM sqlite_master WHERE type = 'trigger' AND name LIKE ? ESCAPE '\\'",
+      db,
+      sql: "SELECT name, sql FROM sqlite_master WHERE type = 'trigger' AND name LIKE ? ESCAPE '\\'",
       arguments: ["wf\\_\(cid)\\_%"])
     var triggerText: [String: String] = [:]
     for row in schema { triggerText[row[0]] = row[1] }
@@ -330,50 +331,47 @@ enum WhereFieldTable {
 
   // MARK: - Unique violations
 
-  /// The error for a write that SQLite refused with `message` (`UNIQUE constraint failed:
-  /// wf_5.c0, wf_5.c1`), naming the index, the value and the document that holds it;
-  /// `nil` when the message is not about a field table.
+  /// The error for a document that a unique index of the `where` face refused
+  /// (`SQLITE_CONSTRAINT_UNIQUE` from the field table's trigger): the first unique index
+  /// whose values for the new document another document already holds, found in the file
+  /// rather than read from SQLite's message. `nil` when none is (the refusal was another's).
   static func uniqueViolation(
-    _ db: SQLConnection, cid: Int64, message: String, body: String, documentID: String
+    _ db: SQLConnection, cid: Int64, body: String, documentID: String
   ) -> SetteeError? {
-    let prefix = "UNIQUE constraint failed: \(tableName(cid))."
-    guard message.hasPrefix(prefix) else { return nil }
-    let columnNames = message.dropFirst("UNIQUE constraint failed: ".count)
-      .split(separator: ",").map {
-        $0.trimmingCharacters(in: .whitespaces).dropFirst(tableName(cid).count + 2)
-      }
-    let numbers = columnNames.compactMap { Int($0) }
     guard let (settings, _) = try? load(db, cid: cid) else { return nil }
     let columns = settings.columns
-    guard
-      let index = settings.indexes.first(where: { index in
-        index.isUnique && index.keys.map { columns.firstIndex(of: $0.field) } == numbers
-      })
-    else { return nil }
-    // The values the new document would have put in.
-    var values: [JSON] = []
-    for key in index.keys {
-      guard let read = try? value(of: key.field, in: .value(body), settings) else { return nil }
-      let sql = SQLFragment("SELECT ") + read
-      let result = try? DatabaseValue.fetchOne(db, sql: sql.text, arguments: sql.statementArguments)
-      values.append(JSON(whereValue: result ?? .null))
+    indexes: for index in settings.indexes where index.isUnique {
+      // The values the new document would have put in.
+      var values: [JSON] = []
+      var match: [SQLFragment] = []
+      for key in index.keys {
+        guard let number = columns.firstIndex(of: key.field),
+          let read = try? value(of: key.field, in: .value(body), settings)
+        else { continue indexes }
+        let sql = SQLFragment("SELECT ") + read
+        let value = JSON(
+          whereValue: (try? DatabaseValue.fetchOne(
+            db, sql: sql.text, arguments: sql.statementArguments))
+            ?? .null)
+        // SQLite's unique indexes hold any number of NULLs: a NULL refuses nothing.
+        if value == .null { continue indexes }
+        values.append(value)
+        match.append(column(number) + SQLFragment(" IS ") + .whereValue(value.whereArgument))
+      }
+      let sql =
+        SQLFragment("SELECT d.id FROM ") + .identifier(tableName(cid))
+        + SQLFragment(" f JOIN documents d ON d.rid = f.rid WHERE ") + .and(match)
+        + SQLFragment(" AND d.id <> ") + .value(documentID) + SQLFragment(" LIMIT 1")
+      guard let holder = try? String.fetchOne(db, sql: sql.text, arguments: sql.statementArguments)
+      else { continue }
+      return SetteeError(
+        .uniqueViolation,
+        "unique index \(index) already holds \(describe(values)) (document \(quoted(holder))): document \(quoted(documentID)) cannot be written; nothing was written",
+        documentID: documentID)
     }
-    var holder = ""
-    let match = numbers.enumerated().map { position, number in
-      column(number) + SQLFragment(" IS ") + .whereValue(values[position].whereArgument)
-    }
-    let sql =
-      SQLFragment("SELECT d.id FROM ") + .identifier(tableName(cid))
-      + SQLFragment(" f JOIN documents d ON d.rid = f.rid WHERE ") + .and(match)
-      + SQLFragment(" LIMIT 1")
-    if let id = try? String.fetchOne(db, sql: sql.text, arguments: sql.statementArguments) {
-      holder = " (document \(quoted(id)))"
-    }
-    return SetteeError(
-      .uniqueViolation,
-      "unique index \(index) already holds \(describe(values))\(holder): document \(quoted(documentID)) cannot be written; nothing was written",
-      documentID: documentID)
+    return nil
   }
+
 }
 
 extension JSON {

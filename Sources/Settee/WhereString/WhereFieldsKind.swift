@@ -12,8 +12,7 @@ enum WhereFieldsKind: SecondaryIndexKind {
   ) -> SetteeError? {
     guard error.resultCode == .SQLITE_CONSTRAINT else { return nil }
     return WhereFieldTable.uniqueViolation(
-      db, cid: cid, message: error.message ?? "", body: String(decoding: body, as: UTF8.self),
-      documentID: documentID)
+      db, cid: cid, body: String(decoding: body, as: UTF8.self), documentID: documentID)
   }
 
   static func rebuild(_ db: SQLConnection, cid: Int64) throws {

@@ -18,12 +18,17 @@ enum BeyondSQL: Error, Hashable {
   /// depth, parser stack, number of variables or terms).
   case sqliteLimit(String)
 
-  /// Whether SQLite's error says the statement is beyond one of its size limits.
+  /// Whether SQLite's error says the statement is beyond one of its size limits: a
+  /// string or blob too long (`SQLITE_TOOBIG`), or a statement it refused to prepare
+  /// (`SQLITE_ERROR`, which has no finer code: its message names the limit, as
+  /// ``QueryRefusal`` reads it).
   static func isSizeLimit(_ error: DatabaseError) -> Bool {
-    guard let message = error.message else { return false }
+    // SQLite's own TOOBIG, not a function's limit (``SQLFunctions/limitExceeded``).
+    if error.extendedResultCode == .SQLITE_TOOBIG { return true }
+    guard error.resultCode == .SQLITE_ERROR, let message = error.message else { return false }
     return [
       "parser stack overflow", "Expression tree is too large", "too many SQL variables",
-      "too many terms in compound SELECT", "string or blob too big", "too many columns",
+      "too many terms in compound SELECT", "too many columns",
       "too many FROM clause terms", "at most 64 tables in a join",
     ].contains { message.contains($0) }
   }

@@ -99,7 +99,7 @@ enum SQLFunctions {
     do {
       return try RegexCache.shared.matches(pattern, text)
     } catch let error as SetteeError {
-      throw DatabaseError(message: limitPrefix + error.message)
+      throw DatabaseError(resultCode: limitExceeded, message: error.message)
     }
   }
 
@@ -118,9 +118,10 @@ enum SQLFunctions {
       guard case .object(let body) = try JSONParser.parse(bodyText) else { return false }
       return try Matcher.matches(selector, .object(Document(id: id, rev: rev, body: body).json))
     } catch let error as SetteeError where error.code == .limitExceeded {
-      throw DatabaseError(message: limitPrefix + error.message)
+      throw DatabaseError(resultCode: limitExceeded, message: error.message)
     } catch {
-      throw DatabaseError(message: "malformed JSON")  // a damaged body, named by the caller
+      // A damaged body, named by the caller (DocumentReader.namingDamagedBodies).
+      throw DatabaseError(resultCode: .SQLITE_CORRUPT, message: "malformed JSON")
     }
   }
 
@@ -141,6 +142,9 @@ enum SQLFunctions {
     }
   }
 
-  /// Starts the message of an error a function raises for a ``SetteeError/Code/limitExceeded``.
-  static let limitPrefix = "settee limit exceeded: "
+  /// The result code of the error a function raises for a
+  /// ``SetteeError/Code/limitExceeded`` (its message is the reason): `SQLITE_TOOBIG` with
+  /// an extended code of Settee's own, which SQLite hands back from the statement as the
+  /// function gave it (extended codes are on in every GRDB connection).
+  static let limitExceeded = ResultCode(rawValue: ResultCode.SQLITE_TOOBIG.rawValue | (0x5E << 8))
 }
