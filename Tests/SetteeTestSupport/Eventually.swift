@@ -1,11 +1,11 @@
 import Foundation
 
 /// Waits until `condition` holds, for at most `timeout` seconds (for observers that are
-/// told of changes on their own schedule). The default is long: while the whole suite
-/// runs, long synchronous tests can hold every thread of Swift's cooperative pool (the
-/// random differential tests do for a minute and a half on two cores), and the observers'
-/// tasks then wait for one. Only a failing wait lasts this long.
-public func eventually(_ timeout: Double = 300, _ condition: () -> Bool) async -> Bool {
+/// told of changes on their own schedule). The default is two minutes: while the whole
+/// suite runs, synchronous tests can hold the threads of Swift's cooperative pool for tens
+/// of seconds on two cores, and the observers' tasks then wait for one. Only a failing
+/// wait lasts this long.
+public func eventually(_ timeout: Double = 120, _ condition: () -> Bool) async -> Bool {
   let deadline = Date().addingTimeInterval(timeout)
   while !condition() {
     if Date() > deadline { return false }
@@ -17,7 +17,7 @@ public func eventually(_ timeout: Double = 300, _ condition: () -> Bool) async -
 /// Waits until an async `condition` holds (a read of a collection, say), for at most
 /// `timeout` seconds; ``eventually(_:_:)`` for conditions that must await. As long by
 /// default, for the same reason: under the whole suite, tasks wait for threads.
-public func waitUntil(_ timeout: Double = 300, _ condition: () async throws -> Bool)
+public func waitUntil(_ timeout: Double = 120, _ condition: () async throws -> Bool)
   async rethrows -> Bool
 {
   let deadline = Date().addingTimeInterval(timeout)
@@ -26,4 +26,19 @@ public func waitUntil(_ timeout: Double = 300, _ condition: () async throws -> B
     try? await Task.sleep(nanoseconds: 10_000_000)
   }
   return true
+}
+
+/// Runs `operation` in a task that is cancelled after `seconds`: a wait that should end on
+/// its own (a feed read up to a last write) fails the test, with the operation's
+/// `CancellationError`, instead of hanging the suite.
+public func cancelling<T: Sendable>(
+  after seconds: Double, _ operation: @escaping @Sendable () async throws -> T
+) async throws -> T {
+  let task = Task { try await operation() }
+  let watchdog = Task {
+    try await Task.sleep(nanoseconds: UInt64(seconds * 1e9))
+    task.cancel()
+  }
+  defer { watchdog.cancel() }
+  return try await task.value
 }

@@ -74,6 +74,13 @@ enum QueryBudget {
     return limit != 0 && DispatchTime.now().uptimeNanoseconds > limit
   }
 
+  /// The seconds left to the running thread's query (`nil`: no deadline).
+  static var remainingSeconds: Double? {
+    let limit = deadline
+    guard limit != 0 else { return nil }
+    return Double(Int64(bitPattern: limit &- DispatchTime.now().uptimeNanoseconds)) / 1e9
+  }
+
   /// The running thread's deadline, in uptime nanoseconds (0: none).
   private static var deadline: UInt64 {
     get { UInt64(UInt(bitPattern: pthread_getspecific(key))) }

@@ -207,34 +207,52 @@ struct LiveQueryTests {
     let start = try await people.lastSequence()
     let people = self.people
     // A writer on another thread: updates, deletes and re-creations while the feed reads.
+    // Its failures are kept for the end; the last write comes whatever happened before.
+    let failures = Guarded<[String]>([])
     Thread {
       for number in 0..<400 {
         let id = "f\(number % 150)"
-        if let current = try? people.get(id), number % 7 == 0 {
-          _ = try? people.delete(current)
-        } else {
-          _ = try? people.upsert(["_id": .string(id), "n": .int(Int64(number))])
+        do {
+          if let current = try people.get(id), number % 7 == 0 {
+            _ = try people.delete(current)
+          } else {
+            _ = try people.upsert(["_id": .string(id), "n": .int(Int64(number))])
+          }
+        } catch {
+          failures.mutate { $0.append("\(id): \(error)") }
         }
       }
-      _ = try? people.put(["_id": "end"])  // the last write
+      do { _ = try people.put(["_id": "end"]) } catch {
+        failures.mutate { $0.append("end: \(error)") }
+      }
     }.start()
-    var seen: [String: Change] = [:]
-    var lastSeq = start
-    for try await change in people.changesFeed(since: start) {
-      #expect(change.seq > lastSeq)
-      lastSeq = change.seq
-      seen[change.id] = change
-      if change.id == "end" { break }
+    // Read in a task cancelled after two minutes: a feed that misses "end" fails the test
+    // instead of hanging the suite.
+    let (seen, lastSeq) = try await cancelling(after: 120) { () -> ([String: Change], Int64) in
+      var seen: [String: Change] = [:]
+      var lastSeq = start
+      for try await change in people.changesFeed(since: start) {
+        #expect(change.seq > lastSeq)
+        lastSeq = change.seq
+        seen[change.id] = change
+        if change.id == "end" { break }
+      }
+      return (seen, lastSeq)
     }
+    #expect(seen["end"] != nil, "the feed ended without the last write")
+    #expect(failures.value.isEmpty, "\(failures.value)")
     // Every document's final state was seen.
     for change in try await people.changes(since: start) {
       #expect(seen[change.id]?.rev == change.rev, "\(change.id)")
     }
     // Resuming from a sequence gives what came after it.
-    var resumed: [Int64] = []
-    for try await change in people.changesFeed(since: start + 10) {
-      resumed.append(change.seq)
-      if change.seq == lastSeq { break }
+    let resumed = try await cancelling(after: 120) {
+      var resumed: [Int64] = []
+      for try await change in people.changesFeed(since: start + 10) {
+        resumed.append(change.seq)
+        if change.seq == lastSeq { break }
+      }
+      return resumed
     }
     let expected = try await people.changes(since: start + 10).map(\.seq)
     #expect(resumed == expected)

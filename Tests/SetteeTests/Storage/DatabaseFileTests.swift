@@ -16,6 +16,21 @@ struct DatabaseFileTests {
 
   func exists(_ path: String) -> Bool { FileManager.default.fileExists(atPath: path) }
 
+  /// The defaults docs/limits-and-safety.md states, as they take effect: every connection
+  /// waits 10 s for a lock (SQLite's own busy timeout, on the writer and on a reader), and
+  /// a query runs under a 60 s budget.
+  @Test func theDefaultsAreTenSecondsBusyAndSixtySecondsAQuery() throws {
+    let database = try Database(path: directory.path("defaults.db"))
+    #expect(database.configuration.busyTimeout == 10)
+    #expect(database.configuration.queryTimeLimit == 60)
+    let writerWaits = try database.write { db in try Int.fetchOne(db, sql: "PRAGMA busy_timeout") }
+    let readerWaits = try database.read { db in try Int.fetchOne(db, sql: "PRAGMA busy_timeout") }
+    #expect(writerWaits == 10_000 && readerWaits == 10_000)
+    let left = try database.query { _ in QueryBudget.remainingSeconds }
+    #expect(left.map { (59...60).contains($0) } == true, "\(String(describing: left))")
+    #expect(QueryBudget.remainingSeconds == nil, "the budget ends with its query")
+  }
+
   @Test func aReadOnlyOpenCreatesNothing() throws {
     let path = directory.path("missing.db")
     expectError(.notFound) { _ = try Database(path: path, configuration: .init(readOnly: true)) }
