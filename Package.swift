@@ -103,6 +103,13 @@ let package = Package(
         .product(name: "HTTPTypes", package: "swift-http-types"),
         .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
         .product(name: "Logging", package: "swift-log"),
+      ],
+      // The web console at /_utils/, in the binary (PackageResources), so that it works
+      // offline from one file.
+      resources: [
+        .embedInCode("Console/index.html"), .embedInCode("Console/console.css"),
+        .embedInCode("Console/console.js"), .embedInCode("Console/api.js"),
+        .embedInCode("Console/dom.js"), .embedInCode("Console/pages.js"),
       ]
     ),
     .target(

@@ -111,7 +111,7 @@ extension CouchHandler {
     if first.hasPrefix("_") && first != UsersDatabase.name
       && first != Database.defaultCollectionName
     {
-      if ["_up", "_uuids", "_session", "favicon.ico"].contains(first) { return }
+      if ["_up", "_uuids", "_session", "_utils", "favicon.ico"].contains(first) { return }
       throw Self.notServerAdmin
     }
     if segments.count == 1 && (request.method == .put || request.method == .delete) {

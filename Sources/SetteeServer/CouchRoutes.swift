@@ -27,6 +27,7 @@ extension CouchHandler {
 
   static let serverEndpoints: [String: ServerEndpoint] = [
     "_up": { handler, request, rest in try await handler.up(request, rest) },
+    "_utils": { handler, request, rest in try await handler.console(request, rest) },
     "_all_dbs": { handler, request, rest in try await handler.allDatabases(request, rest) },
     "_dbs_info": { handler, request, rest in try await handler.databasesInfo(request, rest) },
     "_uuids": { handler, request, rest in try await handler.uuids(request, rest) },
