@@ -110,6 +110,7 @@ let package = Package(
         .embedInCode("Console/index.html"), .embedInCode("Console/console.css"),
         .embedInCode("Console/console.js"), .embedInCode("Console/api.js"),
         .embedInCode("Console/dom.js"), .embedInCode("Console/pages.js"),
+        .embedInCode("Console/more.js"),
       ]
     ),
     .target(

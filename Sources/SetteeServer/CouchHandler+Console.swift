@@ -16,6 +16,7 @@ extension CouchHandler {
     "api.js": ("text/javascript; charset=utf-8", PackageResources.api_js),
     "dom.js": ("text/javascript; charset=utf-8", PackageResources.dom_js),
     "pages.js": ("text/javascript; charset=utf-8", PackageResources.pages_js),
+    "more.js": ("text/javascript; charset=utf-8", PackageResources.more_js),
   ]
 
   /// What every console response carries: scripts and styles only from `/_utils/` (no

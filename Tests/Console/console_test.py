@@ -11,9 +11,11 @@ each test also checks what the server holds afterwards, through the API, not the
 import base64
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
+import time
 import unittest
 import urllib.error
 import urllib.request
@@ -93,10 +95,20 @@ class ConsoleTests(unittest.TestCase):
                          response.status, response.request.method, response.url)))
         self.page.on("dialog", lambda dialog: (self.errors.append("dialog: %s" % dialog.message),
                                                dialog.dismiss()))
+        # What hostile content would run if it ever became markup: it calls __ran.
+        self.page.add_init_script("window.__ran = []")
 
     def tearDown(self):
+        ran = self.page.evaluate("() => window.__ran || []") if not self.page.is_closed() else []
         self.context.close()
+        self.assertEqual(ran, [], "hostile content ran")
         self.assertEqual(self.errors, [], "refused requests: %s" % self.refusals)
+
+    def screenshot(self, name):
+        """Saves the page as CONSOLE_SCREENSHOTS/name.png when that folder is given."""
+        folder = os.environ.get("CONSOLE_SCREENSHOTS")
+        if folder:
+            self.page.screenshot(path=os.path.join(folder, name + ".png"))
 
     def button(self, name):
         return self.page.get_by_role("button", name=name, exact=True)
@@ -125,7 +137,19 @@ class ConsoleTests(unittest.TestCase):
         status, _, body = self.server.call("GET", "/_utils/missing.js", user=None)
         self.assertEqual(status, 404)
         self.assertEqual(json.loads(body)["error"], "not_found")
+        total = 0
+        for name in ["index.html", "console.css", "console.js", "api.js", "dom.js", "pages.js",
+                     "more.js"]:
+            status, _, body = self.server.call("GET", "/_utils/" + name, user=None)
+            self.assertEqual(status, 200, name)
+            total += len(body)
+        self.assertLess(total, 250_000, "the console's files, uncompressed")
+        print("\nconsole files: %d bytes" % total, file=sys.stderr)
+        started = time.perf_counter()
         response = self.page.goto(self.server.url + "/_utils")
+        expect(self.page.locator(".who")).to_contain_text("Not logged in")
+        print("first screen drawn %.0f ms after the request (loopback)"
+              % ((time.perf_counter() - started) * 1000), file=sys.stderr)
         self.assertTrue(self.page.url.endswith("/_utils/"), self.page.url)
         self.assertEqual(response.status, 200)
         expect(self.page.locator(".who")).to_contain_text("Not logged in")
@@ -157,24 +181,42 @@ class ConsoleTests(unittest.TestCase):
         self.assertEqual(status, 200)
 
         # A new document whose content is markup and script: it must show as text.
-        hostile = '<img src=x onerror=alert(1)></script><script>alert(2)</script>'
+        hostile = '<img src=x onerror=__ran.push(1)></script><script>__ran.push(2)</script>'
         big = "18446744073709551616"
         self.page.click("text=New document")
         self.page.fill("textarea[name=document]",
-                       '{"_id": "x<b>1</b>", "html": %s, "big": %s}' % (json.dumps(hostile), big))
+                       '{"_id": "x<b>1</b>", "html": %s, %s: 1, "big": %s}'
+                       % (json.dumps(hostile), json.dumps(hostile), big))
         self.button("Create").click()
         expect(self.page.locator("h1")).to_have_text("x<b>1</b>")
+        editor = self.page.locator("textarea[name=document]")
+        expect(editor).to_have_value(re.compile(re.escape(hostile)))
         self.assertEqual(self.page.locator("main img").count(), 0)
         self.assertEqual(self.page.locator("main b").count(), 0)
         self.assertIn(hostile, self.page.input_value("textarea[name=document]"))
         # Integers past 2^53 are shown and saved as written.
         self.assertIn('"big": ' + big, self.page.input_value("textarea[name=document]"))
 
+        self.screenshot("document")
+
+        # An attachment, uploaded from a file and downloaded back as it was.
+        upload = os.path.join(self.server.directory.name, "note <i>.txt")
+        with open(upload, "wb") as file:
+            file.write(b"plain words, \xe2\x9c\x93\n")
+        self.page.set_input_files("input[name=attachment]", upload)
+        self.button("Upload").click()
+        expect(self.page.locator(".attachments li")).to_contain_text("note <i>.txt")
+        self.assertEqual(self.page.locator(".attachments i").count(), 0)
+        with self.page.expect_download() as download:
+            self.page.click(".attachments a.download")
+        with open(download.value.path(), "rb") as file:
+            self.assertEqual(file.read(), b"plain words, \xe2\x9c\x93\n")
+
         # Edit and save with the revision.
         text = self.page.input_value("textarea[name=document]")
         self.page.fill("textarea[name=document]", text.replace('"big"', '"edited": true, "big"'))
         self.button("Save").click()
-        expect(self.page.locator(".done")).to_contain_text("Saved as revision 2-")
+        expect(self.page.locator(".done")).to_contain_text("Saved as revision 3-")
         status, _, body = self.server.call("GET", "/console-docs/x%3Cb%3E1%3C%2Fb%3E")
         self.assertEqual(status, 200)
         self.assertIn(b'"big":' + big.encode(), body.replace(b" ", b""))
@@ -194,13 +236,20 @@ class ConsoleTests(unittest.TestCase):
         self.assertEqual(json.loads(body)["other"], "writer")
         self.button("Discard my text and load the latest").click()
         expect(self.page.locator("textarea[name=document]")).to_have_value(
-            __import__("re").compile('"other": "writer"'))
+            re.compile('"other": "writer"'))
+
+        # A query's table shows the hostile field name as a column, as text.
+        self.page.goto(self.server.url + "/_utils/#/db/console-docs/find")
+        self.button("Run").click()
+        expect(self.page.locator("table.results th").filter(has_text="<img")).to_have_count(1)
+        self.assertEqual(self.page.locator("main img").count(), 0)
 
         # The list pages by id and finds by prefix.
         for number in range(25):
             self.server.call("PUT", "/console-docs/doc%02d" % number, {"n": number})
         self.page.goto(self.server.url + "/_utils/#/db/console-docs")
         expect(self.page.locator("tr[data-id]")).to_have_count(20)
+        self.screenshot("documents")
         self.page.click("text=Next page")
         expect(self.page.locator("tr[data-id]")).to_have_count(6)
         expect(self.page.locator("tr[data-id]").last).to_have_attribute("data-id", "x<b>1</b>")
@@ -210,7 +259,7 @@ class ConsoleTests(unittest.TestCase):
 
         # Delete the document, then the database, each after a confirmation naming it.
         self.page.goto(self.server.url + "/_utils/#/db/console-docs/doc/doc00")
-        expect(self.page.locator("textarea[name=document]")).to_have_value(__import__("re").compile('"n": 0'))
+        expect(self.page.locator("textarea[name=document]")).to_have_value(re.compile('"n": 0'))
         self.page.click("button.danger:has-text('Delete')")
         expect(self.page.locator(".question")).to_contain_text("doc00")
         self.page.click(".confirming button.danger")
@@ -242,6 +291,8 @@ class ConsoleTests(unittest.TestCase):
         expect(self.page.locator(".done")).to_contain_text("created on age")
         self.button("Explain").click()
         expect(self.page.locator(".plan .chosen")).to_contain_text("on age")
+        self.button("Run").click()
+        self.screenshot("query")
         # Live: a write elsewhere shows up without touching the page.
         self.page.check("input[name=live]")
         expect(self.page.locator(".live-state")).to_contain_text("Live")
@@ -251,6 +302,133 @@ class ConsoleTests(unittest.TestCase):
         self.page.uncheck("input[name=live]")
         expect(self.page.locator(".live-state")).to_have_text("")
 
+    def test_conflicting_revisions_are_shown_and_one_is_picked(self):
+        self.server.call("PUT", "/console-conflicts")
+        status, _, body = self.server.call("POST", "/console-conflicts/_bulk_docs", {
+            "new_edits": False,
+            "docs": [{"_id": "c", "_rev": "1-aaa", "side": "one"},
+                     {"_id": "c", "_rev": "1-bbb", "side": "two"}]})
+        self.assertEqual(status, 201, body)
+        _, _, body = self.server.call("GET", "/console-conflicts/c?conflicts=true")
+        winner = json.loads(body)
+        self.assertEqual(len(winner["_conflicts"]), 1)
+        self.log_in()
+        self.page.goto(self.server.url + "/_utils/#/db/console-conflicts/doc/c")
+        section = self.page.locator("section.conflicts")
+        expect(section.locator("h2")).to_contain_text("(1)")
+        section.get_by_role("button", name="Show", exact=True).click()
+        expect(section.locator("pre.json")).to_contain_text('"side": "%s"' % ("two" if winner["side"] == "one" else "one"))
+        section.get_by_role("button", name="Make this the document", exact=True).click()
+        section.locator(".confirming button.danger").first.click()
+        expect(self.page.locator(".done")).to_contain_text("is now the document")
+        _, _, body = self.server.call("GET", "/console-conflicts/c?conflicts=true")
+        now = json.loads(body)
+        self.assertNotIn("_conflicts", now)
+        self.assertEqual(now["side"], "two" if winner["side"] == "one" else "one")
+        self.assertTrue(now["_rev"].startswith("2-"), now["_rev"])
+        expect(self.page.locator("section.conflicts")).to_have_count(0)
+
+    def test_views_changes_and_security(self):
+        self.server.call("PUT", "/console-views")
+        status, _, body = self.server.call("PUT", "/console-views/_design/app", {
+            "views": {"by_n": {"map": "function (doc) { if (doc.n !== undefined) emit(doc.n, null); }",
+                               "reduce": "_count"}}})
+        self.assertEqual(status, 201, body)
+        for number in range(8):
+            self.server.call("PUT", "/console-views/v%d" % number, {"n": number})
+        self.log_in()
+        self.page.goto(self.server.url + "/_utils/#/db/console-views/views")
+        self.page.select_option("select[name=view]", label="_design/app / by_n")
+        self.page.uncheck("input[name=reduce]")
+        self.page.fill("input[name=startkey]", "5")
+        self.button("Run view").click()
+        expect(self.page.locator("table.view-rows tbody tr")).to_have_count(3)
+        self.page.fill("input[name=startkey]", "five")
+        self.button("Run view").click()
+        expect(self.page.locator(".problem")).to_contain_text("must be JSON")
+        self.page.fill("input[name=startkey]", "")
+        self.page.check("input[name=reduce]")
+        self.button("Run view").click()
+        expect(self.page.locator("table.view-rows tbody tr td").nth(1)).to_have_text("8")
+
+        # The changes page follows writes made elsewhere, newest first.
+        self.page.goto(self.server.url + "/_utils/#/db/console-views/changes")
+        expect(self.page.locator(".live-state")).to_contain_text("Live")
+        self.server.call("PUT", "/console-views/arrived", {"n": 100})
+        expect(self.page.locator("table.changes tbody tr").first).to_have_attribute("data-id", "arrived")
+        self.page.goto(self.server.url + "/_utils/#/db/console-views/changes?from=start")
+        expect(self.page.locator("table.changes tbody tr")).to_have_count(10)
+
+        # Security, as the server then holds it.
+        self.page.goto(self.server.url + "/_utils/#/db/console-views/security")
+        self.page.fill("input[name=members-names]", "alice, bob")
+        self.page.fill("input[name=admins-roles]", "ops")
+        self.button("Save security").click()
+        expect(self.page.locator(".done")).to_contain_text("Security saved")
+        _, _, body = self.server.call("GET", "/console-views/_security")
+        security = json.loads(body)
+        self.assertEqual(security["members"]["names"], ["alice", "bob"])
+        self.assertEqual(security["admins"]["roles"], ["ops"])
+        self.page.reload()
+        expect(self.page.locator("input[name=members-names]")).to_have_value("alice, bob")
+
+    def test_users_and_replication(self):
+        self.server.call("PUT", "/_users")  # as CouchDB, a new server has none
+        self.log_in()
+        self.page.goto(self.server.url + "/_utils/#/users")
+        self.page.fill("input[name=user-name]", "carol")
+        self.page.fill("input[name=user-password]", "carol-pass")
+        self.page.fill("input[name=user-roles]", "readers")
+        self.button("Create user").click()
+        expect(self.page.locator("tr[data-user=carol]")).to_contain_text("readers")
+        status, _, body = self.server.call("GET", "/_users/org.couchdb.user:carol")
+        self.assertEqual(status, 200)
+        self.assertNotIn("carol-pass", body.decode())
+        status, _, _ = self.server.call("GET", "/_session", user=("carol", "carol-pass"))
+        self.assertEqual(status, 200)
+        self.page.locator("tr[data-user=carol] button.danger").click()
+        self.page.locator("tr[data-user=carol] .confirming button.danger").click()
+        expect(self.page.locator("tr[data-user=carol]")).to_have_count(0)
+        status, _, _ = self.server.call("GET", "/_users/org.couchdb.user:carol")
+        self.assertEqual(status, 404)
+
+        self.server.call("PUT", "/console-source")
+        self.server.call("POST", "/console-source/_bulk_docs",
+                         {"docs": [{"_id": "r%03d" % number, "n": number} for number in range(300)]})
+        # One-shot, to a second `settee serve`, by URL.
+        other = Server()
+        try:
+            remote = other.url.replace("http://", "http://%s:%s@" % (ADMIN, PASSWORD)) + "/console-remote"
+            self.page.goto(self.server.url + "/_utils/#/replication")
+            self.page.fill("input[name=source]", "console-source")
+            self.page.fill("input[name=target]", remote)
+            self.page.check("input[name=create_target]")
+            self.button("Start replication").click()
+            expect(self.page.locator(".done")).to_contain_text("started")
+            row = self.page.locator("tr[data-replication]")
+            expect(row.locator(".state")).to_have_text("completed", timeout=60_000)
+            self.assertNotIn(PASSWORD, self.page.locator("main").inner_text())
+            _, _, body = other.call("GET", "/console-remote")
+            self.assertEqual(json.loads(body)["doc_count"], 300)
+        finally:
+            other.stop()
+        # A continuous one runs as a job, with its picture of documents over time.
+        self.page.fill("input[name=source]", "console-source")
+        self.page.fill("input[name=target]", "console-copy")
+        self.page.uncheck("input[name=create_target]")
+        self.page.check("input[name=continuous]")
+        self.server.call("PUT", "/console-copy")
+        self.button("Start replication").click()
+        expect(self.page.locator(".job svg.progress").first).to_be_visible(timeout=60_000)
+        expect(self.page.locator(".job .counts").filter(has_text="written 300").first).to_be_visible(
+            timeout=60_000)
+        self.screenshot("replication")
+        self.server.call("PUT", "/console-source/late", {"n": 1})
+        expect(self.page.locator(".job .counts").filter(has_text="written 301").first).to_be_visible(
+            timeout=60_000)
+        _, _, body = self.server.call("GET", "/console-copy/late")
+        self.assertEqual(json.loads(body)["n"], 1)
+
     def test_a_member_sees_only_what_couchdb_lets_them(self):
         self.server.call("PUT", "/_users")  # as CouchDB, a new server has none
         status, _, body = self.server.call(
@@ -258,10 +436,26 @@ class ConsoleTests(unittest.TestCase):
             {"name": "bob", "password": "bob-pass", "roles": [], "type": "user"})
         self.assertEqual(status, 201, body)
         self.server.call("PUT", "/console-private")
-        self.server.call("PUT", "/console-private/_security",
-                         {"admins": {"names": [], "roles": []}, "members": {"names": ["alice"], "roles": []}})
         self.server.call("PUT", "/console-private/secret", {"value": "hidden"})
-        self.log_in("bob", "bob-pass")
+        # A new database is for administrators only (CouchDB 3): the admin names bob a
+        # member and bob reads; the admin then names alice alone and bob is refused.
+        def members(names):
+            self.page.context.clear_cookies()
+            self.log_in()
+            self.page.goto(self.server.url + "/_utils/#/db/console-private/security")
+            # (Loaded: the admins' role is the default's and stays.)
+            expect(self.page.locator("input[name=admins-roles]")).to_have_value("_admin")
+            self.page.fill("input[name=members-roles]", "")
+            self.page.fill("input[name=members-names]", names)
+            self.button("Save security").click()
+            expect(self.page.locator(".done")).to_contain_text("Security saved")
+            self.page.context.clear_cookies()
+            self.log_in("bob", "bob-pass")
+        members("bob")
+        self.page.goto(self.server.url + "/_utils/#/db/console-private/doc/secret")
+        expect(self.page.locator("textarea[name=document]")).to_have_value(
+            re.compile("hidden"))
+        members("alice")
         self.page.goto(self.server.url + "/_utils/#/db/console-private")
         expect(self.page.locator(".problem")).to_contain_text("403")
         self.page.goto(self.server.url + "/_utils/#/db/console-private/doc/secret")

@@ -5,8 +5,14 @@
 //   #/db/{db}/new         a new document
 //   #/db/{db}/doc/{id}    a document
 //   #/db/{db}/find        a Mango query
+//   #/db/{db}/views       design documents and their views
+//   #/db/{db}/changes     a live tail of _changes (?from=start)
+//   #/db/{db}/security    the database's admins and members
+//   #/replication         replications: start, list, progress
+//   #/users               _users, for administrators
 import { logOut, session } from "./api.js";
 import { el, problem, replace } from "./dom.js";
+import { changesPage, replicationPage, securityPage, usersPage, viewsPage } from "./more.js";
 import { databasePage, databasesPage, documentPage, findPage, link, loginPage } from "./pages.js";
 
 const top = document.getElementById("top");
@@ -21,7 +27,14 @@ async function refreshUser() {
   }
   replace(
     top,
-    el("a", { href: "#/", class: "brand" }, "Settee"),
+    el(
+      "nav",
+      { class: "sections" },
+      el("a", { href: "#/", class: "brand" }, "Settee"),
+      link("/", "Databases"),
+      link("/replication", "Replication"),
+      link("/users", "Users"),
+    ),
     el(
       "span",
       { class: "who", "data-user": user.name || "" },
@@ -64,6 +77,8 @@ async function route() {
         },
       });
     }
+    if (parts[0] === "replication") return await replicationPage(main);
+    if (parts[0] === "users") return await usersPage(main);
     if (parts[0] === "db" && parts.length >= 2) {
       const db = parts[1];
       if (parts.length === 2) {
@@ -75,6 +90,9 @@ async function route() {
       }
       if (parts[2] === "new") return await documentPage(main, { db });
       if (parts[2] === "find") return await findPage(main, { db });
+      if (parts[2] === "views") return await viewsPage(main, { db });
+      if (parts[2] === "changes") return await changesPage(main, { db, fromStart: parameters.get("from") === "start" });
+      if (parts[2] === "security") return await securityPage(main, { db });
       if (parts[2] === "doc" && parts.length >= 4) {
         return await documentPage(main, { db, id: parts.slice(3).join("/") });
       }

@@ -14,10 +14,13 @@ export const routes = {
   document: (db, id) => `/db/${encodeURIComponent(db)}/doc/${encodeURIComponent(id)}`,
   newDocument: (db) => `/db/${encodeURIComponent(db)}/new`,
   find: (db) => `/db/${encodeURIComponent(db)}/find`,
+  views: (db) => `/db/${encodeURIComponent(db)}/views`,
+  changes: (db) => `/db/${encodeURIComponent(db)}/changes`,
+  security: (db) => `/db/${encodeURIComponent(db)}/security`,
 };
 
 /** A button that asks again before it acts, naming what it will do. */
-function confirming(label, question, act) {
+export function confirming(label, question, act) {
   const holder = el("span", { class: "confirming" });
   const ask = () =>
     replace(
@@ -176,6 +179,12 @@ export async function databasePage(main, { db, start = null, prefix = "" }) {
       link(routes.newDocument(db), "New document"),
       " · ",
       link(routes.find(db), "Query (Mango)"),
+      " · ",
+      link(routes.views(db), "Views"),
+      " · ",
+      link(routes.changes(db), "Changes"),
+      " · ",
+      link(routes.security(db), "Security"),
     ),
     el(
       "form",
@@ -362,6 +371,8 @@ export async function documentPage(main, { db, id = null }) {
                 {},
                 // Opened by the server, under its sandboxing policy, outside the console.
                 el("a", { href: dbPath(db, segment(id), encodeURIComponent(name)), target: "_blank", rel: "noopener noreferrer" }, name),
+                " ",
+                el("a", { href: dbPath(db, segment(id), encodeURIComponent(name)), download: name, class: "download" }, "download"),
                 el("span", { class: "muted" }, ` ${stub.content_type || ""}, ${bytes(stub.length)}`),
               ),
             ),
@@ -426,6 +437,22 @@ export async function documentPage(main, { db, id = null }) {
               },
               "Show",
             ),
+            " ",
+            confirming("Make this the document", `Write revision ${rev}'s content as the document and delete the revision?`, async () => {
+              // Picking a losing revision: its content becomes a new revision of the
+              // winner's branch, and its own branch ends.
+              try {
+                const winner = JSON.parse(await get(dbPath(db, segment(id)), { text: true }));
+                const chosen = await get(dbPath(db, segment(id)) + "?rev=" + encodeURIComponent(rev), { text: true });
+                const body = chosen.replace(/"_rev"\s*:\s*"[^"]*"/, JSON.stringify("_rev") + ":" + JSON.stringify(winner._rev));
+                await put(dbPath(db, segment(id)), { body, headers: { "Content-Type": "application/json" } });
+                await del(dbPath(db, segment(id)) + "?rev=" + encodeURIComponent(rev));
+                await load();
+                replace(status, el("p", { class: "done", role: "status" }, `Revision ${rev} is now the document.`));
+              } catch (error) {
+                replace(status, problem(error));
+              }
+            }),
             " ",
             confirming("Delete this revision", `Delete revision ${rev}?`, async () => {
               try {
