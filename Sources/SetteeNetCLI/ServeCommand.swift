@@ -15,7 +15,7 @@ struct ServeCommand: AsyncParsableCommand {
     commandName: "serve",
     abstract: NetworkCommands.serveAbstract,
     discussion:
-      #"Each collection is a CouchDB database (the default collection is /_default). Listens on 127.0.0.1 unless --bind says otherwise, which needs an administrator (--admin); --port 0 picks a free port. Prints {"ok":true,"url":…} on standard output once listening, one log line per request on standard error, and stops cleanly on Ctrl-C or SIGTERM (requests in flight finish first)."#
+      #"Each collection is a CouchDB database (the default collection is /_default). Listens on 127.0.0.1 unless --bind says otherwise, which needs an administrator (--admin); --port 0 picks a free port. Prints {"ok":true,"url":…,"console":…} on standard output once listening (console: the web console's address), one log line per request on standard error, and stops cleanly on Ctrl-C or SIGTERM (requests in flight finish first)."#
   )
 
   @OptionGroup var local: GlobalOptions
@@ -121,6 +121,7 @@ struct ServeCommand: AsyncParsableCommand {
     try await server.run { port in
       Console.outJSON([
         "ok": true, "url": .string("http://\(host):\(port)/"), "db": .string(path),
+        "console": .string("http://\(host):\(port)/_utils/"),
       ])
     }
   }
