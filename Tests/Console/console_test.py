@@ -316,8 +316,15 @@ class ConsoleTests(unittest.TestCase):
         self.page.goto(self.server.url + "/_utils/#/db/console-conflicts/doc/c")
         section = self.page.locator("section.conflicts")
         expect(section.locator("h2")).to_contain_text("(1)")
-        section.get_by_role("button", name="Show", exact=True).click()
-        expect(section.locator("pre.json")).to_contain_text('"side": "%s"' % ("two" if winner["side"] == "one" else "one"))
+        section.get_by_role("button", name="Compare", exact=True).click()
+        losing_side = "two" if winner["side"] == "one" else "one"
+        columns = section.locator(".side-by-side .column")
+        expect(columns).to_have_count(2)
+        expect(columns.nth(0).locator(".differs").filter(has_text='"side"')).to_contain_text(
+            '"side": "%s"' % winner["side"])
+        expect(columns.nth(1).locator(".differs").filter(has_text='"side"')).to_contain_text(
+            '"side": "%s"' % losing_side)
+        self.screenshot("conflicts")
         section.get_by_role("button", name="Make this the document", exact=True).click()
         section.locator(".confirming button.danger").first.click()
         expect(self.page.locator(".done")).to_contain_text("is now the document")
@@ -351,6 +358,16 @@ class ConsoleTests(unittest.TestCase):
         self.button("Run view").click()
         expect(self.page.locator("table.view-rows tbody tr td").nth(1)).to_have_text("8")
 
+        # A design document's JavaScript that does not compile: the save says why.
+        self.page.goto(self.server.url + "/_utils/#/db/console-views/new")
+        self.page.fill("textarea[name=document]",
+                       '{"_id": "_design/broken", "views": {"v": {"map": "function (doc) { emit(doc.n, ; }"}}}')
+        self.button("Create").click()
+        expect(self.page.locator(".problem")).to_contain_text("compilation_error")
+        expect(self.page.locator(".problem")).to_contain_text("SyntaxError")
+        status, _, _ = self.server.call("GET", "/console-views/_design/broken")
+        self.assertEqual(status, 404)
+
         # The changes page follows writes made elsewhere, newest first.
         self.page.goto(self.server.url + "/_utils/#/db/console-views/changes")
         expect(self.page.locator(".live-state")).to_contain_text("Live")
@@ -361,6 +378,7 @@ class ConsoleTests(unittest.TestCase):
 
         # Security, as the server then holds it.
         self.page.goto(self.server.url + "/_utils/#/db/console-views/security")
+        expect(self.page.locator("input[name=admins-roles]")).to_have_value("_admin")
         self.page.fill("input[name=members-names]", "alice, bob")
         self.page.fill("input[name=admins-roles]", "ops")
         self.button("Save security").click()

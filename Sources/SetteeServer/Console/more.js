@@ -233,6 +233,8 @@ export async function securityPage(main, { db }) {
   const fields = {};
   const field = (group, kind) =>
     (fields[`${group}.${kind}`] = el("input", { name: `${group}-${kind}`, placeholder: "comma-separated", size: 40 }));
+  // Enabled once the current object is loaded, so that nothing typed is overwritten.
+  const save = el("button", { type: "submit", disabled: true }, "Save security");
   const form = el(
     "form",
     {
@@ -258,7 +260,7 @@ export async function securityPage(main, { db }) {
     el("p", { class: "muted" }, "A new database is for administrators only (the role _admin). With no member names or roles at all, every user may read and write its documents."),
     el("label", {}, "Names ", field("members", "names")),
     el("label", {}, "Roles ", field("members", "roles")),
-    el("div", { class: "actions" }, el("button", { type: "submit" }, "Save security")),
+    el("div", { class: "actions" }, save),
   );
   replace(main, crumbs(db, "security"), el("h1", {}, "Security of ", db), status, form);
   try {
@@ -268,6 +270,7 @@ export async function securityPage(main, { db }) {
         fields[`${group}.${kind}`].value = ((security[group] || {})[kind] || []).join(", ");
       }
     }
+    save.disabled = false;
   } catch (error) {
     replace(status, problem(error));
   }

@@ -429,13 +429,15 @@ export async function documentPage(main, { db, id = null }) {
                   const target = event.target.parentElement;
                   try {
                     const text = await get(dbPath(db, segment(id)) + "?rev=" + encodeURIComponent(rev), { text: true });
-                    target.append(el("pre", { class: "json" }, indentJSON(text)));
+                    const shown = target.querySelector(".side-by-side");
+                    if (shown) shown.remove();
+                    target.append(sideBySide(editor.value, indentJSON(text), rev));
                   } catch (error) {
                     target.append(problem(error));
                   }
                 },
               },
-              "Show",
+              "Compare",
             ),
             " ",
             confirming("Make this the document", `Write revision ${rev}'s content as the document and delete the revision?`, async () => {
@@ -477,6 +479,35 @@ export async function documentPage(main, { db, id = null }) {
   } catch (error) {
     replace(status, problem(error));
   }
+}
+
+/**
+ * The winner (as the editor holds it) beside a losing revision, line by line, each line
+ * the other lacks marked: what a person merges by hand in the editor before deleting the
+ * loser, or picks whole.
+ */
+function sideBySide(winnerText, loserText, rev) {
+  const winner = winnerText.split("\n");
+  const loser = loserText.split("\n");
+  const column = (title, lines, other) => {
+    const present = new Set(other);
+    return el(
+      "div",
+      { class: "column" },
+      el("h3", {}, title),
+      el(
+        "pre",
+        { class: "json" },
+        lines.map((line) => el("span", { class: present.has(line) ? "same" : "differs" }, line + "\n")),
+      ),
+    );
+  };
+  return el(
+    "div",
+    { class: "side-by-side" },
+    column("The document (winner, as in the editor)", winner, loser),
+    column("Revision " + rev, loser, winner),
+  );
 }
 
 /** JSON text without its insignificant white space (strings untouched). */
