@@ -1,11 +1,12 @@
 import Foundation
 
 /// Waits until `condition` holds, for at most `timeout` seconds (for observers that are
-/// told of changes on their own schedule). The default is two minutes: while the whole
-/// suite runs, synchronous tests can hold the threads of Swift's cooperative pool for tens
-/// of seconds on two cores, and the observers' tasks then wait for one. Only a failing
-/// wait lasts this long.
-public func eventually(_ timeout: Double = 120, _ condition: () -> Bool) async -> Bool {
+/// told of changes on their own schedule). The default is long: while the whole suite
+/// runs, long synchronous tests can hold every thread of Swift's cooperative pool on two
+/// cores, and the observers' tasks then wait for one (a fresh-clone CI run with 120 s
+/// here failed so: a live query's first result came after more than two minutes). Only a
+/// failing wait lasts this long.
+public func eventually(_ timeout: Double = 300, _ condition: () -> Bool) async -> Bool {
   let deadline = Date().addingTimeInterval(timeout)
   while !condition() {
     if Date() > deadline { return false }
@@ -17,7 +18,7 @@ public func eventually(_ timeout: Double = 120, _ condition: () -> Bool) async -
 /// Waits until an async `condition` holds (a read of a collection, say), for at most
 /// `timeout` seconds; ``eventually(_:_:)`` for conditions that must await. As long by
 /// default, for the same reason: under the whole suite, tasks wait for threads.
-public func waitUntil(_ timeout: Double = 120, _ condition: () async throws -> Bool)
+public func waitUntil(_ timeout: Double = 300, _ condition: () async throws -> Bool)
   async rethrows -> Bool
 {
   let deadline = Date().addingTimeInterval(timeout)

@@ -226,9 +226,9 @@ struct LiveQueryTests {
         failures.mutate { $0.append("end: \(error)") }
       }
     }.start()
-    // Read in a task cancelled after two minutes: a feed that misses "end" fails the test
-    // instead of hanging the suite.
-    let (seen, lastSeq) = try await cancelling(after: 120) { () -> ([String: Change], Int64) in
+    // Read in a task cancelled after five minutes (as long as `eventually` waits, for the
+    // same reason): a feed that misses "end" fails the test instead of hanging the suite.
+    let (seen, lastSeq) = try await cancelling(after: 300) { () -> ([String: Change], Int64) in
       var seen: [String: Change] = [:]
       var lastSeq = start
       for try await change in people.changesFeed(since: start) {
@@ -246,7 +246,7 @@ struct LiveQueryTests {
       #expect(seen[change.id]?.rev == change.rev, "\(change.id)")
     }
     // Resuming from a sequence gives what came after it.
-    let resumed = try await cancelling(after: 120) {
+    let resumed = try await cancelling(after: 300) {
       var resumed: [Int64] = []
       for try await change in people.changesFeed(since: start + 10) {
         resumed.append(change.seq)
