@@ -24,10 +24,11 @@ export function dbPath(db, ...rest) {
 
 /**
  * Sends a request and answers its body: parsed JSON, or the text itself with
- * `{text: true}` (for documents, whose numbers must stay as written).
+ * `{text: true}` (for documents, whose numbers must stay as written); `signal` ends it (a
+ * long poll when its page is left).
  */
-export async function request(method, path, { json, body, headers = {}, text = false } = {}) {
-  const init = { method, headers: { Accept: "application/json", ...headers }, credentials: "same-origin" };
+export async function request(method, path, { json, body, headers = {}, text = false, signal } = {}) {
+  const init = { method, headers: { Accept: "application/json", ...headers }, credentials: "same-origin", signal };
   if (json !== undefined) {
     init.body = JSON.stringify(json);
     init.headers["Content-Type"] = "application/json";

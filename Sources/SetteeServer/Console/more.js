@@ -11,23 +11,6 @@ function crumbs(db, here) {
   return el("nav", { class: "crumbs" }, link("/", "Databases"), " / ", link(routes.database(db), db), " / " + here);
 }
 
-/** A `fetch` of a long poll that a page's `signal` ends. */
-async function longPoll(path, signal) {
-  const response = await fetch(path, { credentials: "same-origin", signal });
-  const text = await response.text();
-  if (!response.ok) {
-    let error = "error";
-    let reason = text;
-    try {
-      ({ error, reason } = JSON.parse(text));
-    } catch {
-      // The text is the reason.
-    }
-    throw new APIError(response.status, error, reason);
-  }
-  return JSON.parse(text);
-}
-
 /** An AbortController that ends when the person leaves the page. */
 function whilePageShown() {
   const controller = new AbortController();
@@ -197,9 +180,9 @@ export async function changesPage(main, { db, fromStart = false }) {
   async function follow() {
     while (!signal.aborted) {
       try {
-        const answer = await longPoll(
+        const answer = await get(
           dbPath(db, "_changes") + `?feed=longpoll&timeout=25000&limit=100&since=${encodeURIComponent(since)}`,
-          signal,
+          { signal },
         );
         since = answer.last_seq;
         for (const change of answer.results) {

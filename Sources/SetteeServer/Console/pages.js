@@ -640,12 +640,10 @@ export async function findPage(main, { db }) {
     signal.addEventListener("abort", () => (liveState.textContent = ""));
     while (!signal.aborted && document.body.contains(results)) {
       try {
-        const response = await fetch(
+        const answer = await get(
           dbPath(db, "_changes") + `?feed=longpoll&timeout=25000&limit=1&since=${encodeURIComponent(since)}`,
-          { credentials: "same-origin", signal },
+          { signal },
         );
-        if (!response.ok) throw new APIError(response.status, "error", await response.text());
-        const answer = await response.json();
         since = answer.last_seq;
         if (answer.results.length > 0) await run();
       } catch (error) {
