@@ -24,8 +24,9 @@ extension CouchHandler {
     guard let id = document["_id"]?.stringValue, Document.isDesignID(id),
       document["_deleted"] != true
     else { return }
-    do { try DesignDocumentCheck.check(document, timeLimit: configuration.javaScriptTimeLimit) }
-    catch let refusal as DesignDocumentRefusal {
+    do {
+      try DesignDocumentCheck.check(document, timeLimit: configuration.javaScriptTimeLimit)
+    } catch let refusal as DesignDocumentRefusal {
       throw CouchError(.badRequest, refusal.error, refusal.reason)
     }
   }
@@ -198,6 +199,9 @@ extension CouchHandler {
           document["language"] = "query"
           document["views"] = views.isEmpty ? nil : .object(views)
           document["indexes"] = indexes.isEmpty ? nil : .object(indexes)
+          // An index that exists already leaves its design document as it is (CouchDB
+          // answers "exists" without a new revision).
+          if let current, current.json == document { return }
           try await db.put(document)
         }
         return

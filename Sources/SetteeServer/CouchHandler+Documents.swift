@@ -121,8 +121,8 @@ extension CouchHandler {
     options.localSeq = request.flag("local_seq")
     let latest = request.flag("latest")
     // CouchDB adds a document's meta members (`_revs_info`, `_conflicts`,
-    // `_deleted_conflicts`, `_local_seq`) when it opens the winner or, with `latest`, the
-    // leaf a `rev` leads to; a given revision and `open_revs` come without them.
+    // `_deleted_conflicts`, `_local_seq`) when it opens the winner (`latest` opens the
+    // winner too); a given revision and `open_revs` come without them.
     if request.query["open_revs"] != nil || (rev != nil && !latest) {
       options.revsInfo = false
       options.conflicts = false
@@ -160,32 +160,11 @@ extension CouchHandler {
     let related = options.attachments && accepts(request, "multipart/related")
     // A multipart answer carries attachments as stored, as CouchDB's does.
     if related { options.encodedAttachmentData = true }
-    let found: JSONObject?
-    if let rev, latest {
-      // The leaf the revision leads to (itself when it is one; a live one first), as
-      // CouchDB's `latest`; a revision the document does not know gives the winner, and a
-      // deleted document is not found (CouchDB 3.5 answers so).
-      var winner = options
-      winner.rev = nil
-      var leaves: [JSONObject] = []
-      var missing = false
-      for answer in try await db.openRevisions(id, [rev], latest: true, options: options) {
-        switch answer {
-        case .found(let document): leaves.append(document)
-        case .missing: missing = true
-        }
-      }
-      let winnerDeleted = try await db.getRevision(id)?.isDeleted ?? true
-      if winnerDeleted {
-        found = nil
-      } else if missing {
-        found = try await db.document(id, winner)
-      } else {
-        found = leaves.first { $0["_deleted"] != true } ?? leaves.first
-      }
-    } else {
-      found = try await db.document(id, options)
-    }
+    // CouchDB 3.5's `latest` with a `rev` opens the winning revision whatever the `rev`
+    // (chttpd drops the `rev`; a deleted winner is not found), not the leaf the `rev`
+    // leads to as its documentation says: the recording shows the winner.
+    if latest { options.rev = nil }
+    let found = try await db.document(id, options)
     if let document = found {
       // As CouchDB: an ETag only for a document without meta members.
       let metaMembers = ["_revs_info", "_conflicts", "_deleted_conflicts", "_local_seq"]

@@ -183,5 +183,12 @@ struct ListAnswersTests {
     let design = try await server.get("/db/_design/a").json
     #expect(design["views"]?["z"]?["options"]?["def"] == ["fields": ["score"], "partial_filter_selector": ["active": true]])
     #expect(design["views"]?["z"]?["map"]?["partial_filter_selector"] == ["active": ["$eq": true]])
+    // The same index again: "exists", and its design document keeps its revision
+    // (recording #908).
+    let again = try await server.post(
+      "/db/_index",
+      ["index": ["fields": ["score"], "partial_filter_selector": ["active": true]], "ddoc": "a", "name": "z"])
+    #expect(again.json["result"] == "exists", "\(again.text)")
+    #expect(try await server.get("/db/_design/a").json["_rev"] == design["_rev"])
   }
 }
