@@ -15,7 +15,11 @@ extension AttachmentStore {
       if data(attachment) { read.data = try bytes(db, aid: attachment.aid) }
       if read.encoding != nil && !encodedData {
         if read.data != nil {
+          let stored = read.encoding.map {
+            Attachment.StoredEncoding(encoding: $0, encodedLength: read.encodedLength)
+          }
           read = try read.decoded(documentID: documentID)
+          if encodingInfo { read.storedEncoding = stored }
         } else if !encodingInfo {
           read.encoding = nil
           read.encodedLength = nil

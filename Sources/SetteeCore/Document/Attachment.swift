@@ -32,6 +32,21 @@ public struct Attachment: Sendable, Hashable {
   /// The bytes as stored, read a chunk at a time when the revision is written, instead of
   /// held in ``data``: a `multipart/related` upload's attachments wait in a file.
   package var source: AttachmentSource?
+  /// How decoded ``data`` is stored, shown beside it (`encoding`, `encoded_length`) when a
+  /// reader asks for data and the encoding both: CouchDB's `attachments=true` with
+  /// `att_encoding_info=true`.
+  package var storedEncoding: StoredEncoding?
+
+  /// A content coding and the stored length, shown beside decoded data.
+  package struct StoredEncoding: Sendable, Hashable {
+    package var encoding: String
+    package var encodedLength: Int64?
+
+    package init(encoding: String, encodedLength: Int64?) {
+      self.encoding = encoding
+      self.encodedLength = encodedLength
+    }
+  }
 
   /// An attachment written inline from its bytes.
   public init(name: String, contentType: String = "application/octet-stream", data: [UInt8]) {
@@ -69,9 +84,9 @@ public struct Attachment: Sendable, Hashable {
   /// CouchDB's shape of the attachment, in its member order: `content_type`, `revpos`,
   /// `digest`, then `length` and `"stub": true` for a stub or the base64 `data` (with
   /// `length` too when the data is encoded, for a reader to know what it decodes to),
-  /// then `encoding` and `encoded_length` when ``encoding`` is set. Readers that were not
-  /// asked for the encoding give decoded data and no ``encoding`` (CouchDB's
-  /// `att_encoding_info`).
+  /// then `encoding` and `encoded_length` when ``encoding`` is set (or, beside decoded data,
+  /// when the reader asked to see how it is stored). Readers that were not asked for the
+  /// encoding give decoded data and no ``encoding`` (CouchDB's `att_encoding_info`).
   public var json: JSONObject {
     var members: [(String, JSON)] = [
       ("content_type", .string(contentType)), ("revpos", .int(Int64(revpos))),
@@ -87,6 +102,11 @@ public struct Attachment: Sendable, Hashable {
     if let encoding {
       members.append(("encoding", .string(encoding)))
       if let encodedLength { members.append(("encoded_length", .int(encodedLength))) }
+    } else if data != nil, let storedEncoding {
+      members.append(("encoding", .string(storedEncoding.encoding)))
+      if let length = storedEncoding.encodedLength {
+        members.append(("encoded_length", .int(length)))
+      }
     }
     return JSONObject(members)
   }
@@ -201,7 +221,9 @@ public struct Attachment: Sendable, Hashable {
     var attachment = Attachment(name: name, contentType: contentType, data: Array(bytes))
     if let encoding, encoding != "identity" {
       guard knownEncodings.contains(encoding) else {
-        throw refuse("has encoding \(JSONWriter.string(.string(encoding))), which Settee cannot decode (it knows gzip)")
+        throw refuse(
+          "has encoding \(JSONWriter.string(.string(encoding))), which Settee cannot decode (it knows gzip)"
+        )
       }
       attachment.encoding = encoding
       attachment.encodedLength = attachment.length

@@ -101,7 +101,8 @@ struct CouchDBWireTests {
 
   /// An attachment CouchDB sent gzip-encoded (`multipart/related`, as its replicator
   /// writes): kept as sent, read decoded by clients that do not accept gzip, encoded by
-  /// those that do, and shown as encoded only with `att_encoding_info`.
+  /// those that do, and shown as encoded only with `att_encoding_info` (beside decoded
+  /// data too, as CouchDB shows it).
   @Test func aGzipAttachmentIsReadAsEachClientAccepts() throws {
     let server = try ServerProcess(db: directory.path("g.settee"))
     _ = try send(server, "PUT", "/db")
@@ -150,6 +151,19 @@ struct CouchDBWireTests {
       try send(server, "GET", "/db/g?attachments=true").json?["_attachments"]?["n.txt"])
     #expect(inline["data"]?.stringValue == Data(text).base64EncodedString())
     #expect(inline["length"] == nil)
+    #expect(inline["encoding"] == nil)
+    // Data and encoding both: the data decoded, and how it is stored beside it, in
+    // CouchDB's member order (recording #421).
+    let both = try #require(
+      try send(server, "GET", "/db/g?attachments=true&att_encoding_info=true").json?["_attachments"]?["n.txt"])
+    #expect(both.objectValue.map { Array($0.map(\.key)) } == ["content_type", "revpos", "digest", "data", "encoding", "encoded_length"])
+    #expect(both["data"]?.stringValue == Data(text).base64EncodedString())
+    #expect(both["encoding"] == "gzip")
+    #expect(both["encoded_length"] == .int(Int64(gzip.count)))
+    let listed = try #require(
+      try send(server, "GET", "/db/_all_docs?include_docs=true&attachments=true&att_encoding_info=true")
+        .json?["rows"]?[0]?["doc"]?["_attachments"]?["n.txt"])
+    #expect(listed == both)
   }
 
   /// A replicated batch with a stub the target lacks writes nothing (CouchDB: 412 for the
