@@ -44,9 +44,10 @@ class Server:
         self.process.wait(timeout=30)
         self.directory.cleanup()
 
-    def call(self, method, path, body=None, user=(ADMIN, PASSWORD), headers=None):
-        """The API as a client other than the page sees it: (status, headers, JSON body)."""
-        data = None if body is None else json.dumps(body).encode()
+    def call(self, method, path, body=None, user=(ADMIN, PASSWORD), headers=None, raw=None):
+        """The API as a client other than the page sees it: (status, headers, JSON body);
+        `raw` sends bytes as they are."""
+        data = raw if raw is not None else None if body is None else json.dumps(body).encode()
         request = urllib.request.Request(self.url + path, data=data, method=method)
         request.add_header("Content-Type", "application/json")
         if user:
@@ -334,6 +335,50 @@ class ConsoleTests(unittest.TestCase):
         self.assertEqual(now["side"], "two" if winner["side"] == "one" else "one")
         self.assertTrue(now["_rev"].startswith("2-"), now["_rev"])
         expect(self.page.locator("section.conflicts")).to_have_count(0)
+
+    def test_conflicting_revisions_are_merged_field_by_field(self):
+        self.server.call("PUT", "/console-merge")
+        # The loser is the revision whose suffix sorts lower: 1-aaa (CouchDB's rule).
+        status, _, body = self.server.call("POST", "/console-merge/_bulk_docs", {
+            "new_edits": False,
+            "docs": [{"_id": "m", "_rev": "1-aaa", "side": "loser", "only_loser": [1, {"x": "<b>"}], "same": 1},
+                     {"_id": "m", "_rev": "1-bbb", "side": "winner", "only_winner": True, "same": 1}]})
+        self.assertEqual(status, 201, body)
+        # A number past 2^53 in the loser, written as text so it is not rounded here.
+        status, _, body = self.server.call(
+            "PUT", "/console-merge/m?new_edits=false",
+            raw=b'{"_id":"m","_rev":"2-ccc","_revisions":{"start":2,"ids":["ccc","aaa"]},'
+                b'"side":"loser","only_loser":[1,{"x":"<b>"}],"same":1,"big":18446744073709551616}')
+        self.assertEqual(status, 201, body)
+        _, _, body = self.server.call("GET", "/console-merge/m?conflicts=true")
+        winner = json.loads(body)
+        self.assertEqual(winner["_rev"], "2-ccc")  # the longer branch wins
+        self.log_in()
+        self.page.goto(self.server.url + "/_utils/#/db/console-merge/doc/m")
+        section = self.page.locator("section.conflicts")
+        section.get_by_role("button", name="Merge field by field", exact=True).click()
+        form = section.locator("form.merge")
+        rows = form.locator("table.merge-fields tbody tr")
+        # "same" is equal on both sides, so it is not asked about.
+        expect(rows).to_have_count(4)
+        expect(form.locator("th", has_text="same")).to_have_count(0)
+        # The winner (2-ccc) holds side "loser", big and only_loser; take side and
+        # only_winner from 1-bbb, and drop only_loser by choosing the side without it.
+        for field in ("side", "only_winner", "only_loser"):
+            form.locator('input[data-field="%s"][value=loser]' % field).check()
+        self.screenshot("merge")
+        form.get_by_role("button", name="Save the merge").click()
+        expect(self.page.locator(".done")).to_contain_text("Merged revision 1-bbb")
+        _, _, body = self.server.call("GET", "/console-merge/m?conflicts=true")
+        now = json.loads(body)
+        self.assertNotIn("_conflicts", now)
+        self.assertTrue(now["_rev"].startswith("3-"), now["_rev"])
+        self.assertEqual(now["side"], "winner")
+        self.assertEqual(now["only_winner"], True)
+        self.assertNotIn("only_loser", now)
+        self.assertEqual(now["same"], 1)
+        # The kept integer past 2^53 as written, not rounded by the page.
+        self.assertIn(b'"big":18446744073709551616', body)
 
     def test_views_changes_and_security(self):
         self.server.call("PUT", "/console-views")

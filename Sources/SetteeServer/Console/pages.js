@@ -421,24 +421,21 @@ export async function documentPage(main, { db, id = null }) {
             {},
             el("code", {}, rev),
             " ",
-            el(
-              "button",
-              {
-                type: "button",
-                onclick: async (event) => {
-                  const target = event.target.parentElement;
-                  try {
-                    const text = await get(dbPath(db, segment(id)) + "?rev=" + encodeURIComponent(rev), { text: true });
-                    const shown = target.querySelector(".side-by-side");
-                    if (shown) shown.remove();
-                    target.append(sideBySide(editor.value, indentJSON(text), rev));
-                  } catch (error) {
-                    target.append(problem(error));
-                  }
-                },
-              },
-              "Compare",
-            ),
+            opening("Compare", ".side-by-side", async () => {
+              const text = await get(dbPath(db, segment(id)) + "?rev=" + encodeURIComponent(rev), { text: true });
+              return sideBySide(editor.value, indentJSON(text), rev);
+            }),
+            " ",
+            opening("Merge field by field", ".merge", async () => {
+              const winnerText = await get(dbPath(db, segment(id)), { text: true });
+              const loserText = await get(dbPath(db, segment(id)) + "?rev=" + encodeURIComponent(rev), { text: true });
+              return mergeForm(winnerText, loserText, rev, async (merged, winnerRev) => {
+                await put(dbPath(db, segment(id)), { body: merged, headers: { "Content-Type": "application/json" } });
+                await del(dbPath(db, segment(id)) + "?rev=" + encodeURIComponent(rev));
+                await load();
+                replace(status, el("p", { class: "done", role: "status" }, `Merged revision ${rev} into ${winnerRev}'s branch.`));
+              });
+            }),
             " ",
             confirming("Make this the document", `Write revision ${rev}'s content as the document and delete the revision?`, async () => {
               // Picking a losing revision: its content becomes a new revision of the
@@ -482,6 +479,31 @@ export async function documentPage(main, { db, id = null }) {
 }
 
 /**
+ * A button that shows what `build` makes below it, in its list item, in place of what it
+ * showed before (found by `selector`); a failure is said there.
+ */
+function opening(label, selector, build) {
+  return el(
+    "button",
+    {
+      type: "button",
+      onclick: async (event) => {
+        const target = event.target.parentElement;
+        try {
+          const built = await build();
+          const shown = target.querySelector(selector);
+          if (shown) shown.remove();
+          target.append(built);
+        } catch (error) {
+          target.append(problem(error));
+        }
+      },
+    },
+    label,
+  );
+}
+
+/**
  * The winner (as the editor holds it) beside a losing revision, line by line, each line
  * the other lacks marked: what a person merges by hand in the editor before deleting the
  * loser, or picks whole.
@@ -508,6 +530,124 @@ function sideBySide(winnerText, loserText, rev) {
     column("The document (winner, as in the editor)", winner, loser),
     column("Revision " + rev, loser, winner),
   );
+}
+
+/**
+ * The winner and a losing revision field by field: each top-level field the two hold
+ * differently is a row with a choice of side (the winner's by default; a side without the
+ * field removes it). Saving writes the chosen fields as a new revision of the winner's
+ * branch and deletes the losing revision. Values travel as the JSON text the server sent,
+ * so numbers past 2^53 stay as written.
+ */
+function mergeForm(winnerText, loserText, rev, write) {
+  const winner = members(winnerText);
+  const loser = members(loserText);
+  const kept = new Set(["_id", "_rev", "_attachments", "_conflicts", "_deleted_conflicts", "_revisions", "_revs_info"]);
+  const names = [...new Set([...winner.keys(), ...loser.keys()])].filter((name) => !kept.has(name));
+  const differing = names.filter((name) => compact(winner.get(name) ?? "") !== compact(loser.get(name) ?? ""));
+  const status = el("div");
+  const value = (text) => (text === undefined ? el("span", { class: "muted" }, "(absent)") : el("code", {}, text));
+  const rows = differing.map((name, index) =>
+    el(
+      "tr",
+      {},
+      el("th", { scope: "row" }, name),
+      ["winner", "loser"].map((side) => {
+        const text = (side === "winner" ? winner : loser).get(name);
+        return el(
+          "td",
+          {},
+          el(
+            "label",
+            {},
+            el("input", { type: "radio", name: `merge-${index}`, value: side, checked: side === "winner", "data-field": name }),
+            " ",
+            value(text),
+          ),
+        );
+      }),
+    ),
+  );
+  const form = el(
+    "form",
+    {
+      class: "merge",
+      onsubmit: async (event) => {
+        event.preventDefault();
+        const chosen = new Map(winner);
+        for (const input of form.querySelectorAll("input[type=radio]:checked")) {
+          const name = input.getAttribute("data-field");
+          const text = (input.value === "winner" ? winner : loser).get(name);
+          if (text === undefined) chosen.delete(name);
+          else chosen.set(name, text);
+        }
+        const parts = [...chosen].map(([name, text]) => JSON.stringify(name) + ":" + text);
+        try {
+          await write("{" + parts.join(",") + "}", JSON.parse(winner.get("_rev")));
+        } catch (error) {
+          replace(status, problem(error));
+        }
+      },
+    },
+    el("h3", {}, `Merge revision ${rev} into the winner`),
+    differing.length === 0
+      ? el("p", { class: "muted" }, "The two revisions hold the same fields; saving deletes the losing one.")
+      : el(
+          "table",
+          { class: "list merge-fields" },
+          el("thead", {}, el("tr", {}, el("th", {}, "Field"), el("th", {}, "Winner"), el("th", {}, "Revision " + rev))),
+          el("tbody", {}, rows),
+        ),
+    el("div", { class: "actions" }, el("button", { type: "submit" }, "Save the merge")),
+    status,
+  );
+  return form;
+}
+
+/**
+ * The members of a JSON object's text, in order: name → the value's own text (numbers,
+ * strings and nesting as written). `text` must be valid JSON (the server sent it).
+ */
+function members(text) {
+  const found = new Map();
+  let depth = 0;
+  let inString = false;
+  let escaped = false;
+  let start = -1;
+  let keyStart = -1;
+  let name = null;
+  const finish = (end) => {
+    if (name !== null) found.set(name, text.slice(start, end).trim());
+    name = null;
+  };
+  for (let position = 0; position < text.length; position += 1) {
+    const character = text[position];
+    if (inString) {
+      if (escaped) escaped = false;
+      else if (character === "\\") escaped = true;
+      else if (character === '"') {
+        inString = false;
+        // A name at the top level ends at its closing quote.
+        if (depth === 1 && name === null && start < 0) name = JSON.parse(text.slice(keyStart, position + 1));
+      }
+      continue;
+    }
+    if (character === '"') {
+      inString = true;
+      if (depth === 1 && name === null && start < 0) keyStart = position;
+    } else if (character === "{" || character === "[") {
+      depth += 1;
+    } else if (character === "}" || character === "]") {
+      if (depth === 1) finish(position);
+      depth -= 1;
+    } else if (character === ":" && depth === 1) {
+      start = position + 1;
+    } else if (character === "," && depth === 1) {
+      finish(position);
+      start = -1;
+    }
+  }
+  return found;
 }
 
 /** JSON text without its insignificant white space (strings untouched). */
