@@ -403,6 +403,44 @@ class ConsoleTests(unittest.TestCase):
         self.button("Run view").click()
         expect(self.page.locator("table.view-rows tbody tr td").nth(1)).to_have_text("8")
 
+        # The view's JavaScript in a form of its own: an error is said and the text kept;
+        # the fixed map is saved into the design document and runs.
+        self.button("Edit this view").click()
+        editor = self.page.locator("form.view-editor")
+        expect(editor.locator("textarea[name=map]")).to_have_value(
+            "function (doc) { if (doc.n !== undefined) emit(doc.n, null); }")
+        expect(editor.locator("textarea[name=reduce-source]")).to_have_value("_count")
+        broken = "function (doc) { emit(doc.n * 10, ; }"
+        editor.locator("textarea[name=map]").fill(broken)
+        editor.get_by_role("button", name="Save view").click()
+        expect(editor.locator(".problem")).to_contain_text("compilation_error")
+        expect(editor.locator("textarea[name=map]")).to_have_value(broken)
+        editor.locator("textarea[name=map]").fill(
+            "function (doc) { if (doc.n !== undefined) emit(doc.n * 10, null); }")
+        editor.get_by_role("button", name="Save view").click()
+        expect(self.page.locator("form.view-editor")).to_have_count(0)
+        self.page.select_option("select[name=view]", label="_design/app / by_n")
+        self.page.uncheck("input[name=reduce]")
+        self.page.fill("input[name=startkey]", "50")
+        self.button("Run view").click()
+        expect(self.page.locator("table.view-rows tbody tr")).to_have_count(3)
+        expect(self.page.locator("table.view-rows tbody tr td").first).to_have_text("50")
+        _, _, body = self.server.call("GET", "/console-views/_design/app")
+        self.assertEqual(json.loads(body)["views"]["by_n"]["reduce"], "_count")
+        # A new view in a new design document.
+        self.button("New view").click()
+        editor = self.page.locator("form.view-editor")
+        editor.locator("input[name=design]").fill("made")
+        editor.locator("input[name=view-name]").fill("evens")
+        editor.locator("textarea[name=map]").fill(
+            "function (doc) { if (doc.n % 2 === 0) emit(doc.n, 1); }")
+        editor.locator("textarea[name=reduce-source]").fill("_sum")
+        editor.get_by_role("button", name="Save view").click()
+        expect(self.page.locator("form.view-editor")).to_have_count(0)
+        status, _, body = self.server.call("GET", "/console-views/_design/made/_view/evens")
+        self.assertEqual(status, 200, body)
+        self.assertEqual(json.loads(body)["rows"], [{"key": None, "value": 4}])
+
         # A design document's JavaScript that does not compile: the save says why.
         self.page.goto(self.server.url + "/_utils/#/db/console-views/new")
         self.page.fill("textarea[name=document]",
@@ -419,7 +457,8 @@ class ConsoleTests(unittest.TestCase):
         self.server.call("PUT", "/console-views/arrived", {"n": 100})
         expect(self.page.locator("table.changes tbody tr").first).to_have_attribute("data-id", "arrived")
         self.page.goto(self.server.url + "/_utils/#/db/console-views/changes?from=start")
-        expect(self.page.locator("table.changes tbody tr")).to_have_count(10)
+        # 8 documents, _design/app, _design/made and the one that arrived.
+        expect(self.page.locator("table.changes tbody tr")).to_have_count(11)
 
         # Security, as the server then holds it.
         self.page.goto(self.server.url + "/_utils/#/db/console-views/security")

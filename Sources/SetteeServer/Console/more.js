@@ -1,7 +1,7 @@
 // The console's pages beyond documents and queries: views, the changes feed, a
 // database's security, replication, and users.
 import { APIError, dbPath, del, get, post, put, segment } from "./api.js";
-import { el, problem, replace } from "./dom.js";
+import { el, members, problem, replace } from "./dom.js";
 import { confirming, link, routes } from "./pages.js";
 
 /** Names or roles typed as a comma-separated list. */
@@ -22,14 +22,15 @@ function whilePageShown() {
 
 /**
  * The design documents of `db` and their views; a view runs with CouchDB's parameters
- * (keys as JSON, reduce, group level, limit, documents included) into a table. Design
- * documents themselves are edited as documents (their JavaScript's compilation errors
- * come back as the save's error).
+ * (keys as JSON, reduce, group level, limit, documents included) into a table. A view's
+ * map and reduce are edited in a form of their own (a new view too), saved into its
+ * design document; JavaScript that does not compile comes back as the save's error.
  */
 export async function viewsPage(main, { db }) {
   const status = el("div");
   const designs = el("div", {}, el("p", { class: "muted" }, "Loading…"));
   const results = el("div");
+  const editing = el("div");
   replace(main, crumbs(db, "views"), el("h1", {}, "Views of ", db), status, designs, results);
   let answer;
   try {
@@ -44,8 +45,9 @@ export async function viewsPage(main, { db }) {
       choices.push({ design: row.id, name, reduce: Boolean(row.doc.views[name].reduce) });
     }
   }
+  const newView = el("button", { type: "button", onclick: () => replace(editing, viewEditor(db, null, () => viewsPage(main, { db }))) }, "New view");
   if (answer.rows.length === 0) {
-    replace(designs, el("p", { class: "muted" }, "No design documents. Create one as a document whose id starts with _design/."));
+    replace(designs, el("p", { class: "muted" }, "No design documents yet."), newView, editing);
     return;
   }
   const view = el(
@@ -115,9 +117,87 @@ export async function viewsPage(main, { db }) {
             el("label", {}, checkbox("include_docs"), " include_docs"),
           ),
           el("button", { type: "submit" }, "Run view"),
+          " ",
+          el("button", { type: "button", onclick: () => replace(editing, viewEditor(db, choices[Number(view.value)], () => viewsPage(main, { db }))) }, "Edit this view"),
         ),
+    newView,
+    editing,
   );
   if (fields.reduce) fields.reduce.checked = true;
+}
+
+/** The reduces CouchDB runs natively, offered by name beside a JavaScript reduce. */
+const builtInReduces = ["_count", "_sum", "_stats", "_approx_count_distinct"];
+
+/**
+ * A view's map and reduce as JavaScript in text boxes, saved into its design document (a
+ * new one for a new view): the server compiles them and a compilation error is shown with
+ * the text kept. The rest of the design document is written back as the server sent it.
+ */
+function viewEditor(db, choice, saved) {
+  const status = el("div");
+  const designName = el("input", { name: "design", placeholder: "app", value: choice ? choice.design.slice(8) : "" });
+  const viewName = el("input", { name: "view-name", placeholder: "by_type", value: choice ? choice.name : "" });
+  const map = el("textarea", { class: "json", name: "map", rows: 8, spellcheck: "false" });
+  const reduce = el("textarea", { class: "json", name: "reduce-source", rows: 4, spellcheck: "false", placeholder: "none, " + builtInReduces.join(", ") + " or a JavaScript function" });
+  map.value = "function (doc) {\n  emit(doc._id, null);\n}";
+  let designText = null;
+  async function loadDesign() {
+    try {
+      designText = await get(dbPath(db, "_design", encodeURIComponent(designName.value.trim())), { text: true });
+    } catch (error) {
+      if (error instanceof APIError && error.status === 404) designText = null;
+      else throw error;
+    }
+  }
+  if (choice) {
+    (async () => {
+      try {
+        await loadDesign();
+        const definition = JSON.parse(members(designText).get("views") ?? "{}")[choice.name] || {};
+        map.value = definition.map || "";
+        reduce.value = definition.reduce || "";
+      } catch (error) {
+        replace(status, problem(error));
+      }
+    })();
+  }
+  return el(
+    "form",
+    {
+      class: "view-editor",
+      onsubmit: async (event) => {
+        event.preventDefault();
+        const design = designName.value.trim();
+        const name = viewName.value.trim();
+        if (!design || !name) {
+          replace(status, problem(new Error("A view needs its design document's name and its own.")));
+          return;
+        }
+        try {
+          await loadDesign();
+          const kept = designText === null ? new Map([["_id", JSON.stringify("_design/" + design)]]) : members(designText);
+          const views = kept.has("views") ? JSON.parse(kept.get("views")) : {};
+          views[name] = { map: map.value };
+          if (reduce.value.trim()) views[name].reduce = reduce.value.trim();
+          kept.set("views", JSON.stringify(views));
+          if (!kept.has("language")) kept.set("language", JSON.stringify("javascript"));
+          const body = "{" + [...kept].map(([member, text]) => JSON.stringify(member) + ":" + text).join(",") + "}";
+          await put(dbPath(db, "_design", encodeURIComponent(design)), { body, headers: { "Content-Type": "application/json" } });
+          await saved();
+        } catch (error) {
+          // The text stays as written: nothing typed is lost.
+          replace(status, problem(error));
+        }
+      },
+    },
+    el("h2", {}, choice ? `Edit ${choice.design} / ${choice.name}` : "New view"),
+    el("div", { class: "parameters" }, el("label", {}, "_design/ ", designName), el("label", {}, "view ", viewName)),
+    el("label", { class: "block" }, "map", map),
+    el("label", { class: "block" }, "reduce", reduce),
+    el("button", { type: "submit" }, "Save view"),
+    status,
+  );
 }
 
 function viewTable(answer) {

@@ -1,7 +1,7 @@
 // The console's pages. Each renders into `main` from what the API answers, and links to
 // the others by the address's hash (see console.js for the routes).
 import { APIError, dbPath, del, get, logIn, post, put, request, segment } from "./api.js";
-import { bytes, describe, el, indentJSON, problem, replace } from "./dom.js";
+import { bytes, describe, el, indentJSON, members, problem, replace } from "./dom.js";
 
 /** A link to a route of the console. */
 export function link(route, ...children) {
@@ -602,52 +602,6 @@ function mergeForm(winnerText, loserText, rev, write) {
     status,
   );
   return form;
-}
-
-/**
- * The members of a JSON object's text, in order: name → the value's own text (numbers,
- * strings and nesting as written). `text` must be valid JSON (the server sent it).
- */
-function members(text) {
-  const found = new Map();
-  let depth = 0;
-  let inString = false;
-  let escaped = false;
-  let start = -1;
-  let keyStart = -1;
-  let name = null;
-  const finish = (end) => {
-    if (name !== null) found.set(name, text.slice(start, end).trim());
-    name = null;
-  };
-  for (let position = 0; position < text.length; position += 1) {
-    const character = text[position];
-    if (inString) {
-      if (escaped) escaped = false;
-      else if (character === "\\") escaped = true;
-      else if (character === '"') {
-        inString = false;
-        // A name at the top level ends at its closing quote.
-        if (depth === 1 && name === null && start < 0) name = JSON.parse(text.slice(keyStart, position + 1));
-      }
-      continue;
-    }
-    if (character === '"') {
-      inString = true;
-      if (depth === 1 && name === null && start < 0) keyStart = position;
-    } else if (character === "{" || character === "[") {
-      depth += 1;
-    } else if (character === "}" || character === "]") {
-      if (depth === 1) finish(position);
-      depth -= 1;
-    } else if (character === ":" && depth === 1) {
-      start = position + 1;
-    } else if (character === "," && depth === 1) {
-      finish(position);
-      start = -1;
-    }
-  }
-  return found;
 }
 
 /** JSON text without its insignificant white space (strings untouched). */
