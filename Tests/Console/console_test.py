@@ -288,10 +288,18 @@ class ConsoleTests(unittest.TestCase):
         expect(self.page.locator("table.results tbody tr")).to_have_count(4)
         self.button("Explain").click()
         expect(self.page.locator(".plan .chosen")).to_contain_text("all_docs")
+        picture = self.page.locator(".plan svg.plan-picture")
+        expect(picture.locator("text.title")).to_have_text(
+            ["Selector", "All documents", "Read documents", "Page"])
         self.button("Create an index for this query").click()
         expect(self.page.locator(".done")).to_contain_text("created on age")
         self.button("Explain").click()
         expect(self.page.locator(".plan .chosen")).to_contain_text("on age")
+        # Drawn: the index, its key range from 40, and the query covered by it.
+        expect(picture.locator("text.title").nth(1)).to_contain_text("Index ")
+        expect(picture).to_contain_text("on age")
+        expect(picture).to_contain_text("[40]")
+        expect(picture.locator("rect.picked")).to_have_count(1)
         self.button("Run").click()
         self.screenshot("query")
         # Live: a write elsewhere shows up without touching the page.

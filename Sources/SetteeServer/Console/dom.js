@@ -169,3 +169,17 @@ export function members(text) {
   }
   return found;
 }
+
+/**
+ * An SVG element, as `el` makes HTML ones: attributes set as they are, children nodes or
+ * strings (text nodes, so a document's field names draw as text whatever they hold).
+ */
+export function svg(tag, attributes = {}, ...children) {
+  const node = document.createElementNS("http://www.w3.org/2000/svg", tag);
+  for (const [name, value] of Object.entries(attributes)) {
+    if (value === null || value === undefined || value === false) continue;
+    node.setAttribute(name, String(value));
+  }
+  append(node, children);
+  return node;
+}

@@ -1,7 +1,7 @@
 // The console's pages. Each renders into `main` from what the API answers, and links to
 // the others by the address's hash (see console.js for the routes).
 import { APIError, dbPath, del, get, logIn, post, put, request, segment } from "./api.js";
-import { bytes, describe, el, indentJSON, members, problem, replace } from "./dom.js";
+import { bytes, describe, el, indentJSON, members, problem, replace, svg } from "./dom.js";
 
 /** A link to a route of the console. */
 export function link(route, ...children) {
@@ -791,6 +791,7 @@ function drawPlan(answer) {
     "section",
     { class: "plan" },
     el("h2", {}, "Plan"),
+    planPicture(answer, fields, candidates),
     el(
       "div",
       { class: "chosen" },
@@ -820,4 +821,81 @@ function drawPlan(answer) {
         )
       : el("p", { class: "muted" }, "No other index was a candidate."),
   );
+}
+
+/** `text` cut to `length` characters, an ellipsis marking the cut. */
+const cut = (text, length) => (text.length > length ? text.slice(0, length - 1) + "…" : text);
+
+/**
+ * The plan as a picture: the selector's fields, the index read (its key range, or the
+ * whole of `_all_docs`), whether documents are read or the index covers the query, and the
+ * page kept; below the index, each other candidate with why it was not chosen.
+ */
+function planPicture(answer, fields, candidates) {
+  const index = answer.index || {};
+  const hints = (answer.selector_hints || [])[0] || {};
+  const named = [...(hints.indexable_fields || []), ...(hints.unindexable_fields || [])];
+  const options = answer.opts || {};
+  const range = answer.mrargs
+    ? `${JSON.stringify(answer.mrargs.start_key)} → ${JSON.stringify(answer.mrargs.end_key)}`
+    : "every id";
+  const special = index.type === "special";
+  const stages = [
+    { title: "Selector", lines: [named.length ? cut(named.join(", "), 26) : "(no fields)"] },
+    {
+      title: special ? "All documents" : "Index " + cut(index.name || "none", 18),
+      lines: [special ? "by _id, in order" : "on " + cut(fields.join(", ") || "?", 23), cut(range, 26)],
+      chosen: true,
+    },
+    answer.covering
+      ? { title: "Covered", lines: ["no document read:", "the index holds the fields"] }
+      : { title: "Read documents", lines: ["each key's document,", "matched to the selector"] },
+    {
+      title: "Page",
+      lines: [`skip ${options.skip ?? 0}, limit ${options.limit ?? "none"}`, options.sort && Object.keys(options.sort).length ? "sorted" : "in index order"],
+    },
+  ];
+  const width = 190;
+  const gap = 34;
+  const height = 66;
+  const others = candidates.slice(0, 4);
+  const total = stages.length * width + (stages.length - 1) * gap;
+  const below = others.length ? 30 + others.length * 24 : 0;
+  const picture = svg("svg", {
+    class: "plan-picture",
+    viewBox: `0 0 ${total + 2} ${height + below + 2}`,
+    role: "img",
+    "aria-label": stages.map((stage) => stage.title).join(", then "),
+  });
+  stages.forEach((stage, position) => {
+    const x = 1 + position * (width + gap);
+    picture.append(
+      svg("rect", { x, y: 1, width, height, rx: 8, class: stage.chosen ? "stage picked" : "stage" }),
+      svg("text", { x: x + 10, y: 21, class: "title" }, stage.title),
+      ...stage.lines.map((line, number) => svg("text", { x: x + 10, y: 39 + number * 16, class: "line" }, line)),
+    );
+    if (position > 0) {
+      const from = x - gap + 4;
+      picture.append(
+        svg("line", { x1: from, y1: 1 + height / 2, x2: x - 6, y2: 1 + height / 2, class: "arrow" }),
+        svg("path", { d: `M ${x - 12} ${height / 2 - 4} L ${x - 4} ${1 + height / 2} L ${x - 12} ${height / 2 + 6} Z`, class: "head" }),
+      );
+    }
+  });
+  if (others.length) {
+    const x = 1 + width + gap;
+    picture.append(svg("text", { x, y: height + 24, class: "line" }, "Other candidates:"));
+    others.forEach((candidate, number) => {
+      const analysis = candidate.analysis || {};
+      const reasons = (analysis.reasons || []).map((reason) => reason.name).join(", ");
+      const name = candidate.index ? candidate.index.name : "?";
+      const y = height + 32 + number * 24;
+      picture.append(
+        svg("rect", { x, y, width: width * 2 + gap, height: 20, rx: 5, class: analysis.usable ? "candidate usable" : "candidate" }),
+        svg("text", { x: x + 8, y: y + 14, class: "line" },
+          cut(`${name}: ${analysis.usable ? "usable" : "not usable"}${reasons ? " (" + reasons + ")" : ""}${analysis.usable ? ", ranked " + analysis.ranking : ""}`, 60)),
+      );
+    });
+  }
+  return picture;
 }
