@@ -95,6 +95,14 @@ enum DocumentReader {
       ?? false
   }
 
+  /// Whether the collection has a live document with id `id`.
+  static func isLive(_ db: SQLConnection, cid: Int64, id: String) throws -> Bool {
+    try Bool.fetchOne(
+      db.cachedStatement(
+        sql: "SELECT 1 FROM documents WHERE cid = ? AND id = ? AND deleted = 0"),
+      arguments: [cid, id]) ?? false
+  }
+
   /// The collection's highest change sequence number (0 before its first write).
   static func lastSequence(_ db: SQLConnection, cid: Int64) throws -> Int64 {
     try Int64.fetchOne(

@@ -27,7 +27,7 @@ extension DocumentCollection {
           rows: [], totalRows: 0, offset: query.includeOffset ? 0 : nil, updateSeq: 0)
       }
       return try DocumentReader.namingDamagedBodies(db, cid: cid) {
-        var result = try Self.allDocuments(db, cid: cid, query)
+        var result = try Self.allDocuments(db, cid: cid, query, ranks: database.idRanks)
         if query.includeDocs {
           try ListedAttachments(db, cid: cid, query.attachments).fill(db, &result)
         }
@@ -91,10 +91,10 @@ extension DocumentCollection {
     try await database.withConnection(.reading) { try self.designDocuments() }
   }
 
-  static func allDocuments(_ db: SQLConnection, cid: Int64, _ query: ViewQuery) throws
-    -> ViewResult
-  {
-    let total = try DocumentReader.liveCount(db, cid: cid)
+  static func allDocuments(
+    _ db: SQLConnection, cid: Int64, _ query: ViewQuery, ranks: IDRanks
+  ) throws -> ViewResult {
+    let (total, deletedCount) = try DocumentReader.counts(db, cid: cid)
     let seq = try DocumentReader.lastSequence(db, cid: cid)
     var select = SQLFragment("SELECT id, rev, deleted")
     if query.includeDocs { select += SQLFragment(", body") }
@@ -162,17 +162,21 @@ extension DocumentCollection {
     .map(row)
     var offset: Int? = nil
     if query.includeOffset {
-      // The documents before the range, in the query's direction.
-      var before =
-        SQLFragment("SELECT count(*) FROM ") + .liveDocuments(cid: cid)
-      if query.descending, let high = high?.stringValue {
-        before += SQLFragment(highInclusive ? " AND id > " : " AND id >= ") + .value(high)
-      } else if !query.descending, let low = low?.stringValue {
-        before += SQLFragment(lowInclusive ? " AND id < " : " AND id <= ") + .value(low)
-      } else {
-        before += SQLFragment(" AND 0")
+      // The documents before the range, in the query's direction, counted from the
+      // nearest count already made in this state (``IDRanks``).
+      let state = IDRanks.State(lastSeq: seq, live: total, deleted: deletedCount)
+      func before(_ id: String, including: Bool) throws -> Int {
+        var count = try ranks.countBefore(db, cid: cid, state: state, id)
+        if including, try DocumentReader.isLive(db, cid: cid, id: id) { count += 1 }
+        return count
       }
-      let count = try Int.fetchOne(db, sql: before.text, arguments: before.statementArguments) ?? 0
+      var count = 0
+      if query.descending, let high = high?.stringValue {
+        // The ids after the high bound (after or at it when it is not inclusive).
+        count = total - (try before(high, including: highInclusive))
+      } else if !query.descending, let low = low?.stringValue {
+        count = try before(low, including: !lowInclusive)
+      }
       offset = min(count + query.skip, total)
     }
     return ViewResult(rows: rows, totalRows: total, offset: offset, updateSeq: seq)
