@@ -27,7 +27,7 @@ extension DocumentCollection {
           rows: [], totalRows: 0, offset: query.includeOffset ? 0 : nil, updateSeq: 0)
       }
       return try DocumentReader.namingDamagedBodies(db, cid: cid) {
-        var result = try Self.allDocuments(db, cid: cid, query, ranks: database.idRanks)
+        var result = try Self.allDocuments(db, cid: cid, query, ranks: database.rowRanks)
         if query.includeDocs {
           try ListedAttachments(db, cid: cid, query.attachments).fill(db, &result)
         }
@@ -92,7 +92,7 @@ extension DocumentCollection {
   }
 
   static func allDocuments(
-    _ db: SQLConnection, cid: Int64, _ query: ViewQuery, ranks: IDRanks
+    _ db: SQLConnection, cid: Int64, _ query: ViewQuery, ranks: RowRanks
   ) throws -> ViewResult {
     let (total, deletedCount) = try DocumentReader.counts(db, cid: cid)
     let seq = try DocumentReader.lastSequence(db, cid: cid)
@@ -163,10 +163,19 @@ extension DocumentCollection {
     var offset: Int? = nil
     if query.includeOffset {
       // The documents before the range, in the query's direction, counted from the
-      // nearest count already made in this state (``IDRanks``).
-      let state = IDRanks.State(lastSeq: seq, live: total, deleted: deletedCount)
+      // nearest count already made in this state (``RowRanks``).
+      let state: [Int64] = [seq, Int64(total), Int64(deletedCount)]
       func before(_ id: String, including: Bool) throws -> Int {
-        var count = try ranks.countBefore(db, cid: cid, state: state, id)
+        var count = try ranks.countBefore(db, .documents(cid: cid), state: state, Array(id.utf8)) {
+          from, to in
+          var sql = SQLFragment("SELECT count(*) FROM ") + .liveDocuments(cid: cid)
+          if let from {
+            sql += SQLFragment(" AND id >= ") + .value(String(decoding: from, as: UTF8.self))
+          }
+          sql += SQLFragment(" AND id < ") + .value(String(decoding: to, as: UTF8.self))
+          return try Int.fetchOne(
+            db.cachedStatement(sql: sql.text), arguments: sql.statementArguments) ?? 0
+        }
         if including, try DocumentReader.isLive(db, cid: cid, id: id) { count += 1 }
         return count
       }

@@ -159,7 +159,8 @@ public struct View: Sendable {
       try query.validate(hasReduce: stored.reduceName != nil, collation: stored.collation)
       let behind = try ViewStore.isBehind(db, stored)
       guard !behind || query.stale != .update else { return (nil, false) }
-      let result = try ViewStore.query(db, stored, query, reduce: reduce(for: stored))
+      let result = try ViewStore.query(
+        db, stored, query, reduce: reduce(for: stored), ranks: database.rowRanks)
       return (result, behind && query.stale == .updateAfter)
     }
     guard var result = answered.result else {
@@ -209,7 +210,8 @@ public struct View: Sendable {
       let stored = try ViewStore.catchUp(
         db, current, mapper: mapper(db, for: current), sliced: true, mapped: mapped)
       if try ViewStore.isBehind(db, stored) { return nil }
-      return try ViewStore.query(db, stored, query, reduce: reduce(for: stored))
+      return try ViewStore.query(
+        db, stored, query, reduce: reduce(for: stored), ranks: collection.database.rowRanks)
     }
     guard var result else { return nil }
     result.updateError = takeUpdateError()

@@ -55,7 +55,8 @@ extension ViewStore {
   /// Runs a query on a view that is as up to date as the query wants, in the caller's
   /// transaction.
   static func query(
-    _ db: SQLConnection, _ view: StoredView, _ query: ViewQuery, reduce: ViewReduce?
+    _ db: SQLConnection, _ view: StoredView, _ query: ViewQuery, reduce: ViewReduce?,
+    ranks: RowRanks
   ) throws -> ViewResult {
     let reducing = query.reduce ?? (view.reduceName != nil)
     let rows: [ViewRow]
@@ -76,9 +77,9 @@ extension ViewStore {
           var single = query
           single.keys = nil
           single.key = first
-          offset = try rowsBefore(db, view, single)
+          offset = try rowsBefore(db, view, single, ranks: ranks)
         } else {
-          offset = try rowsBefore(db, view, query) + query.skip
+          offset = try rowsBefore(db, view, query, ranks: ranks) + query.skip
         }
       }
     }
@@ -215,11 +216,36 @@ extension ViewStore {
     return found
   }
 
-  /// How many rows come before the query's range in its direction.
-  static func rowsBefore(_ db: SQLConnection, _ view: StoredView, _ query: ViewQuery) throws -> Int
-  {
+  /// How many rows come before the query's range in its direction: counted from the
+  /// nearest count already made for the view's state (``RowRanks``) when the bound is a
+  /// key alone, else counted whole.
+  static func rowsBefore(
+    _ db: SQLConnection, _ view: StoredView, _ query: ViewQuery, ranks: RowRanks
+  ) throws -> Int {
     let (low, high) = try bounds(query, collation: view.collation)
     guard var bound = query.descending ? high : low else { return 0 }
+    if bound.documentID == nil {
+      // Rows with a key before `key`, or at most `key`: before `key` followed by a zero
+      // byte, the next blob in memcmp order.
+      func before(_ key: [UInt8], including: Bool) throws -> Int {
+        let position = including ? key + [0] : key
+        return try ranks.countBefore(
+          db, .view(vid: view.vid),
+          state: [view.generation, view.lastSeq, Int64(view.totalRows)], position
+        ) { from, to in
+          var sql = SQLFragment("SELECT count(*) FROM ") + view.table + SQLFragment(" WHERE ")
+          if let from { sql += SQLFragment("key >= ") + .value(Data(from)) + SQLFragment(" AND ") }
+          sql += SQLFragment("key < ") + .value(Data(to))
+          return try Int.fetchOne(
+            db.cachedStatement(sql: sql.text), arguments: sql.statementArguments) ?? 0
+        }
+      }
+      if query.descending {
+        // The rows after the high bound (after or at it when it is not inclusive).
+        return view.totalRows - (try before(bound.key, including: bound.inclusive))
+      }
+      return try before(bound.key, including: !bound.inclusive)
+    }
     // The rows on the other side of the bound, as a range the key index reads (a `NOT` of
     // the bound's own condition made SQLite read every row of the view).
     bound.inclusive.toggle()

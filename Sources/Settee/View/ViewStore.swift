@@ -192,12 +192,16 @@ enum ViewStore {
     return view
   }
 
-  /// Empties a view's rows and errors, so that it rebuilds from sequence 0.
+  /// Empties a view's rows and errors, so that it rebuilds from sequence 0; a new
+  /// generation, so that nothing kept of its rows (``RowRanks``) is taken for the new ones.
   static func reset(_ db: SQLConnection, _ view: StoredView) throws {
     try db.execute(sql: (SQLFragment("DELETE FROM ") + view.table).text)
     try db.execute(sql: "DELETE FROM view_errors WHERE vid = ?", arguments: [view.vid])
     try db.execute(
-      sql: "UPDATE views SET last_seq = 0, total_rows = 0, other_values = 0 WHERE vid = ?",
+      sql: """
+        UPDATE views SET last_seq = 0, total_rows = 0, other_values = 0,
+          generation = generation + 1 WHERE vid = ?
+        """,
       arguments: [view.vid])
   }
 

@@ -10,8 +10,8 @@ final class ViewsState: FaceState {
   let backgroundErrors = Locked<[ViewRegistryKey: SetteeError]>([:])
   /// Views' definition columns as last read, by id, checked by their generation.
   let cache = Locked<[Int64: StoredView]>([:])
-  /// Counts of live ids before an id, for all-documents offsets.
-  let idRanks = IDRanks()
+  /// Counts of rows before a position, for all-documents and views' offsets.
+  let rowRanks = RowRanks()
 
   init() {}
 }
@@ -25,6 +25,6 @@ extension Database {
   }
   /// Views' definition columns as last read.
   var viewCache: Locked<[Int64: StoredView]> { faceState(ViewsState.self).cache }
-  /// Counts of live ids before an id, for all-documents offsets.
-  var idRanks: IDRanks { faceState(ViewsState.self).idRanks }
+  /// Counts of rows before a position, for all-documents and views' offsets.
+  var rowRanks: RowRanks { faceState(ViewsState.self).rowRanks }
 }

@@ -4,10 +4,11 @@ import SetteeCore
 import SetteeTestSupport
 import Testing
 
-/// All-documents offsets counted from kept checkpoints (`IDRanks`) against a count of the
-/// live ids, through random writes, deletions, recreations and purges, and random pages
-/// in both directions: a checkpoint of an earlier state must never answer.
-@Suite("All documents: offsets from kept counts")
+/// All-documents and view offsets counted from kept checkpoints (`RowRanks`) against
+/// counts made without them, through random writes, deletions, recreations and purges,
+/// and random pages in both directions: a checkpoint of an earlier state must never
+/// answer.
+@Suite("All documents and views: offsets from kept counts")
 struct AllDocumentsOffsetTests {
   @Test func offsetsMatchACountOfLiveIDsThroughEveryKindOfWrite() throws {
     let db = try Database(inMemoryWith: .init())
@@ -70,6 +71,59 @@ struct AllDocumentsOffsetTests {
         #expect(
           answer.offset == min(before + skip, ids.count), "round \(round): \(start) \(descending)")
         #expect(answer.totalRows == ids.count)
+      }
+    }
+  }
+
+  /// A view's offset is where its page starts in the whole view read in the same
+  /// direction (duplicate keys included), whatever was written, deleted or purged since
+  /// the last page.
+  @Test func viewOffsetsAreWhereThePageStarts() throws {
+    let db = try Database(inMemoryWith: .init())
+    let items = db.collection("items")
+    let byN = try items.view("byN", version: "1") { doc, emit in
+      if let n = doc["n"] { emit(n, nil) }
+    }
+    var random = SplitMix64(seed: 56)
+    var live: [String: RevisionID] = [:]
+    for round in 0..<25 {
+      for _ in 0..<Int.random(in: 1...15, using: &random) {
+        let id = "d\(Int.random(in: 0..<60, using: &random))"
+        switch Int.random(in: 0..<10, using: &random) {
+        case 0..<6:
+          var json: JSONObject = [
+            "_id": .string(id), "n": .int(Int64.random(in: 0..<20, using: &random)),
+          ]
+          if let rev = live[id] { json["_rev"] = .string(rev.description) }
+          live[id] = try items.put(json).rev
+        case 6..<8:
+          guard let rev = live[id] else { continue }
+          _ = try items.delete(id, rev: rev)
+          live[id] = nil
+        default:
+          guard let rev = live[id] else { continue }
+          _ = try items.purge([id: [rev]])
+          live[id] = nil
+        }
+      }
+      for descending in [false, true] {
+        let whole = try byN.query(ViewQuery(descending: descending)).rows
+        for _ in 0..<15 {
+          let start = Int64.random(in: -1...21, using: &random)
+          let skip = Int.random(in: 0...2, using: &random)
+          var query = ViewQuery(
+            startKey: .init(.int(start)), descending: descending, skip: skip, limit: 2)
+          query.includeOffset = true
+          let page = try byN.query(query)
+          let first =
+            whole.firstIndex { row in
+              let n = row.key.int64Value ?? 0
+              return descending ? n <= start : n >= start
+            } ?? whole.count
+          #expect(
+            page.offset == min(first + skip, whole.count), "round \(round): \(start) \(descending)")
+          if let row = page.rows.first { #expect(row.id == whole[first + skip].id) }
+        }
       }
     }
   }
