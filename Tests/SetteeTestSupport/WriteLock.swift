@@ -6,15 +6,26 @@ extension Settee.Database {
   /// Holds the write lock (an open write transaction that has written) for `seconds` on a
   /// background thread, and returns once it is held; `done` is signalled at release.
   public func holdWriteLock(for seconds: Double) -> DispatchSemaphore {
+    holdWriteLock(until: DispatchSemaphore(value: 0), atMost: seconds)
+  }
+}
+
+extension Settee.Database {
+  /// Holds the write lock (an open write transaction that has written) on a thread of its
+  /// own (Dispatch's global threads are those Swift's tasks run on here) until `release`
+  /// is signalled or `seconds` pass, and returns once it is held; `done` is signalled when
+  /// the transaction has ended.
+  public func holdWriteLock(until release: DispatchSemaphore, atMost seconds: Double)
+    -> DispatchSemaphore
+  {
     let locked = DispatchSemaphore(value: 0)
     let done = DispatchSemaphore(value: 0)
     let writer = self.writer
-    // A thread of its own: Dispatch's global threads are those Swift's tasks run on here.
     Thread {
       try? writer.write { db in
         try db.execute(sql: "UPDATE collections SET last_seq = last_seq")
         locked.signal()
-        Thread.sleep(forTimeInterval: seconds)
+        _ = release.wait(timeout: .now() + seconds)
       }
       done.signal()
     }.start()

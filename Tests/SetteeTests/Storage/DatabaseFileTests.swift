@@ -164,6 +164,39 @@ struct DatabaseFileTests {
     try waiter.collection().put(["_id": "b"])
   }
 
+  /// Reads never wait for writers (docs/limits-and-safety.md, "Locks"): with another
+  /// connection holding the write lock until the reads are done (or a minute passes),
+  /// every kind of read answers, and the writer's transaction is still open afterwards.
+  /// Had a read waited, it would have answered only once the minute was up, after the
+  /// transaction ended, and the last expectation would fail: no clock is read.
+  @Test func readsNeverWaitForAWriter() throws {
+    let path = directory.path("readers.db")
+    let holder = try Database(path: path)
+    let people = holder.collection("people")
+    try people.putAll((0..<20).map { ["_id": .string("p\($0)"), "age": .int(Int64($0))] })
+    try people.ensureIndexed(["age"], name: "age")
+    let byAge = try people.view("byAge", version: "1") { doc, emit in emit(doc["age"] ?? nil, nil) }
+    _ = try byAge.query()
+    let reader = try Database(path: path).collection("people")
+    let release = DispatchSemaphore(value: 0)
+    let done = holder.holdWriteLock(until: release, atMost: 60)
+    #expect(try reader.get("p3")?.json["age"] == 3)
+    #expect(try reader.count() == 20)
+    let found = try reader.find(
+      FindQuery(selector: try SelectorParser.parse(["age": ["$gte": 15]])))
+    #expect(found.count == 5)
+    #expect(try reader.allDocuments(ViewQuery(limit: 3)).rows.count == 3)
+    #expect(try reader.changes(since: 0).count == 20)
+    // A view that is current answers from its rows without the write lock.
+    let view = try Database(path: path).collection("people").view("byAge", version: "1") {
+      doc, emit in emit(doc["age"] ?? nil, nil)
+    }
+    #expect(try view.query(ViewQuery(limit: 2)).rows.count == 2)
+    #expect(done.wait(timeout: .now()) == .timedOut, "the writer's transaction ended first")
+    release.signal()
+    done.wait()
+  }
+
   /// Queries send documents holding U+0000 to the matcher only in collections that have
   /// held one (`holds_nul`), which every connection and an upgraded file agree on.
   @Test func collectionsRememberHoldingNUL() throws {
