@@ -102,27 +102,24 @@ extension ViewStore {
     let order =
       SQLFragment(" ORDER BY v.key") + direction + SQLFragment(", v.doc_id") + direction
       + SQLFragment(", v.n") + direction
+    // With documents, each row's document by its rowid, found by a lookup of its id:
+    // joined on (cid, id) instead, SQLite (once ANALYZE has counted the documents, and the
+    // page's LIMIT a parameter it cannot see) built a Bloom filter over every document of
+    // the collection for each page, 10 ms at 100,000.
+    let select =
+      query.includeDocs
+      ? SQLFragment("SELECT v.key_json, v.doc_id, v.value, d.rev, d.body FROM ") + view.table
+        + SQLFragment(
+          " v LEFT JOIN documents d ON d.rid = (SELECT x.rid FROM documents x WHERE x.cid = ")
+        + .value(view.cid) + SQLFragment(" AND x.id = v.doc_id AND x.deleted = 0)")
+      : SQLFragment("SELECT v.key_json, v.doc_id, v.value FROM ") + view.table
+        + SQLFragment(" v")
     func fetch(_ condition: SQLFragment, skip: Int, limit: Int?) throws -> [ViewRow] {
-      let limits =
-        limit != nil || skip > 0
-        ? SQLFragment(" LIMIT ") + .value(Int64(limit ?? -1)) + SQLFragment(" OFFSET ")
+      var sql = select + SQLFragment(" WHERE ") + condition + order
+      if limit != nil || skip > 0 {
+        sql +=
+          SQLFragment(" LIMIT ") + .value(Int64(limit ?? -1)) + SQLFragment(" OFFSET ")
           + .value(Int64(skip))
-        : SQLFragment("")
-      let page =
-        SQLFragment(" FROM ") + view.table + SQLFragment(" v WHERE ") + condition + order + limits
-      var sql = SQLFragment("SELECT v.key_json, v.doc_id, v.value") + page
-      if query.includeDocs {
-        // Each row's document by its rowid, found by a lookup of its id: joined on
-        // (cid, id) instead, SQLite (once ANALYZE has counted the documents, and the page's
-        // LIMIT a parameter it cannot see) built a Bloom filter over every document of the
-        // collection for each page, 10 ms at 100,000.
-        sql =
-          SQLFragment(
-            "SELECT v.key_json, v.doc_id, v.value, d.rev, d.body FROM ") + view.table
-          + SQLFragment(
-            " v LEFT JOIN documents d ON d.rid = (SELECT x.rid FROM documents x WHERE x.cid = ")
-          + .value(view.cid) + SQLFragment(" AND x.id = v.doc_id AND x.deleted = 0)")
-          + SQLFragment(" WHERE ") + condition + order + limits
       }
       if !query.includeDocs {
         // The common case, read through SQLite's C API (see RawStatement).
