@@ -18,7 +18,8 @@ import SetteeCore
 ///
 /// So a state names one set of rows, and a new state drops the checkpoints. A count then
 /// walks only from the nearest checkpoint. Only committed state is counted from or kept
-/// (``SQLConnection/readsCommittedState``).
+/// (``SQLConnection/readsCommittedState``). What is kept is bounded: 256 checkpoints a
+/// list, positions of at most 1 KB, 4,096 lists.
 final class RowRanks: Sendable {
   /// Which list: a collection's live ids, or a view's rows.
   enum List: Hashable {
@@ -36,6 +37,12 @@ final class RowRanks: Sendable {
 
   /// The checkpoints kept per list.
   static let limit = 256
+  /// The longest position kept (a start key comes from a request): a longer one is counted
+  /// and answered, not kept.
+  static let longestKept = 1024
+  /// The lists kept at once; past it, every list's checkpoints go (dropped collections and
+  /// views leave theirs behind until then).
+  static let listsKept = 4096
 
   private let lists = Locked<[List: Checkpoints]>([:])
 
@@ -71,7 +78,9 @@ final class RowRanks: Sendable {
     } else {
       counted = try count(nil, position)
     }
+    guard position.count <= Self.longestKept else { return counted }
     lists.withLock { lists in
+      if lists[list] == nil && lists.count >= Self.listsKept { lists.removeAll() }
       var kept = lists[list] ?? Checkpoints(state: state)
       if kept.state != state { kept = Checkpoints(state: state) }
       let index = Self.index(of: position, in: kept.positions)
@@ -91,6 +100,9 @@ final class RowRanks: Sendable {
     }
     return counted
   }
+
+  /// How many checkpoints `list` keeps now (for tests of the bounds).
+  func keptCount(_ list: List) -> Int { lists.withLock { $0[list]?.positions.count ?? 0 } }
 
   /// The first index in `positions` whose position is not before `position`.
   private static func index(of position: [UInt8], in positions: [[UInt8]]) -> Int {

@@ -1,8 +1,9 @@
 import Foundation
-import Settee
 import SetteeCore
 import SetteeTestSupport
 import Testing
+
+@testable import Settee
 
 /// All-documents and view offsets counted from kept checkpoints (`RowRanks`) against
 /// counts made without them, through random writes, deletions, recreations and purges,
@@ -126,5 +127,24 @@ struct AllDocumentsOffsetTests {
         }
       }
     }
+  }
+
+  /// What is kept is bounded: a start key longer than 1 KB (a request chooses it) is
+  /// counted and answered but not kept, and a list keeps at most 256 checkpoints.
+  @Test func keptCountsAreBounded() throws {
+    let db = try Database(inMemoryWith: .init())
+    let items = db.collection("items")
+    try items.putAll((0..<300).map { ["_id": .string(String(format: "d%04d", $0))] })
+    let cid = try #require(try db.read { try db.collectionID($0, "items") })
+    func offset(_ start: String) throws -> Int? {
+      var query = ViewQuery(startKey: .string(start), limit: 1)
+      query.includeOffset = true
+      return try items.allDocuments(query).offset
+    }
+    #expect(try offset("d0150" + String(repeating: "z", count: 2_000)) == 151)
+    #expect(db.rowRanks.keptCount(.documents(cid: cid)) == 0)
+    for number in 0..<300 { #expect(try offset(String(format: "d%04d", number)) == number) }
+    let kept = db.rowRanks.keptCount(.documents(cid: cid))
+    #expect(kept > 0 && kept <= RowRanks.limit)
   }
 }
