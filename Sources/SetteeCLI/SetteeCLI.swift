@@ -100,7 +100,7 @@ package struct SetteeCommand: ParsableCommand {
       DemoCommand.self, ImportCommand.self, ExportCommand.self, GetCommand.self,
       PutCommand.self, DeleteCommand.self, ChangesCommand.self, ConflictsCommand.self,
       ResolveCommand.self, RevsLimitCommand.self, LocalCommand.self, AttachmentCommand.self,
-      PurgeCommand.self,
+      PurgeCommand.self, CompactCommand.self,
       RevsDiffCommand.self, IndexCommand.self, FindCommand.self,
       ExplainCommand.self, WhereCommand.self, WhereIndexCommand.self, QueryableCommand.self,
       DefaultsCommand.self, AliasCommand.self, ViewCommand.self, AllDocsCommand.self,

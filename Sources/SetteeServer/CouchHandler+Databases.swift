@@ -86,9 +86,19 @@ extension CouchHandler {
     return CouchResponse.json(["ok": true, "instance_start_time": "0"], status: .created)
   }
 
-  /// `POST /{db}/_compact` and `_view_cleanup`: accepted; SQLite reuses freed pages, and
-  /// views are cleaned as their design documents change.
+  /// `POST /{db}/_compact`: replaced revisions' bodies and attachments are cleared
+  /// (``DocumentCollection/compact()``) before the answer, so a client that waits for
+  /// `compact_running` to be false finds them gone; SQLite reuses the freed pages.
   func compact(_ db: DocumentCollection, _ request: CouchRequest) async throws -> Response {
+    try allow(request, "POST")
+    try await requireDatabase(db)
+    try await db.compact()
+    return CouchResponse.json(["ok": true], status: .accepted)
+  }
+
+  /// `POST /{db}/_view_cleanup`: accepted; views are cleaned as their design documents
+  /// change.
+  func viewCleanup(_ db: DocumentCollection, _ request: CouchRequest) async throws -> Response {
     try allow(request, "POST")
     try await requireDatabase(db)
     return CouchResponse.json(["ok": true], status: .accepted)

@@ -13,17 +13,20 @@ import SetteeReplication
 /// `+DesignDocuments`, `+Replicate`).
 extension CouchHandler {
   /// An endpoint of the server: the request and the segments after its name.
-  typealias ServerEndpoint = @Sendable (CouchHandler, CouchRequest, [String]) async throws ->
+  typealias ServerEndpoint =
+    @Sendable (CouchHandler, CouchRequest, [String]) async throws ->
     Response
   /// An endpoint of a database: the database, the request, the segments after its name.
-  typealias DatabaseEndpoint = @Sendable (
-    CouchHandler, DocumentCollection, CouchRequest, [String]
-  ) async throws -> Response
+  typealias DatabaseEndpoint =
+    @Sendable (
+      CouchHandler, DocumentCollection, CouchRequest, [String]
+    ) async throws -> Response
   /// An endpoint of a design document: the database, the document's id, the request, the
   /// segments after its name.
-  typealias DesignEndpoint = @Sendable (
-    CouchHandler, DocumentCollection, String, CouchRequest, [String]
-  ) async throws -> Response
+  typealias DesignEndpoint =
+    @Sendable (
+      CouchHandler, DocumentCollection, String, CouchRequest, [String]
+    ) async throws -> Response
 
   static let serverEndpoints: [String: ServerEndpoint] = [
     "_up": { handler, request, rest in try await handler.up(request, rest) },
@@ -64,7 +67,7 @@ extension CouchHandler {
     "_index": { handler, db, request, rest in try await handler.index(db, request, rest) },
     "_purge": { handler, db, request, _ in try await handler.purge(db, request) },
     "_compact": { handler, db, request, _ in try await handler.compact(db, request) },
-    "_view_cleanup": { handler, db, request, _ in try await handler.compact(db, request) },
+    "_view_cleanup": { handler, db, request, _ in try await handler.viewCleanup(db, request) },
     "_security": { handler, db, request, _ in try await handler.security(db, request) },
     "_local": { handler, db, request, rest in
       guard let name = rest.first, rest.count == 1 else {
@@ -76,7 +79,8 @@ extension CouchHandler {
       guard let name = rest.first else {
         throw CouchError(.badRequest, "bad_request", "a design document is /{db}/_design/{name}")
       }
-      return try await handler.designEndpoint(db, "_design/" + name, Array(rest.dropFirst()), request)
+      return try await handler.designEndpoint(
+        db, "_design/" + name, Array(rest.dropFirst()), request)
     },
   ]
 

@@ -38,12 +38,17 @@ struct AttachmentCLITests {
     #expect(
       try settee(["attachment", "get", "d", "note.txt", "--rev", second["rev"]!.stringValue!])
         .stdout == "hello")
-    // Only leaves keep attachments: the first revision's are gone with its body.
+    // A replaced revision keeps its attachments until compaction, as in CouchDB.
+    #expect(
+      try settee(["attachment", "get", "d", "note.txt", "--rev", rev]).stdout == "hello")
+    #expect(try JSONParser.parse(settee(["compact"]).stdout) == ["ok": true, "cleared": 1])
     let old = try SetteeBinary.run(["--db", db, "attachment", "get", "d", "note.txt", "--rev", rev])
     #expect(old.status == 1 && old.stderr.contains("not_found"))
-    #expect(try JSONParser.parse(settee(["get", "d"]).stdout)["_attachments"]?["raw"]?["stub"] == true)
+    #expect(
+      try JSONParser.parse(settee(["get", "d"]).stdout)["_attachments"]?["raw"]?["stub"] == true)
     let third = try JSONParser.parse(
-      settee(["attachment", "delete", "d", "note.txt", "--rev", second["rev"]!.stringValue!]).stdout)
+      settee(["attachment", "delete", "d", "note.txt", "--rev", second["rev"]!.stringValue!]).stdout
+    )
     #expect(third["ok"] == true)
     let gone = try SetteeBinary.run(["--db", db, "attachment", "get", "d", "note.txt"])
     #expect(gone.status == 1 && gone.stderr.contains("not_found"))

@@ -102,7 +102,12 @@ struct ServerTests {
     let history = try await server.get("/db/doc?revs=true&revs_info=true").json
     #expect(history["_revisions"]?["start"] == 2)
     #expect(history["_revs_info"]?.arrayValue?.count == 2)
-    // Only leaves keep their bodies.
+    // A replaced revision keeps its body until _compact, as in CouchDB.
+    #expect(try await server.get("/db/doc?rev=\(rev1)").json["n"] == 1)
+    #expect(history["_revs_info"]?[1]?["status"] == "available")
+    let compacted = try await server.request("POST", "/db/_compact", json: [:])
+    #expect(compacted.status == 202 && compacted.json == ["ok": true])
+    #expect(try await server.get("/db").json["compact_running"] == false)
     #expect(try await server.get("/db/doc?rev=\(rev1)").json["reason"] == "missing")
     #expect(try await server.get("/db/doc?rev=bogus").error == "bad_request")
     // If-Match carries the revision too.

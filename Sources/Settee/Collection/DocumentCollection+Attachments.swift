@@ -148,21 +148,24 @@ extension DocumentCollection {
 
   // MARK: - Reading attachments
 
-  /// The attachments of the winning revision (or of the leaf `rev`), as stubs, by name;
-  /// empty for a document without any (or without such a leaf).
+  /// The attachments of the winning revision (or of revision `rev`: a leaf, or a replaced
+  /// revision until ``compact()-6a4y8``), as stubs, by name; empty for a document without
+  /// any (or without such a revision).
   @available(*, noasync, message: "blocks its thread; await its async form from an async func")
   public func attachments(of id: String, rev: RevisionID? = nil) throws -> [Attachment] {
     try database.read(
       inCollection([]) { db, cid in
-        guard let (rid, leaf) = try DocumentCollection.leaf(db, cid: cid, id: id, rev: rev) else {
+        guard let (rid, leaf) = try DocumentCollection.revision(db, cid: cid, id: id, rev: rev)
+        else {
           return []
         }
         return try AttachmentStore.attachments(db, rid: rid, rev: leaf).map(\.attachment)
       })
   }
 
-  /// An attachment with its data (decoded, when it is kept gzip-encoded), of the winning revision or of the
-  /// leaf `rev`; `nil` when there is none. For large attachments,
+  /// An attachment with its data (decoded, when it is kept gzip-encoded), of the winning revision or of
+  /// revision `rev` (a leaf, or a replaced revision until ``compact()-6a4y8``); `nil` when
+  /// there is none. For large attachments,
   /// ``readAttachment(_:of:rev:_:)-1vv5s`` streams the bytes instead.
   @available(*, noasync, message: "blocks its thread; await its async form from an async func")
   public func attachment(_ name: String, of id: String, rev: RevisionID? = nil) throws
@@ -211,22 +214,24 @@ extension DocumentCollection {
     }
   }
 
-  /// The attachment `name` of the winner (when live) or of the leaf `rev`.
+  /// The attachment `name` of the winner (when live) or of revision `rev` (a leaf, or a replaced revision that keeps its body).
   static func stored(
     _ db: SQLConnection, cid: Int64, _ name: String, of id: String, rev: RevisionID?
   ) throws -> StoredAttachment? {
-    guard let (rid, leaf) = try leaf(db, cid: cid, id: id, rev: rev) else { return nil }
+    guard let (rid, leaf) = try revision(db, cid: cid, id: id, rev: rev) else { return nil }
     return try AttachmentStore.attachments(db, rid: rid, rev: leaf).first { $0.name == name }
   }
 
-  /// The row id and revision of the winner (when live) or of the leaf `rev`.
-  private static func leaf(_ db: SQLConnection, cid: Int64, id: String, rev: RevisionID?) throws
-    -> (Int64, RevisionID)?
-  {
+  /// The row id and revision of the winner (when live) or of revision `rev`: a leaf, or a
+  /// replaced revision that keeps its body (and so its attachments) until compaction.
+  private static func revision(
+    _ db: SQLConnection, cid: Int64, id: String, rev: RevisionID?
+  ) throws -> (Int64, RevisionID)? {
     guard let rid = try DocumentReader.rid(db, cid: cid, id: id) else { return nil }
     if let rev {
       let leaves = try DocumentReader.leaves(db, cid: cid, id: id)
-      return leaves.contains { $0.rev == rev } ? (rid, rev) : nil
+      if leaves.contains(where: { $0.rev == rev }) { return (rid, rev) }
+      return try KeptBodies.keepsBody(db, rid: rid, rev: rev) ? (rid, rev) : nil
     }
     guard let winner = try DocumentReader.document(db, cid: cid, id: id), !winner.isDeleted,
       let current = winner.rev

@@ -107,12 +107,17 @@ extension DocumentCollection {
       inCollection([]) { db, cid in try DocumentReader.leaves(db, cid: cid, id: id) })
   }
 
-  /// A stored revision of a document with its body: the winner or any other leaf (the
-  /// bodies of older revisions are not kept, as in CouchDB after compaction); `nil` when
-  /// the document has no such leaf.
+  /// A stored revision of a document with its body: the winner, any other leaf, or a
+  /// replaced revision until ``compact()-6a4y8`` clears its body (as CouchDB keeps them
+  /// until its compaction); `nil` when the document has no such revision with a body.
   @available(*, noasync, message: "blocks its thread; await its async form from an async func")
   public func get(_ id: String, rev: RevisionID) throws -> Document? {
-    try leaves(of: id).first { $0.rev == rev }
+    try database.read(
+      inCollection(nil) { db, cid in
+        guard let row = try DocumentReader.leafRow(db, cid: cid, id: id) else { return nil }
+        if let leaf = row.leaves.first(where: { $0.rev == rev }) { return leaf }
+        return try KeptBodies.document(db, rid: row.rid, id: id, rev: rev)
+      })
   }
 
   /// Resolves a conflicted document in one transaction (Cloudant Sync's

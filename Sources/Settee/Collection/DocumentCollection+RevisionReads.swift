@@ -93,7 +93,8 @@ public enum OpenRevision: Sendable, Hashable {
 extension DocumentCollection {
   /// A document in CouchDB's shape with what `options` asks for (see
   /// ``RevisionReadOptions``); `nil` when the collection does not hold it, when the winner
-  /// is deleted and no `rev` is asked for, or when `rev` is not one of its leaves.
+  /// is deleted and no `rev` is asked for, or when `rev` is neither one of its leaves nor a
+  /// replaced revision that keeps its body (until ``compact()-6a4y8``).
   ///
   /// ```swift
   /// let doc = try notes.document("n", RevisionReadOptions(revs: true, conflicts: true))
@@ -104,10 +105,9 @@ extension DocumentCollection {
     try database.read(
       inCollection(nil) { db, cid in
         guard let reader = try LeafReader(db, cid: cid, id: id) else { return nil }
-        guard let leaf = reader.leaf(options.rev), options.rev != nil || !leaf.isDeleted else {
-          return nil
-        }
-        return try reader.json(db, leaf, options)
+        guard let found = try reader.revision(options.rev), options.rev != nil || !found.isDeleted
+        else { return nil }
+        return try reader.json(db, found, options)
       })
   }
 
@@ -153,7 +153,7 @@ extension DocumentCollection {
     var answers: [OpenRevision] = []
     var seen: Set<RevisionID> = []
     for rev in revs {
-      let found = latest ? try reader.latest(rev) : reader.leaf(rev).map { [$0] } ?? []
+      let found = latest ? try reader.latest(rev) : try reader.revision(rev).map { [$0] } ?? []
       if found.isEmpty { answers.append(.missing(rev)) }
       for leaf in found where seen.insert(leaf.rev!).inserted {
         answers.append(.found(try reader.json(db, leaf, request.options)))
@@ -231,6 +231,14 @@ private final class LeafReader {
     return leaves.first { $0.rev == rev }
   }
 
+  /// The revision `rev` with its body (the winner for `nil`): a leaf, or a replaced
+  /// revision whose row keeps its body until compaction.
+  func revision(_ rev: RevisionID?) throws -> Document? {
+    if let leaf = leaf(rev) { return leaf }
+    guard let rev else { return nil }
+    return try KeptBodies.document(db, rid: rid, id: id, rev: rev)
+  }
+
   /// The leaves `rev` is, or is an ancestor of.
   func latest(_ rev: RevisionID) throws -> [Document] {
     // A leaf is nobody's ancestor: the tree is read only for a revision that is not one.
@@ -278,9 +286,12 @@ private final class LeafReader {
       let tree = try tree()
       json["_revs_info"] = .array(
         ancestry.map { revision in
+          let node = tree.nodes[revision]
           let status =
-            tree.nodes[revision]?.deleted == true
-            ? "deleted" : leaves.contains { $0.rev == revision } ? "available" : "missing"
+            node?.deleted == true
+            ? "deleted"
+            : node?.hasBody == true || leaves.contains { $0.rev == revision }
+              ? "available" : "missing"
           return ["rev": .string(revision.description), "status": .string(status)]
         })
     }

@@ -62,9 +62,9 @@ extension Database {
 
   /// What is wrong with a document's stored revision tree: a parent missing from it, a
   /// parent of another generation than its child's minus one, a winner in `documents` that is not the
-  /// greatest leaf, conflict counts that differ from the leaves, a body where none is kept
-  /// or none where a losing leaf needs one, a revision newer than the document's sequence
-  /// number.
+  /// greatest leaf, conflict counts that differ from the leaves, a body kept for the
+  /// winner (whose body is in `documents`) or none where a losing leaf needs one, a
+  /// revision newer than the document's sequence number.
   private static func treeProblems(_ db: SQLConnection, row: Row, id: String) throws -> [String] {
     let rid: Int64 = try row.value(0)
     let winner = try DocumentReader.storedRevision(try row.value(2), documentID: id)
@@ -100,12 +100,14 @@ extension Database {
         "the document records \(counts.0) live and \(counts.1) deleted losing leaves, but has \(actual.live) and \(actual.deleted)"
       )
     }
-    let losers = Set(leaves.dropFirst())
-    for (rev, node) in tree.nodes where node.hasBody != losers.contains(rev) {
+    // A losing leaf keeps its body in its row, a replaced revision may until compaction,
+    // and the winner's is in `documents`.
+    for leaf in leaves.dropFirst() where !tree.nodes[leaf]!.hasBody {
+      problems.append("the document's losing leaf \(leaf) has no body")
+    }
+    if tree.nodes[best]!.hasBody {
       problems.append(
-        node.hasBody
-          ? "the document's history keeps a body for revision \(rev), which is not a losing leaf"
-          : "the document's losing leaf \(rev) has no body")
+        "the document's history keeps a second body for its winning revision \(best)")
     }
     return problems.sorted()
   }

@@ -33,7 +33,10 @@ extension DocumentWriter {
         // reader of the leaves would see.
         tree.add(path: history, deleted: document.isDeleted, seq: existing.seq)
         tree.stem(limit: revsLimit)
-        try writeRows(tree, rid: existing.rid, written: written, body: body, winner: existing)
+        try writeRows(
+          tree, rid: existing.rid, written: written, body: body, winner: existing,
+          leavesBefore: leavesBefore)
+        try AttachmentStore.flag(db, rid: existing.rid)
         return WriteResult(id: document.id, rev: written, seq: existing.seq)
       }
       attachments = try resolveAttachments(
@@ -59,7 +62,6 @@ extension DocumentWriter {
     }
     tree.stem(limit: revsLimit)
     let leaves = tree.leaves
-    let leafSet = Set(leaves)
     lastSeq += 1
     let seq = lastSeq
     let winner = leaves[0]
@@ -69,11 +71,10 @@ extension DocumentWriter {
       ? nil
       : winner == written
         ? body : try StoredTree.losingLeafBody(db, rid: existing.rid, rev: winner, id: document.id)
-    try writeRows(tree, rid: existing.rid, written: written, body: body, winner: existing)
+    try writeRows(
+      tree, rid: existing.rid, written: written, body: body, winner: existing,
+      leavesBefore: leavesBefore)
     try AttachmentStore.insert(db, rid: existing.rid, rev: written, attachments)
-    // Leaves that a new revision extends keep no attachments, as they keep no body.
-    try AttachmentStore.remove(
-      db, rid: existing.rid, revs: leavesBefore.filter { !leafSet.contains($0) })
     try AttachmentStore.flag(db, rid: existing.rid)
     try storeWinner(
       tree, id: document.id, seq: seq, replacing: existing, body: winnerBody,
@@ -154,18 +155,30 @@ extension DocumentWriter {
 
   /// Brings the document's rows in `revisions` to `tree`: new revisions inserted (the
   /// document's only revision too, which had no row), grafted parents set, stemmed ones
-  /// deleted, and a body kept exactly for the leaves that do not win.
+  /// deleted with their attachments, and bodies kept where ``Schema`` keeps them: every
+  /// leaf that does not win, every revision this write replaced (`leavesBefore` that are
+  /// leaves no more: the old winner's body comes from `documents`), and older replaced
+  /// ones while the collection's budget allows (``keepsOlderBodies``); a revision whose
+  /// body goes loses its attachments with it.
   mutating func writeRows(
-    _ tree: StoredTree, rid: Int64, written: RevisionID, body: [UInt8], winner old: StoredWinner
+    _ tree: StoredTree, rid: Int64, written: RevisionID, body: [UInt8], winner old: StoredWinner,
+    leavesBefore: [RevisionID]
   ) throws {
     let leaves = tree.leaves
     let losers = Set(leaves.dropFirst())
-    // The old winner's body, when it becomes a losing leaf.
+    let replaced = Set(leavesBefore).subtracting(leaves).filter(tree.contains)
+    let keepsOlder = keepsOlderBodies
+    func needsBody(_ rev: RevisionID, _ node: StoredTree.Node) -> Bool {
+      if rev == leaves.first { return false }
+      return losers.contains(rev) || replaced.contains(rev) || (node.hasBody && keepsOlder)
+    }
+    // The old winner's body, when it becomes a losing leaf or a replaced revision.
     var oldBody: String?
-    if losers.contains(old.rev) {
+    if let node = tree.nodes[old.rev], needsBody(old.rev, node) {
       oldBody = try String.fetchOne(
         db.cachedStatement(sql: "SELECT body FROM documents WHERE rid = ?"), arguments: [rid])
     }
+    var dropped = Array(tree.stemmed)
     for rev in tree.stemmed {
       try db.cachedStatement(sql: "DELETE FROM revisions WHERE rid = ? AND rev = ?")
         .execute(arguments: [rid, rev.description])
@@ -176,7 +189,7 @@ extension DocumentWriter {
       ).execute(arguments: [tree.nodes[rev]!.parent?.description, rid, rev.description])
     }
     for (rev, node) in tree.nodes {
-      let needsBody = losers.contains(rev)
+      let needsBody = needsBody(rev, node)
       let bodyText: String? =
         !needsBody
         ? nil
@@ -190,12 +203,14 @@ extension DocumentWriter {
           bodyText ?? (needsBody ? "{}" : nil),
         ])
       } else if needsBody != node.hasBody {
-        // A losing leaf's body arrives (the old winner's) or leaves (a leaf that won, or
-        // that a new revision extends).
+        // A body arrives (the old winner's, replaced or losing) or leaves (a leaf that won,
+        // an older replaced revision past the budget).
         try db.cachedStatement(sql: "UPDATE revisions SET body = ? WHERE rid = ? AND rev = ?")
           .execute(arguments: [bodyText, rid, rev.description])
+        if !needsBody && rev != leaves.first { dropped.append(rev) }
       }
     }
+    keptBodies(added: replaced.count)
+    if !dropped.isEmpty { try AttachmentStore.remove(db, rid: rid, revs: dropped) }
   }
-
 }

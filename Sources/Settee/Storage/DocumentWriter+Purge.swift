@@ -42,7 +42,7 @@ extension DocumentWriter {
           rid: rid, document: Document(id: id, rev: winner, isDeleted: true), isNew: false,
           previous: previous)
       }
-      try AttachmentStore.remove(db, rid: rid, revs: leavesBefore)
+      try AttachmentStore.remove(db, rid: rid, revs: leavesBefore + Array(tree.stemmed))
       try db.cachedStatement(sql: "DELETE FROM revisions WHERE rid = ?").execute(arguments: [rid])
       try db.cachedStatement(sql: "DELETE FROM documents WHERE rid = ?").execute(arguments: [rid])
       count(from: deleted, to: nil)
@@ -53,7 +53,8 @@ extension DocumentWriter {
       newWinner == winner
       ? nil : try StoredTree.losingLeafBody(db, rid: rid, rev: newWinner, id: id)
     let old = StoredWinner(rid: rid, rev: winner, deleted: deleted, seq: 0, body: previous?.body)
-    try writeRows(tree, rid: rid, written: winner, body: [], winner: old)
+    try writeRows(
+      tree, rid: rid, written: winner, body: [], winner: old, leavesBefore: leavesBefore)
     try AttachmentStore.remove(db, rid: rid, revs: purged)
     try AttachmentStore.flag(db, rid: rid)
     lastSeq += 1

@@ -43,6 +43,10 @@ struct DocumentWriter {
   private var countChange = (live: Int64(0), deleted: Int64(0))
   /// How many revisions of each branch the collection keeps (see ``Schema``).
   let revsLimit: Int
+  /// How many bodies replaced revisions were given since the collection's last compaction
+  /// (``Schema``'s `kept_bodies`), this write's included, and how many it may have before
+  /// a write clears its document's older ones (see ``keepsOlderBodies``).
+  private var keptBodies: (before: Int64, added: Int64, budget: Int64)
   /// The collection's `holds_nul` (see ``Schema``), set by the first body that needs it.
   private var holdsNUL: Bool
   var indexes: IndexMaintainer
@@ -54,7 +58,7 @@ struct DocumentWriter {
   private var lookupStatement: RawStatement.Prepared?
   private var insertStatement: RawStatement.Prepared?
   private var revisionStatement: RawStatement.Prepared?
-  private var firstRevisionStatement: RawStatement.Prepared?
+  private var replacedRevisionStatement: RawStatement.Prepared?
 
   init(db: SQLConnection, collection name: String, in database: Database) throws {
     self.db = db
@@ -66,12 +70,16 @@ struct DocumentWriter {
       db,
       statement: try db.rawStatement(
         sql:
-          "SELECT cid, last_seq, holds_nul, revs_limit, dropped FROM collections WHERE name = ?"))
+          """
+          SELECT cid, last_seq, holds_nul, revs_limit, dropped, kept_bodies,
+            doc_count + deleted_count FROM collections WHERE name = ?
+          """))
     lookup.bind(1, text: name)
     if let found = try lookup.first({ row in
       (
         cid: row.int64(0), lastSeq: row.int64(1), holdsNUL: row.int64(2) != 0,
-        revsLimit: row.int64(3), dropped: row.int64(4) != 0
+        revsLimit: row.int64(3), dropped: row.int64(4) != 0, kept: row.int64(5),
+        documents: row.int64(6)
       )
     }) {
       cid = found.cid
@@ -79,11 +87,13 @@ struct DocumentWriter {
       lastSeq = found.lastSeq
       holdsNUL = found.holdsNUL
       revsLimit = Int(clamping: max(1, found.revsLimit))
+      keptBodies = (found.kept, 0, max(Self.keptBodiesFloor, found.documents))
     } else {
       cid = try DocumentReader.createCollection(db, name)
       lastSeq = 0
       holdsNUL = false
       revsLimit = DocumentCollection.defaultRevsLimit
+      keptBodies = (0, 0, Self.keptBodiesFloor)
     }
     startSeq = lastSeq
     // The first write of this Database value to the collection starts its epoch here
@@ -100,6 +110,20 @@ struct DocumentWriter {
 
   /// The collection's id.
   var collectionID: Int64 { cid }
+
+  /// The fewest kept bodies of replaced revisions a collection's budget allows (see
+  /// ``Schema``, v20), however few documents it holds.
+  static let keptBodiesFloor: Int64 = 1000
+
+  /// Whether a write keeps its document's older replaced revisions' bodies (as CouchDB does
+  /// until compaction): while the collection's replaced revisions were given fewer bodies
+  /// since its last compaction than it holds documents (at least ``keptBodiesFloor``).
+  /// Past that a write keeps only the body it replaces, and clears its document's older
+  /// ones, so that the file stays within about twice its documents' bodies.
+  var keepsOlderBodies: Bool { keptBodies.before + keptBodies.added < keptBodies.budget }
+
+  /// Counts bodies this write gave replaced revisions.
+  mutating func keptBodies(added: Int) { keptBodies.added += Int64(added) }
 
   /// Whether writes need the document's body as JSON values (to keep indexes), rather
   /// than only its stored text (see ``write(_:mode:)``).
@@ -264,6 +288,26 @@ struct DocumentWriter {
       body: DocumentWriter.revisionBytes(body, attachments))
     lastSeq += 1
     let seq = lastSeq
+    // The revision being replaced keeps its body (and attachments) until compaction, in its
+    // row; a first revision gets its row now (it has none yet exactly when it was the
+    // document's first, with no parent). Past the budget its older ones go.
+    if !keepsOlderBodies { try clearKeptBodies(rid: rid, attached: found.attached) }
+    let replaced = RawStatement(
+      db,
+      statement: try db.rawStatement(
+        &replacedRevisionStatement,
+        """
+        INSERT INTO revisions (rid, rev, parent, deleted, seq, body)
+          SELECT ?1, ?2, NULL, ?3, ?4, body FROM documents WHERE rid = ?1
+          ON CONFLICT (rid, rev) DO UPDATE SET body = excluded.body
+        """
+      ))
+    replaced.bind(1, rid)
+    replaced.bind(2, text: current.description)
+    replaced.bind(3, currentDeleted ? 1 : 0)
+    replaced.bind(4, existing.seq)
+    try replaced.execute()
+    keptBodies(added: 1)
     try checkingFields(document.id, body) {
       let update = RawStatement(
         db,
@@ -277,24 +321,10 @@ struct DocumentWriter {
       try update.execute()
     }
     count(from: currentDeleted, to: document.isDeleted)
-    // The revision being replaced keeps its row; a first revision gets it now (it has none
-    // yet exactly when it was the document's first, with no parent).
-    let firstRevision = RawStatement(
-      db,
-      statement: try db.rawStatement(
-        &firstRevisionStatement,
-        "INSERT OR IGNORE INTO revisions (rid, rev, parent, deleted, seq) VALUES (?, ?, NULL, ?, ?)"
-      ))
-    firstRevision.bind(1, rid)
-    firstRevision.bind(2, text: current.description)
-    firstRevision.bind(3, currentDeleted ? 1 : 0)
-    firstRevision.bind(4, existing.seq)
-    try firstRevision.execute()
     try insertRevision(rid: rid, rev: rev, parent: current, deleted: document.isDeleted, seq: seq)
-    if found.attached || !attachments.isEmpty {
+    if !attachments.isEmpty {
       try AttachmentStore.insert(db, rid: rid, rev: rev, attachments)
-      try AttachmentStore.remove(db, rid: rid, revs: [current])
-      try AttachmentStore.flag(db, rid: rid, !attachments.isEmpty)
+      if !found.attached { try AttachmentStore.flag(db, rid: rid, true) }
     }
     // The version being replaced, whose index entries go.
     let previous = existing.body.map { Document(id: document.id, rev: current, body: $0) }
@@ -456,13 +486,15 @@ struct DocumentWriter {
   /// Records the new sequence number and counts; call once after the last write.
   func finish() throws {
     try indexes.finish()
-    guard lastSeq != startSeq || countChange != (0, 0) else { return }
+    guard lastSeq != startSeq || countChange != (0, 0) || keptBodies.added != 0 else { return }
     try db.cachedStatement(
       sql: """
         UPDATE collections SET last_seq = ?, doc_count = doc_count + ?,
-          deleted_count = deleted_count + ? WHERE cid = ?
+          deleted_count = deleted_count + ?, kept_bodies = kept_bodies + ? WHERE cid = ?
         """
-    ).execute(arguments: [lastSeq, countChange.live, countChange.deleted, cid])
+    ).execute(arguments: [
+      lastSeq, countChange.live, countChange.deleted, keptBodies.added, cid,
+    ])
   }
 
   /// Counts a document's winner going from `old` (`nil`: no document) to `new` (`nil`:

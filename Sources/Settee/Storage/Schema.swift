@@ -5,11 +5,12 @@ import GRDB
 ///
 /// The revision table keeps every revision's id, parent and deletion flag (a tree: a
 /// revision's parent is `NULL` for a root, which may be a stemmed one of a generation above
-/// 1); bodies are kept only for the leaves, as CouchDB keeps them after compaction: the
-/// winning leaf's in `documents`, every other leaf's in `revisions.body`. A document's first revision
-/// (no parent) is written to `revisions` only when a later one replaces it: until then
-/// `documents` holds all there is to know about it (files written before this rule have
-/// the row from the start; readers take either).
+/// 1). The winning leaf's body is in `documents`, every other leaf's in `revisions.body`,
+/// and a replaced revision keeps its body there too until compaction, as CouchDB keeps
+/// them (within a budget, see v20). A document's first revision (no parent) is written to
+/// `revisions` only when a later one replaces it: until then `documents` holds all there
+/// is to know about it (files written before this rule have the row from the start;
+/// readers take either).
 enum Schema {
   /// The identifier of the newest migration: what a file made by this build holds. Code
   /// outside the engine that reads Settee's tables by hand (the benchmark's baselines)
@@ -337,6 +338,21 @@ enum Schema {
       try db.execute(
         sql: "CREATE INDEX documents_attached ON documents(cid) WHERE attachments != 0")
     }
+    migrator.registerMigration("v20-kept-bodies") { db in
+      // Replaced revisions keep their bodies and attachments until compaction, as CouchDB's
+      // do (`GET ?rev=` of an older revision, `_revs_info` "available"). `kept_bodies` counts
+      // the bodies replaced revisions were given since the collection's last compaction:
+      // past its budget (as many as the collection has documents, at least 1,000) a write
+      // keeps only the body it replaces and clears its document's older ones, so the file
+      // holds at most about twice its documents' bodies between compactions, the ratio at
+      // which CouchDB's own compaction daemon starts. The index finds a document's kept
+      // bodies (and a collection's, for compaction) without reading its whole history.
+      try db.execute(
+        sql: """
+          ALTER TABLE collections ADD COLUMN kept_bodies INTEGER NOT NULL DEFAULT 0;
+          CREATE INDEX revisions_with_body ON revisions(rid) WHERE body IS NOT NULL;
+          """)
+    }
     return migrator
   }
 
@@ -345,7 +361,7 @@ enum Schema {
   /// these.
   static let readerOptional: Set<String> = [
     "v9-no-rev-index", "v10-where-whole-names-and-strings", "v11-stat1-orphans",
-    "v19-attachment-holders",
+    "v19-attachment-holders", "v20-kept-bodies",
   ]
 }
 

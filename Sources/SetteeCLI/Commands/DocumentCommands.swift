@@ -7,14 +7,17 @@ struct GetCommand: ParsableCommand {
   static let configuration = CommandConfiguration(
     commandName: "get", abstract: "Print a document as JSON.",
     discussion:
-      #"With --rev, any leaf revision (a losing one of a conflicted document too). --revs adds "_revisions", --revs-info "_revs_info", --conflicts "_conflicts", --deleted-conflicts "_deleted_conflicts" (CouchDB's GET /{db}/{docid}). --open-revs all (or a JSON array of revisions) prints CouchDB's open_revs answer: [{"ok":{…}} or {"missing":rev}, …]."#
+      #"With --rev, any leaf revision (a losing one of a conflicted document too), or a replaced one until compaction. --revs adds "_revisions", --revs-info "_revs_info", --conflicts "_conflicts", --deleted-conflicts "_deleted_conflicts" (CouchDB's GET /{db}/{docid}). --open-revs all (or a JSON array of revisions) prints CouchDB's open_revs answer: [{"ok":{…}} or {"missing":rev}, …]."#
   )
 
   @OptionGroup var local: GlobalOptions
   @ParentCommand var root: SetteeCommand
   var options: GlobalOptions { local.merged(with: root.options) }
   @Argument(help: "The document id.") var id: String
-  @Option(help: "The leaf revision to read (the winner by default).") var rev: String?
+  @Option(
+    help:
+      "The revision to read: the winner by default, any leaf, or a replaced one until compaction.")
+  var rev: String?
   @Flag(help: "Add the revision's ancestry, \"_revisions\".") var revs = false
   @Flag(help: "Add each ancestor's status, \"_revs_info\".") var revsInfo = false
   @Flag(help: "Add the other live leaves, \"_conflicts\".") var conflicts = false
@@ -56,7 +59,7 @@ struct GetCommand: ParsableCommand {
     if let revision {
       throw SetteeError(
         .notFound,
-        "missing: document \(JSON.string(id)) has no leaf revision \(revision) (only leaves keep their bodies)",
+        "missing: document \(JSON.string(id)) has no revision \(revision) with a body (leaves keep theirs, replaced revisions until compaction)",
         documentID: id)
     }
     throw SetteeError(

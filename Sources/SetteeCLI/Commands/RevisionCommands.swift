@@ -230,6 +230,24 @@ struct RevsDiffCommand: ParsableCommand {
   }
 }
 
+struct CompactCommand: ParsableCommand {
+  static let configuration = CommandConfiguration(
+    commandName: "compact",
+    abstract: "Clear the bodies and attachments replaced revisions keep (CouchDB's _compact).",
+    discussion:
+      #"Until then `get --rev` reads an older revision whole. Prints {"ok":true,"cleared":N}, N the replaced revisions cleared. Between compactions a collection keeps at most about as many replaced bodies as it has documents (at least 1,000)."#
+  )
+
+  @OptionGroup var local: GlobalOptions
+  @ParentCommand var root: SetteeCommand
+  var options: GlobalOptions { local.merged(with: root.options) }
+
+  func run() throws {
+    let cleared = try options.openCollection(readOnly: false).compact()
+    Console.outJSON(["ok": true, "cleared": .int(Int64(cleared))])
+  }
+}
+
 struct PurgeCommand: ParsableCommand {
   static let configuration = CommandConfiguration(
     commandName: "purge",

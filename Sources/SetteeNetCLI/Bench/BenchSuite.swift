@@ -61,7 +61,7 @@ struct BenchSuite: @unchecked Sendable {
   }
 
   /// The schema the baselines' SQL is written for (`Database.schemaVersion`).
-  static let schemaVersion = "v19-attachment-holders"
+  static let schemaVersion = "v20-kept-bodies"
 
   var repetitions: Int { quick ? 1 : 5 }
 

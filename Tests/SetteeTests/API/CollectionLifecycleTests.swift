@@ -154,11 +154,14 @@ struct AttachmentStreamTests {
     #expect(try await notes.attachmentStream("none", of: "n") == nil)
     #expect(try await notes.attachmentStream("big.bin", of: "nobody") == nil)
 
-    // Removed after the first chunk: the next one says so rather than end early.
+    // Removed after the first chunk (the replaced revision keeps it until compaction): the
+    // next one says so rather than end early.
     let again = try #require(try await notes.attachmentStream("big.bin", of: "n"))
     var iterator = again.makeAsyncIterator()
     #expect(try await iterator.next()?.count == 256 * 1024)
     try await notes.deleteAttachment("big.bin", from: "n", rev: written.rev)
+    #expect(try await iterator.next()?.count == 256 * 1024)
+    #expect(try await notes.compact() == 2, "the first revision and the one with big.bin")
     await #expect(throws: SetteeError.self) { _ = try await iterator.next() }
   }
 }

@@ -78,13 +78,20 @@ struct AttachmentTests {
     let second = try docs.put(["_id": "a", "_rev": .string(first.rev.description), "n": 2])
     #expect(try docs.attachments(of: "a").map(\.name) == ["x", "y"])
     #expect(try docs.attachments(of: "a").map(\.revpos) == [1, 1])
-    // A stub keeps one, leaving one out removes it; the blob goes with its last revision.
+    // A stub keeps one, leaving one out removes it; replaced revisions keep theirs until
+    // compaction, and a blob goes with its last revision.
     let third = try docs.put(
       json(#"{"_id":"a","_rev":"\#(second.rev)","_attachments":{"y":{"stub":true}}}"#))
     #expect(try docs.attachments(of: "a").map(\.name) == ["y"])
+    #expect(try db.storedAttachmentBlobs() == 2)
+    #expect(try docs.attachment("x", of: "a", rev: second.rev)?.data == Array("hello".utf8))
+    #expect(try docs.compact() == 2)
+    #expect(try docs.attachment("x", of: "a", rev: second.rev) == nil)
     #expect(try db.storedAttachmentBlobs() == 1)
     try docs.put(json(#"{"_id":"a","_rev":"\#(third.rev)","_attachments":{}}"#))
     #expect(try docs.attachments(of: "a").isEmpty)
+    #expect(try db.check().isHealthy)
+    #expect(try docs.compact() == 1)
     #expect(try db.storedAttachmentBlobs() == 0)
     #expect(try db.check().isHealthy)
   }
@@ -97,6 +104,8 @@ struct AttachmentTests {
     try docs.deleteAttachment("p", from: "a", rev: a.rev)
     #expect(try db.storedAttachmentBlobs() == 1)
     try docs.delete("b", rev: b.rev)
+    #expect(try db.storedAttachmentBlobs() == 1, "replaced revisions keep theirs")
+    try docs.compact()
     #expect(try db.storedAttachmentBlobs() == 0, "a deletion keeps no attachments")
     // A revision that is no longer the leaf is a conflict (CouchDB's 409); an attachment
     // the leaf lacks is not found.
@@ -184,7 +193,8 @@ struct AttachmentTests {
   /// are kept as received (their digest is the peer's), and every reader that did not ask
   /// for the encoding gets what they stand for.
   @Test func gzipFromAPeerIsKeptAndReadDecoded() throws {
-    let text = Array(String(repeating: "the quick brown fox jumps over the lazy dog\n", count: 200).utf8)
+    let text = Array(
+      String(repeating: "the quick brown fox jumps over the lazy dog\n", count: 200).utf8)
     let gzip = Gzip.encode(text)
     let base64 = Data(gzip).base64EncodedString()
     // The length a peer states is checked against what the data decodes to.
@@ -197,7 +207,8 @@ struct AttachmentTests {
     #expect(stub.encoding == "gzip")
     #expect(stub.length == Int64(text.count))
     #expect(stub.encodedLength == Int64(gzip.count))
-    #expect(stub.digest == Attachment.digest(of: gzip), "the digest of the stored form, as CouchDB's")
+    #expect(
+      stub.digest == Attachment.digest(of: gzip), "the digest of the stored form, as CouchDB's")
     // Read as JSON: decoded, and no word of the encoding unless asked.
     let read = try #require(try docs.document("z", RevisionReadOptions(attachments: true)))
     #expect(read["_attachments"]?["t"]?["data"]?.stringValue == Data(text).base64EncodedString())
@@ -292,9 +303,13 @@ struct AttachmentTests {
       newEdits: false)
     #expect(try docs.attachment("x", of: "c")?.data == [3])
     #expect(try docs.attachment("x", of: "c", rev: RevisionID(parsing: "2-b"))?.data == [2])
-    #expect(try db.storedAttachmentBlobs() == 2, "1-a's went when it stopped being a leaf")
+    #expect(try docs.attachment("x", of: "c", rev: RevisionID(parsing: "1-a"))?.data == [1])
+    #expect(try db.storedAttachmentBlobs() == 3, "1-a keeps its own until compaction")
     try docs.resolveConflicts(of: "c") { _ in .keep(try RevisionID(parsing: "2-b")) }
     #expect(try docs.attachment("x", of: "c")?.data == [2])
+    #expect(try db.check().isHealthy)
+    #expect(try docs.compact() == 2, "1-a and 2-c, which its deletion replaced")
+    #expect(try docs.attachment("x", of: "c", rev: RevisionID(parsing: "1-a")) == nil)
     #expect(try db.storedAttachmentBlobs() == 1)
     #expect(try db.check().isHealthy)
   }

@@ -269,7 +269,7 @@ struct ConflictTests {
   @Test(arguments: [
     ("UPDATE documents SET conflicts = 0", "live and"),
     ("UPDATE revisions SET body = NULL WHERE rev = '2-b'", "has no body"),
-    ("UPDATE revisions SET body = '{}' WHERE rev = '1-a'", "not a losing leaf"),
+    ("UPDATE revisions SET body = '{}' WHERE rev = '2-c'", "second body for its winning"),
     ("UPDATE documents SET rev = '2-b'", "greatest leaf"),
     ("UPDATE revisions SET parent = '5-q' WHERE rev = '2-c'", "after 5-q"),
   ])
