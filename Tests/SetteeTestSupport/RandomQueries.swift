@@ -34,15 +34,17 @@ public struct RandomQueries {
   /// The selector with other values of the same kind (integers, other numbers, strings)
   /// in its comparisons (`$eq`, `$gt`, `$gte`, `$lt`, `$lte`) outside `$elemMatch`,
   /// `$allMatch` and `$keyMapMatch`: queries of one shape, for the plan cache.
-  public mutating func revalued(_ selector: Selector) -> Selector {
-    func value(like old: JSON) -> JSON {
-      switch old {
-      case .int: pick(Self.numbers.filter { if case .int = $0 { true } else { false } })
-      case .double: pick(Self.numbers.filter { if case .double = $0 { true } else { false } })
-      case .string: pick(Self.strings)
-      default: old
-      }
+  /// Another value of `old`'s kind (an integer, another number, a string); others as they are.
+  mutating func value(like old: JSON) -> JSON {
+    switch old {
+    case .int: pick(Self.numbers.filter { if case .int = $0 { true } else { false } })
+    case .double: pick(Self.numbers.filter { if case .double = $0 { true } else { false } })
+    case .string: pick(Self.strings)
+    default: old
     }
+  }
+
+  public mutating func revalued(_ selector: Selector) -> Selector {
     switch selector {
     case .and(let parts): return .and(parts.map { revalued($0) })
     case .or(let parts): return .or(parts.map { revalued($0) })
@@ -58,6 +60,41 @@ public struct RandomQueries {
       return .condition(path, .greaterThanOrEqual(value(like: old)))
     default: return selector
     }
+  }
+
+  /// ``revalued(_:)`` for a selector as JSON (what the reference reads): the same
+  /// comparisons get other values of their kind, implicit equalities too.
+  public mutating func revalued(json selector: JSON) -> JSON {
+    func condition(_ given: JSON) -> JSON {
+      guard case .object(let object) = given else { return value(like: given) }
+      guard !object.isEmpty, object.keys.allSatisfy({ $0.hasPrefix("$") }) else {
+        return fields(given)
+      }
+      var changed = JSONObject()
+      for member in object {
+        switch member.key {
+        case "$eq", "$gt", "$gte", "$lt", "$lte": changed[member.key] = value(like: member.value)
+        case "$not": changed[member.key] = condition(member.value)
+        default: changed[member.key] = member.value
+        }
+      }
+      return .object(changed)
+    }
+    func fields(_ selector: JSON) -> JSON {
+      guard case .object(let object) = selector else { return selector }
+      var changed = JSONObject()
+      for member in object {
+        switch member.key {
+        case "$and", "$or", "$nor":
+          changed[member.key] = .array((member.value.arrayValue ?? []).map(fields))
+        case "$not": changed[member.key] = fields(member.value)
+        case let key where key.hasPrefix("$"): changed[key] = member.value
+        default: changed[member.key] = condition(member.value)
+        }
+      }
+      return .object(changed)
+    }
+    return fields(selector)
   }
 
   public mutating func value(depth: Int = 0) -> JSON {
