@@ -1,6 +1,7 @@
 import Settee
 import SetteeCore
 import SetteeTestSupport
+import Synchronization
 import Testing
 
 /// Selectors of any size and shape answer, correctly, in time that grows with their size
@@ -156,5 +157,30 @@ struct QuerySizeTests {
     }
     let fine = FindQuery(selector: try SelectorParser.parse(["s": ["$regex": "^a+!$"]]))
     #expect(try texts.find(fine).count == 10)
+  }
+
+  /// The limit is 100 ms exactly, as `docs/limits-and-safety.md` says: read from a clock
+  /// the test sets, a search that has run 100 ms goes on, and one that has run a
+  /// nanosecond more stops with the typed error. No timing: the clock is the test's.
+  @Test func theRegexLimitIsAHundredMilliseconds() throws {
+    #expect(RegexCache.timeLimit == 0.1)
+    let pattern = "(a+)+b"
+    let text = String(repeating: "a", count: 16)  // backtracks, finds nothing, then ends
+    for (elapsed, stops) in [(UInt64(0), false), (100_000_000, false), (100_000_001, true)] {
+      let readings = Mutex(0)
+      let cache = RegexCache {
+        readings.withLock { count in
+          count += 1
+          return count == 1 ? 5_000_000_000 : 5_000_000_000 + elapsed
+        }
+      }
+      if stops {
+        let error = expectError(.limitExceeded) { _ = try cache.matches(pattern, text) }
+        #expect(error?.message.contains("100 ms") == true)
+      } else {
+        #expect(try cache.matches(pattern, text) == false)
+      }
+      #expect(readings.withLock { $0 } > 1, "the search read the clock while it ran")
+    }
   }
 }

@@ -107,6 +107,13 @@ package final class RegexCache: @unchecked Sendable {
   package static let shared = RegexCache()
   private var expressions: [String: Compiled] = [:]
   private let lock = NSLock()
+  /// The clock a search's time is read from, in nanoseconds: the system's monotonic one,
+  /// or a test's, which then decides exactly when a search passes ``timeLimit``.
+  private let now: @Sendable () -> UInt64
+
+  package init(now: @escaping @Sendable () -> UInt64 = { DispatchTime.now().uptimeNanoseconds }) {
+    self.now = now
+  }
 
   /// The longest one search of one string may run, in seconds. Backtracking patterns such
   /// as `(a+)+b` take time exponential in the length of the text; past this, the search
@@ -122,7 +129,7 @@ package final class RegexCache: @unchecked Sendable {
     if let literal = compiled.literal { return literal.isFound(in: text) }
     guard let expression = compiled.expression else { return false }
     let range = NSRange(text.startIndex..<text.endIndex, in: text)
-    let start = DispatchTime.now().uptimeNanoseconds
+    let start = now()
     let limit = UInt64(RegexCache.timeLimit * 1e9)
     var found = false
     var timedOut = false
@@ -137,7 +144,7 @@ package final class RegexCache: @unchecked Sendable {
       // ICU reports progress at every start position of a search and every few thousand
       // steps of one attempt: reading the clock each time was a fifth of a scan.
       calls += 1
-      if calls & 31 == 0, DispatchTime.now().uptimeNanoseconds - start > limit {
+      if calls & 31 == 0, self.now() &- start > limit {
         timedOut = true
         stop.pointee = true
       }
