@@ -8,7 +8,8 @@ import Testing
 /// histories of peers' grafts (`new_edits: false`, stemmed ones too), edits of any leaf,
 /// deletions, upserts and a falling `revs_limit` are applied to both, and after every
 /// step the stored document has the reference's leaves (winner first, with the bodies
-/// written), history and winner, and queries, the conflict list and `check` agree.
+/// written), history and winner, and queries, the conflict list and `check` agree. The
+/// revisions writes replaced read back with their bodies until a compaction, and no others.
 @Suite("Stored revision trees against the reference")
 struct StoredTreeTests {
   @Test(arguments: 1...10)
@@ -20,6 +21,8 @@ struct StoredTreeTests {
     var trees: [String: RevisionTree] = [:]
     var bodies: [String: Int64] = [:]  // "id rev" → n of that revision's body
     var seqs: [String: Int64] = [:]
+    var keptReads = 0
+    var kept: Set<String> = []  // "id rev" of revisions a write replaced since the last compaction
     var limit = 1000
     let ids = (0..<6).map { "d\($0)" }
     func rev(_ revision: RevisionID) -> RevisionTree.Rev { RevisionTree.Rev(revision.description)! }
@@ -31,7 +34,7 @@ struct StoredTreeTests {
       var tree = trees[id] ?? RevisionTree()
       let leaves = tree.leaves
       let before = Set(leaves)
-      switch random.next() % 8 {
+      switch random.next() % 9 {
       case 0, 1, 2:
         // A peer's revision: a new branch from a random revision (or a new root), up to
         // three generations long, sometimes sent with its ancestry cut short.
@@ -92,6 +95,12 @@ struct StoredTreeTests {
           ["_id": .string(id), "_rev": .string(leaf.rev.description), "n": 99], newEdits: false)
         #expect(result.seq == seq)
         #expect(tree.insert(path: [leaf.rev], deleted: false) == .alreadyPresent)
+      case 7:
+        // Compaction: replaced revisions lose their bodies, leaves keep theirs.
+        try docs.compact()
+        kept.removeAll()
+        keptReads += try expectSame(docs, id: id, tree: tree, bodies: bodies, kept: kept)
+        continue
       default:
         // A lower revs_limit, applied by each document's next write.
         limit = 2 + Int(random.next() % 4)
@@ -100,7 +109,8 @@ struct StoredTreeTests {
       }
       tree.stem(limit: limit)
       trees[id] = tree
-      try expectSame(docs, id: id, tree: tree, bodies: bodies)
+      for replaced in before.subtracting(tree.leaves) { kept.insert("\(id) \(replaced.rev)") }
+      keptReads += try expectSame(docs, id: id, tree: tree, bodies: bodies, kept: kept)
       if Set(tree.leaves) != before {
         let seq = try #require(try docs.changes().first { $0.id == id }?.seq)
         #expect(seq > seqs[id] ?? 0, "a changed leaf set gives a new sequence number")
@@ -120,12 +130,16 @@ struct StoredTreeTests {
     #expect(try docs.conflictCount() == conflicted.count)
     let report = try db.check()
     #expect(report.isHealthy, "\(report.problems)")
+    #expect(keptReads > 10, "replaced revisions were read back \(keptReads) times")
   }
 
-  /// The stored document against the reference tree.
+  /// The stored document against the reference tree; how many replaced revisions it read
+  /// back whole.
+  @discardableResult
   private func expectSame(
-    _ docs: DocumentCollection, id: String, tree: RevisionTree, bodies: [String: Int64]
-  ) throws {
+    _ docs: DocumentCollection, id: String, tree: RevisionTree, bodies: [String: Int64],
+    kept: Set<String>
+  ) throws -> Int {
     let leaves = try docs.leaves(of: id)
     #expect(leaves.map { $0.rev!.description } == tree.leaves.map(\.rev.description))
     #expect(leaves.map(\.isDeleted) == tree.leaves.map(\.deleted))
@@ -139,5 +153,20 @@ struct StoredTreeTests {
       let expected = tree.ancestry(of: RevisionTree.Rev(info.rev.description)!)
       #expect(info.parent?.description == expected.dropFirst().first?.description)
     }
+    // Leaves and replaced revisions read back whole; a peer's ancestors and compacted
+    // revisions do not.
+    let leafRevs = Set(tree.leaves.map(\.rev.description))
+    var replacedReads = 0
+    for revision in tree.revisions {
+      let key = "\(id) \(revision)"
+      let read = try docs.get(id, rev: try RevisionID(parsing: revision.description))
+      let expected = leafRevs.contains(revision.description) || kept.contains(key)
+      #expect((read != nil) == expected, "\(key): body read \(read != nil), expected \(expected)")
+      if let read, !read.isDeleted {
+        #expect(read["n"] == bodies[key].map { .int($0) }, "body of \(key)")
+      }
+      if read != nil && !leafRevs.contains(revision.description) { replacedReads += 1 }
+    }
+    return replacedReads
   }
 }
