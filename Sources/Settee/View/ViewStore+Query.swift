@@ -203,19 +203,25 @@ extension ViewStore {
 
   /// CouchDB's linked documents: with `include_docs`, a row whose value is an object with
   /// an `_id` carries that document instead of the emitting one; with a `_rev` too, that
-  /// revision, which only the current one can be (Settee keeps no older bodies). A
-  /// document that is missing, deleted or at another revision is `"doc": null`.
+  /// revision (a leaf, or a replaced revision until compaction), as CouchDB's
+  /// `couch_index_util:load_doc` opens it. A document or revision that is missing or
+  /// deleted is `"doc": null`.
   static func linkedDocument(_ db: SQLConnection, cid: Int64, value: JSON) throws -> Document? {
     guard case .object(let members) = value, case .string(let id)? = members["_id"] else {
       return nil
     }
     let missing = Document(id: id, isDeleted: true)
-    guard let found = try DocumentReader.document(db, cid: cid, id: id), !found.isDeleted else {
-      return missing
+    guard let rev = members["_rev"] else {
+      guard let found = try DocumentReader.document(db, cid: cid, id: id), !found.isDeleted
+      else { return missing }
+      return found
     }
-    if let rev = members["_rev"] {
-      guard case .string(let text) = rev, text == found.rev?.description else { return missing }
-    }
+    guard case .string(let text) = rev, let wanted = RevisionID(text),
+      let row = try DocumentReader.leafRow(db, cid: cid, id: id),
+      let found = try row.leaves.first(where: { $0.rev == wanted })
+        ?? KeptBodies.document(db, rid: row.rid, id: id, rev: wanted),
+      !found.isDeleted
+    else { return missing }
     return found
   }
 

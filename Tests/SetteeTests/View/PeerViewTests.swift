@@ -86,6 +86,17 @@ struct PeerViewTests {
     #expect(rows.map { $0.document?.id } == ["target", "target", "target", "nowhere", "l5"])
     #expect(rows.map { $0.json["doc"]?["name"] } == ["linked", "linked", nil, nil, nil])
     #expect(rows.map { $0.json["doc"] == .null } == [false, false, true, true, false])
+
+    // A replaced revision is opened until compaction, even once the document is deleted
+    // (CouchDB's load_doc opens the revision named); the unnamed link follows the winner.
+    let edited = try docs.put([
+      "_id": "target", "_rev": .string(target.rev.description), "name": "new",
+    ])
+    try docs.delete("target", rev: edited.rev)
+    let after = try view.query(ViewQuery(includeDocs: true)).rows
+    #expect(after.prefix(3).map { $0.json["doc"]?["name"] } == [nil, "linked", nil])
+    try docs.compact()
+    #expect(try view.query(ViewQuery(includeDocs: true)).rows[1].json["doc"] == .null)
   }
 
   /// Names are values: what Cloudant Sync refused as a table name is just a name here.
