@@ -264,7 +264,7 @@ public enum ReferenceQuery {
   }
 
   /// Code point order: the order of UTF-8 bytes.
-  static func compareText(_ left: String, _ right: String) -> Int {
+  public static func compareText(_ left: String, _ right: String) -> Int {
     let (a, b) = (Array(left.utf8), Array(right.utf8))
     if a == b { return 0 }
     return a.lexicographicallyPrecedes(b) ? -1 : 1
@@ -272,9 +272,9 @@ public enum ReferenceQuery {
 
   /// A number as an exact integer when it is one that fits, else as a double (an integer
   /// past 64 bits as its nearest double).
-  enum Number { case integer(Int64), real(Double) }
+  public enum Number { case integer(Int64), real(Double) }
 
-  static func number(_ value: JSON) -> Number? {
+  public static func number(_ value: JSON) -> Number? {
     switch value {
     case .int(let integer): .integer(integer)
     case .double(let real): .real(real)
@@ -283,7 +283,7 @@ public enum ReferenceQuery {
     }
   }
 
-  static func compareNumbers(_ left: Number, _ right: Number) -> Int {
+  public static func compareNumbers(_ left: Number, _ right: Number) -> Int {
     switch (left, right) {
     case (.integer(let a), .integer(let b)): return a == b ? 0 : a < b ? -1 : 1
     case (.real(let a), .real(let b)): return a == b ? 0 : a < b ? -1 : 1
