@@ -7,7 +7,8 @@ public enum ViewReduce: Sendable {
   /// `_count`: how many rows.
   case count
   /// `_sum`: the sum of numbers; arrays of numbers sum element by element (a shorter
-  /// array counts as zeros), objects member by member.
+  /// array counts as zeros, and a number adds to an array's first element, as in
+  /// CouchDB), objects member by member.
   case sum
   /// `_stats`: `{"sum", "count", "min", "max", "sumsqr"}` of numbers, or an array of
   /// those for arrays of numbers.
@@ -103,7 +104,9 @@ public enum ViewReduce: Sendable {
       return total
     case .approximateCountDistinct:
       var keys = Set<String>()
-      for value in values { for key in value.arrayValue ?? [] { keys.insert(key.stringValue ?? "") } }
+      for value in values {
+        for key in value.arrayValue ?? [] { keys.insert(key.stringValue ?? "") }
+      }
       return .array(keys.sorted().map(JSON.string))
     case .custom(let function):
       return try Self.calling { try function([], values, true) }
@@ -143,7 +146,8 @@ public enum ViewReduce: Sendable {
   }
 
   /// `a + b` for `_sum`: numbers (integers stay integers while they fit), arrays element
-  /// by element, objects member by member.
+  /// by element, objects member by member; a number with an array adds to its first
+  /// element, as CouchDB's `sum_values` does (`[n]` summed with the array).
   static func add(_ a: JSON, _ b: JSON, error: () -> SetteeError) throws -> JSON {
     switch (a, b) {
     case (.int(let x), .int(let y)):
@@ -153,8 +157,12 @@ public enum ViewReduce: Sendable {
       (.largeInteger, .double), (.int, .largeInteger), (.double, .largeInteger),
       (.largeInteger, .largeInteger):
       return .double((a.doubleValue ?? 0) + (b.doubleValue ?? 0))
-    case (.int(0), .array), (.int(0), .object):
+    case (.int(0), .object):
       return try add(b, zero(like: b), error: error)
+    case (.int, .array), (.double, .array), (.largeInteger, .array):
+      return try add(.array([a]), b, error: error)
+    case (.array, .int), (.array, .double), (.array, .largeInteger):
+      return try add(a, .array([b]), error: error)
     case (.array(let x), .array(let y)):
       var result: [JSON] = []
       for index in 0..<max(x.count, y.count) {
