@@ -89,10 +89,22 @@ extension CouchHandler {
   /// `POST /{db}/_compact`: replaced revisions' bodies and attachments are cleared
   /// (``DocumentCollection/compact()``) before the answer, so a client that waits for
   /// `compact_running` to be false finds them gone; SQLite reuses the freed pages.
-  func compact(_ db: DocumentCollection, _ request: CouchRequest) async throws -> Response {
+  /// `POST /{db}/_compact/{ddoc}` compacts that design document's views, which have
+  /// nothing to compact here: it answers as CouchDB does and leaves the documents alone.
+  /// Both take only JSON, as CouchDB's do (`415`).
+  func compact(_ db: DocumentCollection, _ request: CouchRequest, _ rest: [String]) async throws
+    -> Response
+  {
     try allow(request, "POST")
     try await requireDatabase(db)
-    try await db.compact()
+    try request.requireJSONType()
+    guard let design = rest.first else {
+      try await db.compact()
+      return CouchResponse.json(["ok": true], status: .accepted)
+    }
+    guard rest.count == 1, try await db.get("_design/" + design) != nil else {
+      throw CouchError(.notFound, "not_found", "missing")
+    }
     return CouchResponse.json(["ok": true], status: .accepted)
   }
 
@@ -101,6 +113,7 @@ extension CouchHandler {
   func viewCleanup(_ db: DocumentCollection, _ request: CouchRequest) async throws -> Response {
     try allow(request, "POST")
     try await requireDatabase(db)
+    try request.requireJSONType()
     return CouchResponse.json(["ok": true], status: .accepted)
   }
 }

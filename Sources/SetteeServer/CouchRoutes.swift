@@ -66,7 +66,7 @@ extension CouchHandler {
     "_explain": { handler, db, request, _ in try await handler.explain(db, request) },
     "_index": { handler, db, request, rest in try await handler.index(db, request, rest) },
     "_purge": { handler, db, request, _ in try await handler.purge(db, request) },
-    "_compact": { handler, db, request, _ in try await handler.compact(db, request) },
+    "_compact": { handler, db, request, rest in try await handler.compact(db, request, rest) },
     "_view_cleanup": { handler, db, request, _ in try await handler.viewCleanup(db, request) },
     "_security": { handler, db, request, _ in try await handler.security(db, request) },
     "_local": { handler, db, request, rest in

@@ -105,6 +105,13 @@ struct ServerTests {
     // A replaced revision keeps its body until _compact, as in CouchDB.
     #expect(try await server.get("/db/doc?rev=\(rev1)").json["n"] == 1)
     #expect(history["_revs_info"]?[1]?["status"] == "available")
+    // A design document's views compact without touching the documents; JSON only.
+    #expect(try await server.request("POST", "/db/_compact/nope", json: [:]).status == 404)
+    #expect(try await server.request("POST", "/db/_compact").error == "bad_content_type")
+    #expect(try await server.request("POST", "/db/_view_cleanup").status == 415)
+    #expect(try await server.put("/db/_design/v", ["views": [:]]).status == 201)
+    #expect(try await server.request("POST", "/db/_compact/v", json: [:]).status == 202)
+    #expect(try await server.get("/db/doc?rev=\(rev1)").json["n"] == 1)
     let compacted = try await server.request("POST", "/db/_compact", json: [:])
     #expect(compacted.status == 202 && compacted.json == ["ok": true])
     #expect(try await server.get("/db").json["compact_running"] == false)
