@@ -42,7 +42,9 @@ struct ReplicationTests {
     try await source.put(["_id": "plain"])
     let server = try await ServerProcess(db: directory.path("sliced-server.db"))
     let url = try #require(URL(string: server.url + "sliced"))
-    for target in [ReplicationEndpoint.collection(try directory.replica("sliced-target.db", "notes")), .url(url)] {
+    for target in [
+      ReplicationEndpoint.collection(try directory.replica("sliced-target.db", "notes")), .url(url),
+    ] {
       let first = try await replicate(.collection(source), target)
       #expect(first.state == .completed, "\(first.lastError ?? "")")
       #expect(first.docsRead == 7 && first.docsWritten == 7 && first.docWriteFailures == 0)
@@ -132,7 +134,8 @@ struct ReplicationTests {
         "/db/_design/rep",
         [
           "filters": [
-            "below": "function (doc, req) { return doc.n !== undefined && doc.n < Number(req.query.below); }"
+            "below":
+              "function (doc, req) { return doc.n !== undefined && doc.n < Number(req.query.below); }"
           ],
           "views": ["tens": ["map": "function (doc) { if (doc.n % 10 === 0) emit(doc.n, null); }"]],
         ])
@@ -503,14 +506,32 @@ struct ReplicationKillTests {
     let arguments = [
       "replicate", source, target, "--create-target", "--checkpoint-interval", "0.1",
     ]
+    // What the target holds: its documents and whether a checkpoint is recorded (0 and
+    // false before the file exists).
+    func progress() -> (documents: Int, checkpointed: Bool) {
+      guard
+        let copy = try? Database(path: target, configuration: .init(readOnly: true)).collection(),
+        let documents = try? copy.count(), let local = try? copy.localDocuments()
+      else { return (0, false) }
+      return (documents, !local.isEmpty)
+    }
     for _ in 0..<3 {
+      let start = progress().documents
       let process = Process()
       process.executableURL = URL(fileURLWithPath: SetteeBinary.path)
       process.arguments = arguments
       process.standardOutput = FileHandle.nullDevice
       process.standardError = FileHandle.nullDevice
       try process.run()
-      try await Task.sleep(for: .milliseconds(Int(300 + random.next() % 1_200)))
+      // Killed once it has written more and a checkpoint exists (waited for, not guessed:
+      // a loaded machine took longer than any fixed pause), then at a random moment after.
+      let deadline = Date().addingTimeInterval(120)
+      while process.isRunning, Date() < deadline {
+        let now = progress()
+        if now.documents > start && now.checkpointed { break }
+        try await Task.sleep(for: .milliseconds(20))
+      }
+      try await Task.sleep(for: .milliseconds(Int(random.next() % 300)))
       kill(process.processIdentifier, SIGKILL)
       process.waitUntilExit()
     }
