@@ -155,8 +155,9 @@ public struct AttachmentStream: AsyncSequence, Sendable {
 }
 
 extension DocumentCollection {
-  /// An attachment of the winning revision (or of revision `rev`, a leaf or a replaced revision until compaction) as a stream of chunks;
-  /// `nil` when there is no such attachment. Unlike ``readAttachment(_:of:rev:_:)-5kqwq``, no
+  /// An attachment of the winning revision (or of revision `rev`, a leaf or a replaced
+  /// revision until compaction) as a stream of chunks; `nil` when there is no such
+  /// attachment. Unlike ``readAttachment(_:of:rev:_:)-5kqwq``, no
   /// read stays open while the caller uses the bytes.
   ///
   /// - Parameters:

@@ -214,7 +214,8 @@ extension DocumentCollection {
     }
   }
 
-  /// The attachment `name` of the winner (when live) or of revision `rev` (a leaf, or a replaced revision that keeps its body).
+  /// The attachment `name` of the winner (when live) or of revision `rev` (a leaf, or a
+  /// replaced revision that keeps its body).
   static func stored(
     _ db: SQLConnection, cid: Int64, _ name: String, of id: String, rev: RevisionID?
   ) throws -> StoredAttachment? {

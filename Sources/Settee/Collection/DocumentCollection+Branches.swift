@@ -113,11 +113,7 @@ extension DocumentCollection {
   @available(*, noasync, message: "blocks its thread; await its async form from an async func")
   public func get(_ id: String, rev: RevisionID) throws -> Document? {
     try database.read(
-      inCollection(nil) { db, cid in
-        guard let row = try DocumentReader.leafRow(db, cid: cid, id: id) else { return nil }
-        if let leaf = row.leaves.first(where: { $0.rev == rev }) { return leaf }
-        return try KeptBodies.document(db, rid: row.rid, id: id, rev: rev)
-      })
+      inCollection(nil) { db, cid in try KeptBodies.revision(db, cid: cid, id: id, rev: rev) })
   }
 
   /// Resolves a conflicted document in one transaction (Cloudant Sync's

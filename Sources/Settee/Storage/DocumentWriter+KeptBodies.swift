@@ -46,6 +46,16 @@ enum KeptBodies {
       ), arguments: [rid, rev.description]) ?? false
   }
 
+  /// Revision `rev` of document `id` with its body: a leaf, or a replaced revision whose
+  /// row keeps its body until compaction; `nil` for any other.
+  static func revision(_ db: SQLConnection, cid: Int64, id: String, rev: RevisionID) throws
+    -> Document?
+  {
+    guard let row = try DocumentReader.leafRow(db, cid: cid, id: id) else { return nil }
+    if let leaf = row.leaves.first(where: { $0.rev == rev }) { return leaf }
+    return try document(db, rid: row.rid, id: id, rev: rev)
+  }
+
   /// Replaced revision `rev` of document `rid`, when its row keeps its body.
   static func document(_ db: SQLConnection, rid: Int64, id: String, rev: RevisionID) throws
     -> Document?

@@ -217,10 +217,7 @@ extension ViewStore {
       return found
     }
     guard case .string(let text) = rev, let wanted = RevisionID(text),
-      let row = try DocumentReader.leafRow(db, cid: cid, id: id),
-      let found = try row.leaves.first(where: { $0.rev == wanted })
-        ?? KeptBodies.document(db, rid: row.rid, id: id, rev: wanted),
-      !found.isDeleted
+      let found = try KeptBodies.revision(db, cid: cid, id: id, rev: wanted), !found.isDeleted
     else { return missing }
     return found
   }
