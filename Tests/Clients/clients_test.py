@@ -77,6 +77,20 @@ class CouchDBPackageTests(unittest.TestCase):
         with self.assertRaises(couchdb.ResourceNotFound):
             self.server["pydbs"]
 
+    def test_view_compaction(self):
+        # couchdb-python's compact(ddoc) compacts a design document's views only: the
+        # documents' replaced revisions stay; a design document that is missing is not_found.
+        db = self.server.create("pyviewcompact")
+        doc_id, rev = db.save({"_id": "v1", "n": 1})
+        db.save({"_id": "v1", "_rev": rev, "n": 2})
+        db.save({"_id": "_design/v", "views": {"n": {"map": "function(doc) { emit(doc.n); }"}}})
+        self.assertTrue(db.compact("v"))
+        self.assertEqual(db.get("v1", rev=rev)["n"], 1)
+        with self.assertRaises(couchdb.ResourceNotFound):
+            db.compact("nope")
+        self.assertTrue(db.compact())
+        self.assertIsNone(db.get("v1", rev=rev))
+
     def test_documents(self):
         db = self.server.create("pydocs")
         doc_id, rev = db.save({"_id": "mike", "name": "Mike", "age": 12})
