@@ -8,7 +8,9 @@ public enum ViewReduce: Sendable {
   case count
   /// `_sum`: the sum of numbers; arrays of numbers sum element by element (a shorter
   /// array counts as zeros, and a number adds to an array's first element, as in
-  /// CouchDB), objects member by member.
+  /// CouchDB), objects member by member. A group holding a value of another kind reduces,
+  /// as in CouchDB, to the object `{"error": "builtin_reduce_error", "reason": …,
+  /// "caused_by": value}`, and the query's other groups are unaffected.
   case sum
   /// `_stats`: `{"sum", "count", "min", "max", "sumsqr"}` of numbers, or an array of
   /// those for arrays of numbers.
@@ -44,26 +46,19 @@ public enum ViewReduce: Sendable {
   }
 
   /// How many rows one call reduces before the results are rereduced.
-  public static let chunkSize = 512
+  package static let chunkSize = 512
 
   /// Reduces rows: `keys`, `ids` and `values` run in parallel.
   ///
   /// - Throws: ``SetteeError`` with code `invalidQuery` naming the document and key of a
-  ///   value a built-in cannot reduce, or what a custom function threw.
-  public func reduce(keys: [JSON], ids: [String], values: [JSON]) throws -> JSON {
+  ///   value `_stats` cannot reduce, or what a custom function threw. (`_sum` answers
+  ///   CouchDB's error object instead.)
+  package func reduce(keys: [JSON], ids: [String], values: [JSON]) throws -> JSON {
     switch self {
     case .count:
       return .int(Int64(values.count))
     case .sum:
-      var total: JSON = .int(0)
-      for index in values.indices {
-        total = try Self.add(total, values[index]) {
-          Self.badValue(
-            "_sum", values[index], ids[index], keys[index],
-            "a number, an array of numbers or an object of those")
-        }
-      }
-      return total
+      return Self.sum(values)
     case .stats:
       var total: JSON? = nil
       for index in values.indices {
@@ -84,20 +79,16 @@ public enum ViewReduce: Sendable {
   }
 
   /// Reduces earlier results of ``reduce(keys:ids:values:)`` (and of itself).
-  public func rereduce(_ values: [JSON]) throws -> JSON {
+  package func rereduce(_ values: [JSON]) throws -> JSON {
     switch self {
     case .count:
       return try values.reduce(JSON.int(0)) { total, value in
-        try Self.add(total, value) {
+        try Self.add(total, value) { _ in
           SetteeError(.invalidQuery, "_count: a partial count is not a number")
         }
       }
     case .sum:
-      return try values.reduce(JSON.int(0)) { total, value in
-        try Self.add(total, value) {
-          SetteeError(.invalidQuery, "_sum: a partial sum is not a number")
-        }
-      }
+      return Self.sum(values)
     case .stats:
       guard var total = values.first else { return .null }
       for value in values.dropFirst() { total = try Self.combineStats(total, value) }
@@ -115,14 +106,14 @@ public enum ViewReduce: Sendable {
 
   /// A group's value from its reduction: the count of `_approx_count_distinct`'s distinct
   /// keys; any other reduction's value as it is.
-  public func finished(_ value: JSON) -> JSON {
+  package func finished(_ value: JSON) -> JSON {
     guard case .approximateCountDistinct = self else { return value }
     return .int(Int64(value.arrayValue?.count ?? 0))
   }
 
   /// Reduces any number of rows: in chunks of ``chunkSize``, then a rereduce of the
   /// chunks' results when there was more than one, as a view query does as rows stream.
-  public func reduceAll(keys: [JSON], ids: [String], values: [JSON]) throws -> JSON {
+  package func reduceAll(keys: [JSON], ids: [String], values: [JSON]) throws -> JSON {
     var group = GroupReducer(reduce: self)
     for index in values.indices {
       try group.add(key: keys[index], id: ids[index], value: values[index])
@@ -145,10 +136,38 @@ public enum ViewReduce: Sendable {
     )
   }
 
+  /// The reason CouchDB gives for a `_sum` it cannot make (`couch_query_servers`).
+  static let sumFailure =
+    "The _sum function requires that map values be numbers, arrays of numbers, or objects. Objects cannot be mixed with other data structures. Objects can be arbitrarily nested, provided that the values for all fields are themselves numbers, arrays of numbers, or objects."
+
+  /// `_sum` of values, or of earlier sums: CouchDB's `builtin_sum_rows`. The first value
+  /// that cannot be added makes the result `{"error": "builtin_reduce_error", "reason",
+  /// "caused_by"}`, and an earlier such result (a chunk's) is the result as it is.
+  static func sum(_ values: [JSON]) -> JSON {
+    var total: JSON = .int(0)
+    for value in values {
+      if case .object(let object) = value, object["error"] == "builtin_reduce_error" {
+        return value
+      }
+      var culprit = value
+      do {
+        total = try add(total, value) { inner in
+          culprit = inner
+          return SetteeError(.invalidQuery, sumFailure)
+        }
+      } catch {
+        return [
+          "error": "builtin_reduce_error", "reason": .string(sumFailure), "caused_by": culprit,
+        ]
+      }
+    }
+    return total
+  }
+
   /// `a + b` for `_sum`: numbers (integers stay integers while they fit), arrays element
   /// by element, objects member by member; a number with an array adds to its first
   /// element, as CouchDB's `sum_values` does (`[n]` summed with the array).
-  static func add(_ a: JSON, _ b: JSON, error: () -> SetteeError) throws -> JSON {
+  static func add(_ a: JSON, _ b: JSON, error: (JSON) -> SetteeError) throws -> JSON {
     switch (a, b) {
     case (.int(let x), .int(let y)):
       let (sum, overflow) = x.addingReportingOverflow(y)
@@ -168,7 +187,8 @@ public enum ViewReduce: Sendable {
       for index in 0..<max(x.count, y.count) {
         let left = index < x.count ? x[index] : .int(0)
         let right = index < y.count ? y[index] : .int(0)
-        guard left.isNumber, right.isNumber else { throw error() }
+        guard left.isNumber else { throw error(left) }
+        guard right.isNumber else { throw error(right) }
         result.append(try add(left, right, error: error))
       }
       return .array(result)
@@ -180,7 +200,7 @@ public enum ViewReduce: Sendable {
       }
       return .object(result)
     default:
-      throw error()
+      throw error(b)
     }
   }
 
@@ -213,7 +233,7 @@ public enum ViewReduce: Sendable {
   }
 
   static func combineStats(_ a: JSON, _ b: JSON) throws -> JSON {
-    let failure = {
+    let failure = { (_: JSON) in
       SetteeError(
         .invalidQuery, "_stats: partial results of different shapes (numbers and arrays mixed)")
     }
@@ -246,7 +266,7 @@ public enum ViewReduce: Sendable {
           (number(x, "sumsqr").doubleValue ?? 0) + (number(y, "sumsqr").doubleValue ?? 0)),
       ]
     default:
-      throw failure()
+      throw failure(b)
     }
   }
 }
@@ -289,7 +309,7 @@ package struct GroupReducer {
 
 extension JSON {
   /// Whether this is a number (an integer or not).
-  public var isNumber: Bool {
+  package var isNumber: Bool {
     switch self {
     case .int, .double, .largeInteger: true
     default: false

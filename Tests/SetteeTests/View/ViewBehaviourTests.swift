@@ -132,9 +132,23 @@ struct ViewBehaviourTests {
     let strings = try numbers.view("sum strings", version: "1", reduce: .sum) { doc, emit in
       emit(doc["n"] ?? nil, (doc["n"]?.intValue ?? 0) == 7 ? "seven" : [1])
     }
-    // Anything else is an error naming the document.
-    let refused = expectError(.invalidQuery) { _ = try strings.query() }
-    #expect(refused?.message.contains("\"n7\"") == true)
+    // Anything else makes its group's value CouchDB's error object, naming the value;
+    // the other groups reduce as before, and the query succeeds.
+    let failed = try strings.query().rows
+    #expect(failed.count == 1)
+    #expect(failed[0].value["error"] == "builtin_reduce_error")
+    #expect(failed[0].value["caused_by"] == "seven")
+    #expect(failed[0].value["reason"]?.stringValue?.hasPrefix("The _sum function requires") == true)
+    let grouped = try strings.query(ViewQuery(startKey: 6, endKey: 8, group: true)).rows
+    #expect(grouped.map(\.value) == [[1], failed[0].value, [1]])
+    // Past a chunk (512 rows), the chunk's error is the rereduce's result too.
+    let many = try numbers.view("sum many", version: "1", reduce: .sum) { doc, emit in
+      for index in 0..<60 {
+        emit(.int(Int64(index)), (doc["n"]?.intValue ?? 0) == 3 && index == 59 ? "x" : 1)
+      }
+    }
+    #expect(try many.query().rows.map { $0.value["caused_by"] } == ["x"])
+    #expect(try many.query(ViewQuery(endKey: 2)).rows.map(\.value) == [60])
     #expect(try summed.query(ViewQuery(startKey: 1, endKey: 4)).rows[0].value == 10)
     #expect(
       try summed.query(ViewQuery(keys: [5, 10], group: true)).rows.map(\.value) == [
