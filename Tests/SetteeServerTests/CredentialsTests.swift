@@ -1,7 +1,7 @@
 import Foundation
-import SetteeTestSupport
 import SetteeCore
 import SetteeServer
+import SetteeTestSupport
 import Testing
 
 /// The server's own SHA-256, SHA-1, HMAC and PBKDF2 against published vectors.
@@ -79,8 +79,10 @@ struct CredentialsTests {
       (4096, "4b007901b765489abead49d926f721d065a429c1"),
     ] {
       #expect(
-        SHA1.pbkdf2(password: Array("password".utf8), salt: Array("salt".utf8), iterations: iterations)
-          .hex == key)
+        SHA1.pbkdf2(
+          password: Array("password".utf8), salt: Array("salt".utf8), iterations: iterations
+        )
+        .hex == key)
     }
   }
 
@@ -88,6 +90,51 @@ struct CredentialsTests {
     #expect(SHA256.constantTimeEqual([1, 2, 3], [1, 2, 3]))
     #expect(!SHA256.constantTimeEqual([1, 2, 3], [1, 2, 4]))
     #expect(!SHA256.constantTimeEqual([1, 2], [1, 2, 3]))
+  }
+
+  /// "Compared in time that does not depend on where they differ", measured: 64 KiB inputs
+  /// that are equal, differ in the first byte, or differ in the last. Each case's fastest
+  /// batch (the cases interleaved, so the machine's load falls on all alike) must be within
+  /// 1.5× of the others'. The same measurement of a comparison that stops at the first
+  /// difference must tell the first byte from the last (it does by 100× and more), so the
+  /// measurement can see what it looks for.
+  @Test func constantTimeEqualTakesAsLongWhereverTheInputsDiffer() {
+    let size = 1 << 16
+    let base = (0..<size).map { UInt8(truncatingIfNeeded: $0 &* 31) }
+    var first = base
+    first[0] ^= 1
+    var last = base
+    last[size - 1] ^= 1
+    let cases = [base, first, last]
+
+    func earlyExit(_ a: [UInt8], _ b: [UInt8]) -> Bool {
+      guard a.count == b.count else { return false }
+      for index in a.indices where a[index] != b[index] { return false }
+      return true
+    }
+
+    func fastest(_ compare: ([UInt8], [UInt8]) -> Bool) -> [Duration] {
+      var best = [Duration](repeating: .seconds(1_000), count: cases.count)
+      let clock = ContinuousClock()
+      var outcomes = 0
+      for _ in 0..<15 {
+        for (index, other) in cases.enumerated() {
+          let start = clock.now
+          for _ in 0..<4 where compare(base, other) { outcomes += 1 }
+          best[index] = min(best[index], clock.now - start)
+        }
+      }
+      // Equal inputs compare equal, the others not: 15 rounds of 4.
+      #expect(outcomes == 60)
+      return best
+    }
+
+    let constant = fastest(SHA256.constantTimeEqual)
+    let spread = constant.max()! / constant.min()!
+    #expect(spread < 1.5, "equal, first byte, last byte: \(constant)")
+
+    let stopping = fastest(earlyExit)
+    #expect(stopping[2] / stopping[1] > 10, "first byte, last byte: \(stopping)")
   }
 }
 
@@ -202,7 +249,8 @@ struct CredentialsReferenceTests {
     let theirs = try Self.reference(cases)
     #expect(theirs.count == cases.count, "the reference answered \(theirs.count) of \(cases.count)")
     for (index, (mine, reference)) in zip(ours, theirs).enumerated() where mine != reference {
-      Issue.record("\(JSONWriter.string(cases[index])): \(mine), the reference \(reference) (seed \(seed))")
+      Issue.record(
+        "\(JSONWriter.string(cases[index])): \(mine), the reference \(reference) (seed \(seed))")
     }
   }
 }
