@@ -2,7 +2,7 @@ import SetteeCore
 
 /// A document with `count` conflicting leaves, as a peer's replicator would write them
 /// (`new_edits: false`): revisions `2-<n>` on one common `1-aaa…`.
-public func conflictBranches(_ id: String, _ count: Int) -> [JSONObject] {
+package func conflictBranches(_ id: String, _ count: Int) -> [JSONObject] {
   (0..<count).map { number in
     let hash = String(format: "%032x", number + 1)
     return [

@@ -12,14 +12,14 @@ import Foundation
 /// retry instead.
 extension FileHandle {
   /// Every byte until the end of the file.
-  public func readAllBytes() -> [UInt8] {
+  package func readAllBytes() -> [UInt8] {
     var bytes: [UInt8] = []
     while let chunk = readSomeBytes(), !chunk.isEmpty { bytes += chunk }
     return bytes
   }
 
   /// What one `read` returns (empty at the end of the file), or nil on an error.
-  public func readSomeBytes(upTo count: Int = 65536) -> [UInt8]? {
+  package func readSomeBytes(upTo count: Int = 65536) -> [UInt8]? {
     var buffer = [UInt8](repeating: 0, count: count)
     while true {
       let read = buffer.withUnsafeMutableBytes {
@@ -32,7 +32,7 @@ extension FileHandle {
 
   /// Writes every byte of `bytes`; false when the other end went away.
   @discardableResult
-  public func writeAllBytes(_ bytes: [UInt8]) -> Bool {
+  package func writeAllBytes(_ bytes: [UInt8]) -> Bool {
     var offset = 0
     while offset < bytes.count {
       let written = bytes[offset...].withUnsafeBytes {
@@ -47,7 +47,7 @@ extension FileHandle {
 }
 
 /// `recv` on a socket, again after `EINTR`.
-public func receiveRetrying(
+package func receiveRetrying(
   _ socket: Int32, _ buffer: inout [UInt8], flags: Int32 = 0
 ) -> Int {
   while true {
@@ -59,7 +59,7 @@ public func receiveRetrying(
 
 /// `send` of all of `bytes` on a socket, again after `EINTR`; false when it failed.
 @discardableResult
-public func sendRetrying(_ socket: Int32, _ bytes: UnsafeRawBufferPointer) -> Bool {
+package func sendRetrying(_ socket: Int32, _ bytes: UnsafeRawBufferPointer) -> Bool {
   var offset = 0
   while offset < bytes.count {
     let count = send(
@@ -78,11 +78,11 @@ public func sendRetrying(_ socket: Int32, _ bytes: UnsafeRawBufferPointer) -> Bo
 /// that moment held a copy of a short command's output pipe, whose reader then waited
 /// for the server's end rather than its own child's (a 7-second `settee replicate`
 /// measured 285 s under the full suite).
-public final class ChildPipe: @unchecked Sendable {
-  public let fileHandleForReading: FileHandle
-  public let fileHandleForWriting: FileHandle
+package final class ChildPipe: @unchecked Sendable {
+  package let fileHandleForReading: FileHandle
+  package let fileHandleForWriting: FileHandle
 
-  public init() {
+  package init() {
     // pipe2 makes both ends close-on-exec at once (a `pipe` then `fcntl` leaves a moment
     // for another thread's spawn); Swift's Glibc module leaves it out, so it is looked up.
     typealias Pipe2 = @convention(c) (UnsafeMutablePointer<Int32>, Int32) -> Int32
@@ -102,7 +102,7 @@ extension Process {
   /// Starts the process with these pipes for its standard streams (`nil`: the null
   /// device) and closes this process's copies of the ends the child uses, so that a
   /// reader sees the end of the output when the child exits.
-  public func run(output: ChildPipe?, errors: ChildPipe?, input: ChildPipe? = nil) throws {
+  package func run(output: ChildPipe?, errors: ChildPipe?, input: ChildPipe? = nil) throws {
     standardOutput = output?.fileHandleForWriting ?? FileHandle.nullDevice
     standardError = errors?.fileHandleForWriting ?? FileHandle.nullDevice
     standardInput = input?.fileHandleForReading ?? FileHandle.nullDevice

@@ -6,7 +6,7 @@ import Foundation
 /// cores, and the observers' tasks then wait for one (a fresh-clone CI run with 120 s
 /// here failed so: a live query's first result came after more than two minutes). Only a
 /// failing wait lasts this long.
-public func eventually(_ timeout: Double = 300, _ condition: () -> Bool) async -> Bool {
+package func eventually(_ timeout: Double = 300, _ condition: () -> Bool) async -> Bool {
   let deadline = Date().addingTimeInterval(timeout)
   while !condition() {
     if Date() > deadline { return false }
@@ -18,7 +18,7 @@ public func eventually(_ timeout: Double = 300, _ condition: () -> Bool) async -
 /// Waits until an async `condition` holds (a read of a collection, say), for at most
 /// `timeout` seconds; ``eventually(_:_:)`` for conditions that must await. As long by
 /// default, for the same reason: under the whole suite, tasks wait for threads.
-public func waitUntil(_ timeout: Double = 300, _ condition: () async throws -> Bool)
+package func waitUntil(_ timeout: Double = 300, _ condition: () async throws -> Bool)
   async rethrows -> Bool
 {
   let deadline = Date().addingTimeInterval(timeout)
@@ -32,7 +32,7 @@ public func waitUntil(_ timeout: Double = 300, _ condition: () async throws -> B
 /// Runs `operation` in a task that is cancelled after `seconds`: a wait that should end on
 /// its own (a feed read up to a last write) fails the test, with the operation's
 /// `CancellationError`, instead of hanging the suite.
-public func cancelling<T: Sendable>(
+package func cancelling<T: Sendable>(
   after seconds: Double, _ operation: @escaping @Sendable () async throws -> T
 ) async throws -> T {
   let task = Task { try await operation() }

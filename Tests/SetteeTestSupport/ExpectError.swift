@@ -3,7 +3,7 @@ import Testing
 
 /// Expects `body` to throw a ``SetteeError`` with `code`, and returns it for more checks.
 @discardableResult
-public func expectError(
+package func expectError(
   _ code: SetteeError.Code, sourceLocation: SourceLocation = #_sourceLocation,
   _ body: () throws -> Void
 ) -> SetteeError? {

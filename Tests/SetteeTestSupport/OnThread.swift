@@ -4,7 +4,7 @@ import Foundation
 /// thread meanwhile: blocking waits (sockets, child processes, locks) must not sit on one
 /// of the two threads Swift's tasks share on this machine, nor on Dispatch's global pool,
 /// which on Linux is the same. A test that did starved the rest of the suite.
-public func onThread<Value: Sendable>(_ body: @escaping @Sendable () throws -> Value)
+package func onThread<Value: Sendable>(_ body: @escaping @Sendable () throws -> Value)
   async throws -> Value
 {
   try await withCheckedThrowingContinuation { continuation in
@@ -13,7 +13,7 @@ public func onThread<Value: Sendable>(_ body: @escaping @Sendable () throws -> V
 }
 
 /// ``onThread(_:)-(()->Value)`` for a body that cannot throw.
-public func onThread<Value: Sendable>(_ body: @escaping @Sendable () -> Value) async -> Value {
+package func onThread<Value: Sendable>(_ body: @escaping @Sendable () -> Value) async -> Value {
   await withCheckedContinuation { continuation in
     Thread { continuation.resume(returning: body()) }.start()
   }

@@ -2,15 +2,15 @@ import SetteeCore
 
 /// Random documents and selectors for differential tests: small value pools so that
 /// conditions often hit, with nested objects, arrays, mixed types and missing fields.
-public struct RandomQueries {
+package struct RandomQueries {
   package var random: SplitMix64
 
-  public init(seed: UInt64) { random = SplitMix64(seed: seed) }
+  package init(seed: UInt64) { random = SplitMix64(seed: seed) }
 
-  public mutating func pick<T>(_ choices: [T]) -> T {
+  package mutating func pick<T>(_ choices: [T]) -> T {
     choices[Int(random.next() % UInt64(choices.count))]
   }
-  public mutating func chance(_ percent: UInt64) -> Bool { random.next() % 100 < percent }
+  package mutating func chance(_ percent: UInt64) -> Bool { random.next() % 100 < percent }
 
   // "a\u{0}b" and "a\u{0}": SQLite reads strings only up to a U+0000, Settee must not.
   static let strings: [JSON] = [
@@ -22,7 +22,7 @@ public struct RandomQueries {
     .int(9_007_199_254_740_993),
   ]
 
-  public mutating func scalar() -> JSON {
+  package mutating func scalar() -> JSON {
     switch random.next() % 10 {
     case 0: return .null
     case 1: return .bool(chance(50))
@@ -44,7 +44,7 @@ public struct RandomQueries {
     }
   }
 
-  public mutating func revalued(_ selector: Selector) -> Selector {
+  package mutating func revalued(_ selector: Selector) -> Selector {
     switch selector {
     case .and(let parts): return .and(parts.map { revalued($0) })
     case .or(let parts): return .or(parts.map { revalued($0) })
@@ -64,7 +64,7 @@ public struct RandomQueries {
 
   /// ``revalued(_:)`` for a selector as JSON (what the reference reads): the same
   /// comparisons get other values of their kind, implicit equalities too.
-  public mutating func revalued(json selector: JSON) -> JSON {
+  package mutating func revalued(json selector: JSON) -> JSON {
     func condition(_ given: JSON) -> JSON {
       guard case .object(let object) = given else { return value(like: given) }
       guard !object.isEmpty, object.keys.allSatisfy({ $0.hasPrefix("$") }) else {
@@ -97,7 +97,7 @@ public struct RandomQueries {
     return fields(selector)
   }
 
-  public mutating func value(depth: Int = 0) -> JSON {
+  package mutating func value(depth: Int = 0) -> JSON {
     switch random.next() % 10 {
     case 0 where depth < 2:
       return .array((0..<Int(random.next() % 4)).map { _ in value(depth: depth + 1) })
@@ -110,7 +110,7 @@ public struct RandomQueries {
     }
   }
 
-  public mutating func document(_ number: Int) -> JSONObject {
+  package mutating func document(_ number: Int) -> JSONObject {
     var object: JSONObject = ["_id": .string("d\(number)")]
     for field in ["a", "b"] where chance(80) { object[field] = value() }
     if chance(70) { object["tags"] = .array((0..<Int(random.next() % 4)).map { _ in scalar() }) }
@@ -133,12 +133,12 @@ public struct RandomQueries {
     return object
   }
 
-  public static let paths = [
+  package static let paths = [
     "a", "b", "tags", "tags.0", "tags.1", "pet", "pet.species", "pet.age", "pets", "pets.species",
     "pets.0.species", "pets.age", "missing", "_id", "a.species", "a.0", "we\"ird\\.key",
   ]
 
-  public mutating func condition(depth: Int) -> JSON {
+  package mutating func condition(depth: Int) -> JSON {
     switch random.next() % 24 {
     case 0: return ["$eq": value()]
     case 1: return ["$ne": value()]
@@ -178,7 +178,7 @@ public struct RandomQueries {
   }
 
   /// A selector; `element` ones may also apply conditions to the element itself.
-  public mutating func selector(depth: Int = 0, element: Bool = false) -> JSON {
+  package mutating func selector(depth: Int = 0, element: Bool = false) -> JSON {
     if element && chance(40) {
       if case .object(let object) = condition(depth: depth + 1),
         object.keys.allSatisfy({ $0.hasPrefix("$") })
@@ -217,7 +217,7 @@ public struct RandomQueries {
     }
   }
 
-  public mutating func sort() -> JSON {
+  package mutating func sort() -> JSON {
     .array(
       (0..<Int(random.next() % 3)).map { _ in
         let path = pick(["a", "b", "tags", "pet.age", "pets.age", "missing", "_id"])

@@ -9,10 +9,10 @@ import SetteeCore
 ///
 /// Small and direct on purpose: every rule is a line or two that can be read against the
 /// documentation. Inputs are the generators' (well-formed); it does not check arguments.
-public enum ReferenceQuery {
+package enum ReferenceQuery {
   /// The ids a query finds among `documents` (bodies with `_id`), in its order: `sort` as
   /// `_find` takes it (`["a", {"b": "desc"}]`, or `nil`), then `skip` and `limit` (0: none).
-  public static func find(
+  package static func find(
     _ documents: [JSONObject], selector: JSON, sort: JSON? = nil, skip: Int = 0, limit: Int = 0
   ) -> [String] {
     var found = documents.filter { document in
@@ -43,7 +43,7 @@ public enum ReferenceQuery {
   /// Whether `value` (a document, or an element inside `$elemMatch`/`$allMatch`) matches
   /// `selector`: members are an implicit `$and`; combinators and operators start with `$`,
   /// operators then applying to `value` itself; other members are paths.
-  public static func matches(_ value: JSON, _ selector: JSON) -> Bool {
+  package static func matches(_ value: JSON, _ selector: JSON) -> Bool {
     guard let object = selector.objectValue else { return false }
     return object.allSatisfy { member in
       switch member.key {
@@ -163,7 +163,7 @@ public enum ReferenceQuery {
 
   /// A path's components: `.` separates them, `\.` is a dot and `\\` a backslash in a name,
   /// and `\$` starts a name with `$`.
-  public static func components(_ path: String) -> [String] {
+  package static func components(_ path: String) -> [String] {
     var parts: [String] = []
     var current = ""
     var escaped = false
@@ -264,7 +264,7 @@ public enum ReferenceQuery {
   }
 
   /// Code point order: the order of UTF-8 bytes.
-  public static func compareText(_ left: String, _ right: String) -> Int {
+  package static func compareText(_ left: String, _ right: String) -> Int {
     let (a, b) = (Array(left.utf8), Array(right.utf8))
     if a == b { return 0 }
     return a.lexicographicallyPrecedes(b) ? -1 : 1
@@ -272,9 +272,9 @@ public enum ReferenceQuery {
 
   /// A number as an exact integer when it is one that fits, else as a double (an integer
   /// past 64 bits as its nearest double).
-  public enum Number { case integer(Int64), real(Double) }
+  package enum Number { case integer(Int64), real(Double) }
 
-  public static func number(_ value: JSON) -> Number? {
+  package static func number(_ value: JSON) -> Number? {
     switch value {
     case .int(let integer): .integer(integer)
     case .double(let real): .real(real)
@@ -283,7 +283,7 @@ public enum ReferenceQuery {
     }
   }
 
-  public static func compareNumbers(_ left: Number, _ right: Number) -> Int {
+  package static func compareNumbers(_ left: Number, _ right: Number) -> Int {
     switch (left, right) {
     case (.integer(let a), .integer(let b)): return a == b ? 0 : a < b ? -1 : 1
     case (.real(let a), .real(let b)): return a == b ? 0 : a < b ? -1 : 1

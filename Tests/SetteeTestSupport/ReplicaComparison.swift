@@ -4,9 +4,9 @@ import SetteeCore
 
 /// The tests' comparison of two replicas: every document's every leaf (deleted ones too),
 /// with its revision history and its attachments' bytes, must be the same on both sides.
-public enum ReplicaComparison {
+package enum ReplicaComparison {
   /// What differs, one line per document (empty when the replicas are equal).
-  public static func differences(_ first: DocumentCollection, _ second: DocumentCollection)
+  package static func differences(_ first: DocumentCollection, _ second: DocumentCollection)
     async throws -> [String]
   {
     let ids =
@@ -24,7 +24,8 @@ public enum ReplicaComparison {
   }
 
   /// Every leaf of a document, sorted by revision, with `_revisions` and attachment data.
-  public static func leaves(_ collection: DocumentCollection, _ id: String) async throws -> [JSON] {
+  package static func leaves(_ collection: DocumentCollection, _ id: String) async throws -> [JSON]
+  {
     let answers = try await collection.openRevisions(
       id, nil, options: RevisionReadOptions(revs: true, attachments: true))
     return answers.compactMap { answer -> JSON? in

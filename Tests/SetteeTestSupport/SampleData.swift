@@ -2,12 +2,13 @@ import SetteeCore
 
 /// Seed-shaped documents (`{name, age, docNumber, pet}`) made from a seeded generator, so
 /// every run sees the same data.
-public enum SampleData {
+package enum SampleData {
   static let names = ["mike", "fred", "amara", "bo", "chen", "dagny", "elif", "léa", "太郎", "نور"]
   static let pets = ["cat", "dog", "parrot", "fish"]
 
   /// `count` documents with ids `doc-0000000`… when `withIDs` is true.
-  public static func people(_ count: Int, withIDs: Bool = true, seed: UInt64 = 42) -> [JSONObject] {
+  package static func people(_ count: Int, withIDs: Bool = true, seed: UInt64 = 42) -> [JSONObject]
+  {
     var random = SplitMix64(seed: seed)
     return (0..<count).map { number in
       var object: JSONObject = [:]
@@ -21,13 +22,13 @@ public enum SampleData {
   }
 
   /// The id of the `number`th sample document; ids sort in number order.
-  public static func id(_ number: Int) -> String {
+  package static func id(_ number: Int) -> String {
     let digits = String(number)
     return "doc-" + String(repeating: "0", count: max(0, 7 - digits.count)) + digits
   }
 
   /// The three documents of seed 000's examples.
-  public static let seedPeople: [JSONObject] = [
+  package static let seedPeople: [JSONObject] = [
     [
       "_id": "mike12", "name": "mike", "age": 12, "pet": ["species": "cat"],
       "comment": "Mike goes to middle school and likes reading books.",
@@ -43,7 +44,7 @@ public enum SampleData {
   ]
 
   /// NDJSON text of `people(count)`.
-  public static func ndjson(_ count: Int, withIDs: Bool = true) -> String {
+  package static func ndjson(_ count: Int, withIDs: Bool = true) -> String {
     people(count, withIDs: withIDs).map { JSONWriter.string(.object($0)) + "\n" }.joined()
   }
 }

@@ -3,24 +3,24 @@ import SetteeCore
 import Testing
 
 /// Runs the built `settee` executable, as users do.
-public enum SetteeBinary {
+package enum SetteeBinary {
   /// The result of one run.
-  public struct Run: Sendable {
-    public var status: Int32
-    public var stdout: String
-    public var stderr: String
-    public var stdoutBytes: [UInt8]
+  package struct Run: Sendable {
+    package var status: Int32
+    package var stdout: String
+    package var stderr: String
+    package var stdoutBytes: [UInt8]
     /// Whether the process ended by a signal (a crash, or the test's kill at `timeout`).
-    public var signaled = false
+    package var signaled = false
     /// Whether it was killed for running past `timeout`.
-    public var timedOut = false
+    package var timedOut = false
     /// How long it ran, in seconds: until its standard output and error closed.
-    public var seconds = 0.0
+    package var seconds = 0.0
   }
 
   /// The path of the `settee` binary that `swift build` / `swift test` put next to the
   /// test bundle.
-  public static let path: String = {
+  package static let path: String = {
     var candidates: [URL] = []
     let runner = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
     var directory = runner.deletingLastPathComponent()
@@ -39,12 +39,12 @@ public enum SetteeBinary {
 
   /// Whether tests can run the binary as an unprivileged user (`nobody`): they run as
   /// root, for whom file permissions do not apply, and `setpriv` is there.
-  public static let canRunUnprivileged: Bool =
+  package static let canRunUnprivileged: Bool =
     getuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv")
 
   /// Runs `settee` with `arguments`, feeding `stdin`, and waits for it to exit;
   /// `unprivileged` runs it as `nobody` (see ``canRunUnprivileged``).
-  public static func run(
+  package static func run(
     _ arguments: [String], stdin: [UInt8]? = nil, unprivileged: Bool = false,
     timeout: Double = 300
   ) throws -> Run {
@@ -61,7 +61,7 @@ public enum SetteeBinary {
   /// its own, not on one of the few threads Swift's tasks share, nor on Dispatch's global
   /// pool (as narrow on Linux): a test that blocked one for a replication's seconds
   /// starved the others, and a continuous replication inside the test process stood still.
-  public static func run(
+  package static func run(
     _ arguments: [String], stdin: [UInt8]? = nil, unprivileged: Bool = false,
     timeout: Double = 300
   ) async throws -> Run {
@@ -72,13 +72,13 @@ public enum SetteeBinary {
 
   /// Runs `settee` through `/bin/sh -c script`, where the script names the binary `"$0"`
   /// (for arguments Foundation cannot pass, such as bytes that are not UTF-8).
-  public static func runShell(_ script: String, stdin: [UInt8]? = nil) throws -> Run {
+  package static func runShell(_ script: String, stdin: [UInt8]? = nil) throws -> Run {
     try run(executable: "/bin/sh", ["-c", script, path], stdin: stdin)
   }
 
   /// ``runShell(_:stdin:)`` from async code, waited for on a thread of its own (see
   /// ``run(_:stdin:unprivileged:timeout:)-swift.method``).
-  public static func runShell(_ script: String, stdin: [UInt8]? = nil) async throws -> Run {
+  package static func runShell(_ script: String, stdin: [UInt8]? = nil) async throws -> Run {
     try await onThread { try runShell(script, stdin: stdin) }
   }
 
@@ -143,23 +143,23 @@ public enum SetteeBinary {
 }
 
 /// A value shared between threads behind a lock.
-public final class Guarded<Value: Sendable>: @unchecked Sendable {
+package final class Guarded<Value: Sendable>: @unchecked Sendable {
   // @unchecked: every access to `storage` holds `lock`.
   private var storage: Value
   private let lock = NSLock()
-  public init(_ value: Value) { storage = value }
-  public var value: Value { lock.withLock { storage } }
-  public func set(_ newValue: Value) { lock.withLock { storage = newValue } }
-  public func get() -> Value { value }
-  public func mutate(_ body: (inout Value) -> Void) { lock.withLock { body(&storage) } }
+  package init(_ value: Value) { storage = value }
+  package var value: Value { lock.withLock { storage } }
+  package func set(_ newValue: Value) { lock.withLock { storage = newValue } }
+  package func get() -> Value { value }
+  package func mutate(_ body: (inout Value) -> Void) { lock.withLock { body(&storage) } }
   /// Runs `body` with the value, exclusively (Synchronization's `Mutex` needs macOS 15).
-  public func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
+  package func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
     try lock.withLock { try body(&storage) }
   }
 }
 
 /// The JSON a successful run printed on standard output (the run must have exited 0).
-public func json(_ run: SetteeBinary.Run) throws -> JSON {
+package func json(_ run: SetteeBinary.Run) throws -> JSON {
   #expect(run.status == 0, "\(run.stderr)")
   return try JSONParser.parse(run.stdout.trimmingCharacters(in: .whitespacesAndNewlines))
 }

@@ -1,18 +1,18 @@
 import Foundation
 
 /// A fresh directory under the system's temporary directory, removed when released.
-public final class TemporaryDirectory: @unchecked Sendable {
+package final class TemporaryDirectory: @unchecked Sendable {
   // @unchecked: the only state is an immutable URL.
-  public let url: URL
+  package let url: URL
 
-  public init() {
+  package init() {
     url = FileManager.default.temporaryDirectory
       .appendingPathComponent("settee-tests-\(UUID().uuidString)")
     try! FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
   }
 
   /// The path of a file named `name` inside the directory.
-  public func path(_ name: String) -> String { url.appendingPathComponent(name).path }
+  package func path(_ name: String) -> String { url.appendingPathComponent(name).path }
 
   deinit { try? FileManager.default.removeItem(at: url) }
 }

@@ -5,7 +5,7 @@ import Settee
 extension Settee.Database {
   /// Holds the write lock (an open write transaction that has written) for `seconds` on a
   /// background thread, and returns once it is held; `done` is signalled at release.
-  public func holdWriteLock(for seconds: Double) -> DispatchSemaphore {
+  package func holdWriteLock(for seconds: Double) -> DispatchSemaphore {
     holdWriteLock(until: DispatchSemaphore(value: 0), atMost: seconds)
   }
 }
@@ -15,7 +15,7 @@ extension Settee.Database {
   /// own (Dispatch's global threads are those Swift's tasks run on here) until `release`
   /// is signalled or `seconds` pass, and returns once it is held; `done` is signalled when
   /// the transaction has ended.
-  public func holdWriteLock(until release: DispatchSemaphore, atMost seconds: Double)
+  package func holdWriteLock(until release: DispatchSemaphore, atMost seconds: Double)
     -> DispatchSemaphore
   {
     let locked = DispatchSemaphore(value: 0)
@@ -37,14 +37,14 @@ extension Settee.Database {
 extension Settee.Database {
   /// Runs `sql` on the file behind Settee's back, as damage or tampering would change it
   /// (for tests of how damage is answered).
-  public func damage(_ sql: String) throws {
+  package func damage(_ sql: String) throws {
     try writer.writeWithoutTransaction { try $0.execute(sql: sql) }
   }
 }
 
 extension Settee.Database {
   /// The entry tables SQLite's planner has statistics for (`sqlite_stat1` rows of `ix_…`).
-  public func statisticsTables() throws -> [String] {
+  package func statisticsTables() throws -> [String] {
     try writer.read { db in
       guard try db.tableExists("sqlite_stat1") else { return [] }
       return try String.fetchAll(

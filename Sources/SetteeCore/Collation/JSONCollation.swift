@@ -5,10 +5,10 @@
 /// larger integers as their nearest double);
 /// strings by Unicode code point (byte order of UTF-8, as SQLite's BINARY collation);
 /// arrays element by element; objects member by member, name before value.
-public enum JSONCollation {
+package enum JSONCollation {
   /// The type's place in the order: null 0, false 1, true 2, numbers 3, strings 4,
   /// arrays 5, objects 6.
-  public static func rank(_ value: JSON) -> Int {
+  package static func rank(_ value: JSON) -> Int {
     switch value {
     case .null: 0
     case .bool(false): 1
@@ -21,7 +21,7 @@ public enum JSONCollation {
   }
 
   /// -1, 0 or 1 as `lhs` sorts before, with, or after `rhs`.
-  public static func compare(_ lhs: JSON, _ rhs: JSON) -> Int {
+  package static func compare(_ lhs: JSON, _ rhs: JSON) -> Int {
     let (left, right) = (rank(lhs), rank(rhs))
     if left != right { return left < right ? -1 : 1 }
     switch (lhs, rhs) {
@@ -52,7 +52,7 @@ public enum JSONCollation {
   }
 
   /// Whether two values are equal in this order (`1` equals `1.0`).
-  public static func equal(_ lhs: JSON, _ rhs: JSON) -> Bool { compare(lhs, rhs) == 0 }
+  package static func equal(_ lhs: JSON, _ rhs: JSON) -> Bool { compare(lhs, rhs) == 0 }
 
   /// Compares an integer with a double exactly, without rounding the integer.
   static func compare(_ integer: Int64, _ double: Double) -> Int {

@@ -24,7 +24,7 @@ public enum ViewCollation: String, Sendable, Hashable, CaseIterable {
   ///
   /// - Throws: ``SetteeError`` with code `storage` when ICU's collator cannot be opened
   ///   (its data missing from the system).
-  public func key(_ value: JSON) throws -> [UInt8] {
+  package func key(_ value: JSON) throws -> [UInt8] {
     var output: [UInt8] = []
     output.reserveCapacity(24)
     try append(value, to: &output)
@@ -32,7 +32,7 @@ public enum ViewCollation: String, Sendable, Hashable, CaseIterable {
   }
 
   /// Appends the binary sort key of `value` to `output`.
-  public func append(_ value: JSON, to output: inout [UInt8]) throws {
+  package func append(_ value: JSON, to output: inout [UInt8]) throws {
     switch self {
     case .unicode: try UnicodeKeys.append(value, to: &output, collator: ICUCollator.shared())
     case .raw: RawKeys.append(value, to: &output)
@@ -40,7 +40,7 @@ public enum ViewCollation: String, Sendable, Hashable, CaseIterable {
   }
 
   /// -1, 0 or 1 as `lhs` sorts before, with or after `rhs`.
-  public func compare(_ lhs: JSON, _ rhs: JSON) throws -> Int {
+  package func compare(_ lhs: JSON, _ rhs: JSON) throws -> Int {
     let left = try key(lhs)
     let right = try key(rhs)
     return left.lexicographicallyPrecedes(right) ? -1 : left == right ? 0 : 1
@@ -48,7 +48,7 @@ public enum ViewCollation: String, Sendable, Hashable, CaseIterable {
 
   /// What the keys depend on besides this code: the ICU collator's version for
   /// ``unicode`` (stored keys are rebuilt when it changes, after an ICU upgrade).
-  public func version() throws -> String {
+  package func version() throws -> String {
     switch self {
     case .unicode: try ICUCollator.shared().tag
     case .raw: "raw-1"
@@ -60,7 +60,7 @@ public enum ViewCollation: String, Sendable, Hashable, CaseIterable {
   /// (`"foo"` reaches `"foolish"`) and an array every array it starts (`[1]` reaches
   /// `[1, "x"]`); at level 2 the key is an array whose last element is read at level 1,
   /// and so on. Other values, and level 0, are unchanged.
-  public func prefixEnd(_ key: JSON, level: Int) -> JSON {
+  package func prefixEnd(_ key: JSON, level: Int) -> JSON {
     guard level > 0 else { return key }
     switch key {
     case .string(let text) where level == 1:
@@ -85,7 +85,7 @@ extension ViewCollation {
   /// the array cut to that many elements), or the whole key for other keys and shorter
   /// arrays: the group of a row at a group level, read from its binary key without
   /// parsing its JSON. `nil` for bytes that are not a key.
-  public func groupKey(_ key: UnsafeRawBufferPointer, level: Int) -> [UInt8]? {
+  package func groupKey(_ key: UnsafeRawBufferPointer, level: Int) -> [UInt8]? {
     guard key.first == 0x06 else { return Array(key) }
     var position = 1
     for _ in 0..<level {

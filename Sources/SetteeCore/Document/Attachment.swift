@@ -77,7 +77,7 @@ public struct Attachment: Sendable, Hashable {
   }
 
   /// CouchDB's digest of stored bytes: `md5-` and the MD5 in base64.
-  public static func digest(of bytes: [UInt8]) -> String {
+  package static func digest(of bytes: [UInt8]) -> String {
     "md5-" + Data(MD5.hash(bytes)).base64EncodedString()
   }
 
@@ -112,17 +112,17 @@ public struct Attachment: Sendable, Hashable {
   }
 
   /// The content codings Settee decodes: CouchDB's one (`gzip`).
-  public static let knownEncodings: Set<String> = ["gzip"]
+  package static let knownEncodings: Set<String> = ["gzip"]
 
   /// The most bytes an encoded attachment may decode to (4 GiB).
-  public static let maxDecodedLength: Int64 = 4 << 30
+  package static let maxDecodedLength: Int64 = 4 << 30
 
   /// The attachment as a reader that did not ask for the encoding sees it: ``data``
   /// decoded (when it is set), no ``encoding`` or ``encodedLength``.
   ///
   /// - Throws: ``SetteeError`` with code `corruption` when stored data is not the gzip it is
   ///   marked as.
-  public func decoded(documentID: String? = nil) throws -> Attachment {
+  package func decoded(documentID: String? = nil) throws -> Attachment {
     var plain = self
     plain.encoding = nil
     plain.encodedLength = nil
@@ -143,7 +143,7 @@ public struct Attachment: Sendable, Hashable {
   /// their own.
   ///
   /// - Throws: ``SetteeError`` with code `invalidDocument`.
-  public static func validateName(_ name: String, documentID: String? = nil) throws {
+  package static func validateName(_ name: String, documentID: String? = nil) throws {
     try Names.refuseControlCharacters(
       name, kind: "attachment name", code: .invalidDocument, documentID: documentID)
     guard !name.isEmpty, name.utf8.first != UInt8(ascii: "_"), name.utf8.count <= 1024 else {
@@ -158,7 +158,7 @@ public struct Attachment: Sendable, Hashable {
   /// its multipart part), so it holds no control characters.
   ///
   /// - Throws: ``SetteeError`` with code `invalidDocument`.
-  public static func validateContentType(_ type: String, documentID: String? = nil) throws {
+  package static func validateContentType(_ type: String, documentID: String? = nil) throws {
     try Names.refuseControlCharacters(
       type, kind: "attachment content type", code: .invalidDocument, documentID: documentID)
   }
@@ -167,7 +167,7 @@ public struct Attachment: Sendable, Hashable {
   /// inline content (base64), `{name: {stub: true, …}}` to keep one.
   ///
   /// - Throws: ``SetteeError`` with code `invalidDocument` naming the attachment.
-  public static func parse(_ json: JSON, documentID: String?) throws -> [Attachment] {
+  package static func parse(_ json: JSON, documentID: String?) throws -> [Attachment] {
     guard case .object(let object) = json else {
       throw SetteeError(
         .invalidDocument, "_attachments must be an object, not \(json.typeName)",

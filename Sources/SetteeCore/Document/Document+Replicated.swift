@@ -2,7 +2,7 @@ extension Document {
   /// Members a document read from CouchDB may carry that describe its revision rather
   /// than hold data; a write ignores them, as CouchDB does (a document read with
   /// `conflicts=true` and written back keeps working).
-  public static let readOnlyMembers: Set<String> = [
+  package static let readOnlyMembers: Set<String> = [
     "_conflicts", "_deleted_conflicts", "_revs_info", "_local_seq",
   ]
 
@@ -14,7 +14,7 @@ extension Document {
   ///   `_revisions` is malformed (a start below 1 or below the number of ids, an id that is
   ///   not a revision suffix), or when `_rev` is not its newest revision; and as
   ///   ``init(validating:limits:)``.
-  public static func replicated(validating json: JSON, limits: DocumentLimits = .default) throws
+  package static func replicated(validating json: JSON, limits: DocumentLimits = .default) throws
     -> (document: Document, history: [RevisionID])
   {
     guard case .object(var object) = json else {

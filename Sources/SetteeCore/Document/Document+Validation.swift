@@ -1,6 +1,6 @@
 extension Document {
   /// The special top-level members a written document may carry.
-  public static let specialMembers: Set<String> = ["_id", "_rev", "_deleted", "_attachments"]
+  package static let specialMembers: Set<String> = ["_id", "_rev", "_deleted", "_attachments"]
 
   /// Makes a document from JSON that a user wrote, checking every rule of SPEC section 1.
   ///
@@ -9,7 +9,7 @@ extension Document {
   /// - Throws: ``SetteeError`` with code `invalidDocument` (not an object, bad `_deleted`,
   ///   a number that is not finite), `invalidID`, `invalidRevision`, `reservedField` or
   ///   `nestingTooDeep`.
-  public init(validating json: JSON, limits: DocumentLimits = .default) throws {
+  package init(validating json: JSON, limits: DocumentLimits = .default) throws {
     guard case .object(let object) = json else {
       throw SetteeError(
         .invalidDocument,
@@ -68,7 +68,7 @@ extension Document {
   /// Checks a document id: a non-empty string that starts with `_` only as `_design/`.
   ///
   /// - Throws: ``SetteeError`` with code `invalidID`.
-  public static func validateID(_ id: String) throws {
+  package static func validateID(_ id: String) throws {
     if id.isEmpty { throw SetteeError(.invalidID, "document id must not be empty") }
     try Names.refuseNUL(id, kind: "document id", code: .invalidID)
     if id.utf8.starts(with: "_local/".utf8) {
@@ -79,7 +79,8 @@ extension Document {
     }
     if id == "_design/" {
       throw SetteeError(
-        .invalidID, "document id \"_design/\" names no design document: give it a name after the slash",
+        .invalidID,
+        "document id \"_design/\" names no design document: give it a name after the slash",
         documentID: id)
     }
     if id.utf8.first == UInt8(ascii: "_") && !isDesignID(id) {
@@ -95,13 +96,13 @@ extension Document {
   /// Design documents are never results of `_find`, views or value indexes (CouchDB's
   /// rule); all-docs and the changes feed list them. SQL says the same with
   /// `SQLFragment.notDesignID(_:)`.
-  public static func isDesignID(_ id: String) -> Bool {
+  package static func isDesignID(_ id: String) -> Bool {
     id.utf8.starts(with: "_design/".utf8)
   }
 
   /// A new document id: 32 lowercase hexadecimal digits, unique and mostly increasing
   /// (CouchDB's `sequential` ids).
-  public static func generateID() -> String {
+  package static func generateID() -> String {
     DocumentIDGenerator.shared.withLock { $0.next() }
   }
 
@@ -109,7 +110,7 @@ extension Document {
   ///
   /// - Throws: ``SetteeError`` with code `reservedField`, `invalidID`, `invalidDocument`
   ///   or `nestingTooDeep`.
-  public func validate(limits: DocumentLimits = .default) throws {
+  package func validate(limits: DocumentLimits = .default) throws {
     try Document.validateID(id)
     var names: Set<String> = []
     for attachment in attachments ?? [] {
@@ -136,7 +137,7 @@ extension Document {
   /// Encodes the body for storage.
   ///
   /// - Throws: ``SetteeError`` with code `documentTooLarge`.
-  public func encodedBody(limits: DocumentLimits = .default) throws -> [UInt8] {
+  package func encodedBody(limits: DocumentLimits = .default) throws -> [UInt8] {
     let bytes = JSONWriter.bytes(.object(body))
     if bytes.count > limits.maxDocumentBytes {
       throw SetteeError(

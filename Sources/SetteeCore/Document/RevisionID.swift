@@ -21,7 +21,7 @@ public struct RevisionID: Sendable, Hashable, Comparable, CustomStringConvertibl
   public let description: String
 
   /// The most bytes a suffix may have.
-  public static let maxSuffixBytes = 255
+  package static let maxSuffixBytes = 255
 
   /// The suffix after `N-` (for Settee's own revisions, lowercase hexadecimal).
   public var digest: String {
@@ -97,7 +97,7 @@ public struct RevisionID: Sendable, Hashable, Comparable, CustomStringConvertibl
   }
 
   /// A revision from its parts (the digest as given, unchecked).
-  public init(generation: Int, digest: String) {
+  package init(generation: Int, digest: String) {
     self.generation = generation
     description = "\(generation)-\(digest)"
   }
@@ -108,7 +108,7 @@ public struct RevisionID: Sendable, Hashable, Comparable, CustomStringConvertibl
   ///   - parent: the revision edited; `nil` for a new document.
   ///   - deleted: whether the new revision is a deletion.
   ///   - body: the canonical JSON bytes of the new body.
-  public static func next(after parent: RevisionID?, deleted: Bool, body: [UInt8]) -> RevisionID {
+  package static func next(after parent: RevisionID?, deleted: Bool, body: [UInt8]) -> RevisionID {
     var hasher = MD5()
     if let parent {
       var text = parent.description

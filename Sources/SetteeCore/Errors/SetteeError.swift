@@ -161,7 +161,7 @@ public struct SetteeError: Error, Sendable, Hashable, CustomStringConvertible {
     public var record: Int?
 
     /// A location; any part may be unknown.
-    public init(line: Int? = nil, column: Int? = nil, record: Int? = nil) {
+    package init(line: Int? = nil, column: Int? = nil, record: Int? = nil) {
       self.line = line
       self.column = column
       self.record = record
@@ -246,7 +246,7 @@ public struct SetteeError: Error, Sendable, Hashable, CustomStringConvertible {
   }
 
   /// Returns this error with the position of the record in a batch or import added.
-  public func at(record: Int? = nil, line: Int? = nil) -> SetteeError {
+  package func at(record: Int? = nil, line: Int? = nil) -> SetteeError {
     var copy = self
     var location = copy.location ?? Location()
     if let record { location.record = record }

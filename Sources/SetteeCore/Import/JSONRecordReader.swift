@@ -7,19 +7,19 @@ import Foundation
 /// lines are skipped). Each record comes with the line and column where it starts.
 public struct JSONRecordReader {
   /// One record: its bytes and where it starts in the input.
-  public struct Record: Sendable {
+  package struct Record: Sendable {
     /// The record's JSON text.
-    public var bytes: [UInt8]
+    package var bytes: [UInt8]
     /// 1-based line of the record's first byte.
-    public var line: Int
+    package var line: Int
     /// 1-based column (in bytes) of the record's first byte.
-    public var column: Int
+    package var column: Int
     /// 0-based position of the record in the input.
-    public var index: Int
+    package var index: Int
   }
 
   /// How the input holds its records.
-  public enum Format: Sendable {
+  package enum Format: Sendable {
     /// One JSON value per line (blank lines skipped).
     case ndjson
     /// One JSON array whose elements are the records.
@@ -36,9 +36,9 @@ public struct JSONRecordReader {
   private var recordIndex = 0
   private var arrayClosed = false
   /// The format, known once the first byte has been read.
-  public private(set) var format: Format?
+  package private(set) var format: Format?
   /// How many bytes have been consumed so far (for progress).
-  public private(set) var bytesConsumed = 0
+  package private(set) var bytesConsumed = 0
 
   /// A reader over input that arrives in chunks (a file, standard input, a network body).
   ///
@@ -54,7 +54,7 @@ public struct JSONRecordReader {
   ///
   /// - Throws: ``SetteeError`` (`invalidJSON` for a broken array, `documentTooLarge` for a
   ///   record over the limit) with its line, or what `readChunk` throws.
-  public mutating func next() throws -> Record? {
+  package mutating func next() throws -> Record? {
     if format == nil {
       guard try skipWhitespace() else { return nil }
       if buffer[offset] == UInt8(ascii: "[") {

@@ -11,7 +11,7 @@ public struct IndexDefinition: Sendable, Hashable {
   /// The most fields one index (JSON or TEXT) may have. A JSON index keeps two columns a
   /// field, and SQLite allows 2,000 columns a table (fewer in some builds); 64 is far more
   /// than a useful compound index holds (MongoDB allows 32).
-  public static let maxFields = 64
+  package static let maxFields = 64
 
   /// The index name, unique in its collection.
   public var name: String
@@ -27,7 +27,7 @@ public struct IndexDefinition: Sendable, Hashable {
   /// Only documents that match this selector are indexed (CouchDB's
   /// `partial_filter_selector`); the planner uses such an index only for queries whose
   /// selector includes every condition of it. `nil` indexes every document.
-  public var partialFilter: Selector?
+  package var partialFilter: Selector?
 
   /// ``designDocument``, or `_design/<name>`.
   public var designDocumentID: String { designDocument ?? "_design/\(name)" }
@@ -232,7 +232,7 @@ public struct IndexDefinition: Sendable, Hashable {
 
   /// CouchDB's shape in an index list: `{"ddoc": …, "name": …, "type": …, "def":
   /// {"fields": [{"name": "asc"}], "partial_filter_selector": …}}`.
-  public var couchDBListing: JSON {
+  package var couchDBListing: JSON {
     var definition: JSONObject = [
       "fields": .array(fields.map { .object(JSONObject([($0.description, JSON.string("asc"))])) })
     ]
@@ -248,14 +248,14 @@ public struct IndexDefinition: Sendable, Hashable {
   }
 
   /// The special index CouchDB lists first: every document by `_id`.
-  public static let allDocsListing: JSON = [
+  package static let allDocsListing: JSON = [
     "ddoc": nil, "name": "_all_docs", "type": "special",
     "def": ["fields": [["_id": "asc"]]],
   ]
 
   /// The seed's `listIndexes` shape: `{"fields": [...], "type": "json", "name": …}`, with
   /// `"settings": "{tokenize: simple}"` (a string, as the seed returns it) for TEXT indexes.
-  public var listing: JSONObject {
+  package var listing: JSONObject {
     var object: JSONObject = [
       "fields": .array(fields.map { .string($0.description) }),
       "type": .string(kind.rawValue),

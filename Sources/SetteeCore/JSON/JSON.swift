@@ -5,7 +5,7 @@
 /// `Double`s, and strings keep every Unicode scalar.
 ///
 /// Equality is structural: `.int(1) != .double(1)` and member order matters. Query
-/// semantics (where `1 == 1.0`) use ``JSONCollation`` instead.
+/// semantics (where `1 == 1.0`) compare values in the query order instead (docs/query-language.md).
 public enum JSON: Sendable, Hashable {
   /// `null`.
   case null
@@ -110,7 +110,7 @@ extension JSON {
   public var isNull: Bool { self == .null }
 
   /// The JSON type name: `null`, `boolean`, `number`, `string`, `array` or `object`.
-  public var typeName: String {
+  package var typeName: String {
     switch self {
     case .null: "null"
     case .bool: "boolean"
@@ -133,7 +133,7 @@ extension JSON {
   }
 
   /// How deeply arrays and objects nest: 0 for a scalar, 1 for `[]` or `{}`.
-  public var depth: Int {
+  package var depth: Int {
     switch self {
     case .array(let elements): 1 + (elements.lazy.map(\.depth).max() ?? 0)
     case .object(let object): 1 + (object.lazy.map(\.value.depth).max() ?? 0)

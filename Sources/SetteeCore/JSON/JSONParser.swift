@@ -25,7 +25,7 @@ public struct JSONParser: ~Copyable {
   ///
   /// - Throws: ``SetteeError`` with code `invalidJSON` or `nestingTooDeep`.
   /// - Complexity: O(n) in the input's size.
-  public static func parse(
+  package static func parse(
     _ bytes: UnsafeBufferPointer<UInt8>, maxDepth: Int = defaultMaxDepth
   ) throws -> JSON {
     try parseTyped(bytes, maxDepth: maxDepth)

@@ -3,11 +3,11 @@
 /// Members keep their order; only `"`, `\` and control characters are escaped, so
 /// non-ASCII text is written as UTF-8. Doubles print in their shortest round-tripping
 /// form, so parsing the output gives back the same value.
-public enum JSONWriter {
+package enum JSONWriter {
   /// Appends the JSON text of `value` to `output`.
   ///
   /// - Complexity: O(n) in the size of the output.
-  public static func write(_ value: JSON, into output: inout [UInt8]) {
+  package static func write(_ value: JSON, into output: inout [UInt8]) {
     switch value {
     case .null: append("null", to: &output)
     case .bool(let flag): append(flag ? "true" : "false", to: &output)
@@ -27,14 +27,14 @@ public enum JSONWriter {
   }
 
   /// Appends the JSON text of an object to `output`.
-  public static func write(_ object: JSONObject, into output: inout [UInt8]) {
+  package static func write(_ object: JSONObject, into output: inout [UInt8]) {
     output.append(UInt8(ascii: "{"))
     writeMembers(object, into: &output)
     output.append(UInt8(ascii: "}"))
   }
 
   /// Appends `"key":value` pairs separated by commas, without braces.
-  public static func writeMembers(_ object: JSONObject, into output: inout [UInt8]) {
+  package static func writeMembers(_ object: JSONObject, into output: inout [UInt8]) {
     for (index, member) in object.enumerated() {
       if index > 0 { output.append(UInt8(ascii: ",")) }
       writeString(member.key, into: &output)
@@ -44,7 +44,7 @@ public enum JSONWriter {
   }
 
   /// The JSON text of `value` as bytes.
-  public static func bytes(_ value: JSON) -> [UInt8] {
+  package static func bytes(_ value: JSON) -> [UInt8] {
     var output: [UInt8] = []
     output.reserveCapacity(256)
     write(value, into: &output)
@@ -52,12 +52,12 @@ public enum JSONWriter {
   }
 
   /// The JSON text of `value`.
-  public static func string(_ value: JSON) -> String {
+  package static func string(_ value: JSON) -> String {
     String(decoding: bytes(value), as: UTF8.self)
   }
 
   /// Appends a quoted, escaped JSON string.
-  public static func writeString(_ string: String, into output: inout [UInt8]) {
+  package static func writeString(_ string: String, into output: inout [UInt8]) {
     output.append(UInt8(ascii: "\""))
     var string = string
     string.withUTF8 { utf8 in

@@ -13,7 +13,7 @@ public struct FieldPath: Sendable, Hashable, Comparable, CustomStringConvertible
 
   /// The most components a path may have: as deep as a document may nest by default
   /// (``DocumentLimits/maxNestingDepth``), so no value lies deeper.
-  public static let maxComponents = 100
+  package static let maxComponents = 100
 
   /// A path of unescaped components, unchecked (use `init(parsing:)` for text).
   public init(components: [String]) { self.components = components }
@@ -88,13 +88,13 @@ public struct FieldPath: Sendable, Hashable, Comparable, CustomStringConvertible
   }
 
   /// The path itself, for selectors inside `$elemMatch` that apply to the element.
-  public static let root = FieldPath(components: [])
+  package static let root = FieldPath(components: [])
 
   /// Whether this is the value itself (no components).
-  public var isRoot: Bool { components.isEmpty }
+  package var isRoot: Bool { components.isEmpty }
 
   /// This path followed by `other`.
-  public func appending(_ other: FieldPath) -> FieldPath {
+  package func appending(_ other: FieldPath) -> FieldPath {
     FieldPath(components: components + other.components)
   }
 
@@ -105,7 +105,7 @@ public struct FieldPath: Sendable, Hashable, Comparable, CustomStringConvertible
 
   /// A member name written as one path component: `\` and `.` escaped, and a leading `$`
   /// written `\$` (so that it does not read as an operator).
-  public static func escape(_ name: String) -> String {
+  package static func escape(_ name: String) -> String {
     guard name.contains(where: { $0 == "." || $0 == "\\" }) || name.hasPrefix("$") else {
       return name
     }
@@ -119,7 +119,7 @@ public struct FieldPath: Sendable, Hashable, Comparable, CustomStringConvertible
   }
 
   /// The component as an array index, if it is a canonical non-negative integer.
-  public static func arrayIndexOf(_ component: String) -> Int? { arrayIndex(component) }
+  package static func arrayIndexOf(_ component: String) -> Int? { arrayIndex(component) }
 
   static func arrayIndex(_ component: String) -> Int? {
     guard let first = component.utf8.first, first >= UInt8(ascii: "0"), first <= UInt8(ascii: "9"),

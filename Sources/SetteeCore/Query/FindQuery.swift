@@ -7,7 +7,7 @@
 /// ```
 public struct FindQuery: Sendable, Hashable {
   /// One sort key.
-  public struct SortField: Sendable, Hashable {
+  package struct SortField: Sendable, Hashable {
     /// The field to sort by.
     public var path: FieldPath
     /// Largest first when `true`.
@@ -30,10 +30,10 @@ public struct FindQuery: Sendable, Hashable {
   }
 
   /// Which documents match.
-  public var selector: Selector
+  package var selector: Selector
   /// Sort keys, most significant first; ties are broken by `_id`, in the direction of the
   /// last sort key.
-  public var sort: [SortField]
+  package var sort: [SortField]
   /// The fields to return (besides `_id` and `_rev`, which always come back); `nil` for
   /// whole documents.
   public var fields: [FieldPath]?
@@ -72,7 +72,7 @@ public struct FindQuery: Sendable, Hashable {
   ///
   /// - Parameter limit: the most results; by default none for Cloudant Sync's dialect and
   ///   25 for CouchDB's, as CouchDB's `_find` has it.
-  public init(
+  package init(
     selector: Selector = .all, sort: [SortField] = [], fields: [FieldPath]? = nil, skip: Int = 0,
     limit: Int? = nil, useIndex: String? = nil, dialect: QueryDialect = .cloudantSync
   ) {
@@ -86,7 +86,7 @@ public struct FindQuery: Sendable, Hashable {
   }
 
   /// CouchDB's `limit` when a `_find` gives none.
-  public static let couchDBDefaultLimit = 25
+  package static let couchDBDefaultLimit = 25
 
   /// The selector in CouchDB's normal form (``mango``, else made from ``selector``).
   package func mangoSelector() throws -> MangoSelector {
@@ -284,7 +284,7 @@ extension FindQuery {
   }
 
   /// Parses a `sort` array: `["name", {"age": "desc"}]`.
-  public static func parseSort(_ json: JSON) throws -> [SortField] {
+  package static func parseSort(_ json: JSON) throws -> [SortField] {
     guard case .array(let elements) = json else {
       throw SetteeError(.invalidQuery, "\"sort\" needs an array, not \(json.typeName)")
     }

@@ -3,7 +3,7 @@ extension Selector {
   /// matches the same documents (not always the same tree: `$nor` stands for `.not`).
   ///
   /// Used to hand a selector to code that only gets text, such as an SQL function.
-  public var json: JSON {
+  package var json: JSON {
     switch self {
     // `{}` is refused where a sub-selector must be non-empty; this is `{}` anywhere.
     case .all: return ["$and": [[:]]]
@@ -22,7 +22,7 @@ extension Selector {
 
 extension Condition {
   /// `{"$operator": argument}`.
-  public var json: JSON {
+  package var json: JSON {
     switch self {
     case .equal(let value): ["$eq": value]
     case .lessThan(let value): ["$lt": value]

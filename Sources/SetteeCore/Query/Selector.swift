@@ -4,7 +4,7 @@
 /// nested objects turned into dotted paths, and every negation (`$ne`, `$nin`, `$nor`,
 /// `$exists: false`) written as `.not` of its positive form, so that negation always means
 /// the complement of the positive set.
-public indirect enum Selector: Sendable, Hashable {
+package indirect enum Selector: Sendable, Hashable {
   /// `{}`: every document.
   case all
   /// `$and`: every selector matches.
@@ -21,7 +21,7 @@ public indirect enum Selector: Sendable, Hashable {
 }
 
 /// One positive condition on a field's value.
-public indirect enum Condition: Sendable, Hashable {
+package indirect enum Condition: Sendable, Hashable {
   /// `$eq`: equal to the value (an array field also matches an equal element).
   case equal(JSON)
   /// `$lt`: before the value in its type's order (SPEC section 2).
@@ -56,7 +56,7 @@ public indirect enum Condition: Sendable, Hashable {
   case keyMapMatch(Selector)
 
   /// The operator as users write it, for messages.
-  public var operatorName: String {
+  package var operatorName: String {
     switch self {
     case .equal: "$eq"
     case .lessThan: "$lt"
@@ -108,7 +108,7 @@ public enum JSONType: String, Sendable, Hashable, CaseIterable {
 
 extension Selector {
   /// `$and` of the selectors, flattened; one selector stays itself, none is ``all``.
-  public static func conjunction(_ parts: [Selector]) -> Selector {
+  package static func conjunction(_ parts: [Selector]) -> Selector {
     var flat: [Selector] = []
     for part in parts {
       switch part {
@@ -125,7 +125,7 @@ extension Selector {
   }
 
   /// `$or` of the selectors, flattened.
-  public static func disjunction(_ parts: [Selector]) -> Selector {
+  package static func disjunction(_ parts: [Selector]) -> Selector {
     var flat: [Selector] = []
     for part in parts {
       if case .or(let inner) = part { flat.append(contentsOf: inner) } else { flat.append(part) }
@@ -134,7 +134,7 @@ extension Selector {
   }
 
   /// How many `$text` clauses the selector holds.
-  public var textClauseCount: Int {
+  package var textClauseCount: Int {
     switch self {
     case .all, .condition: 0
     case .text: 1

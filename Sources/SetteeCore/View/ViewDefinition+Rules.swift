@@ -4,7 +4,7 @@ extension ViewDefinition {
 
   /// The first rule's key fields: its key when that is a field or an array of fields
   /// (empty otherwise).
-  public var keyFields: [FieldPath] {
+  package var keyFields: [FieldPath] {
     switch rules[0].key {
     case .field(let field): [field]
     case .array(let parts): Self.fields(parts) ?? []
@@ -12,12 +12,12 @@ extension ViewDefinition {
     }
   }
   /// Whether the first rule's key is an array (`key` given as an array).
-  public var compoundKey: Bool { if case .array = rules[0].key { true } else { false } }
+  package var compoundKey: Bool { if case .array = rules[0].key { true } else { false } }
   /// The position in the first rule's key whose arrays and objects emit a row per element.
-  public var each: Int? { rules[0].each }
+  package var each: Int? { rules[0].each }
   /// The first rule's value, as far as fields can say it (`nil` for a constant other than
   /// `null`, an object, or an array that is not of fields).
-  public var value: Value? {
+  package var value: Value? {
     switch rules[0].value {
     case .constant(.null): Value.none
     case .field(let field): .field(field)
@@ -27,7 +27,7 @@ extension ViewDefinition {
     }
   }
   /// Which documents the first rule maps (`nil`: all of them).
-  public var filter: Selector? { rules[0].filter }
+  package var filter: Selector? { rules[0].filter }
 
   /// The paths of `terms` when every one is a field.
   static func fields(_ terms: [Term]) -> [FieldPath]? {
@@ -41,7 +41,7 @@ extension ViewDefinition {
 
   /// A part of what a rule emits, stated as data (never code): a field, a constant, or an
   /// array or object made of such parts.
-  public indirect enum Term: Sendable, Hashable {
+  package indirect enum Term: Sendable, Hashable {
     /// A field's value (`"pet.species"`; `_id` and `_rev` are the document's).
     case field(FieldPath)
     /// A constant (`{"const": 1}`).
@@ -56,16 +56,16 @@ extension ViewDefinition {
 
   /// One `emit` of CouchDB's map functions, as data: each document the filter lets through
   /// emits one row (or one per element, with `each`).
-  public struct Rule: Sendable, Hashable {
+  package struct Rule: Sendable, Hashable {
     /// The key. A document missing a field the key reads emits nothing by this rule.
-    public var key: Term
+    package var key: Term
     /// Which part of the key emits a row per element of an array (or member value of an
     /// object): its position in an array key, or 0 for a key of one field.
-    public var each: Int?
+    package var each: Int?
     /// The value (a missing field gives `null`).
-    public var value: Term
+    package var value: Term
     /// Which documents this rule applies to (`nil`: all of them).
-    public var filter: Selector?
+    package var filter: Selector?
   }
 
   /// The rows `rule` makes of a document (given as JSON, `_id` and `_rev` included).

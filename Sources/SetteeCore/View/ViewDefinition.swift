@@ -25,7 +25,7 @@
 /// - `collation` (optional): `"unicode"` (the default, CouchDB's) or `"raw"`.
 public struct ViewDefinition: Sendable, Hashable {
   /// What a declarative view emits as each row's value.
-  public enum Value: Sendable, Hashable {
+  package enum Value: Sendable, Hashable {
     /// `null`.
     case none
     /// One field's value (`null` when missing).
@@ -40,7 +40,7 @@ public struct ViewDefinition: Sendable, Hashable {
   public var name: String
   /// What the view emits: one rule per `emit` of a map function (the top-level `key`,
   /// `each`, `value` and `filter` state one).
-  public var rules: [Rule]
+  package var rules: [Rule]
   /// The built-in reduce, if any.
   public var reduce: ViewReduce?
   /// The key order.
@@ -195,7 +195,7 @@ public struct ViewDefinition: Sendable, Hashable {
   /// The rows a document emits: `(key, value)` pairs.
   ///
   /// - Throws: ``SetteeError`` from the filter (a `$regex` over its time limit).
-  public func map(_ document: Document) throws -> [(key: JSON, value: JSON)] {
+  package func map(_ document: Document) throws -> [(key: JSON, value: JSON)] {
     let whole = JSON.object(document.json)
     var rows: [(key: JSON, value: JSON)] = []
     for rule in rules { rows += try Self.rows(rule, whole) }

@@ -96,10 +96,10 @@ public struct ViewQuery: Sendable, Hashable {
 
   /// ``keys`` in the order rows come: the list's order, or reversed when ``descending``
   /// (CouchDB 3.x walks the list backwards; all-documents queries do the same).
-  public var keysInOrder: [JSON]? { descending ? keys.map { Array($0.reversed()) } : keys }
+  package var keysInOrder: [JSON]? { descending ? keys.map { Array($0.reversed()) } : keys }
 
   /// The group level in effect: `nil` for no grouping, `Int.max` for whole keys.
-  public var effectiveGroupLevel: Int? {
+  package var effectiveGroupLevel: Int? {
     if let groupLevel { return groupLevel == 0 && !group ? nil : groupLevel }
     return group ? Int.max : nil
   }
@@ -222,7 +222,7 @@ extension ViewQuery {
   ///   - hasReduce: whether the view has a reduce function.
   ///   - collation: the view's key order, to check that the range is not reversed.
   /// - Throws: ``SetteeError`` with code `invalidQuery` naming the options in conflict.
-  public func validate(hasReduce: Bool, collation: ViewCollation) throws {
+  package func validate(hasReduce: Bool, collation: ViewCollation) throws {
     func refuse(_ message: String) -> SetteeError { SetteeError(.invalidQuery, message) }
     guard skip >= 0 else { throw refuse("skip must be 0 or more, not \(skip)") }
     if let limit, limit < 0 { throw refuse("limit must be 0 or more, not \(limit)") }

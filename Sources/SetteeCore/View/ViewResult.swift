@@ -16,7 +16,7 @@ public struct ViewRow: Sendable, Hashable {
   public var error: String?
 
   /// A row.
-  public init(key: JSON, value: JSON, id: String? = nil, document: Document? = nil) {
+  package init(key: JSON, value: JSON, id: String? = nil, document: Document? = nil) {
     self.key = key
     self.value = value
     self.id = id
@@ -45,7 +45,7 @@ public struct ViewMapError: Sendable, Hashable {
   public var message: String
 
   /// An error record.
-  public init(documentID: String, message: String) {
+  package init(documentID: String, message: String) {
     self.documentID = documentID
     self.message = message
   }
@@ -72,7 +72,7 @@ public struct ViewResult: Sendable, Hashable {
   public var updateError: SetteeError?
 
   /// A result.
-  public init(
+  package init(
     rows: [ViewRow], totalRows: Int, offset: Int? = nil, updateSeq: Int64,
     errors: [ViewMapError] = [], isReduced: Bool = false
   ) {

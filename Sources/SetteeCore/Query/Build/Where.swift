@@ -2,8 +2,8 @@
 /// `Where` because Foundation has a `Predicate` of its own).
 ///
 /// It means exactly what the same Mango JSON means: it is turned into that JSON
-/// (``json``) and parsed by ``SelectorParser``, so both ways of writing a query give the
-/// same ``Selector``, checked by the same rules.
+/// (``json``) and parsed by the same parser, so both ways of writing a query give the same
+/// selector, checked by the same rules.
 public struct Where: Sendable, Hashable {
   indirect enum Node: Sendable, Hashable {
     case all
@@ -82,7 +82,7 @@ public struct Where: Sendable, Hashable {
   ///
   /// - Throws: ``SetteeError`` with code `invalidQuery` (a bad path, a bad argument) that
   ///   names the operator and the field, as for JSON.
-  public func selector() throws -> Selector { try SelectorParser.parse(json) }
+  package func selector() throws -> Selector { try SelectorParser.parse(json) }
 }
 
 /// A sort key for Swift queries: `.ascending("name")`, `.descending("age")`.
@@ -103,7 +103,7 @@ public struct Sort: Sendable, Hashable {
   /// The sort field, checked.
   ///
   /// - Throws: ``SetteeError`` with code `invalidQuery` for a bad path.
-  public func sortField() throws -> FindQuery.SortField {
+  package func sortField() throws -> FindQuery.SortField {
     if field.path == "$relevance" { return .relevance(descending: descending) }
     return FindQuery.SortField(try FieldPath(parsing: field.path), descending: descending)
   }

@@ -6,7 +6,7 @@ extension Matcher {
   /// - Complexity: O(n log n) in the number of documents.
   ///
   /// - Throws: ``SetteeError`` with code `limitExceeded` when a `$regex` runs too long.
-  public static func find(_ query: FindQuery, in documents: [Document]) throws -> [Document] {
+  package static func find(_ query: FindQuery, in documents: [Document]) throws -> [Document] {
     // Each matching document with its sort keys, read once (not once per comparison).
     var matching: [(document: Document, keys: [JSON?])] = []
     for document in documents where !document.isDeleted && !Document.isDesignID(document.id) {
@@ -27,7 +27,7 @@ extension Matcher {
 
   /// The sort key of one document for one sort field; `nil` when the field is missing
   /// (which sorts before everything, `null` included).
-  public static func sortKey(_ document: JSON, _ field: FindQuery.SortField) -> JSON? {
+  package static func sortKey(_ document: JSON, _ field: FindQuery.SortField) -> JSON? {
     let values = PathResolver.sortValues(document, field.path)
     guard var best = values.first else { return nil }
     for value in values.dropFirst() {
@@ -70,7 +70,7 @@ extension Matcher {
   /// (`tags.0` → `{"tags": {"0": "pilot"}}`); any other name reaches into each object of
   /// an array (`pets.name` → `{"pets": [{"name": …}, …]}`), unless element numbers at the
   /// same array picked something.
-  public static func project(_ document: Document, _ fields: [FieldPath]) -> Document {
+  package static func project(_ document: Document, _ fields: [FieldPath]) -> Document {
     var projected = document
     projected.body =
       project(.object(document.body), fields.map { $0.components[...] })?.objectValue ?? [:]

@@ -4,12 +4,12 @@ import Foundation
 ///
 /// The SQL path must give exactly the results this gives; randomized differential tests
 /// hold the two together.
-public enum Matcher {
+package enum Matcher {
   /// Whether a document (as JSON, with `_id` and `_rev`) matches.
   ///
   /// - Throws: ``SetteeError`` with code `limitExceeded` when a `$regex` runs past
   ///   its time limit (0.1 s) on one string.
-  public static func matches(_ selector: Selector, _ document: JSON) throws -> Bool {
+  package static func matches(_ selector: Selector, _ document: JSON) throws -> Bool {
     switch selector {
     case .all: return true
     case .and(let parts): return try parts.allSatisfy { try matches($0, document) }

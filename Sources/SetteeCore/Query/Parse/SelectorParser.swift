@@ -4,9 +4,9 @@ import Foundation
 ///
 /// Every error is a ``SetteeError`` with code `invalidQuery` whose message names the
 /// operator as the user wrote it and the field path it applies to.
-public enum SelectorParser {
+package enum SelectorParser {
   /// Parses a selector object such as `{"age": {"$gt": 12}, "pet.species": "cat"}`.
-  public static func parse(_ json: JSON) throws -> Selector {
+  package static func parse(_ json: JSON) throws -> Selector {
     guard case .object(let object) = json else {
       throw SetteeError(.invalidQuery, "a selector must be a JSON object, not \(json.typeName)")
     }
@@ -14,7 +14,7 @@ public enum SelectorParser {
   }
 
   /// Parses selector JSON text.
-  public static func parse(_ text: String) throws -> Selector {
+  package static func parse(_ text: String) throws -> Selector {
     try parse(JSONParser.parse(text))
   }
 
