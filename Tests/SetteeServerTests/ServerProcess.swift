@@ -243,7 +243,9 @@ final class ServerProcess: @unchecked Sendable {
   }
 
   /// ``receive(_:timeout:)``'s bytes, as they came.
-  func receiveBytes(_ fd: Int32, timeout: Double) -> [UInt8] {
+  func receiveBytes(_ fd: Int32, timeout: Double, until done: (([UInt8]) -> Bool)? = nil)
+    -> [UInt8]
+  {
     var time = timeval(tv_sec: 0, tv_usec: 100_000)
     setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &time, socklen_t(MemoryLayout<timeval>.size))
     let deadline = Date().addingTimeInterval(timeout)
@@ -252,7 +254,10 @@ final class ServerProcess: @unchecked Sendable {
     while Date() < deadline {
       let count = receiveRetrying(fd, &buffer)
       if count == 0 || (count < 0 && errno != EAGAIN && errno != EWOULDBLOCK) { break }
-      if count > 0 { received += buffer[0..<count] }
+      if count > 0 {
+        received += buffer[0..<count]
+        if let done, done(received) { break }
+      }
     }
     return received
   }

@@ -15,7 +15,7 @@ package enum ReferenceQuery {
   package static func find(
     _ documents: [JSONObject], selector: JSON, sort: JSON? = nil, skip: Int = 0, limit: Int = 0
   ) -> [String] {
-    var found = documents.filter { document in
+    let found = documents.filter { document in
       let id = document["_id"]?.stringValue ?? ""
       return !id.hasPrefix("_design/") && matches(.object(document), selector)
     }
@@ -25,16 +25,22 @@ package enum ReferenceQuery {
       return (components(member.key), member.value.stringValue == "desc")
     }
     let lastDescending = keys.last?.descending ?? false
-    found.sort { left, right in
-      for key in keys {
-        let order = compareSortValues(
-          sortValue(left, key.path, key.descending), sortValue(right, key.path, key.descending))
+    // Each document's sort values, read once (decorate, sort, undecorate).
+    let decorated = found.map { document in
+      (
+        id: document["_id"]?.stringValue ?? "",
+        values: keys.map { sortValue(document, $0.path, $0.descending) }
+      )
+    }
+    let sorted = decorated.sorted { left, right in
+      for (index, key) in keys.enumerated() {
+        let order = compareSortValues(left.values[index], right.values[index])
         if order != 0 { return key.descending ? order > 0 : order < 0 }
       }
-      let order = compareText(left["_id"]?.stringValue ?? "", right["_id"]?.stringValue ?? "")
+      let order = compareText(left.id, right.id)
       return lastDescending ? order > 0 : order < 0
     }
-    let ids = found.dropFirst(skip).map { $0["_id"]?.stringValue ?? "" }
+    let ids = sorted.dropFirst(skip).map(\.id)
     return limit > 0 ? Array(ids.prefix(limit)) : ids
   }
 

@@ -35,7 +35,9 @@ struct CouchDBReplayTests {
 
   /// CouchDB's replicator pulling from Settee, both rounds, the source filled round by
   /// round with what the reference source served.
-  @Test(arguments: ["S2-couchdb-pull__couchdb.jsonl", "X2-couchdb-pull-no-attachments__couchdb.jsonl"])
+  @Test(arguments: [
+    "S2-couchdb-pull__couchdb.jsonl", "X2-couchdb-pull-no-attachments__couchdb.jsonl",
+  ])
   func couchDBPullsFromSettee(_ transcript: String) async throws {
     let replay = try WireReplay()
     let exchanges = try WireTranscript.load(transcript)
@@ -64,7 +66,7 @@ extension CouchDBReplayTests {
     let replay = try WireReplay()
     let exchanges = try WireTranscript.load(transcript).filter { $0.request.path != "/_session" }
     let feed = try #require(exchanges.firstIndex { $0.request.path.contains("feed=continuous") })
-    func rows(_ body: [UInt8]) -> [(id: String, rev: String)] {
+    @Sendable func rows(_ body: [UInt8]) -> [(id: String, rev: String)] {
       body.split(separator: UInt8(ascii: "\n")).compactMap { line in
         guard let row = try? JSONParser.parse(Array(line)), let id = row["id"]?.stringValue
         else { return nil }
@@ -81,19 +83,28 @@ extension CouchDBReplayTests {
       exchanges.indices.first { index in
         index > feed
           && later.contains { rev in
-            (exchanges[index].request.path + String(decoding: exchanges[index].request.body, as: UTF8.self))
+            (exchanges[index].request.path
+              + String(decoding: exchanges[index].request.body, as: UTF8.self))
               .contains(rev)
           }
       })
     try replay.fillSource(from: Array(exchanges[..<roundTwo]))
     try replay.run(Array(exchanges[..<feed]))
-    // The feed ends 10 s after its last change, by CouchDB's own `timeout=10000` (the
-    // replicator was cancelled). A shorter one (3 s) ended the feed before round 2 while
-    // the whole suite ran on two cores.
+    // The feed would end 10 s after its last change, by CouchDB's own `timeout=10000` (the
+    // replicator was cancelled; a shorter one, 3 s, ended the feed before round 2 while the
+    // whole suite ran on two cores). The test stops reading once every revision CouchDB's
+    // feed carried has come, in whole rows, instead of waiting those 10 s.
     let (server, feedRequest) = (replay.server, exchanges[feed].request)
+    let wanted = Set(theirs.map(\.rev))
+    @Sendable func complete(_ bytes: [UInt8]) -> Bool {
+      guard let answer = try? RawHTTP.parse(bytes) else { return false }
+      return Set(rows(answer.body).map(\.rev)).isSuperset(of: wanted)
+    }
     // On a thread of its own: a blocking read must not hold one of the cooperative pool's.
     let following = Task {
-      try await onThread { try RawHTTP.send(feedRequest, to: server, timeout: 60) }
+      try await onThread {
+        try RawHTTP.send(feedRequest, to: server, timeout: 60, until: complete)
+      }
     }
     try await Task.sleep(for: .milliseconds(300))
     try replay.run(Array(exchanges[(feed + 1)..<roundTwo]))
@@ -138,7 +149,9 @@ final class WireReplay {
       request.path = rewrite(request.path)
       // Bodies that are text (a multipart body with gzip parts is not) name revisions.
       if !revisions.isEmpty, var text = String(validating: request.body, as: UTF8.self) {
-        for (couch, settee) in revisions { text = text.replacingOccurrences(of: couch, with: settee) }
+        for (couch, settee) in revisions {
+          text = text.replacingOccurrences(of: couch, with: settee)
+        }
         request.body = Array(text.utf8)
       }
       let answer = try RawHTTP.send(request, to: server)
@@ -176,12 +189,15 @@ final class WireReplay {
       } else if path.contains("open_revs="), let type = exchange.response.header("content-type"),
         let boundary = Multipart.boundary(ofContentType: type)
       {
-        for document in try Multipart.documents(fromMixed: exchange.response.body, boundary: boundary) {
+        for document in try Multipart.documents(
+          fromMixed: exchange.response.body, boundary: boundary)
+        {
           add(document)
         }
       }
     }
-    let database = round.first { $0.request.path != "/_session" }
+    let database =
+      round.first { $0.request.path != "/_session" }
       .map { String($0.request.path.split(separator: "/").first ?? "") } ?? "wire-src"
     if !created.contains(database) {
       created.insert(database)
@@ -193,7 +209,8 @@ final class WireReplay {
     request.body = JSONWriter.bytes(["new_edits": false, "docs": docs])
     let answer = try RawHTTP.send(request, to: server)
     if answer.status != 201 || answer.json != .array([]) {
-      differences.append("filling \(database): \(answer.status) \(String(decoding: answer.body, as: UTF8.self))")
+      differences.append(
+        "filling \(database): \(answer.status) \(String(decoding: answer.body, as: UTF8.self))")
     }
   }
 

@@ -5,10 +5,12 @@ import SetteeTestSupport
 /// recorded requests with exactly their headers (no client adds `Accept-Encoding` or
 /// decodes an answer behind the test's back) and reads the answer as it came.
 enum RawHTTP {
-  /// Sends `request` to `server` and reads the whole answer (at most `timeout` seconds).
-  static func send(_ request: WireMessage, to server: ServerProcess, timeout: Double = 30) throws
-    -> WireMessage
-  {
+  /// Sends `request` to `server` and reads the whole answer (at most `timeout` seconds), or
+  /// until `done` says what was read so far is enough (a feed that stays open).
+  static func send(
+    _ request: WireMessage, to server: ServerProcess, timeout: Double = 30,
+    until done: (([UInt8]) -> Bool)? = nil
+  ) throws -> WireMessage {
     var head = "\(request.method) \(request.path) HTTP/1.1\r\nHost: 127.0.0.1:\(server.port)\r\n"
     for (name, value) in request.headers {
       switch name.lowercased() {
@@ -21,7 +23,7 @@ enum RawHTTP {
     head += "Content-Length: \(request.body.count)\r\nConnection: close\r\n\r\n"
     let fd = try server.connectAndSend(Array(head.utf8) + request.body)
     defer { close(fd) }
-    let received = server.receiveBytes(fd, timeout: timeout)
+    let received = server.receiveBytes(fd, timeout: timeout, until: done)
     return try parse(received)
   }
 
@@ -55,7 +57,8 @@ enum RawHTTP {
       var joined: [UInt8] = []
       var index = 0
       while let lineEnd = find([13, 10], in: body, from: index) {
-        let sizeText = String(decoding: body[index..<lineEnd], as: UTF8.self)
+        let sizeText =
+          String(decoding: body[index..<lineEnd], as: UTF8.self)
           .split(separator: ";").first.map(String.init) ?? ""
         guard let size = Int(sizeText.trimmingCharacters(in: .whitespaces), radix: 16) else {
           break
