@@ -27,7 +27,9 @@ struct ViewCatchUpTests {
     let path = directory.path("slices.db")
     let docs = try Database(path: path).collection()
     try docs.putAll((0..<60).map { ["_id": .string("d\($0)"), "n": .int(Int64($0))] })
+    let mapped = Guarded(0)
     let slow = try docs.view("slow", version: "1") { document, emit in
+      mapped.mutate { $0 += 1 }
       Thread.sleep(forTimeInterval: 0.05)  // 60 documents: 3 s of mapping
       emit(document["n"] ?? .null, nil)
     }
@@ -39,9 +41,12 @@ struct ViewCatchUpTests {
       rows.withLock { $0 = result }
       done.signal()
     }
-    Thread.sleep(forTimeInterval: 0.3)
+    // Once the catch-up is under way, however long a loaded machine takes to start it.
+    let deadline = Date().addingTimeInterval(60)
+    while mapped.value < 3, Date() < deadline { usleep(1000) }
     // Within the busy timeout although the whole catch-up takes twice as long.
     try other.put(["_id": "during", "n": 1000])
+    #expect(mapped.value < 60, "the write came after the catch-up had mapped everything")
     done.wait()
     // The query answers with the write made meanwhile.
     let answer = rows.withLock { $0 }
