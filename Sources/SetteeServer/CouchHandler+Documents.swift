@@ -103,6 +103,12 @@ extension CouchHandler {
       else { throw CouchError(.notFound, "not_found", "missing") }
       return CouchResponse.json(.object(shown))
     }
+    // The winner with no options: its stored text, with no JSON values made.
+    if request.query.isEmpty, let (text, rev) = try await db.winnerText(id) {
+      let etag = "\"\(rev)\""
+      if let unchanged = notModified(request, etag) { return unchanged }
+      return CouchResponse.jsonBytes(text, headers: [.eTag: etag])
+    }
     let meta = request.flag("meta")
     if let text = request.query["rev"], text.hasSuffix("-"),
       text.dropLast().allSatisfy(\.isASCII), Int(text.dropLast()) != nil
@@ -171,6 +177,7 @@ extension CouchHandler {
       let etag =
         metaMembers.contains { document[$0] != nil }
         ? nil : document["_rev"]?.stringValue.map { "\"\($0)\"" }
+      if let etag, let unchanged = notModified(request, etag) { return unchanged }
       if related {
         let boundary = Multipart.boundary()
         if let related = Multipart.related(document, boundary: boundary) {
@@ -189,6 +196,16 @@ extension CouchHandler {
       throw CouchError(.notFound, "not_found", "deleted")
     }
     throw CouchError(.notFound, "not_found", "missing")
+  }
+
+  /// CouchDB's `etag_respond`: a 304 with the ETag when `If-None-Match` names it (one of a
+  /// comma-separated list), `nil` otherwise.
+  func notModified(_ request: CouchRequest, _ etag: String) -> Response? {
+    guard let tags = request.headers[.ifNoneMatch],
+      tags.split(separator: ",").contains(where: { $0.trimmingCharacters(in: .whitespaces) == etag }
+      )
+    else { return nil }
+    return Response(status: .notModified, headers: [.eTag: etag])
   }
 
   /// WebDAV's `COPY`, which CouchDB takes for documents.

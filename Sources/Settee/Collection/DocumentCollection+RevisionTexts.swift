@@ -84,4 +84,33 @@ extension DocumentCollection {
     text.append(UInt8(ascii: "}"))
     return text
   }
+
+  /// The winning revision as the JSON text ``document(_:_:)-2o8gj`` answers with no options
+  /// (`{"_id":…,"_rev":…` and the body's members), and that revision, made from the stored
+  /// body without parsing it: what the server's `GET /{db}/{docid}` sends. `nil` when that
+  /// answer is not this text (the general path then answers): the document is missing or
+  /// deleted, it holds attachments, or its stored body or revision does not check, which
+  /// the general path reports as damage.
+  package func winnerText(_ id: String) async throws -> (text: [UInt8], rev: String)? {
+    let operation = inCollection(nil) { db, cid in try Self.winnerText(db, cid: cid, id: id) }
+    return try await database.withConnection(.reading) { try self.database.read(operation) }
+  }
+
+  /// ``winnerText(_:)`` read from `db`.
+  static func winnerText(_ db: SQLConnection, cid: Int64, id: String) throws
+    -> (text: [UInt8], rev: String)?
+  {
+    if Names.containsNUL(id) { return nil }
+    let found = try DocumentReader.winnerRow(db, cid: cid, id: id).first {
+      row -> (text: [UInt8], rev: String)? in
+      let rev = row.string(0)
+      guard row.int64(1) == 0, row.int64(5) == 0, RevisionID(rev) != nil else { return nil }
+      let body = row.bytes(2)
+      guard JSONValidator.isObject(body, maxDepth: Database.Configuration.maxNestingDepth) else {
+        return nil
+      }
+      return (DocumentReader.documentText(id: id, rev: rev, body: body), rev)
+    }
+    return found ?? nil
+  }
 }

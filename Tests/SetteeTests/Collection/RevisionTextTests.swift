@@ -1,5 +1,6 @@
 import Foundation
 import SetteeCore
+import SetteeTestSupport
 import Testing
 
 @testable import Settee
@@ -62,5 +63,35 @@ struct RevisionTextTests {
         RevisionsRequest("plain", [plain], options: .init(revs: true)))
     }
     #expect(copied != nil)
+  }
+
+  /// `winnerText` (what `GET /{db}/{docid}` sends with no options) is the printed document
+  /// where it answers, and answers for every live document without attachments, branched
+  /// ones included (their other leaves are not shown without options).
+  @Test func winnerTextIsThePrintedDocument() async throws {
+    let docs = try Database(inMemoryWith: .init()).collection("docs")
+    var generator = RandomQueries(seed: 7)
+    let documents = (0..<60).map { generator.document($0) }
+    try await docs.putAll(documents)
+    try await docs.putAll(
+      [
+        ["_id": "branched", "_rev": "1-a", "v": 1], ["_id": "branched", "_rev": "1-b", "v": 2],
+        ["_id": "escaped", "_rev": "1-c", "s": "a\"b\\c\n\u{0}", "n": 1.5e300],
+      ], newEdits: false)
+    let doomed = try await docs.put(["_id": "gone", "x": 1])
+    try await docs.delete("gone", rev: doomed.rev.description)
+    try await docs.put(["_id": "held"])
+    try await docs.putAttachment(
+      "a.txt", to: "held", rev: try await docs.get("held")?.rev, data: Array("hi".utf8))
+    let ids = documents.map { $0["_id"]!.stringValue! } + ["branched", "escaped"]
+    for id in ids {
+      let document = try #require(try await docs.document(id, RevisionReadOptions()))
+      let answer = try #require(try await docs.winnerText(id), "\(id)")
+      #expect(answer.text == JSONWriter.bytes(.object(document)), "\(id)")
+      #expect(.string(answer.rev) == document["_rev"])
+    }
+    for id in ["gone", "held", "never", "a\u{0}b"] {
+      #expect(try await docs.winnerText(id) == nil, "\(id)")
+    }
   }
 }
