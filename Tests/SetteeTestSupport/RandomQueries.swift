@@ -31,9 +31,6 @@ package struct RandomQueries {
     }
   }
 
-  /// The selector with other values of the same kind (integers, other numbers, strings)
-  /// in its comparisons (`$eq`, `$gt`, `$gte`, `$lt`, `$lte`) outside `$elemMatch`,
-  /// `$allMatch` and `$keyMapMatch`: queries of one shape, for the plan cache.
   /// Another value of `old`'s kind (an integer, another number, a string); others as they are.
   mutating func value(like old: JSON) -> JSON {
     switch old {
@@ -44,26 +41,10 @@ package struct RandomQueries {
     }
   }
 
-  package mutating func revalued(_ selector: Selector) -> Selector {
-    switch selector {
-    case .and(let parts): return .and(parts.map { revalued($0) })
-    case .or(let parts): return .or(parts.map { revalued($0) })
-    case .not(let inner): return .not(revalued(inner))
-    case .condition(let path, .equal(let old)): return .condition(path, .equal(value(like: old)))
-    case .condition(let path, .lessThan(let old)):
-      return .condition(path, .lessThan(value(like: old)))
-    case .condition(let path, .lessThanOrEqual(let old)):
-      return .condition(path, .lessThanOrEqual(value(like: old)))
-    case .condition(let path, .greaterThan(let old)):
-      return .condition(path, .greaterThan(value(like: old)))
-    case .condition(let path, .greaterThanOrEqual(let old)):
-      return .condition(path, .greaterThanOrEqual(value(like: old)))
-    default: return selector
-    }
-  }
-
-  /// ``revalued(_:)`` for a selector as JSON (what the reference reads): the same
-  /// comparisons get other values of their kind, implicit equalities too.
+  /// The selector (as JSON) with other values of the same kind (integers, other numbers,
+  /// strings) in its comparisons (`$eq`, `$gt`, `$gte`, `$lt`, `$lte`, implicit equalities)
+  /// outside `$elemMatch`, `$allMatch` and `$keyMapMatch`: queries of one shape, for the
+  /// plan cache.
   package mutating func revalued(json selector: JSON) -> JSON {
     func condition(_ given: JSON) -> JSON {
       guard case .object(let object) = given else { return value(like: given) }

@@ -44,6 +44,13 @@ package enum ReferenceQuery {
     return limit > 0 ? Array(ids.prefix(limit)) : ids
   }
 
+  /// ``find(_:selector:sort:skip:limit:)`` over stored documents.
+  package static func find(
+    _ documents: [Document], selector: JSON, sort: JSON? = nil, skip: Int = 0, limit: Int = 0
+  ) -> [String] {
+    find(documents.map(\.json), selector: selector, sort: sort, skip: skip, limit: limit)
+  }
+
   // MARK: - Selectors
 
   /// Whether `value` (a document, or an element inside `$elemMatch`/`$allMatch`) matches

@@ -187,13 +187,11 @@ struct IndexBuildTests {
     }
     let all = try collection.find(FindQuery())
     for value in values {
-      for selector in [
-        Selector.condition("v", .equal(value)), .condition("w.x", .greaterThanOrEqual(value)),
-      ] {
-        let query = FindQuery(selector: selector, useIndex: "i")
+      for selector: JSON in [["v": ["$eq": value]], ["w.x": ["$gte": value]]] {
+        let query = FindQuery(selector: try SelectorParser.parse(selector), useIndex: "i")
         #expect(
           Set(try collection.find(query).map(\.id))
-            == Set(try Matcher.find(query, in: all).map(\.id)),
+            == Set(ReferenceQuery.find(all, selector: selector)),
           "\(selector)")
       }
     }

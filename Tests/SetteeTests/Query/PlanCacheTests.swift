@@ -118,22 +118,24 @@ struct PlanCacheTests {
   }
 
   /// Queries of one shape, run until the template is trusted and then on, return what the
-  /// matcher finds.
+  /// reference finds.
   @Test(arguments: [
     #"{"n": {"$gt": 5}}"#, #"{"n": {"$gte": 3, "$lt": 9}}"#, #"{"n": 4}"#,
     #"{"n": {"$lte": 2.5}}"#, #"{"n": {"$gt": "a"}}"#,
   ])
-  func templatesFindWhatTheMatcherFinds(_ text: String) throws {
+  func templatesFindWhatTheReferenceFinds(_ text: String) throws {
     let (database, items) = try collection()
     let stored = try items.find(FindQuery())
-    let selector = try Self.selector(JSONParser.parse(text))
+    let json = try JSONParser.parse(text)
+    let selector = try Self.selector(json)
     var values = RandomQueries(seed: 7)
     for round in 0..<12 {
-      let query = FindQuery(
-        selector: round == 0 ? selector : values.revalued(selector), sort: [.init("n")], limit: 7)
+      let revalued = round == 0 ? json : values.revalued(json: json)
+      let query = FindQuery(selector: try Self.selector(revalued), sort: [.init("n")], limit: 7)
       #expect(
-        try items.find(query).map(\.id) == Matcher.find(query, in: stored).map(\.id),
-        "round \(round): \(query.selector)")
+        try items.find(query).map(\.id)
+          == ReferenceQuery.find(stored, selector: revalued, sort: ["n"], limit: 7),
+        "round \(round): \(revalued)")
     }
     let query = FindQuery(selector: selector, sort: [.init("n")], limit: 7)
     guard case .template(_, let checks)? = try entry(database, items, query) else {
@@ -156,10 +158,11 @@ struct PlanCacheTests {
   func valueDependentPlansAreNotKept(_ text: String) throws {
     let (database, items) = try collection()
     let stored = try items.find(FindQuery())
-    let query = FindQuery(selector: try Self.selector(JSONParser.parse(text)))
+    let json = try JSONParser.parse(text)
+    let query = FindQuery(selector: try Self.selector(json))
     for _ in 0..<5 {
       #expect(
-        Set(try items.find(query).map(\.id)) == Set(try Matcher.find(query, in: stored).map(\.id)))
+        Set(try items.find(query).map(\.id)) == Set(ReferenceQuery.find(stored, selector: json)))
     }
     guard case .uncacheable? = try entry(database, items, query) else {
       Issue.record("\(text) was kept")
@@ -174,11 +177,13 @@ struct PlanCacheTests {
   func countsAndCoveredFindsAreKept(_ text: String) throws {
     let (database, items) = try collection()
     let stored = try items.find(FindQuery())
-    let selector = try Self.selector(JSONParser.parse(text))
+    let json = try JSONParser.parse(text)
+    let selector = try Self.selector(json)
     var values = RandomQueries(seed: 11)
     for round in 0..<8 {
-      let revalued = round == 0 ? selector : values.revalued(selector)
-      let expected = try Matcher.find(FindQuery(selector: revalued), in: stored).map(\.id)
+      let revaluedJSON = round == 0 ? json : values.revalued(json: json)
+      let revalued = try Self.selector(revaluedJSON)
+      let expected = ReferenceQuery.find(stored, selector: revaluedJSON)
       #expect(try items.count(FindQuery(selector: revalued)) == expected.count, "\(revalued)")
       let covered = FindQuery(selector: revalued, fields: [FieldPath(components: ["n"])])
       #expect(try items.explain(covered).covering)
@@ -212,11 +217,12 @@ struct PlanCacheTests {
   @Test func changesToTheCollectionReplan() throws {
     let (_, items) = try collection()
     func check(_ low: Int64) throws {
-      let query = FindQuery(
-        selector: try Self.selector(["n": ["$gt": .int(low)]]), sort: [.init("n")], limit: 5)
+      let selector: JSON = ["n": ["$gt": .int(low)]]
+      let query = FindQuery(selector: try Self.selector(selector), sort: [.init("n")], limit: 5)
       #expect(
         try items.find(query).map(\.id)
-          == Matcher.find(query, in: try items.find(FindQuery())).map(\.id))
+          == ReferenceQuery.find(
+            try items.find(FindQuery()), selector: selector, sort: ["n"], limit: 5))
     }
     for low in 0..<6 { try check(Int64(low)) }
     try items.deleteIndex(named: "n")

@@ -5,7 +5,7 @@ import Testing
 
 /// The planner's strategies one by one (``QueryPlanner``'s `textSearch`, `forcedIndex`,
 /// `weighIndexes`, `orUnion`, `covering` and `decide`): for each, a query it decides,
-/// what `explain` says of it, and that the plan's answer is the matcher's.
+/// what `explain` says of it, and that the plan's answer is the reference's (`ReferenceQuery`).
 @Suite("Planner strategies")
 struct PlanStrategyTests {
   static func collection() throws -> DocumentCollection {
@@ -60,13 +60,13 @@ struct PlanStrategyTests {
     #expect(plan.reason.contains(reason), "\(request): \(plan.reason)")
     var everything = FindQuery()
     everything.limit = 0
-    // The matcher has no $text: the same documents by a $regex.
-    let reference =
+    // The reference has no $text: the same documents by a $regex.
+    let body = try JSONParser.parse(
       request.contains("$text")
-      ? try FindQuery(
-        json: JSONParser.parse(#"{"selector": {"s": {"$regex": "alpha"}, "n": {"$lt": 20}}}"#))
-      : query
-    let expected = try Matcher.find(reference, in: try items.find(everything)).map(\.id)
+        ? #"{"selector": {"s": {"$regex": "alpha"}, "n": {"$lt": 20}}}"# : request)
+    let expected = ReferenceQuery.find(
+      try items.find(everything), selector: body["selector"] ?? [:], sort: body["sort"],
+      skip: Int(body["skip"]?.intValue ?? 0), limit: Int(body["limit"]?.intValue ?? 0))
     let found = try items.find(query).map(\.id)
     #expect(request.contains("$text") ? Set(found) == Set(expected) : found == expected)
     #expect(!found.isEmpty, "\(request)")

@@ -99,11 +99,11 @@ struct QuerySafetyTests {
 
   /// String equality first looks for the string's JSON text in the body: strings that need
   /// escaping, member names spelled like the value, and values nested in arrays must give
-  /// what the matcher gives.
+  /// what the reference (`ReferenceQuery`) gives.
   @Test(arguments: [
     "mike", "a\"b", "back\\slash", "é", "e\u{301}", "tab\t", "nul\u{0}", "", "name", "[1]",
   ])
-  func stringEqualityScansAgreeWithTheMatcher(value: String) throws {
+  func stringEqualityScansAgreeWithTheReference(value: String) throws {
     let collection = try Database(inMemoryWith: .init()).collection()
     // A member name may not hold U+0000 (see NameRulesTests); a value may.
     let key: JSONObject = ["_id": "key", .init(stringLiteral: value): "other", "name": "x"]
@@ -129,7 +129,7 @@ struct QuerySafetyTests {
     ] {
       let query = FindQuery(selector: try SelectorParser.parse(selector))
       let found = try collection.find(query).map(\.id)
-      let expected = try Matcher.find(query, in: all).map(\.id)
+      let expected = ReferenceQuery.find(all, selector: selector)
       #expect(
         found == expected,
         "\(JSONWriter.string(selector)) \(value.unicodeScalars.map(\.value)) \(found) \(expected)")

@@ -21,9 +21,12 @@ struct SeedExampleTests {
     var query = FindQuery(selector: try SelectorParser.parse(selector))
     if let sort { query.sort = try FindQuery.parseSort(JSONParser.parse(sort)) }
     let found = try people.find(query).map(\.id)
-    // The reference matcher must agree, order included.
+    // The reference must agree, order included.
     let all = try people.find(FindQuery())
-    #expect(try found == Matcher.find(query, in: all).map(\.id), "\(selector)")
+    let expected = ReferenceQuery.find(
+      all, selector: try JSONParser.parse(selector), sort: try sort.map { try JSONParser.parse($0) }
+    )
+    #expect(found == expected, "\(selector)")
     return sort == nil ? found.sorted() : found
   }
 
