@@ -1,8 +1,8 @@
 import ArgumentParser
 import Foundation
-import SetteeCLI
 import GRDB
 import Settee
+import SetteeCLI
 import SetteeCore
 
 struct BenchCommand: AsyncParsableCommand {
@@ -24,7 +24,7 @@ struct BenchCommand: AsyncParsableCommand {
   @ParentCommand var root: SetteeCommand
   @Option(
     help: ArgumentHelp(
-      "Run only these workloads (comma-separated): \(BenchSuite.workloads.joined(separator: ", ")).",
+      "Run only these workloads (comma-separated): \(BenchSuite.workloads.joined(separator: ", ")); with --server: \(ServerBench.workloads.keys.sorted().joined(separator: ", ")).",
       valueName: "keys"))
   var only: String?
   @Flag(
@@ -60,10 +60,13 @@ struct BenchCommand: AsyncParsableCommand {
         "--db \(path) exists; the benchmark needs a new file, which it fills with its own collections"
       )
     }
-    for key in selected ?? [] where !BenchSuite.workloads.contains(key) {
+    let known = server ? ServerBench.workloads.keys.sorted() : BenchSuite.workloads
+    for key in selected ?? [] where !known.contains(key) {
       throw ValidationError(
-        "unknown workload '\(key)' in --only; choose from \(BenchSuite.workloads.joined(separator: ", "))"
-      )
+        "unknown workload '\(key)' in --only; choose from \(known.joined(separator: ", "))")
+    }
+    if selected != nil && replication {
+      throw ValidationError("--only does not apply to --replication")
     }
   }
 
@@ -94,7 +97,9 @@ struct BenchCommand: AsyncParsableCommand {
       }
       let results =
         server
-        ? try await ServerBench(count: count, quick: quick, directory: directory, log: log).run()
+        ? try await ServerBench(
+          count: count, quick: quick, directory: directory, log: log, only: selected
+        ).run()
         : try await ReplicationBench(count: count, quick: quick, directory: directory, log: log)
           .run()
       if json {

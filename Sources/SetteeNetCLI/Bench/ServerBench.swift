@@ -14,6 +14,19 @@ struct ServerBench {
   let quick: Bool
   let directory: URL
   let log: @Sendable (String) -> Void
+  /// The workloads to run (``workloads``' keys); all when `nil`.
+  var only: Set<String>? = nil
+
+  /// `--only`'s keys and the workloads they name.
+  static let workloads = [
+    "get": "GET", "find": "_find", "changes": "_changes", "all_docs": "_all_docs",
+    "changes_docs": "_changes docs", "view": "view", "bulk_docs": "_bulk_docs",
+  ]
+
+  /// Whether `--only` keeps the workload `what`.
+  func wanted(_ what: String) -> Bool {
+    only.map { keys in keys.contains { Self.workloads[$0] == what } } ?? true
+  }
 
   /// Starts the two servers in this process and times the requests from a thread of its
   /// own (the servers' handlers have Swift's cooperative threads to themselves).
@@ -60,6 +73,7 @@ struct ServerBench {
       _ name: String, _ what: String, n: Int, target: Double? = nil,
       _ request: (Int) -> (method: String, path: String, body: [UInt8])
     ) throws {
+      guard wanted(what) else { return }
       var bytes = 0
       let time = try Measure.median(repetitions: quick ? 1 : 3) {
         for number in 0..<n {
@@ -138,6 +152,7 @@ struct ServerBench {
       _ name: String, _ what: String, n: Int, couchdb: Double?,
       _ request: @escaping @Sendable (Int) -> (method: String, path: String, body: [UInt8])
     ) throws {
+      guard wanted(what) else { return }
       let (method, path, body) = request(0)
       let bytes = try settee.send(method, path, body: body).body.count
       var settee = 0.0
@@ -229,6 +244,7 @@ struct ServerBench {
         start += 1000
       }
     }
+    guard wanted("_bulk_docs") else { return results }
     var run = 0
     let bulkTime = try Measure.median(repetitions: quick ? 1 : 3) {
       run += 1
@@ -321,7 +337,11 @@ struct BenchClient {
   }
 
   private let fd: Int32
+  /// What was received; the unread part starts at `start`.
   private var buffer: [UInt8] = []
+  private var start = 0
+  /// One receive's space, kept for the connection.
+  private var chunk = [UInt8](repeating: 0, count: 1 << 16)
 
   init(port: Int) throws {
     fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
@@ -340,11 +360,19 @@ struct BenchClient {
   }
 
   mutating func send(_ method: String, _ path: String, body: [UInt8] = []) throws -> Answer {
-    var request = Array("\(method) \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\n".utf8)
+    var request: [UInt8] = []
+    request.reserveCapacity(method.utf8.count + path.utf8.count + body.count + 128)
+    request += method.utf8
+    request.append(UInt8(ascii: " "))
+    request += path.utf8
+    request += " HTTP/1.1\r\nHost: 127.0.0.1\r\n".utf8
     if !body.isEmpty || method == "POST" || method == "PUT" {
-      request += Array("Content-Type: application/json\r\nContent-Length: \(body.count)\r\n".utf8)
+      request += "Content-Type: application/json\r\nContent-Length: ".utf8
+      request += String(body.count).utf8
+      request += "\r\n".utf8
     }
-    request += Array("\r\n".utf8) + body
+    request += "\r\n".utf8
+    request += body
     var sent = 0
     while sent < request.count {
       let written = request[sent...].withUnsafeBytes {
@@ -354,58 +382,120 @@ struct BenchClient {
       guard written > 0 else { throw SetteeError(.io, "the connection closed while sending") }
       sent += written
     }
-    let headerEnd = try readUntil(Array("\r\n\r\n".utf8))
-    let head = String(decoding: buffer[0..<headerEnd], as: UTF8.self).lowercased()
-    buffer.removeFirst(headerEnd + 4)
-    let status = Int(head.split(separator: " ").dropFirst().first ?? "") ?? 0
+    // The head is read as bytes (no strings made): the status after `HTTP/1.1 `, then the
+    // `Content-Length` or `Transfer-Encoding: chunked` line.
+    let headerEnd = try readUntil(Self.headEnd)
+    let head = start..<headerEnd
+    var status = 0
+    if let space = buffer[head].firstIndex(of: UInt8(ascii: " ")) {
+      for byte in buffer[(space + 1)...].prefix(3) { status = status * 10 + Int(byte) - 48 }
+    }
+    let length = value(of: Self.contentLength, in: head).flatMap { digits -> Int? in
+      var number = 0
+      for byte in digits where byte != UInt8(ascii: " ") {
+        guard (48...57).contains(byte) else { return nil }
+        number = number * 10 + Int(byte) - 48
+      }
+      return number
+    }
+    let chunked =
+      value(of: Self.transferEncoding, in: head).map {
+        Self.lowercased($0) == Array(" chunked".utf8)
+      }
+      ?? false
+    start = headerEnd + 4
     var bodyBytes: [UInt8] = []
-    if let line = head.split(separator: "\r\n").first(where: { $0.hasPrefix("content-length:") }),
-      let length = Int(line.dropFirst("content-length:".count).trimmingCharacters(in: .whitespaces))
-    {
+    if let length {
       try fill(length)
-      bodyBytes = Array(buffer[0..<length])
-      buffer.removeFirst(length)
-    } else if head.contains("transfer-encoding: chunked") {
+      bodyBytes = Array(buffer[start..<(start + length)])
+      start += length
+    } else if chunked {
       while true {
-        let lineEnd = try readUntil(Array("\r\n".utf8))
-        let size = Int(String(decoding: buffer[0..<lineEnd], as: UTF8.self), radix: 16) ?? 0
-        buffer.removeFirst(lineEnd + 2)
+        let lineEnd = try readUntil(Self.lineEnd)
+        var size = 0
+        for byte in buffer[start..<lineEnd] {
+          guard let digit = Self.hexDigit(byte) else { break }
+          size = size * 16 + digit
+        }
+        start = lineEnd + 2
         try fill(size + 2)
-        bodyBytes += buffer[0..<size]
-        buffer.removeFirst(size + 2)
+        bodyBytes += buffer[start..<(start + size)]
+        start += size + 2
         if size == 0 { break }
       }
+    }
+    if start == buffer.count {
+      buffer.removeAll(keepingCapacity: true)
+      start = 0
     }
     return Answer(status: status, body: bodyBytes)
   }
 
-  private mutating func readUntil(_ delimiter: [UInt8]) throws -> Int {
-    var searched = 0
-    while true {
-      if buffer.count >= delimiter.count {
-        var index = max(0, searched - delimiter.count)
-        while index + delimiter.count <= buffer.count {
-          if buffer[index] == delimiter[0]
-            && Array(buffer[index..<(index + delimiter.count)]) == delimiter
-          {
-            return index
-          }
-          index += 1
-        }
-        searched = buffer.count
+  static let headEnd = Array("\r\n\r\n".utf8)
+  static let lineEnd = Array("\r\n".utf8)
+  static let contentLength = Array("content-length:".utf8)
+  static let transferEncoding = Array("transfer-encoding:".utf8)
+
+  static func lowercased<C: Collection<UInt8>>(_ bytes: C) -> [UInt8] {
+    bytes.map { (65...90).contains($0) ? $0 + 32 : $0 }
+  }
+
+  static func hexDigit(_ byte: UInt8) -> Int? {
+    switch byte {
+    case 48...57: Int(byte) - 48
+    case 97...102: Int(byte) - 87
+    case 65...70: Int(byte) - 55
+    default: nil
+    }
+  }
+
+  /// The value of the header line named `name` (lowercase, with its colon) in the head.
+  private func value(of name: [UInt8], in head: Range<Int>) -> ArraySlice<UInt8>? {
+    var lineStart = head.lowerBound
+    while lineStart < head.upperBound {
+      var lineEnd = lineStart
+      while lineEnd < head.upperBound && buffer[lineEnd] != UInt8(ascii: "\r") { lineEnd += 1 }
+      if lineEnd - lineStart > name.count
+        && zip(buffer[lineStart..<(lineStart + name.count)], name).allSatisfy({
+          ((65...90).contains($0) ? $0 + 32 : $0) == $1
+        })
+      {
+        return buffer[(lineStart + name.count)..<lineEnd]
       }
+      lineStart = lineEnd + 2
+    }
+    return nil
+  }
+
+  /// The index in `buffer` where `delimiter` starts, at or after `start`, receiving until
+  /// it has arrived.
+  private mutating func readUntil(_ delimiter: [UInt8]) throws -> Int {
+    var from = start
+    while true {
+      var index = from
+      while index + delimiter.count <= buffer.count {
+        if buffer[index] == delimiter[0]
+          && buffer[index..<(index + delimiter.count)].elementsEqual(delimiter)
+        {
+          return index
+        }
+        index += 1
+      }
+      from = max(start, buffer.count - delimiter.count + 1)
       try receive()
     }
   }
 
+  /// Receives until `count` bytes after `start` are in `buffer`.
   private mutating func fill(_ count: Int) throws {
-    while buffer.count < count { try receive() }
+    while buffer.count - start < count { try receive() }
   }
 
   private mutating func receive() throws {
-    var chunk = [UInt8](repeating: 0, count: 1 << 16)
     var received: Int
-    repeat { received = recv(fd, &chunk, chunk.count, 0) } while received < 0 && errno == EINTR
+    repeat {
+      received = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+    } while received < 0 && errno == EINTR
     guard received > 0 else { throw SetteeError(.io, "the connection closed while reading") }
     buffer += chunk[0..<received]
   }
