@@ -229,15 +229,25 @@ extension DocumentCollection {
     _ db: SQLConnection, cid: Int64, id: String, rev: RevisionID?
   ) throws -> (Int64, RevisionID)? {
     guard let rid = try DocumentReader.rid(db, cid: cid, id: id) else { return nil }
+    // The winner's revision, whether it is deleted and whether other leaves exist, without
+    // its body: an attachment's read needs no document parsed.
+    guard
+      let winner = try DocumentReader.winnerRow(db, cid: cid, id: id).first({
+        row in (rev: row.string(0), deleted: row.int64(1) != 0, branched: row.int64(4) != 0)
+      })
+    else { return nil }
     if let rev {
-      let leaves = try DocumentReader.leaves(db, cid: cid, id: id)
-      if leaves.contains(where: { $0.rev == rev }) { return (rid, rev) }
+      if winner.rev == rev.description { return (rid, rev) }
+      // Another leaf: only a branched document has one.
+      if winner.branched,
+        try DocumentReader.leaves(db, cid: cid, id: id).contains(where: { $0.rev == rev })
+      {
+        return (rid, rev)
+      }
       return try KeptBodies.keepsBody(db, rid: rid, rev: rev) ? (rid, rev) : nil
     }
-    guard let winner = try DocumentReader.document(db, cid: cid, id: id), !winner.isDeleted,
-      let current = winner.rev
-    else { return nil }
-    return (rid, current)
+    if winner.deleted { return nil }
+    return (rid, try DocumentReader.storedRevision(winner.rev, documentID: id))
   }
 }
 

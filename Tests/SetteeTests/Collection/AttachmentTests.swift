@@ -71,6 +71,26 @@ struct AttachmentTests {
     #expect(try docs.find(projected)[0].json["_attachments"] == stub)
   }
 
+  /// An attachment read by revision: the winner's, a losing leaf's (a branched document),
+  /// none of a deleted winner without a revision, none of a revision the tree lacks.
+  @Test func attachmentsOfEachLeafAndOfADeletedWinner() throws {
+    try docs.putAll(
+      [
+        try json(#"{"_id":"b","_rev":"1-x","_attachments":{"t":{"data":"eA=="}}}"#),
+        try json(#"{"_id":"b","_rev":"1-y","_attachments":{"t":{"data":"eQ=="}}}"#),
+      ], newEdits: false)
+    let (x, y) = (try RevisionID(parsing: "1-x"), try RevisionID(parsing: "1-y"))
+    #expect(try docs.attachment("t", of: "b")?.data == Array("y".utf8), "1-y wins")
+    #expect(try docs.attachment("t", of: "b", rev: y)?.data == Array("y".utf8))
+    #expect(try docs.attachment("t", of: "b", rev: x)?.data == Array("x".utf8))
+    #expect(try docs.attachment("t", of: "b", rev: try RevisionID(parsing: "1-z")) == nil)
+    let single = try docs.putAttachment("t", to: "c", rev: nil, data: [7])
+    #expect(try docs.attachment("t", of: "c", rev: single.rev)?.data == [7])
+    try docs.delete("c", rev: single.rev.description)
+    #expect(try docs.attachment("t", of: "c") == nil)
+    #expect(try docs.attachment("t", of: "c", rev: single.rev)?.data == [7])
+  }
+
   @Test func editsKeepAttachmentsUnlessTheyStateThem() throws {
     let first = try docs.put(
       json(#"{"_id":"a","_attachments":{"x":{"data":"aGVsbG8="},"y":{"data":"d29ybGQ="}}}"#))
