@@ -126,9 +126,7 @@ extension CouchHandler {
     case "normal":
       // CouchDB's normal feed has an ETag, and answers 304 to a client that holds it.
       let etag = try await changesETag(db, request, body)
-      if request.headers[.ifNoneMatch] == etag {
-        return Response(status: .notModified, headers: [.eTag: etag])
-      }
+      if let unchanged = notModified(request, etag) { return unchanged }
       let (entries, last) = try await changeEntries(db, asked)
       var response = feedResponse(db, entries, last, asked)
       response.headers[.eTag] = etag
