@@ -228,14 +228,18 @@ extension DocumentCollection {
   private static func revision(
     _ db: SQLConnection, cid: Int64, id: String, rev: RevisionID?
   ) throws -> (Int64, RevisionID)? {
-    guard let rid = try DocumentReader.rid(db, cid: cid, id: id) else { return nil }
-    // The winner's revision, whether it is deleted and whether other leaves exist, without
-    // its body: an attachment's read needs no document parsed.
+    // The document's row id, the winner's revision, whether it is deleted and whether other
+    // leaves exist, without its body: an attachment's read needs no document parsed.
+    if Names.containsNUL(id) { return nil }
     guard
-      let winner = try DocumentReader.winnerRow(db, cid: cid, id: id).first({
-        row in (rev: row.string(0), deleted: row.int64(1) != 0, branched: row.int64(4) != 0)
+      let winner = try DocumentReader.winnerRow(db, cid: cid, id: id).first({ row in
+        (
+          rev: row.string(0), deleted: row.int64(1) != 0, rid: row.int64(3),
+          branched: row.int64(4) != 0
+        )
       })
     else { return nil }
+    let rid = winner.rid
     if let rev {
       if winner.rev == rev.description { return (rid, rev) }
       // Another leaf: only a branched document has one.
