@@ -11,7 +11,9 @@ extension Database {
     public var fullSync: Bool
     /// How many concurrent read connections a file database may open. With ``readOnly``,
     /// 1 opens a single connection for everything (a quick one-off read, as the `settee`
-    /// tool makes: opening the file once rather than twice).
+    /// tool makes: opening the file once rather than twice). A writable file's async forms
+    /// also open up to as many again (at most one per processor) for brief reads, such as a
+    /// document by its id, which they run on the calling thread.
     public var maximumReaderCount: Int
     /// How long a write waits for the write lock that another connection or process holds
     /// (an all-or-nothing import holds it until it commits), in seconds, before it fails

@@ -23,6 +23,9 @@ public final class Database: Sendable {
   let pool: DatabasePool?
   /// The threads the async forms read on, taking readers from `pool`.
   let readerLanes: ReaderLanes
+  /// The connections the async forms' brief reads use on the calling thread; `nil` for a
+  /// database in memory or opened read-only, whose brief reads take a lane as others do.
+  let briefReaders: BriefReaders?
   /// The settings the database was opened with.
   public let configuration: Configuration
   /// Collection ids by name (its UTF-8 bytes: Swift's `String` equality would make two
@@ -79,6 +82,13 @@ public final class Database: Sendable {
     self.path = path
     self.configuration = configuration
     readerLanes = ReaderLanes(count: configuration.maximumReaderCount)
+    briefReaders =
+      configuration.readOnly
+      ? nil
+      : BriefReaders(
+        path: path, configuration: Database.grdbConfiguration(configuration),
+        limit: min(
+          configuration.maximumReaderCount, ProcessInfo.processInfo.activeProcessorCount))
     changeMonitor = ChangeMonitor(
       interval: configuration.observationInterval, pollsOtherWriters: true)
     if configuration.readOnly {
@@ -131,6 +141,7 @@ public final class Database: Sendable {
     self.path = nil
     self.configuration = configuration
     readerLanes = ReaderLanes(count: 1)
+    briefReaders = nil
     // Nothing else can write an in-memory database: no polling.
     changeMonitor = ChangeMonitor(
       interval: configuration.observationInterval, pollsOtherWriters: false)
@@ -267,6 +278,14 @@ public final class Database: Sendable {
   func read<T: Sendable>(_ body: @escaping @Sendable (SQLConnection) throws -> T) async throws -> T
   {
     try await withConnection(.reading) { try self.read(body) }
+  }
+
+  /// The async form of ``read(_:)`` for a brief read: a few rows by key
+  /// (``ConnectionUse/brief``).
+  func briefRead<T: Sendable>(_ body: @escaping @Sendable (SQLConnection) throws -> T)
+    async throws -> T
+  {
+    try await withConnection(.brief) { try self.read(body) }
   }
 
   /// Runs a query of any face in a read transaction (``read(_:)``) under the time budget

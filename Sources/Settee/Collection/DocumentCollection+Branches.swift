@@ -274,7 +274,7 @@ extension DocumentCollection {
 
   /// The collection's `revs_limit`, without blocking the caller's thread.
   public func revsLimit() async throws -> Int {
-    try await database.withConnection(.reading) { try self.revsLimit() }
+    try await database.withConnection(.brief) { try self.revsLimit() }
   }
 
   /// Sets the collection's `revs_limit`, without blocking the caller's thread.
@@ -294,12 +294,12 @@ extension DocumentCollection {
 
   /// Every leaf of a document, the winner first, without blocking the caller's thread.
   public func leaves(of id: String) async throws -> [Document] {
-    try await database.withConnection(.reading) { try self.leaves(of: id) }
+    try await database.withConnection(.brief) { try self.leaves(of: id) }
   }
 
   /// A stored leaf of a document, without blocking the caller's thread.
   public func get(_ id: String, rev: RevisionID) async throws -> Document? {
-    try await database.withConnection(.reading) { try self.get(id, rev: rev) }
+    try await database.withConnection(.brief) { try self.get(id, rev: rev) }
   }
 
   /// Resolves a conflicted document (``resolveConflicts(of:_:)-8c6vc``), without blocking the

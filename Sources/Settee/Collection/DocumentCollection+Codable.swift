@@ -90,6 +90,6 @@ extension DocumentCollection {
 
   /// Reads a live document decoded as `type`, without blocking the caller's thread.
   public func get<T: Decodable & Sendable>(_ type: T.Type, id: String) async throws -> T? {
-    try await database.withConnection(.reading) { try self.get(type, id: id) }
+    try await database.withConnection(.brief) { try self.get(type, id: id) }
   }
 }

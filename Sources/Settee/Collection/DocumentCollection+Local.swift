@@ -171,7 +171,7 @@ enum LocalDocuments {
 extension DocumentCollection {
   /// A local document, without blocking the caller's thread.
   public func localDocument(_ id: String) async throws -> LocalDocument? {
-    try await database.withConnection(.reading) { try self.localDocument(id) }
+    try await database.withConnection(.brief) { try self.localDocument(id) }
   }
 
   /// Every local document, without blocking the caller's thread.

@@ -164,7 +164,11 @@ extension DocumentCollection {
 
   /// A document in CouchDB's shape, without blocking the caller's thread.
   public func document(_ id: String, _ options: RevisionReadOptions) async throws -> JSONObject? {
-    try await database.withConnection(.reading) { try self.document(id, options) }
+    // Attachments' data inline may be large: such a read takes a lane.
+    let inline = options.attachments || !options.attachmentsSince.isEmpty
+    return try await database.withConnection(inline ? .reading : .brief) {
+      try self.document(id, options)
+    }
   }
 
   /// `open_revs` for many documents in one read, without blocking the caller's thread.

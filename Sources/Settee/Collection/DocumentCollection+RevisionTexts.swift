@@ -93,7 +93,7 @@ extension DocumentCollection {
   /// the general path reports as damage.
   package func winnerText(_ id: String) async throws -> (text: [UInt8], rev: String)? {
     let operation = inCollection(nil) { db, cid in try Self.winnerText(db, cid: cid, id: id) }
-    return try await database.withConnection(.reading) { try self.database.read(operation) }
+    return try await database.briefRead(operation)
   }
 
   /// ``winnerText(_:)`` read from `db`.

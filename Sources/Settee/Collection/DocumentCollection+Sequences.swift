@@ -87,7 +87,7 @@ extension DocumentCollection {
 
   /// A sequence number as a peer's string, without blocking the caller's thread.
   public func sequenceString(_ seq: Int64) async throws -> String {
-    try await database.withConnection(.reading) { try self.sequenceString(seq) }
+    try await database.withConnection(.brief) { try self.sequenceString(seq) }
   }
 
   /// Several sequence numbers as peers' strings, without blocking the caller's thread.
@@ -97,7 +97,7 @@ extension DocumentCollection {
 
   /// Where a peer's `since` continues, without blocking the caller's thread.
   public func sequence(since text: String) async throws -> Int64 {
-    try await database.withConnection(.reading) { try self.sequence(since: text) }
+    try await database.withConnection(.brief) { try self.sequence(since: text) }
   }
 }
 
@@ -113,7 +113,7 @@ extension Database {
 
   /// The file's identity, without blocking the caller's thread.
   public func uuid() async throws -> String {
-    try await withConnection(.reading) { try self.uuid() }
+    try await withConnection(.brief) { try self.uuid() }
   }
 
   /// Copies the whole database, as one consistent snapshot, into a new file at `path`

@@ -296,7 +296,7 @@ extension DocumentCollection {
 
   /// The current revision of a live document; `nil` when missing or deleted.
   public func get(_ id: String) async throws -> Document? {
-    try await database.read(getOperation([id]))[0]
+    try await database.briefRead(getOperation([id]))[0]
   }
 
   /// Several documents read from one consistent snapshot, in the order of `ids`.
@@ -329,12 +329,12 @@ extension DocumentCollection {
 
   /// The winning revision of a document, tombstones included, without blocking.
   public func getRevision(_ id: String) async throws -> Document? {
-    try await database.withConnection(.reading) { try self.getRevision(id) }
+    try await database.withConnection(.brief) { try self.getRevision(id) }
   }
 
   /// A document's history, without blocking the caller's thread.
   public func revisions(of id: String) async throws -> [RevisionInfo] {
-    try await database.withConnection(.reading) { try self.revisions(of: id) }
+    try await database.withConnection(.brief) { try self.revisions(of: id) }
   }
 
   /// The number of live documents, without blocking the caller's thread.
@@ -354,7 +354,7 @@ extension DocumentCollection {
 
   /// The highest sequence number written so far, without blocking.
   public func lastSequence() async throws -> Int64 {
-    try await database.withConnection(.reading) { try self.lastSequence() }
+    try await database.withConnection(.brief) { try self.lastSequence() }
   }
 
   /// Deletes a stored document without blocking the caller's thread.

@@ -13,7 +13,7 @@ extension Database {
 
   /// Whether the collection exists, without blocking the caller's thread.
   public func collectionExists(_ name: String) async throws -> Bool {
-    try await withConnection(.reading) { try self.collectionExists(name) }
+    try await withConnection(.brief) { try self.collectionExists(name) }
   }
 
   /// Makes an empty collection named `name` (CouchDB's `PUT /{db}`).

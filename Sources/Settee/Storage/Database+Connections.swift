@@ -7,6 +7,11 @@ enum ConnectionUse: Sendable {
   /// It reads (a query that must first bring a view up to date writes through the writer
   /// as the blocking form does).
   case reading
+  /// It reads a few rows by key (a document by its id, a metadata value): its time does
+  /// not grow with the database, so it runs on the calling thread on one of
+  /// ``BriefReaders`` when one is free, without a thread switch to a lane and back (a third
+  /// of a server's `GET /{db}/{docid}`, issue 59), and as `.reading` otherwise.
+  case brief
   /// It writes, or reads and writes in several steps: it runs on the writer connection.
   case writing
 }
@@ -16,12 +21,16 @@ enum ConnectionUse: Sendable {
 // a reader from GRDB's pool), runs the same synchronous operation as its blocking twin there,
 // and is cancelled with its task. The operation's reads and writes use the lent connection
 // (ThreadAccess.lent), so no thread waits on SQLite but the connections' and lanes' own.
+// A brief read (a few rows by key) is the one exception: it runs on the task's own thread,
+// on a connection that nothing else uses and that it never waits for (BriefReaders).
 extension Database {
   /// Runs a synchronous operation (one that reaches the database through ``read(_:)``,
   /// ``write(_:)`` and ``writeWithoutTransaction(_:)``) as an async call.
   ///
-  /// A read on a file (`.reading`) moves the task onto one of ``ReaderLanes`` (as many as
-  /// reader connections), which takes a reader and runs the operation there; a write (and
+  /// A brief read on a file (`.brief`) runs on the calling thread with one of
+  /// ``BriefReaders`` when one is free. Another read on a file (`.reading`, or `.brief` when
+  /// none is free) moves the task onto one of ``ReaderLanes`` (as many as reader
+  /// connections), which takes a reader and runs the operation there; a write (and
   /// every use of an in-memory database, which has one connection) waits for the writer
   /// without holding a thread and runs on its queue. Threads are bounded by the connections,
   /// however many tasks wait.
@@ -37,7 +46,16 @@ extension Database {
     // streaming body included); only the access's are converted here.
     let outcome: Result<T, any Error>
     do {
-      if use == .reading, let pool {
+      if use == .brief, let briefReaders, ThreadAccess.current == .none,
+        let result = try briefReaders.run({ db in
+          try Task.checkCancellation()
+          return ThreadAccess.lending(db, isWriter: false) {
+            Result { try QueryBudget.cancellable(operation) }
+          }
+        })
+      {
+        outcome = result
+      } else if use != .writing, let pool {
         // The connection in use, interrupted when the task is cancelled (as GRDB's async
         // access does): the progress handler alone would see it only a thousand steps on.
         let connection = Locked<OpaquePointer?>(nil)

@@ -48,7 +48,7 @@ extension Database {
 
   /// The value stored under `key`, without blocking the caller's thread.
   public func metadata(forKey key: String) async throws -> JSON? {
-    try await withConnection(.reading) { try self.metadata(forKey: key) }
+    try await withConnection(.brief) { try self.metadata(forKey: key) }
   }
 
   /// Stores or removes a value without blocking the caller's thread.

@@ -87,6 +87,86 @@ struct AsyncAccessTests {
     #expect(inside.withLock { $0.most } == 5)
   }
 
+  /// A brief read (a document by its id, the file's uuid) runs on its task's thread with a
+  /// connection of its own (issue 59): it does not wait while every reader of the pool is
+  /// held, here the one reader, by a blocking streaming `find` whose closure holds it until
+  /// the reads are done. Read through a lane, they would wait for it, and the closure
+  /// would give up at its deadline and record it.
+  @Test func briefReadsDoNotWaitForHeldReaders() async throws {
+    let directory = TemporaryDirectory()
+    let db = try Database(
+      path: directory.path("brief.db"), configuration: .init(fullSync: false, maximumReaderCount: 1)
+    )
+    let items = db.collection("items")
+    try await items.putAll((0..<50).map { ["_id": .string("i\($0)"), "n": .int(Int64($0))] })
+    let all = try FindQuery(json: ["selector": [:]])
+    let gate = Guarded((holding: false, released: false, gaveUp: false, done: false))
+    Thread {
+      defer { gate.withLock { $0.done = true } }
+      _ = try? items.find(all) { _ in
+        // The first document holds the reader; the others pass.
+        guard !gate.withLock({ $0.holding }) else { return }
+        gate.withLock { $0.holding = true }
+        let deadline = Date().addingTimeInterval(30)
+        while !gate.withLock({ $0.released }) {
+          if Date() > deadline {
+            gate.withLock { $0.gaveUp = true }
+            return
+          }
+          usleep(1000)
+        }
+      }
+    }.start()
+    try #require(await eventually { gate.withLock { $0.holding } })
+    for number in 0..<50 {
+      #expect(try await items.get("i\(number)")?["n"] == .int(Int64(number)))
+    }
+    #expect(try await items.get("missing") == nil)
+    #expect(try await db.uuid().count == 32)
+    gate.withLock { $0.released = true }
+    try #require(await eventually { gate.withLock { $0.done } })
+    #expect(!gate.withLock { $0.gaveUp })
+  }
+
+  /// Brief reads from many tasks at once, more than there are brief connections (the rest
+  /// read on lanes), answer what was last written, also after the schema changed under the
+  /// connections (an index made, a collection added) and from a cancelled task not at all.
+  @Test func briefReadsAnswerTheLatestWrites() async throws {
+    let directory = TemporaryDirectory()
+    let db = try Database(
+      path: directory.path("many.db"), configuration: .init(fullSync: false, maximumReaderCount: 2))
+    let items = db.collection("items")
+    try await items.putAll((0..<200).map { ["_id": .string("i\($0)"), "n": .int(Int64($0))] })
+    func readAll() async throws -> [Int64?] {
+      try await withThrowingTaskGroup(of: (Int, Int64?).self) { group in
+        for number in 0..<200 {
+          group.addTask { (number, try await items.get("i\(number)")?["n"]?.int64Value) }
+        }
+        var found = [Int64?](repeating: nil, count: 200)
+        for try await (number, n) in group { found[number] = n }
+        return found
+      }
+    }
+    #expect(try await readAll() == (0..<200).map { Int64($0) })
+    try await items.putAll(
+      try await items.get((0..<200).map { "i\($0)" }).compactMap { document in
+        guard var body = document?.json else { return nil }
+        body["n"] = .int((body["n"]?.int64Value ?? 0) + 1000)
+        return body
+      })
+    try await items.ensureIndexed(["n"], name: "byN")
+    #expect(try await readAll() == (0..<200).map { Int64($0 + 1000) })
+    let later = db.collection("later")
+    try await later.put(["_id": "one", "n": 1])
+    #expect(try await later.get("one")?["n"] == 1)
+    let cancelled = Task {
+      while !Task.isCancelled { await Task.yield() }
+      return try await items.get("i1")
+    }
+    cancelled.cancel()
+    await #expect(throws: CancellationError.self) { _ = try await cancelled.value }
+  }
+
   /// Cancelling the task of a running streaming `find` stops its query: it throws
   /// `CancellationError` long before it would have finished, and the database is usable
   /// after. In memory the read runs on the one connection's queue; on a file, on a reader
@@ -107,7 +187,10 @@ struct AsyncAccessTests {
     let running = Guarded<(task: Task<FindSummary, any Error>?, atCancel: Int?)>((nil, nil))
     let task = Task {
       try await items.find(all) { _ in
-        let count = seen.withLock { $0 += 1; return $0 }
+        let count = seen.withLock {
+          $0 += 1
+          return $0
+        }
         running.withLock { state in
           if count >= 20, state.atCancel == nil, let task = state.task {
             state.atCancel = count
