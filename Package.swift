@@ -140,6 +140,10 @@ let package = Package(
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
         // The benchmarks' hand-written baselines talk to SQLite through GRDB directly.
         .product(name: "GRDB", package: "GRDB.swift"),
+        // NIO's event loops as Swift's task executor (runTasksOnEventLoops), built with
+        // Hummingbird.
+        .product(name: "NIOCore", package: "swift-nio"),
+        .product(name: "NIOPosix", package: "swift-nio"),
       ]
     ),
     .executableTarget(name: "settee-net", dependencies: ["SetteeNetCLI"]),

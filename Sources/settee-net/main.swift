@@ -4,6 +4,7 @@ import SetteeNetCLI
 
 // `settee-net`: the `settee` tool with the commands that speak HTTP (`serve`, `replicate`,
 // `replicator`) and `bench`; `settee` hands those over to it (NetworkCommands).
+SetteeNetCLI.runTasksOnEventLoops()
 SetteeNetCLI.registerCommands()
 let arguments = (1..<Int(CommandLine.argc)).map { index -> [UInt8] in
   guard let argument = CommandLine.unsafeArgv[index] else { return [] }
