@@ -301,6 +301,14 @@ public final class Database: Sendable {
   {
     try await withConnection(.reading) { try self.query(body) }
   }
+
+  /// The async form of ``query(_:)`` for a query that is usually brief
+  /// (``ConnectionUse/tentative``): `body` may run twice.
+  func tentativeQuery<T: Sendable>(_ body: @escaping @Sendable (SQLConnection) throws -> T)
+    async throws -> T
+  {
+    try await withConnection(.tentative) { try self.query(body) }
+  }
 }
 
 extension Database {

@@ -341,7 +341,8 @@ extension DocumentCollection {
   /// A page of results with its bookmark, without blocking the caller's thread.
   public func findPage(_ query: FindQuery) async throws -> FindResult {
     let (name, database) = (self.name, self.database)
-    return try await database.query { db in
+    // A page is usually brief (an index's few rows); one that is not moves to a lane.
+    return try await database.tentativeQuery { db in
       var documents: [Document] = []
       let summary = try DocumentCollection.find(
         query, collection: name, in: database, db: db, summary: true

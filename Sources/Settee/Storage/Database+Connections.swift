@@ -12,8 +12,18 @@ enum ConnectionUse: Sendable {
   /// ``BriefReaders`` when one is free, without a thread switch to a lane and back (a third
   /// of a server's `GET /{db}/{docid}`, issue 59), and as `.reading` otherwise.
   case brief
+  /// It reads what is usually brief but may not be (a `find` page): it runs as `.brief`
+  /// for at most ``ConnectionUse/tentativeSeconds``, and a read that takes longer is stopped
+  /// there and runs again as `.reading`, from the start. Its operation must be one that
+  /// can run twice (a read whose results are made inside it).
+  case tentative
   /// It writes, or reads and writes in several steps: it runs on the writer connection.
   case writing
+
+  /// How long a `.tentative` read runs on the calling thread before it moves to a lane:
+  /// several times what an indexed `find` of one document takes in a release build, and a
+  /// query that takes longer loses at most this much (a thousandth of a one-second query).
+  static let tentativeSeconds = 0.001
 }
 
 // One async story for every face: an async form awaits a connection without holding a
@@ -46,13 +56,23 @@ extension Database {
     // streaming body included); only the access's are converted here.
     let outcome: Result<T, any Error>
     do {
-      if use == .brief, let briefReaders, ThreadAccess.current == .none,
-        let result = try briefReaders.run({ db in
+      if use == .brief || use == .tentative, let briefReaders, ThreadAccess.current == .none,
+        let result = try briefReaders.run({ db -> Result<T, any Error>? in
           try Task.checkCancellation()
           return ThreadAccess.lending(db, isWriter: false) {
-            Result { try QueryBudget.cancellable(operation) }
+            guard use == .tentative else {
+              return Result { try QueryBudget.cancellable(operation) }
+            }
+            // Past its time here, it runs again on a lane (under a query time limit
+            // shorter still, it runs again to meet that limit there).
+            let seconds = min(ConnectionUse.tentativeSeconds, configuration.queryTimeLimit ?? 1)
+            do {
+              return try QueryBudget.cancellable {
+                try QueryBudget.briefly(seconds, operation)
+              }.map { .success($0) }
+            } catch { return .failure(error) }
           }
-        })
+        }), let result
       {
         outcome = result
       } else if use != .writing, let pool {

@@ -43,6 +43,23 @@ enum QueryBudget {
     return try body()
   }
 
+  /// Runs `body` with a deadline `seconds` from now, for a read that is likely brief but
+  /// may not be (``ConnectionUse/tentative``); `nil` when it failed after that deadline, a
+  /// query stopped by it (or any error it met past it), so that the caller runs it again
+  /// without it. An error met before the deadline is thrown.
+  static func briefly<T>(_ seconds: Double, _ body: () throws -> T) throws -> T? {
+    let previous = deadline
+    let brief = DispatchTime.now().uptimeNanoseconds &+ UInt64(seconds * 1e9)
+    deadline = brief
+    defer { deadline = previous }
+    do {
+      return try body()
+    } catch {
+      if DispatchTime.now().uptimeNanoseconds > brief { return nil }
+      throw error
+    }
+  }
+
   /// Runs the caller's `body` with the deadline set aside: its time is not the query's.
   static func paused<T>(_ body: () throws -> T) rethrows -> T {
     let saved = deadline

@@ -167,6 +167,35 @@ struct AsyncAccessTests {
     await #expect(throws: CancellationError.self) { _ = try await cancelled.value }
   }
 
+  /// A `find` page starts as a brief read (``ConnectionUse/tentative``): one that takes
+  /// longer than its millisecond there is stopped and runs again on a lane, and answers in
+  /// full, as the blocking form does. Scanning 5,000 documents takes tens of milliseconds
+  /// (debug build), so here every page but the indexed one is stopped and run again.
+  @Test func findPagesPastTheirBriefTimeAnswerInFull() async throws {
+    let directory = TemporaryDirectory()
+    let db = try Database(
+      path: directory.path("pages.db"), configuration: .init(fullSync: false, maximumReaderCount: 2)
+    )
+    let items = db.collection("items")
+    try await items.putAll((0..<5_000).map { ["_id": .string("i\($0)"), "n": .int(Int64($0))] })
+    try await items.ensureIndexed(["n"], name: "byN")
+    for selector: JSONObject in [
+      ["n": ["$mod": [7, 3]]], ["n": 4_321], ["_id": ["$regex": "9$"]], ["n": ["$gt": 4_990]],
+    ] {
+      let query = try FindQuery(json: ["selector": .object(selector), "limit": 10_000])
+      let page = try await items.findPage(query)
+      let blocking = try await Task.detached { try Self.blockingPage(items, query) }.value
+      #expect(page.documents.count == blocking.documents.count)
+      #expect(page.documents.map(\.id) == blocking.documents.map(\.id))
+      #expect(!page.documents.isEmpty)
+    }
+  }
+
+  /// The blocking form, called from synchronous code as its users call it.
+  static func blockingPage(_ items: DocumentCollection, _ query: FindQuery) throws -> FindResult {
+    try items.findPage(query)
+  }
+
   /// Cancelling the task of a running streaming `find` stops its query: it throws
   /// `CancellationError` long before it would have finished, and the database is usable
   /// after. In memory the read runs on the one connection's queue; on a file, on a reader
