@@ -32,7 +32,8 @@ enum ConnectionUse: Sendable {
 // and is cancelled with its task. The operation's reads and writes use the lent connection
 // (ThreadAccess.lent), so no thread waits on SQLite but the connections' and lanes' own.
 // A brief read (a few rows by key) is the one exception: it runs on the task's own thread,
-// on a connection that nothing else uses and that it never waits for (BriefReaders).
+// on a connection that nothing else uses and that it never waits for (BriefReaders); so
+// does a tentative read (a find page) for its first millisecond.
 extension Database {
   /// Runs a synchronous operation (one that reaches the database through ``read(_:)``,
   /// ``write(_:)`` and ``writeWithoutTransaction(_:)``) as an async call.
